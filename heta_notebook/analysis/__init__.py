@@ -1,0 +1,1 @@
+"""Analysis: reports turned into tidy DataFrames, comparisons and statistics (no rendering here)."""

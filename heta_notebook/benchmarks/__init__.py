@@ -1,0 +1,1 @@
+"""Benchmarks: where documents and cases come from (JSONL, BEIR folders, records/DataFrames)."""

@@ -1,0 +1,1 @@
+"""Evaluators: the protocol and settings, retrieval and answer metrics, decorators, judges, aggregation."""

@@ -1,0 +1,1 @@
+"""The embedded default knowledge base: recipes, indexes (BM25, dense LSA, hybrid) and query modes."""

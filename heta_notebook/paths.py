@@ -1,0 +1,54 @@
+"""The one place where names (knowledge bases, report ids, cache keys) become path parts.
+
+Every file the library writes goes through :func:`safe_name` and :func:`safe_join`, so a
+name taken from a report, a notebook or a model can never escape the store root.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+
+class UnsafeNameError(ValueError):
+    """A name that would escape its folder or is not a single path part."""
+
+
+def slug(value: str) -> str:
+    """heta-framework's key slug: lower case, runs of whitespace joined by ``_``."""
+    return "_".join(value.strip().lower().split())
+
+
+def safe_name(value: str, *, what: str = "name") -> str:
+    """Return ``value`` slugged as heta-framework does, or raise if it is not one safe path part.
+
+    Rejected: empty names, ``.`` and ``..``, path separators (``/`` and ``\\``), NUL and other
+    control characters, drive letters and absolute paths.
+    """
+    if not isinstance(value, str):
+        raise UnsafeNameError(f"{what} must be a string, got {type(value).__name__}")
+    if any(ord(ch) < 32 for ch in value):
+        raise UnsafeNameError(f"{what} {value!r} contains a control character (NUL, newline, ...)")
+    name = slug(value)
+    if not name:
+        raise UnsafeNameError(f"{what} must not be empty")
+    if name in {".", ".."}:
+        raise UnsafeNameError(f"{what} {value!r} is not allowed as a path part")
+    if "/" in name or "\\" in name:
+        raise UnsafeNameError(f"{what} {value!r} must not contain path separators")
+    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).drive:
+        raise UnsafeNameError(f"{what} {value!r} must not be an absolute path")
+    return name
+
+
+def safe_join(root: str | os.PathLike[str], *parts: str) -> Path:
+    """Join ``root`` with already-safe ``parts`` and refuse a result outside ``root``.
+
+    Symlinks are resolved, so a link inside the store that points elsewhere is refused too.
+    """
+    base = Path(root).resolve()
+    target = base.joinpath(*parts)
+    resolved = target.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise UnsafeNameError(f"{target} resolves to {resolved}, outside the store root {base}")
+    return target

@@ -1,0 +1,510 @@
+"""Plain-data records of one evaluation: benchmark inputs, query responses, scores, reports.
+
+Field names and JSON layout follow heta-framework's ``report.json`` (schema_version "1"),
+so a report written by either library loads in the other. Records are frozen pydantic
+models that validate on construction and name the offending field; unknown fields from
+newer writers are kept (``extra="allow"``) and written back out unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from functools import cached_property
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+EVALUATION_SCHEMA_VERSION = "1"
+REASON_KEYS = ("reason", "reasoning", "explanation")
+
+
+def _strip_required(value: str) -> str:
+    stripped = value.strip()
+    if not stripped:
+        raise ValueError("must not be empty or only whitespace")
+    return stripped
+
+
+def _strip_optional(value: str | None) -> str | None:
+    return None if value is None else _strip_required(value)
+
+
+RequiredText = Annotated[str, AfterValidator(_strip_required)]
+OptionalText = Annotated[str | None, AfterValidator(_strip_optional)]
+JsonDict = dict[str, Any]
+
+
+class Record(BaseModel):
+    """Base of every record: frozen, validated, keeps unknown fields from newer writers."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-friendly dict (unknown fields included)."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]):  # noqa: ANN206 - returns cls
+        """Build from a dict, e.g. one read from JSON."""
+        return cls.model_validate(dict(data))
+
+
+# --------------------------------------------------------------------------- benchmark inputs
+
+
+class BenchmarkManifest(Record):
+    """Stable identity of one benchmark split (name, version, split, task type)."""
+
+    name: RequiredText
+    version: RequiredText = "1"
+    split: RequiredText = "test"
+    task_type: RequiredText = "retrieval"
+    build_scope: Literal["corpus", "group", "case"] = "corpus"
+    homepage: OptionalText = None
+    license: OptionalText = None
+    citation: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """``name:version:split``, the identity two reports must share to be compared."""
+        return f"{self.name}:{self.version}:{self.split}"
+
+
+class BenchmarkDocument(Record):
+    """One source document of a benchmark corpus; exactly one of text, data, path is set."""
+
+    document_id: RequiredText
+    name: RequiredText = "document.txt"
+    media_type: RequiredText = "text/plain"
+    text: str | None = None
+    data: bytes | None = None
+    path: Path | None = None
+    source_uri: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _file_name(cls, value: str) -> str:
+        if Path(value).name != value or "\\" in value:
+            raise ValueError(f"must be a file name, not a path: {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_location(self) -> BenchmarkDocument:
+        set_ = [n for n in ("text", "data", "path", "source_uri") if getattr(self, n) is not None]
+        if len(set_) != 1:
+            raise ValueError(
+                f"document {self.document_id!r}: exactly one of text, data, path, source_uri "
+                f"must be set (got {set_ or 'none'})"
+            )
+        return self
+
+    def read_text(self) -> str:
+        """Return the document's text, decoding bytes or reading the file as UTF-8."""
+        if self.text is not None:
+            return self.text
+        if self.data is not None:
+            return self.data.decode("utf-8", errors="replace")
+        if self.path is not None:
+            return Path(self.path).read_text(encoding="utf-8", errors="replace")
+        raise ValueError(
+            f"document {self.document_id!r} is remote ({self.source_uri}); fetch it first"
+        )
+
+    def raw_key(self, manifest: BenchmarkManifest) -> str:
+        """heta-framework's ObjectStore key for this document."""
+        return f"raw/benchmarks/{manifest.name}/{manifest.split}/{self.document_id}/{self.name}"
+
+
+class BenchmarkEvidence(Record):
+    """One gold evidence item: where (locator), which reference, or what text must be retrieved."""
+
+    reference_id: OptionalText = None
+    locator: JsonDict = Field(default_factory=dict)
+    text: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _something_to_match(self) -> BenchmarkEvidence:
+        if self.reference_id is None and not self.locator and self.text is None:
+            raise ValueError("evidence must set at least one of reference_id, locator, or text")
+        return self
+
+    @property
+    def relevance(self) -> int:
+        """Graded relevance (``metadata.relevance``), 1 when not given."""
+        return int(self.metadata.get("relevance", 1))
+
+    def label(self) -> str:
+        """A short human-readable identifier for tables and widgets."""
+        if self.reference_id is not None:
+            return self.reference_id
+        if self.locator:
+            return ", ".join(f"{k}={v}" for k, v in self.locator.items())
+        text = self.text or ""
+        return text if len(text) <= 60 else text[:57] + "..."
+
+
+class BenchmarkExpected(Record):
+    """What a good response contains: answers, evidence, an expected value."""
+
+    answers: tuple[RequiredText, ...] = ()
+    evidence: tuple[BenchmarkEvidence, ...] = ()
+    value: Any = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class BenchmarkCase(Record):
+    """One query of a benchmark with its expectations."""
+
+    case_id: RequiredText
+    query: RequiredText
+    expected: BenchmarkExpected = Field(default_factory=BenchmarkExpected)
+    labels: JsonDict = Field(default_factory=dict)
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @field_validator("case_id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+# --------------------------------------------------------------------------- query responses
+
+
+class QueryResult(Record):
+    """One retrieved item (usually a chunk) with its provenance in ``source``."""
+
+    id: RequiredText
+    text: str = ""
+    score: float | None = None
+    kind: RequiredText = "chunk"
+    source: JsonDict = Field(default_factory=dict)
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class QueryCitation(Record):
+    """A citation the answer makes, pointing at a result or a source."""
+
+    id: RequiredText
+    result_id: OptionalText = None
+    source: JsonDict = Field(default_factory=dict)
+    text: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class QueryTraceEvent(Record):
+    """One step of how the query was served (retrieve, rerank, generate, ...)."""
+
+    stage: RequiredText
+    message: RequiredText
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class QueryResponse(Record):
+    """What ``kb.query(...)`` returns: ranked results, optional answer, citations, trace."""
+
+    mode: RequiredText
+    results: tuple[QueryResult, ...] = ()
+    answer: str | None = None
+    citations: tuple[QueryCitation, ...] = ()
+    trace: tuple[QueryTraceEvent, ...] = ()
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- scores and results
+
+
+class EvaluationScore(Record):
+    """One evaluator's verdict on one response.
+
+    ``metadata`` carries matched/missing evidence and judge reasons. Two conventions make
+    aggregation honest: ``metadata["skipped"]`` (truthy) marks a case the evaluator could not
+    score (no qrels, no expected answer) and ``metadata["error"]`` (a dict with ``message``
+    and ``error_type``) marks an evaluator failure. Neither counts towards a mean.
+    """
+
+    name: RequiredText
+    value: bool | float | str
+    passed: bool | None = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @field_validator("value")
+    @classmethod
+    def _finite_or_text(cls, value: bool | float | str) -> bool | float | str:
+        if isinstance(value, str):
+            return _strip_required(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(
+                "must be a finite number; mark unscorable cases with metadata.skipped "
+                "or metadata.error instead of NaN/inf"
+            )
+        return value
+
+    @property
+    def status(self) -> Literal["scored", "skipped", "error"]:
+        """``error`` if the evaluator failed, ``skipped`` if it had nothing to score, else ``scored``."""
+        if self.metadata.get("error"):
+            return "error"
+        if self.metadata.get("skipped"):
+            return "skipped"
+        return "scored"
+
+    @property
+    def numeric(self) -> float | None:
+        """The value as a float for averaging (bool → 1/0), None for text or unscored values."""
+        if self.status != "scored" or isinstance(self.value, str):
+            return None
+        return float(self.value)
+
+    @property
+    def reason(self) -> str | None:
+        """The judge's reason (``reason``, ``reasoning`` or ``explanation`` in metadata)."""
+        for key in REASON_KEYS:
+            value = self.metadata.get(key)
+            if value:
+                return str(value)
+        return None
+
+    @classmethod
+    def error_score(cls, name: str, exc: BaseException, **metadata: Any) -> EvaluationScore:
+        """A score recording that evaluator ``name`` failed with ``exc``."""
+        error = {"message": str(exc) or type(exc).__name__, "error_type": type(exc).__name__}
+        return cls(name=name, value=0.0, passed=None, metadata={**metadata, "error": error})
+
+    @classmethod
+    def skipped_score(cls, name: str, reason: str, **metadata: Any) -> EvaluationScore:
+        """A score recording that evaluator ``name`` had nothing to score, and why."""
+        return cls(
+            name=name,
+            value=0.0,
+            passed=None,
+            metadata={**metadata, "skipped": True, "skip_reason": reason},
+        )
+
+
+class EvaluationError(Record):
+    """A non-fatal failure of one case: the query raised or timed out."""
+
+    message: RequiredText
+    error_type: RequiredText
+    retryable: bool = False
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, **metadata: Any) -> EvaluationError:
+        """Record ``exc`` (type and message); timeouts are marked retryable."""
+        retryable = isinstance(exc, (TimeoutError, ConnectionError))
+        return cls(
+            message=str(exc) or type(exc).__name__,
+            error_type=type(exc).__name__,
+            retryable=retryable,
+            metadata=metadata,
+        )
+
+
+class EvaluationCaseResult(Record):
+    """The outcome of one benchmark case under one query mode: a response or an error."""
+
+    case_id: RequiredText
+    query: RequiredText
+    query_mode: RequiredText
+    scores: tuple[EvaluationScore, ...] = ()
+    response: QueryResponse | None = None
+    latency_ms: float | None = Field(default=None, ge=0)
+    error: EvaluationError | None = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _response_or_error(self) -> EvaluationCaseResult:
+        if self.response is None and self.error is None:
+            raise ValueError(
+                f"case {self.case_id!r} ({self.query_mode}): either response or error must be set"
+            )
+        return self
+
+    def score(self, name: str) -> EvaluationScore | None:
+        """The score called ``name``, or None."""
+        for score in self.scores:
+            if score.name == name:
+                return score
+        return None
+
+
+# --------------------------------------------------------------------------- the report
+
+
+class EvaluationReport(Record):
+    """One recipe evaluated on one benchmark: manifests, per-case results and a summary.
+
+    A report is plain data. Tables, charts and explorers are derived from it by
+    ``heta_notebook.analysis`` and ``heta_notebook.display``.
+    """
+
+    schema_version: RequiredText = EVALUATION_SCHEMA_VERSION
+    report_id: RequiredText
+    report_key: OptionalText = None
+    benchmark: BenchmarkManifest
+    knowledge_base_name: RequiredText
+    knowledge_base_manifest: JsonDict | list[JsonDict] = Field(default_factory=dict)
+    recipe_manifest: JsonDict = Field(default_factory=dict)
+    query_modes: tuple[RequiredText, ...] = ()
+    score_summary: dict[str, float] = Field(default_factory=dict)
+    case_results: tuple[EvaluationCaseResult, ...] = ()
+    started_at: RequiredText
+    finished_at: RequiredText
+    metadata: JsonDict = Field(default_factory=dict)
+
+    # -- persistence ---------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, source: str | bytes | PathLike[str] | Mapping[str, Any]) -> EvaluationReport:
+        """Load a report from a ``report.json`` path, JSON text/bytes, or a dict.
+
+        Reports written by heta-framework load unchanged. Errors name the file and field.
+        """
+        if isinstance(source, Mapping):
+            return cls.model_validate(dict(source))
+        if isinstance(source, bytes) or (
+            isinstance(source, str) and source.lstrip().startswith("{")
+        ):
+            return cls.model_validate_json(source)
+        path = Path(source)
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no report at {path}") from None
+        except ValueError as exc:
+            raise ValueError(f"{path}: not a valid evaluation report:\n{exc}") from exc
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """Serialise to JSON text (the ``report.json`` layout)."""
+        return self.model_dump_json(indent=indent)
+
+    def save(self, path: str | PathLike[str]) -> Path:
+        """Write ``report.json`` to ``path`` atomically and return the path."""
+        from heta_notebook.store import atomic_write_text
+
+        target = Path(path)
+        atomic_write_text(target, self.to_json())
+        return target
+
+    # -- convenience views ----------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        """A short name for legends and columns: the recipe name, else the KB name."""
+        name = self.recipe_manifest.get("name") if isinstance(self.recipe_manifest, dict) else None
+        return str(self.metadata.get("label") or name or self.knowledge_base_name)
+
+    @cached_property
+    def score_names(self) -> tuple[str, ...]:
+        """Every score name in the report, in first-seen order."""
+        seen: dict[str, None] = {}
+        for result in self.case_results:
+            for score in result.scores:
+                seen.setdefault(score.name, None)
+        return tuple(seen)
+
+    @property
+    def is_partial(self) -> bool:
+        """True when the run was interrupted before every case finished."""
+        return bool(self.metadata.get("partial"))
+
+    def frames(self) -> Any:
+        """Tidy DataFrames derived from this report (summary, cases, scores, evidence, results)."""
+        from heta_notebook.analysis.frames import ReportFrames
+
+        return ReportFrames(self)
+
+    def summary(self) -> pd.DataFrame:
+        """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors."""
+        return self.frames().summary()
+
+    @property
+    def plot(self) -> Any:
+        """Plotly figures of this report: ``report.plot.metrics()``, ``.at_k("ndcg")``, ..."""
+        from heta_notebook.display.figures import ReportPlots
+
+        return ReportPlots(self)
+
+    def explore(self, **options: Any) -> Any:
+        """An ipywidgets case explorer: filters, a paged case list and a detail pane."""
+        from heta_notebook.display.explorer import ReportExplorer
+
+        return ReportExplorer(self, **options)
+
+    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> str:
+        """A self-contained HTML page (card, charts, per-case details); written to ``path`` if given."""
+        from heta_notebook.display.export import report_to_html
+
+        return report_to_html(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from heta_notebook.display.card import report_card_html
+
+        return report_card_html(self)
+
+    def __repr__(self) -> str:
+        modes = ", ".join(self.query_modes) or "-"
+        errors = sum(1 for r in self.case_results if r.error is not None)
+        head = ", ".join(f"{k}={v:.4f}" for k, v in list(self.score_summary.items())[:3])
+        partial = " PARTIAL" if self.is_partial else ""
+        return (
+            f"<EvaluationReport {self.report_id!r}{partial} benchmark={self.benchmark.key} "
+            f"kb={self.knowledge_base_name!r} modes=[{modes}] cases={len(self.case_results)} "
+            f"errors={errors}{' ' + head if head else ''}>"
+        )
+
+    __str__ = __repr__
+
+
+def report_key(knowledge_base_name: str, report_id: str) -> str:
+    """heta-framework's store key of a report: ``_heta/knowledge_bases/{kb}/evaluations/{id}/report.json``."""
+    from heta_notebook.paths import safe_name
+
+    return (
+        f"_heta/knowledge_bases/{safe_name(knowledge_base_name)}"
+        f"/evaluations/{safe_name(report_id)}/report.json"
+    )
+
+
+def dumps(data: Any) -> str:
+    """Compact, deterministic JSON for checkpoints and caches."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+__all__ = [
+    "EVALUATION_SCHEMA_VERSION",
+    "REASON_KEYS",
+    "BenchmarkCase",
+    "BenchmarkDocument",
+    "BenchmarkEvidence",
+    "BenchmarkExpected",
+    "BenchmarkManifest",
+    "EvaluationCaseResult",
+    "EvaluationError",
+    "EvaluationReport",
+    "EvaluationScore",
+    "QueryCitation",
+    "QueryResponse",
+    "QueryResult",
+    "QueryTraceEvent",
+    "Record",
+    "report_key",
+]
