@@ -48,6 +48,11 @@ class RecipeProtocol(Protocol):
         *,
         knowledge_base_name: str,
         workspace: Path,
+        rebuild: bool = False,
     ) -> KnowledgeBaseProtocol:
-        """Build (or load from cache under ``workspace``) a KB from ``documents``."""
+        """Build a KB from ``documents``, or load the one cached under ``workspace``.
+
+        The cache key covers the recipe manifest and the documents, so a changed corpus or
+        recipe rebuilds; ``rebuild=True`` always rebuilds.
+        """
         ...

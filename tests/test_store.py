@@ -1,0 +1,141 @@
+"""ReportStore keeps reports in heta-framework's key layout, atomically and safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from heta_notebook import ReportStore
+from heta_notebook.paths import UnsafeNameError, safe_join, safe_name
+from tests.test_schema import make_report
+
+
+def test_save_uses_the_heta_key_layout_and_loads_back(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    report = make_report()
+    path = store.save(report)
+    assert path == tmp_path / "_heta/knowledge_bases/kb/evaluations/r1/report.json"
+    loaded = store.load("kb", "r1")
+    assert loaded.report_key == "_heta/knowledge_bases/kb/evaluations/r1/report.json"
+    assert loaded.model_copy(update={"report_key": None}) == report
+    assert store.exists("kb", "r1") and store.report_ids("kb") == ["r1"]
+
+
+def test_list_has_one_row_per_report_with_headline_scores(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    assert store.list().empty
+    store.save(make_report())
+    store.save(make_report(report_id="r2", knowledge_base_name="Other KB"))
+    frame = store.list()
+    assert list(frame["report_id"]) == ["r1", "r2"]
+    assert set(frame["knowledge_base_name"]) == {"kb", "Other KB"}
+    assert frame.loc[0, "full_text_search.ndcg@10"] == 0.5
+    assert frame.loc[0, "n_cases"] == 2 and frame.loc[0, "benchmark"] == "cranfield"
+    assert len(store.load_all(knowledge_base_name="kb")) == 1
+
+
+def test_reports_written_by_heta_without_a_summary_are_listed(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    store.save(make_report())
+    (store.report_dir("kb", "r1") / "summary.json").unlink()
+    assert list(store.list()["report_id"]) == ["r1"]
+
+
+def test_delete_and_missing_reports_give_clear_errors(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    store.save(make_report())
+    store.delete("kb", "r1")
+    assert not store.exists("kb", "r1")
+    with pytest.raises(FileNotFoundError, match="no report 'r1'"):
+        store.load("kb", "r1")
+    with pytest.raises(FileNotFoundError):
+        store.delete("kb", "r1")
+
+
+def test_checkpoint_appends_and_ignores_a_torn_last_line(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    results = make_report().case_results
+    store.append_cases("kb", "run", results[:1])
+    store.append_cases("kb", "run", results[1:])
+    with open(store.checkpoint_path("kb", "run"), "a") as handle:
+        handle.write('{"case_id": "q3", "que')  # a crash mid-write
+    assert store.read_checkpoint("kb", "run") == list(results)
+
+
+def test_corrupt_checkpoint_line_in_the_middle_names_file_and_line(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    results = make_report().case_results
+    store.append_cases("kb", "run", results[:1])
+    with open(store.checkpoint_path("kb", "run"), "a") as handle:
+        handle.write("not json\n")
+    store.append_cases("kb", "run", results[1:])
+    with pytest.raises(ValueError, match=r"cases.jsonl, line 2"):
+        store.read_checkpoint("kb", "run")
+
+
+def test_two_processes_saving_at_once_lose_nothing(tmp_path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {os.getcwd()!r})
+        from heta_notebook import ReportStore
+        from tests.test_schema import make_report
+        store = ReportStore({str(tmp_path)!r})
+        worker = sys.argv[1]
+        for i in range(30):
+            store.save(make_report(report_id=f"{{worker}}-{{i}}"))
+        """
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, w]) for w in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    store = ReportStore(tmp_path)
+    assert len(store.list()) == 60
+    for rid in store.report_ids("kb"):
+        json.loads((store.report_dir("kb", rid) / "report.json").read_text())
+    leftovers = list(tmp_path.rglob("*.tmp"))
+    assert leftovers == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../x", "..", ".", "a/b", "a\\b", "/etc/passwd", "x\x00y", "", "   ", "C:evil", "line\nbreak"],
+)
+def test_unsafe_names_are_rejected(tmp_path, name) -> None:
+    with pytest.raises(UnsafeNameError):
+        safe_name(name)
+    store = ReportStore(tmp_path)
+    with pytest.raises(UnsafeNameError):
+        store.save(
+            make_report(knowledge_base_name=name) if name.strip() else make_report(report_id="../x")
+        )
+
+
+def test_names_are_slugged_like_heta_framework() -> None:
+    assert safe_name("My KB  v2") == "my_kb_v2"
+
+
+def test_symlinks_leading_out_of_the_root_are_refused(tmp_path) -> None:
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    outside.mkdir()
+    (root / "_heta" / "knowledge_bases").mkdir(parents=True)
+    os.symlink(outside, root / "_heta" / "knowledge_bases" / "kb")
+    with pytest.raises(UnsafeNameError, match="outside the store root"):
+        ReportStore(root).save(make_report())
+    assert list(outside.iterdir()) == []
+    with pytest.raises(UnsafeNameError):
+        safe_join(root, "..", "outside")
+
+
+def test_fsspec_memory_store_round_trips() -> None:
+    pytest.importorskip("fsspec")
+    store = ReportStore("memory://heta-store-test")
+    store.save(make_report())
+    assert store.load("kb", "r1").report_id == "r1"
+    assert list(store.list()["report_id"]) == ["r1"]
+    store.delete("kb", "r1")
+    assert store.list().empty
