@@ -1,0 +1,117 @@
+"""Evidence matching (locator → reference_id → text) and chunk → document mapping."""
+
+from __future__ import annotations
+
+from heta_notebook.evaluators.matching import (
+    document_ids,
+    match_evidence,
+    qrels_of,
+    ranked_document_ids,
+)
+from heta_notebook.schema import BenchmarkEvidence, QueryResult
+from tests._evaluators_helpers import chunk
+
+
+def result(id_: str = "r", text: str = "", **source: object) -> QueryResult:
+    return QueryResult(id=id_, text=text, source=source)
+
+
+def test_document_id_precedence_benchmark_id_then_raw_key_then_document_id():
+    both = result(benchmark_document_id="B", source_key="raw/benchmarks/x/test/R/f.txt",
+                  document_id="D")  # fmt: skip
+    assert document_ids(both) == ("B",)
+    assert document_ids(result(source_key="raw/benchmarks/x/test/R/f.txt", document_id="D")) == (
+        "R",
+    )
+    assert document_ids(result(document_id="D")) == ("D",)
+    assert document_ids(result(note="nothing")) == ()
+
+
+def test_document_ids_read_plural_forms_origin_and_metadata():
+    assert document_ids(result(beir_document_ids=["a", "b", "a"])) == ("a", "b")
+    origin = result(origin={"object_key": "raw/benchmarks/x/test/O/f.txt"})
+    assert document_ids(origin) == ("O",)
+    meta = QueryResult(id="m", metadata={"origin_source_key": "raw/benchmarks/x/test/M/f"})
+    assert document_ids(meta) == ("M",)
+    assert document_ids(result(object_keys=["raw/benchmarks/x/test/P/1", "junk"])) == ("P",)
+
+
+def test_ranked_document_ids_dedupes_in_rank_order_and_cuts_at_k_documents():
+    results = [chunk("d1", 0), chunk("d1", 1), chunk("d2", 0), result("x"), chunk("d3", 0)]
+    assert ranked_document_ids(results) == ["d1", "d2", "d3"]
+    assert ranked_document_ids(results, k=2) == ["d1", "d2"]
+    assert ranked_document_ids([], k=3) == []
+
+
+def test_locator_matches_and_reports_rank_and_result():
+    evidence = [BenchmarkEvidence(locator={"document_id": "d2", "page_index": 3})]
+    results = [
+        result("a", document_id="d2", page_index=1),
+        result("b", document_id="d2", page_indices=[2, 3]),
+    ]
+    (match,) = match_evidence(evidence, results)
+    assert (match.matched, match.rank, match.result_id, match.matched_by) == (
+        True,
+        2,
+        "b",
+        "locator",
+    )
+
+
+def test_locator_that_contradicts_the_result_is_decisive():
+    evidence = [BenchmarkEvidence(locator={"document_id": "d2"}, reference_id="r1")]
+    (match,) = match_evidence(evidence, [result("r1", document_id="d9")])
+    assert not match.matched and match.rank is None and match.matched_by is None
+
+
+def test_locator_the_result_cannot_answer_falls_through_to_reference_then_text():
+    by_ref = BenchmarkEvidence(locator={"page_index": 4}, reference_id="d1")
+    by_text = BenchmarkEvidence(locator={"page_index": 4}, text="Wing  FLUTTER")
+    results = [chunk("d1", 0), result("t", text="about wing flutter at speed")]
+    first, second = match_evidence([by_ref, by_text], results)
+    assert (first.matched_by, first.rank) == ("document", 1)
+    assert (second.matched_by, second.rank) == ("text", 2)
+
+
+def test_heta_source_key_prefix_and_chunk_ids():
+    prefix = BenchmarkEvidence(locator={"source_key_prefix": "raw/benchmarks/b/test/d7/"})
+    chunk_ev = BenchmarkEvidence(locator={"chunk_id": "c-3"})
+    results = [
+        result("x", source_key="raw/benchmarks/b/test/d1/d1.txt"),
+        result("y", source_keys=["raw/benchmarks/b/test/d7/d7.txt"]),
+        result("z", chunk_ids=["c-2", "c-3"]),
+    ]
+    first, second = match_evidence([prefix, chunk_ev], results)
+    assert (first.rank, first.matched_by) == (2, "locator")
+    assert (second.rank, second.matched_by) == (3, "locator")
+
+
+def test_reference_id_matches_result_id_or_source_keys_directly():
+    evidence = [BenchmarkEvidence(reference_id="c9"), BenchmarkEvidence(reference_id="k/1")]
+    first, second = match_evidence(evidence, [result("c9"), result("o", object_key="k/1")])
+    assert (first.matched_by, second.matched_by) == ("reference_id", "reference_id")
+
+
+def test_k_limits_results_and_labels_and_relevance_are_kept():
+    evidence = [BenchmarkEvidence(reference_id="d3", metadata={"relevance": 2})]
+    (miss,) = match_evidence(evidence, [chunk("d1"), chunk("d2"), chunk("d3")], k=2)
+    (hit,) = match_evidence(evidence, [chunk("d1"), chunk("d2"), chunk("d3")], k=3)
+    assert not miss.matched and hit.rank == 3
+    assert (hit.label, hit.relevance, hit.index, hit.reference_id) == ("d3", 2, 0, "d3")
+
+
+def test_empty_texts_never_match():
+    (match,) = match_evidence([BenchmarkEvidence(text="abc")], [result("e", text="   ")])
+    assert not match.matched
+
+
+def test_qrels_keep_zero_and_negative_grades_and_take_the_max_of_duplicates():
+    evidence = [
+        BenchmarkEvidence(reference_id="a", metadata={"relevance": 1}),
+        BenchmarkEvidence(reference_id="a", metadata={"relevance": 3}),
+        BenchmarkEvidence(reference_id="b", metadata={"relevance": 0}),
+        BenchmarkEvidence(reference_id="c", metadata={"relevance": -1}),
+        BenchmarkEvidence(text="no id"),
+        BenchmarkEvidence(reference_id="d"),
+    ]
+    assert qrels_of(evidence) == {"a": 3, "b": 0, "c": -1, "d": 1}
