@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    StringConstraints,
     field_validator,
     model_validator,
 )
@@ -39,12 +39,10 @@ def _strip_required(value: str) -> str:
     return stripped
 
 
-def _strip_optional(value: str | None) -> str | None:
-    return None if value is None else _strip_required(value)
-
-
-RequiredText = Annotated[str, AfterValidator(_strip_required)]
-OptionalText = Annotated[str | None, AfterValidator(_strip_optional)]
+# Constraints checked in pydantic-core (no Python call per field): loading a 100k-case
+# report stays fast. An empty or blank value fails with "at least 1 character".
+RequiredText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+OptionalText = Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1)]
 JsonDict = dict[str, Any]
 
 
