@@ -123,7 +123,9 @@ def _content(key: str, value: Any, root_dir: Path, *, file: Any, line: int | Non
         try:
             return {"data": base64.b64decode(str(value), validate=True)}
         except (binascii.Error, ValueError) as exc:
-            raise BenchmarkFormatError(f"data_base64 is not base64: {exc}", file=file, line=line)
+            raise BenchmarkFormatError(
+                f"data_base64 is not base64: {exc}", file=file, line=line
+            ) from None
     target = Path(str(value))
     target = target if target.is_absolute() else root_dir / target
     if not target.is_file():
