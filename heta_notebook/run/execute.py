@@ -1,0 +1,171 @@
+"""Run (case, query mode) work items through a bounded worker pool.
+
+``max_concurrent_queries`` workers pull items from one lazy iterator, so a run of 100,000
+cases never holds more than that many item tasks. Each finished result goes to the
+checkpoint sink and the progress bar as it completes; results are keyed by the item's
+index so the final report keeps benchmark order × mode order whatever the completion order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from heta_notebook.run.config import BenchmarkRunConfig
+from heta_notebook.run.progress import RunProgress
+from heta_notebook.run.scoring import score_case, with_timeout
+from heta_notebook.schema import (
+    BenchmarkCase,
+    EvaluationCaseResult,
+    EvaluationError,
+    QueryResponse,
+)
+
+Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One case under one query mode, answered by ``answer`` (a KB query or a function)."""
+
+    index: int
+    case: BenchmarkCase
+    mode: str
+    answer: Answer
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class CheckpointSink:
+    """Buffers finished results and appends them to the store every N results or T seconds."""
+
+    def __init__(
+        self, store: Any, knowledge_base_name: str, report_id: str, config: BenchmarkRunConfig
+    ):
+        self._store, self._kb, self._rid = store, knowledge_base_name, report_id
+        self._every, self._interval = config.checkpoint_every, config.checkpoint_interval
+        self._buffer: list[EvaluationCaseResult] = []
+        self._last = time.monotonic()
+
+    def add(self, result: EvaluationCaseResult) -> None:
+        """Buffer one result; flush when the buffer is full or old enough."""
+        self._buffer.append(result)
+        if len(self._buffer) >= self._every or time.monotonic() - self._last >= self._interval:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append every buffered result to ``cases.jsonl`` (fsynced by the store)."""
+        if self._buffer:
+            self._store.append_cases(self._kb, self._rid, self._buffer)
+            self._buffer = []
+        self._last = time.monotonic()
+
+
+@dataclass
+class Execution:
+    """What a pool run produced: results by item index and whether it was interrupted."""
+
+    results: dict[int, EvaluationCaseResult]
+    interrupted: str | None = None
+
+
+async def execute(
+    items: Iterable[WorkItem],
+    *,
+    evaluators: Sequence[Any],
+    config: BenchmarkRunConfig,
+    sink: CheckpointSink | None,
+    progress: RunProgress,
+) -> Execution:
+    """Run every item with at most ``config.max_concurrent_queries`` in flight."""
+    state = Execution(results={})
+    source = iter(items)
+    workers: list[asyncio.Task[None]] = []
+
+    async def worker() -> None:
+        for item in source:
+            try:
+                result = await run_item(item, evaluators, config)
+            except KeyboardInterrupt:  # the notebook's stop button landed inside this worker
+                state.interrupted = "KeyboardInterrupt"
+                for other in workers:
+                    other.cancel()
+                return
+            state.results[item.index] = result
+            if sink is not None:
+                sink.add(result)
+            progress.update(result)
+
+    workers.extend(asyncio.ensure_future(worker()) for _ in range(config.max_concurrent_queries))
+    try:
+        outcomes = await asyncio.gather(*workers, return_exceptions=True)
+    except (asyncio.CancelledError, KeyboardInterrupt) as exc:
+        state.interrupted = type(exc).__name__
+        for task in workers:
+            task.cancel()
+        outcomes = await asyncio.gather(*workers, return_exceptions=True)
+    finally:
+        if sink is not None:
+            sink.flush()
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+            raise outcome
+    return state
+
+
+async def run_item(
+    item: WorkItem, evaluators: Sequence[Any], config: BenchmarkRunConfig
+) -> EvaluationCaseResult:
+    """Answer one item, then score it; a failed or timed-out answer becomes the case error."""
+    case, mode = item.case, item.mode
+    started = time.perf_counter()
+    try:
+        raw = await with_timeout(
+            item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
+        )
+        response = as_response(raw, mode)
+    except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
+        return EvaluationCaseResult(
+            case_id=case.case_id,
+            query=case.query,
+            query_mode=mode,
+            error=EvaluationError.from_exception(exc),
+            latency_ms=_elapsed_ms(started),
+            metadata=item.metadata,
+        )
+    latency = _elapsed_ms(started)
+    scores = await score_case(evaluators, case, response, config.evaluator_timeout)
+    return EvaluationCaseResult(
+        case_id=case.case_id,
+        query=case.query,
+        query_mode=mode,
+        scores=scores,
+        response=response,
+        latency_ms=latency,
+        metadata=item.metadata,
+    )
+
+
+def as_response(value: Any, mode: str) -> QueryResponse:
+    """Our QueryResponse from ours, a dict, or a record with ``to_dict()`` (heta-framework)."""
+    if isinstance(value, QueryResponse):
+        return value
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    if isinstance(value, dict):
+        return QueryResponse.from_dict({"mode": mode, **value})
+    raise TypeError(f"query returned {type(value).__name__}, expected a QueryResponse")
+
+
+def case_metadata(case: BenchmarkCase, **extra: Any) -> dict[str, Any]:
+    """Contract 2: the expected data (and labels) travel with every case result."""
+    metadata: dict[str, Any] = {"expected": case.expected.to_dict(), **extra}
+    if case.labels:
+        metadata["labels"] = dict(case.labels)
+    return metadata
+
+
+def _elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

@@ -1,0 +1,176 @@
+"""What a run is given, made uniform: benchmarks, recipes or built KBs, evaluators.
+
+heta-framework objects are adapted through ``heta_notebook.integrations.heta`` (imported
+only when such an object is seen). A benchmark is read once into plain tuples.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from heta_notebook.evaluators.protocol import check_unique_names, settings_of
+from heta_notebook.schema import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
+
+
+@dataclass(frozen=True)
+class RunUnit:
+    """One KB build: the documents it holds and the cases asked of it (empty = all)."""
+
+    unit_id: str
+    document_ids: tuple[str, ...] = ()
+    case_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadedBenchmark:
+    """A benchmark read into memory: manifest, documents, cases, run units, default evaluators."""
+
+    manifest: BenchmarkManifest
+    documents: tuple[BenchmarkDocument, ...]
+    cases: tuple[BenchmarkCase, ...]
+    units: tuple[RunUnit, ...]
+    evaluators: tuple[Any, ...]
+
+    def unit_inputs(
+        self, unit: RunUnit
+    ) -> tuple[tuple[BenchmarkDocument, ...], tuple[BenchmarkCase, ...]]:
+        """The documents and cases of one run unit."""
+        docs = _select(self.documents, unit.document_ids, "document_id", unit.unit_id)
+        cases = _select(self.cases, unit.case_ids, "case_id", unit.unit_id)
+        return docs, cases
+
+
+def adapt_heta(obj: Any, kind: str) -> Any:
+    """``obj`` itself, or our adapter of it when it is a heta-framework object."""
+    if not type(obj).__module__.startswith("heta_framework"):
+        return obj
+    try:
+        from heta_notebook.integrations import heta
+    except ImportError as exc:  # pragma: no cover - the integration ships with the package
+        raise TypeError(f"a heta-framework {kind} needs heta_notebook.integrations.heta") from exc
+    if not heta.is_heta_object(obj):
+        return obj
+    return getattr(heta, f"adapt_{kind}")(obj)
+
+
+async def load_benchmark(benchmark: Any, workspace: Path) -> LoadedBenchmark:
+    """Prepare ``benchmark`` and read its documents, cases and run units (ids checked unique)."""
+    benchmark = adapt_heta(benchmark, "benchmark")
+    prepared = None
+    if hasattr(benchmark, "prepare"):
+        prepared = await _maybe_await(benchmark.prepare(workspace))
+    documents = tuple(await _collect(benchmark.documents(prepared)))
+    cases = tuple(await _collect(benchmark.cases(prepared)))
+    units = ()
+    if hasattr(benchmark, "run_units"):
+        units = tuple(_unit(u) for u in await _collect(benchmark.run_units(prepared)))
+    _require_unique([d.document_id for d in documents], "document_id")
+    _require_unique([c.case_id for c in cases], "case_id")
+    if not cases:
+        raise ValueError("the benchmark produced no cases")
+    return LoadedBenchmark(
+        manifest=manifest_of(benchmark),
+        documents=documents,
+        cases=cases,
+        units=units or (RunUnit("corpus"),),
+        evaluators=tuple(benchmark.evaluators()) if hasattr(benchmark, "evaluators") else (),
+    )
+
+
+def manifest_of(benchmark: Any) -> BenchmarkManifest:
+    """The benchmark's manifest as our record (property, method, dict or foreign record)."""
+    manifest = benchmark.manifest
+    if callable(manifest) and not isinstance(manifest, BenchmarkManifest):
+        manifest = manifest()
+    if isinstance(manifest, BenchmarkManifest):
+        return manifest
+    data = manifest.to_dict() if hasattr(manifest, "to_dict") else dict(manifest)
+    return BenchmarkManifest.from_dict(data)
+
+
+def active_evaluators(evaluators: Iterable[Any]) -> tuple[Any, ...]:
+    """Adapt foreign evaluators, drop disabled ones, reject duplicate names."""
+    adapted = [adapt_heta(ev, "evaluator") for ev in evaluators]
+    active = tuple(ev for ev in adapted if settings_of(ev).enabled)
+    check_unique_names(active)
+    return active
+
+
+def is_knowledge_base(obj: Any) -> bool:
+    """A built KB (has ``query``) rather than a recipe (has ``build_knowledge_base``)."""
+    return hasattr(obj, "query") and not hasattr(obj, "build_knowledge_base")
+
+
+def label_of(recipe: Any, default: str) -> str:
+    """A recipe's (or KB's) short name for legends, else ``default``."""
+    name = getattr(recipe, "name", None)
+    return name if isinstance(name, str) and name.strip() else default
+
+
+def json_manifest(obj: Any) -> dict[str, Any] | list[dict[str, Any]]:
+    """``obj.manifest()`` as JSON-friendly data (foreign records through ``to_dict``)."""
+    manifest = getattr(obj, "manifest", None)
+    if manifest is None:
+        return {}
+    value = manifest() if callable(manifest) else manifest
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    return value if isinstance(value, (dict, list)) else {"value": str(value)}
+
+
+def named_recipes(recipes: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
+    """Labels → recipes from a dict, or from a list labelled by recipe names (made unique)."""
+    if isinstance(recipes, Mapping):
+        return {str(k): v for k, v in recipes.items()}
+    named: dict[str, Any] = {}
+    for index, recipe in enumerate(recipes):
+        base = label_of(recipe, f"recipe-{index + 1}")
+        label, n = base, 2
+        while label in named:
+            label, n = f"{base}-{n}", n + 1
+        named[label] = recipe
+    return named
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def _collect(source: Any) -> list[Any]:
+    source = await _maybe_await(source)
+    if hasattr(source, "__aiter__"):
+        return [item async for item in source]
+    return list(source)
+
+
+def _unit(unit: Any) -> RunUnit:
+    if isinstance(unit, RunUnit):
+        return unit
+    return RunUnit(
+        unit_id=str(getattr(unit, "unit_id", "corpus")),
+        document_ids=tuple(getattr(unit, "document_ids", ()) or ()),
+        case_ids=tuple(getattr(unit, "case_ids", ()) or ()),
+    )
+
+
+def _select(items: Sequence[Any], ids: Sequence[str], field: str, unit_id: str) -> tuple:
+    if not ids:
+        return tuple(items)
+    by_id = {getattr(item, field): item for item in items}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise ValueError(f"run unit {unit_id!r} references unknown {field}s: {missing[:10]}")
+    return tuple(by_id[i] for i in ids)
+
+
+def _require_unique(values: list[str], field: str) -> None:
+    seen: set[str] = set()
+    duplicates = sorted({v for v in values if v in seen or seen.add(v)})
+    if duplicates:
+        raise ValueError(f"the benchmark has duplicate {field} values: {duplicates[:10]}")

@@ -1,0 +1,203 @@
+"""One run from start to report, shared by ``BenchmarkRunner`` and ``evaluate()``.
+
+Plan the (case, mode) items in benchmark order × mode order, skip the ones a checkpoint
+already holds, execute the rest in the bounded pool, then assemble, persist and return the
+report. An interrupted run persists a partial report (``metadata["partial"] = True``) under
+the same report id, so running again with that id (or ``resume=True``) finishes it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from heta_notebook.evaluators.protocol import settings_of
+from heta_notebook.run.config import BenchmarkRunConfig
+from heta_notebook.run.execute import (
+    Answer,
+    CheckpointSink,
+    Execution,
+    WorkItem,
+    case_metadata,
+    execute,
+)
+from heta_notebook.run.progress import RunProgress
+from heta_notebook.run.report import environment, latency_statistics, score_statistics, utc_now
+from heta_notebook.schema import (
+    BenchmarkCase,
+    BenchmarkManifest,
+    EvaluationCaseResult,
+    EvaluationReport,
+    report_key,
+)
+
+
+@dataclass(frozen=True)
+class CaseGroup:
+    """Cases answered by one backend (one KB, or one function), with result metadata."""
+
+    cases: Sequence[BenchmarkCase]
+    answer: Answer
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunSpec:
+    """Everything one run needs; the report's identity and manifests included."""
+
+    report_id: str
+    knowledge_base_name: str
+    benchmark: BenchmarkManifest
+    query_modes: tuple[str, ...]
+    groups: Sequence[CaseGroup]
+    evaluators: Sequence[Any]
+    config: BenchmarkRunConfig
+    label: str
+    store: Any = None
+    progress: bool = True
+    knowledge_base_manifest: dict[str, Any] | list[dict[str, Any]] = field(default_factory=dict)
+    recipe_manifest: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_spec(spec: RunSpec) -> EvaluationReport:
+    """Execute ``spec`` (resuming from its checkpoint) and return the persisted report."""
+    started_at, clock = utc_now(), time.perf_counter()
+    persist = spec.store is not None and spec.config.persist_report
+    finished = _finished_results(spec) if persist else {}
+    pending = _count_pending(spec, finished)
+    progress = RunProgress(
+        total=_total(spec), initial=_total(spec) - pending, desc=spec.label, enabled=spec.progress
+    )
+    sink = (
+        CheckpointSink(spec.store, spec.knowledge_base_name, spec.report_id, spec.config)
+        if persist
+        else None
+    )
+    try:
+        execution = await execute(
+            _items(spec, finished),
+            evaluators=spec.evaluators,
+            config=spec.config,
+            sink=sink,
+            progress=progress,
+        )
+    finally:
+        progress.close()
+    results = _ordered_results(spec, finished, execution)
+    seconds = time.perf_counter() - clock
+    report = _report(spec, results, execution, started_at, seconds, resumed=len(finished))
+    if persist:
+        spec.store.save(report)
+    return report
+
+
+def _finished_results(spec: RunSpec) -> dict[tuple[str, str], EvaluationCaseResult]:
+    store, kb, rid = spec.store, spec.knowledge_base_name, spec.report_id
+    finished: dict[tuple[str, str], EvaluationCaseResult] = {}
+    if store.exists(kb, rid):
+        for result in store.load(kb, rid).case_results:
+            finished[(result.case_id, result.query_mode)] = result
+    for result in store.read_checkpoint(kb, rid):
+        finished[(result.case_id, result.query_mode)] = result
+    return finished
+
+
+def _pairs(spec: RunSpec) -> Iterator[tuple[int, CaseGroup, BenchmarkCase, str]]:
+    index = 0
+    for group in spec.groups:
+        for case in group.cases:
+            for mode in spec.query_modes:
+                yield index, group, case, mode
+                index += 1
+
+
+def _total(spec: RunSpec) -> int:
+    return sum(len(group.cases) for group in spec.groups) * len(spec.query_modes)
+
+
+def _count_pending(spec: RunSpec, finished: dict[tuple[str, str], Any]) -> int:
+    if not finished:
+        return _total(spec)
+    return sum(1 for _, _, case, mode in _pairs(spec) if (case.case_id, mode) not in finished)
+
+
+def _items(spec: RunSpec, finished: dict[tuple[str, str], Any]) -> Iterator[WorkItem]:
+    """Lazily yield the work still to do (one metadata dict per case, shared by its modes)."""
+    last_case: BenchmarkCase | None = None
+    metadata: dict[str, Any] = {}
+    for index, group, case, mode in _pairs(spec):
+        if (case.case_id, mode) in finished:
+            continue
+        if case is not last_case:
+            last_case, metadata = case, case_metadata(case, **group.metadata)
+        yield WorkItem(index=index, case=case, mode=mode, answer=group.answer, metadata=metadata)
+
+
+def _ordered_results(
+    spec: RunSpec, finished: dict[tuple[str, str], EvaluationCaseResult], execution: Execution
+) -> list[EvaluationCaseResult]:
+    ordered = []
+    for index, _, case, mode in _pairs(spec):
+        result = execution.results.get(index)
+        if result is None:
+            result = finished.get((case.case_id, mode))
+        if result is not None:
+            ordered.append(result)
+    return ordered
+
+
+def _report(
+    spec: RunSpec,
+    results: list[EvaluationCaseResult],
+    execution: Execution,
+    started_at: str,
+    seconds: float,
+    resumed: int,
+) -> EvaluationReport:
+    summary, stats = score_statistics(results, spec.config)
+    partial = execution.interrupted is not None or len(results) < _total(spec)
+    metadata = {
+        **spec.config.metadata,
+        **spec.metadata,
+        "label": spec.label,
+        "partial": partial,
+        **({"interrupted": execution.interrupted} if execution.interrupted else {}),
+        "n_expected_results": _total(spec),
+        "n_results": len(results),
+        "n_query_errors": sum(1 for r in results if r.error is not None),
+        "resumed": resumed,
+        "score_stats": stats,
+        "latency": latency_statistics(results),
+        "evaluators": [_describe(ev) for ev in spec.evaluators],
+        "config": spec.config.model_dump(mode="json"),
+        "seed": spec.config.seed,
+        "environment": environment(),
+        "duration_s": round(seconds, 3),
+    }
+    persisted = spec.store is not None and spec.config.persist_report
+    return EvaluationReport(
+        report_id=spec.report_id,
+        report_key=report_key(spec.knowledge_base_name, spec.report_id) if persisted else None,
+        benchmark=spec.benchmark,
+        knowledge_base_name=spec.knowledge_base_name,
+        knowledge_base_manifest=spec.knowledge_base_manifest,
+        recipe_manifest=spec.recipe_manifest,
+        query_modes=spec.query_modes,
+        score_summary=summary,
+        case_results=tuple(results),
+        started_at=started_at,
+        finished_at=utc_now(),
+        metadata=metadata,
+    )
+
+
+def _describe(evaluator: Any) -> dict[str, Any]:
+    kind = type(evaluator)
+    return {
+        "name": str(evaluator.name),
+        "type": f"{kind.__module__}.{kind.__qualname__}",
+        "settings": settings_of(evaluator).model_dump(mode="json"),
+    }

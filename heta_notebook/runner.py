@@ -1,0 +1,263 @@
+"""BenchmarkRunner: a benchmark × recipe(s) × query modes → EvaluationReport(s), from a notebook.
+
+``await BenchmarkRunner().run(...)`` in Jupyter (top-level await), ``run_benchmark(...)``
+anywhere (a script or a notebook cell). Concurrency is bounded, every finished case is
+checkpointed, an interrupted run returns a partial report and resumes where it stopped.
+The machinery lives in ``heta_notebook.run``; this module is the public entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from heta_notebook.run.config import BenchmarkRunConfig, coerce_config
+from heta_notebook.run.inputs import (
+    LoadedBenchmark,
+    active_evaluators,
+    adapt_heta,
+    is_knowledge_base,
+    json_manifest,
+    label_of,
+    load_benchmark,
+    named_recipes,
+)
+from heta_notebook.run.result import BenchmarkRunResult, RunCollection
+from heta_notebook.run.session import CaseGroup, RunSpec, run_spec
+from heta_notebook.run.sync import run_sync
+from heta_notebook.store import ReportStore
+
+__all__ = [
+    "BenchmarkRunConfig",
+    "BenchmarkRunResult",
+    "BenchmarkRunner",
+    "RunCollection",
+    "run_benchmark",
+    "run_sync",
+]
+
+
+class BenchmarkRunner:
+    """Build a KB from each recipe, query every case in every mode, score, report."""
+
+    async def run(
+        self,
+        *,
+        benchmark: Any,
+        recipe: Any = None,
+        recipes: Mapping[str, Any] | Sequence[Any] | None = None,
+        knowledge_base_name: str | None = None,
+        query_modes: Sequence[str] | str | None = None,
+        evaluators: Sequence[Any] | None = None,
+        config: BenchmarkRunConfig | Mapping[str, Any] | None = None,
+        store: ReportStore | str | os.PathLike[str] | None = None,
+        resume: bool = False,
+        rebuild: bool = False,
+        progress: bool = True,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> BenchmarkRunResult | RunCollection:
+        """Evaluate ``recipe`` (a recipe or a built KB), or each of ``recipes``, on ``benchmark``.
+
+        ``evaluators=None`` uses the benchmark's defaults; ``query_modes=None`` every mode the
+        KB offers. With a ``store``, finished cases are checkpointed and the report saved;
+        ``resume=True`` (or a ``config.report_id`` seen before) skips finished cases.
+        Returns a ``BenchmarkRunResult``, or a ``RunCollection`` when ``recipes`` is given.
+        """
+        if (recipe is None) == (recipes is None):
+            raise ValueError("pass exactly one of recipe= or recipes=")
+        active = coerce_config(config)
+        report_store = _as_store(store)
+        work = _workspace(workspace, report_store)
+        loaded = await load_benchmark(benchmark, _benchmark_workspace(work, report_store))
+        chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
+        options = {"config": active, "store": report_store, "resume": resume, "rebuild": rebuild,
+                   "progress": progress, "workspace": work, "query_modes": query_modes}  # fmt: skip
+        if recipe is not None:
+            label = label_of(recipe, knowledge_base_name or loaded.manifest.name)
+            kb_name = knowledge_base_name or f"{loaded.manifest.name}-{label}"
+            return await _run_one(loaded, recipe, label, kb_name, chosen, **options)
+        results = {}
+        for label, each in named_recipes(recipes or {}).items():
+            kb_name = f"{knowledge_base_name or loaded.manifest.name}-{label}"
+            results[label] = await _run_one(loaded, each, label, kb_name, chosen, **options)
+        return RunCollection(results)
+
+    def run_sync(self, **kwargs: Any) -> BenchmarkRunResult | RunCollection:
+        """``run(...)`` for plain code: works in a script and inside Jupyter's running loop."""
+        return run_sync(lambda: self.run(**kwargs))
+
+
+def run_benchmark(**kwargs: Any) -> BenchmarkRunResult | RunCollection:
+    """Synchronous one-call run (same arguments as ``BenchmarkRunner.run``)."""
+    return BenchmarkRunner().run_sync(**kwargs)
+
+
+async def _run_one(
+    loaded: LoadedBenchmark,
+    recipe: Any,
+    label: str,
+    kb_name: str,
+    evaluators: tuple[Any, ...],
+    *,
+    config: BenchmarkRunConfig,
+    store: ReportStore | None,
+    resume: bool,
+    rebuild: bool,
+    progress: bool,
+    workspace: Path,
+    query_modes: Sequence[str] | str | None,
+) -> BenchmarkRunResult:
+    recipe = adapt_heta(recipe, "recipe")
+    groups, kbs = [], []
+    multi = len(loaded.units) > 1
+    for unit in loaded.units:
+        documents, cases = loaded.unit_inputs(unit)
+        unit_kb = f"{kb_name}-{unit.unit_id}" if multi else kb_name
+        kb = await _knowledge_base(recipe, documents, unit_kb, workspace, rebuild)
+        kbs.append(kb)
+        meta = {"knowledge_base_name": unit_kb, "benchmark_run_unit": unit.unit_id} if multi else {}
+        groups.append(CaseGroup(cases=cases, answer=_answerer(kb, config), metadata=meta))
+    modes = _modes(query_modes, kbs[0])
+    recipe_manifest = _recipe_manifest(recipe, kbs[0], label)
+    fingerprint = _fingerprint(loaded, recipe_manifest, label, modes, evaluators, config)
+    spec = RunSpec(
+        report_id=_report_id(config, store, kb_name, fingerprint, resume),
+        knowledge_base_name=kb_name,
+        benchmark=loaded.manifest,
+        query_modes=modes,
+        groups=groups,
+        evaluators=evaluators,
+        config=config,
+        label=label,
+        store=store,
+        progress=progress,
+        knowledge_base_manifest=_kb_manifest(kbs),
+        recipe_manifest=recipe_manifest,
+        metadata={"fingerprint": fingerprint, "run_units": [u.unit_id for u in loaded.units]},
+    )
+    report = await run_spec(spec)
+    path = None
+    if store is not None and config.persist_report:
+        path = store.report_dir(kb_name, spec.report_id) / "report.json"
+    return BenchmarkRunResult(
+        report=report, knowledge_bases=tuple(kbs), report_path=path, label=label
+    )
+
+
+async def _knowledge_base(
+    recipe: Any, documents: Sequence[Any], name: str, workspace: Path, rebuild: bool
+) -> Any:
+    """``recipe`` itself when it is already a KB, else the KB it builds (or its cached build)."""
+    if is_knowledge_base(recipe):
+        return recipe
+    return await recipe.build_knowledge_base(
+        documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild
+    )
+
+
+def _answerer(kb: Any, config: BenchmarkRunConfig) -> Any:
+    options = dict(config.query_options)
+    if config.trace:
+        options["trace"] = True
+
+    async def answer(case: Any, mode: str) -> Any:
+        return await kb.query(case.query, mode=mode, top_k=config.top_k, options=options)
+
+    return answer
+
+
+def _modes(query_modes: Sequence[str] | str | None, kb: Any) -> tuple[str, ...]:
+    offered = tuple(getattr(kb, "query_modes", ()) or ())
+    modes = (query_modes,) if isinstance(query_modes, str) else tuple(query_modes or offered)
+    if not modes or any(not isinstance(m, str) or not m.strip() for m in modes):
+        raise ValueError(f"query_modes must be non-empty strings (this KB offers {offered})")
+    unknown = [m for m in modes if offered and m not in offered]
+    if unknown:
+        raise ValueError(f"unknown query mode(s) {unknown}; this knowledge base offers {offered}")
+    return modes
+
+
+def _recipe_manifest(recipe: Any, kb: Any, label: str) -> dict[str, Any]:
+    if recipe is kb:  # a KB given directly: its manifest may name the recipe it came from
+        built = json_manifest(kb)
+        inner = built.get("recipe") if isinstance(built, dict) else None
+        return (
+            dict(inner) if isinstance(inner, dict) else {"name": label, "type": type(kb).__name__}
+        )
+    manifest = json_manifest(recipe)
+    return manifest if isinstance(manifest, dict) else {"name": label, "manifest": manifest}
+
+
+def _kb_manifest(kbs: list[Any]) -> dict[str, Any] | list[dict[str, Any]]:
+    manifests = [json_manifest(kb) for kb in kbs]
+    return manifests[0] if len(manifests) == 1 else {"knowledge_bases": manifests}
+
+
+def _fingerprint(
+    loaded: LoadedBenchmark,
+    recipe_manifest: dict[str, Any],
+    label: str,
+    modes: tuple[str, ...],
+    evaluators: tuple[Any, ...],
+    config: BenchmarkRunConfig,
+) -> str:
+    """A hash of what determines the results: a resumed run must match it."""
+    identity = {
+        "benchmark": loaded.manifest.key,
+        "recipe": recipe_manifest,
+        "label": label,
+        "modes": modes,
+        "evaluators": [str(ev.name) for ev in evaluators],
+        "config": config.fingerprint_fields(),
+    }
+    text = json.dumps(identity, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _report_id(
+    config: BenchmarkRunConfig,
+    store: ReportStore | None,
+    kb_name: str,
+    fingerprint: str,
+    resume: bool,
+) -> str:
+    """The given id; with ``resume``, the latest run of the same fingerprint; else a new id."""
+    if config.report_id:
+        return config.report_id
+    prefix = f"eval-{fingerprint[:12]}"
+    if resume and store is not None:
+        previous = [rid for rid in store.report_ids(kb_name) if rid.startswith(prefix)]
+        if previous:
+            return max(previous)
+    return f"{prefix}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S-%f')}"
+
+
+def _as_store(store: ReportStore | str | os.PathLike[str] | None) -> ReportStore | None:
+    if store is None or isinstance(store, ReportStore):
+        return store
+    return ReportStore(store)
+
+
+def _workspace(workspace: str | os.PathLike[str] | None, store: ReportStore | None) -> Path:
+    """Where KBs are built and cached: given, the store's ``kb`` cache, or a temporary folder."""
+    if workspace is not None:
+        path = Path(workspace)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    if store is not None:
+        return store.cache_dir("kb")
+    return Path(tempfile.mkdtemp(prefix="heta_notebook_kb_"))
+
+
+def _benchmark_workspace(kb_workspace: Path, store: ReportStore | None) -> Path:
+    if store is not None:
+        return store.cache_dir("benchmarks")
+    path = kb_workspace / "benchmarks"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
