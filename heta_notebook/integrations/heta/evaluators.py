@@ -1,0 +1,100 @@
+"""Evaluators both ways: heta-framework's in our runner, ours in heta-framework's runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from heta_notebook.integrations.heta._common import is_heta_object, require_heta
+from heta_notebook.integrations.heta.records import (
+    case_from_heta,
+    case_to_heta,
+    response_from_heta,
+    response_to_heta,
+    score_from_heta,
+    score_to_heta,
+)
+from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
+
+
+@dataclass(frozen=True)
+class HetaEvaluatorAdapter:
+    """A heta-framework evaluator (``EvidenceRecallAtK``, ``BeirRetrievalMetric``, ...) as ours.
+
+    Our case and response are converted to heta-framework's types before the call and its
+    score back to ours (a heta ``metadata.skipped`` score stays skipped).
+    """
+
+    heta_evaluator: Any
+
+    @property
+    def name(self) -> str:
+        """The wrapped evaluator's score name."""
+        return self.heta_evaluator.name
+
+    @property
+    def settings(self) -> Any:
+        """Settings of the wrapped evaluator, if it has ours (else the runner's defaults)."""
+        return getattr(self.heta_evaluator, "settings", None)
+
+    async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
+        """Score ``response`` for ``case`` with the heta-framework evaluator."""
+        score = await self.heta_evaluator.evaluate(
+            case=case_to_heta(case), response=response_to_heta(response)
+        )
+        return score_from_heta(score)
+
+    def __repr__(self) -> str:
+        return f"HetaEvaluatorAdapter({self.heta_evaluator!r})"
+
+
+@dataclass(frozen=True)
+class OurEvaluatorForHeta:
+    """One of our evaluators (built-in or ``@evaluator``-made) usable in heta-framework's runner.
+
+    heta-framework turns an evaluator exception into an error for the whole case (the
+    response and the other scores are lost); this wrapper records it as an error score
+    instead, as our runner does.
+    """
+
+    evaluator: Any
+
+    @property
+    def name(self) -> str:
+        """The wrapped evaluator's score name."""
+        return self.evaluator.name
+
+    async def evaluate(self, *, case: Any, response: Any) -> Any:
+        """Score heta-framework's ``response`` for its ``case`` with our evaluator."""
+        try:
+            score = await self.evaluator.evaluate(
+                case=case_from_heta(case), response=response_from_heta(response)
+            )
+        except Exception as exc:  # noqa: BLE001 - isolate evaluator failures per score
+            score = EvaluationScore.error_score(self.name, exc)
+        return score_to_heta(score)
+
+    def __repr__(self) -> str:
+        return f"OurEvaluatorForHeta({self.evaluator!r})"
+
+
+def adapt_evaluator(obj: Any) -> HetaEvaluatorAdapter:
+    """Wrap a heta-framework evaluator so our runner can call it with our records."""
+    if not is_heta_object(obj) and not _looks_like_evaluator(obj):
+        raise TypeError(f"not an evaluator: {obj!r} (needs .name and async .evaluate)")
+    return HetaEvaluatorAdapter(obj)
+
+
+def as_heta_evaluator(evaluator: Any) -> OurEvaluatorForHeta:
+    """Wrap one of our evaluators for heta-framework's ``BenchmarkRunner(evaluators=...)``."""
+    require_heta("as_heta_evaluator")
+    if not _looks_like_evaluator(evaluator):
+        raise TypeError(f"not an evaluator: {evaluator!r} (needs .name and async .evaluate)")
+    return OurEvaluatorForHeta(evaluator)
+
+
+def _looks_like_evaluator(obj: Any) -> bool:
+    return hasattr(obj, "name") and callable(getattr(obj, "evaluate", None))
+
+
+__all__ = ["HetaEvaluatorAdapter", "OurEvaluatorForHeta", "adapt_evaluator", "as_heta_evaluator"]

@@ -1,0 +1,175 @@
+"""Reports both ways: ours → ``heta_framework.evaluation.EvaluationReport`` → ours, losslessly.
+
+Both libraries write the same ``report.json`` layout (schema_version "1"), so a report from
+heta-framework loads with ``EvaluationReport.load``. Going the other way, a few things of
+ours have no place in heta-framework's dataclasses: unknown fields from newer writers, and
+texts heta-framework normalises (it strips result texts and answers and refuses empty ones).
+Those are kept in the record's ``metadata["_heta_notebook"]`` and put back by
+:func:`from_heta_report`, so ours → theirs → ``to_dict()`` → ours gives the same report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from heta_notebook.integrations.heta._common import require_heta
+from heta_notebook.integrations.heta.records import EMPTY_TEXT
+from heta_notebook.schema import EvaluationReport
+
+STASH_KEY = "_heta_notebook"
+
+_FIELDS = {
+    "report": (
+        "schema_version", "report_id", "report_key", "benchmark", "knowledge_base_name",
+        "knowledge_base_manifest", "recipe_manifest", "query_modes", "score_summary",
+        "case_results", "started_at", "finished_at", "metadata",
+    ),
+    "manifest": (
+        "name", "version", "split", "task_type", "build_scope", "homepage", "license",
+        "citation", "metadata",
+    ),
+    "case": (
+        "case_id", "query", "query_mode", "scores", "response", "latency_ms", "error", "metadata",
+    ),
+    "score": ("name", "value", "passed", "metadata"),
+    "error": ("message", "error_type", "retryable", "metadata"),
+    "response": ("mode", "results", "answer", "citations", "trace", "metadata"),
+    "result": ("id", "text", "score", "kind", "source", "metadata"),
+    "citation": ("id", "result_id", "source", "text", "metadata"),
+    "trace": ("stage", "message", "metadata"),
+}  # fmt: skip
+
+
+# --------------------------------------------------------------------------- ours → theirs
+
+
+def to_heta_report(report: EvaluationReport | Mapping[str, Any]) -> Any:
+    """heta-framework's ``EvaluationReport`` holding everything in ``report`` (no loss)."""
+    heta = require_heta("to_heta_report")
+    ours = report if isinstance(report, EvaluationReport) else EvaluationReport.load(report)
+    data = ours.to_dict()
+    known, _ = _split(data, "report")
+    return heta.EvaluationReport(
+        **{k: v for k, v in known.items() if k not in ("benchmark", "case_results")},
+        benchmark=_manifest(heta, data["benchmark"]),
+        case_results=tuple(_case_result(heta, c) for c in data["case_results"]),
+    )
+
+
+def _split(data: Mapping[str, Any], kind: str, **originals: Any) -> tuple[dict, dict]:
+    """Known fields (with unknown ones and ``originals`` stashed in metadata) and the stash."""
+    names = _FIELDS[kind]
+    known = {k: v for k, v in data.items() if k in names}
+    stash: dict[str, Any] = {}
+    extra = {k: v for k, v in data.items() if k not in names}
+    if extra:
+        stash["extra"] = extra
+    if originals:
+        stash["original"] = originals
+    metadata = dict(known.get("metadata") or {})
+    if stash:
+        metadata[STASH_KEY] = stash
+    known["metadata"] = metadata
+    return known, stash
+
+
+def _manifest(heta: Any, data: Mapping[str, Any]) -> Any:
+    known, _ = _split(data, "manifest")
+    return heta.BenchmarkManifest(**known)
+
+
+def _case_result(heta: Any, data: Mapping[str, Any]) -> Any:
+    known, _ = _split(data, "case")
+    response, error = known.get("response"), known.get("error")
+    known["scores"] = tuple(heta.EvaluationScore(**_split(s, "score")[0]) for s in known["scores"])
+    known["response"] = _response(data=response) if response is not None else None
+    known["error"] = heta.EvaluationError(**_split(error, "error")[0]) if error else None
+    return heta.EvaluationCaseResult(**known)
+
+
+def _response(data: Mapping[str, Any]) -> Any:
+    from heta_framework.kb.search import QueryCitation, QueryResult, QueryTraceEvent
+    from heta_framework.kb.search import QueryResponse as HetaQueryResponse
+
+    answer = data.get("answer")
+    heta_answer = (answer.strip() or None) if answer is not None else None
+    changed = {"answer": answer} if answer != heta_answer else {}
+    known, _ = _split(data, "response", **changed)
+    known["answer"] = heta_answer
+    known["results"] = tuple(QueryResult(**_result(r)) for r in known["results"])
+    known["citations"] = tuple(
+        QueryCitation(**_split(c, "citation")[0]) for c in known["citations"]
+    )
+    known["trace"] = tuple(QueryTraceEvent(**_split(t, "trace")[0]) for t in known["trace"])
+    return HetaQueryResponse(**known)
+
+
+def _result(data: Mapping[str, Any]) -> dict[str, Any]:
+    text = data.get("text", "")
+    changed = {"text": text} if text != text.strip() or not text.strip() else {}
+    known, _ = _split(data, "result", **changed)
+    known["text"] = text.strip() or EMPTY_TEXT
+    return known
+
+
+# --------------------------------------------------------------------------- theirs → ours
+
+
+def from_heta_report(
+    report: Any | Mapping[str, Any] | str | bytes | PathLike[str],
+) -> EvaluationReport:
+    """Our ``EvaluationReport`` from heta-framework's object, its ``to_dict()``, JSON or a path.
+
+    Values stashed by :func:`to_heta_report` are restored; non-finite score values (which
+    heta-framework allows) become skipped scores that say so.
+    """
+    data = _restore(_as_dict(report))
+    for case in data.get("case_results") or ():
+        case["scores"] = [_finite_score(s) for s in case.get("scores") or ()]
+    return EvaluationReport.model_validate(data)
+
+
+def _as_dict(report: Any) -> dict[str, Any]:
+    to_dict = getattr(report, "to_dict", None)
+    if callable(to_dict) and not isinstance(report, Mapping):
+        report = to_dict()
+    if isinstance(report, Mapping):  # a deep, JSON-shaped copy (NaN stays a float)
+        return json.loads(json.dumps(report, default=str))
+    if isinstance(report, bytes) or (isinstance(report, str) and report.lstrip().startswith("{")):
+        return json.loads(report)
+    return json.loads(Path(report).read_bytes())
+
+
+def _restore(value: Any) -> Any:
+    """Walk the report dict: put stashed fields back, make non-finite scores skipped."""
+    if isinstance(value, list):
+        return [_restore(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {key: _restore(item) for key, item in value.items()}
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict) and STASH_KEY in metadata:
+        metadata = dict(metadata)
+        stash = metadata.pop(STASH_KEY) or {}
+        out["metadata"] = metadata
+        out.update(stash.get("original") or {})
+        out.update(stash.get("extra") or {})
+    return out
+
+
+def _finite_score(score: Any) -> Any:
+    value = score.get("value") if isinstance(score, dict) else None
+    if isinstance(value, float) and not math.isfinite(value):
+        metadata = {**(score.get("metadata") or {}), "skipped": True}
+        metadata.setdefault("skip_reason", f"heta-framework evaluator returned {value}")
+        metadata["original_value"] = str(value)
+        return {**score, "value": 0.0, "metadata": metadata}
+    return score
+
+
+__all__ = ["STASH_KEY", "from_heta_report", "to_heta_report"]
