@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import hashlib
 import json
 import os
+import ssl
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -522,7 +524,8 @@ class LLMJudge:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         started = time.perf_counter()
         attempts = 0
-        async with httpx.AsyncClient(timeout=httpx.Timeout(self.timeout)) as client:
+        client_options = {"timeout": httpx.Timeout(self.timeout), "verify": _ssl_context()}
+        async with httpx.AsyncClient(**client_options) as client:
             while True:
                 attempts += 1
                 delay, status, problem = None, None, ""
@@ -642,6 +645,12 @@ def _cache_for(store: ReportStore | None, cache_dir: str | os.PathLike[str] | No
     if store is not None:
         return JudgeCache.in_store(store)
     return JudgeCache(cache_dir if cache_dir is not None else default_cache_dir())
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client: building one costs ~50 ms, a client per call is cheap."""
+    return httpx.create_ssl_context()
 
 
 def _clip(text: str, limit: int) -> str:
