@@ -1,0 +1,90 @@
+"""The dense index: unit-length chunk embeddings and exact cosine search in numpy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from heta_notebook.kb.embedders import (
+    Embedder,
+    LsaEmbedder,
+    SentenceTransformerEmbedder,
+    normalize_rows,
+)
+
+
+class DenseIndex:
+    """Chunk vectors (rows, unit length) plus the embedder that maps queries into the same space."""
+
+    def __init__(self, embedder: Embedder, embeddings: np.ndarray):
+        self.embedder = embedder
+        self.embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
+
+    @classmethod
+    def build(cls, texts: Sequence[str], embedder: Embedder) -> DenseIndex:
+        """Fit the embedder on ``texts`` when it can be fitted, then embed them."""
+        fit = getattr(embedder, "fit", None)
+        if callable(fit):
+            fit(list(texts))
+        return cls(embedder, normalize_rows(embedder.embed(list(texts))))
+
+    @property
+    def dims(self) -> int:
+        """Vector dimensions."""
+        return int(self.embeddings.shape[1]) if self.embeddings.ndim == 2 else 0
+
+    def search(self, queries: Sequence[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Top-``k`` ``(indices, cosine scores)`` per query, best first (ties: lower index first)."""
+        k = min(k, len(self.embeddings))
+        if k <= 0 or not queries:
+            return [(np.empty(0, dtype=np.int64), np.empty(0))] * len(queries)
+        scores = normalize_rows(self.embedder.embed(list(queries))) @ self.embeddings.T
+        return [top_k(row, k) for row in scores]
+
+    def nbytes(self) -> int:
+        """Memory of the embedding matrix."""
+        return int(self.embeddings.nbytes)
+
+    def save(self, folder: Path) -> None:
+        """``embeddings.npy`` plus the embedder's state (LSA) or settings (others)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "embeddings.npy", self.embeddings, allow_pickle=False)
+        if isinstance(self.embedder, LsaEmbedder):
+            self.embedder.save(folder)
+        config = getattr(self.embedder, "config", lambda: {"embedder": "custom"})()
+        (folder / "embedder.json").write_text(json.dumps(config), "utf-8")
+
+    @classmethod
+    def load(cls, folder: Path, embedder: Embedder | None = None) -> DenseIndex:
+        """Read an index written by ``save``; custom embedders must be passed back in."""
+        embeddings = np.load(folder / "embeddings.npy", allow_pickle=False)
+        return cls(embedder or _restore_embedder(folder), embeddings)
+
+
+def _restore_embedder(folder: Path) -> Any:
+    config = json.loads((folder / "embedder.json").read_text("utf-8"))
+    if config.get("embedder") == "lsa":
+        return LsaEmbedder.load(folder)
+    if config.get("embedder") == "sentence_transformers":
+        return SentenceTransformerEmbedder(config["model"])
+    raise ValueError(f"{folder}: built with a custom embedder; pass it to load(embedder=...)")
+
+
+def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and values of the ``k`` largest ``scores``, best first, ties by lower index."""
+    if k < len(scores):
+        candidates = np.argpartition(-scores, k - 1)[:k]
+        threshold = scores[candidates].min()
+        candidates = np.flatnonzero(scores >= threshold)
+    else:
+        candidates = np.arange(len(scores))
+    order = np.lexsort((candidates, -scores[candidates]))[:k]
+    chosen = candidates[order]
+    return chosen, scores[chosen]
+
+
+__all__ = ["DenseIndex", "top_k"]

@@ -1,0 +1,79 @@
+"""Saving and loading a ``KnowledgeBase`` folder: JSON, JSONL and ``.npy`` files only (no pickle).
+
+Layout::
+
+    kb.json          format version, name, recipe, benchmark manifest, documents, build facts
+    chunks.jsonl     one chunk per line (id, document, index, offsets, text)
+    bm25/            bm25s index files (when the recipe has BM25)
+    dense/           embeddings.npy + the embedder's state (when the recipe has a dense index)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from heta_notebook.kb.bm25 import Bm25Index
+from heta_notebook.kb.chunking import Chunk
+from heta_notebook.kb.dense import DenseIndex
+from heta_notebook.kb.recipe import Recipe
+from heta_notebook.schema import BenchmarkManifest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_notebook.kb.knowledge_base import KnowledgeBase
+
+KB_FORMAT = 1
+
+
+def save_knowledge_base(kb: KnowledgeBase, folder: Path) -> Path:
+    """Write ``kb`` into ``folder`` (created)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "chunks.jsonl").open("w", encoding="utf-8") as handle:
+        for chunk in kb.chunks:
+            handle.write(json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n")
+    if kb.bm25 is not None:
+        kb.bm25.save(folder / "bm25")
+    if kb.dense is not None:
+        kb.dense.save(folder / "dense")
+    header = {
+        "format": KB_FORMAT,
+        "name": kb.name,
+        "recipe": kb.recipe.model_dump(mode="json"),
+        "benchmark": kb.benchmark.to_dict() if kb.benchmark else None,
+        "documents": kb.documents,
+        "facts": kb.facts,
+    }
+    (folder / "kb.json").write_text(json.dumps(header, ensure_ascii=False, default=str), "utf-8")
+    return folder
+
+
+def load_knowledge_base(
+    cls: type[KnowledgeBase], folder: Path, *, name: str | None = None, embedder: Any = None
+) -> KnowledgeBase:
+    """Read a folder written by ``save_knowledge_base``."""
+    header_path = folder / "kb.json"
+    if not header_path.is_file():
+        raise FileNotFoundError(f"no knowledge base at {folder} (kb.json missing)")
+    header = json.loads(header_path.read_text("utf-8"))
+    if header.get("format") != KB_FORMAT:
+        raise ValueError(f"{folder}: KB format {header.get('format')!r}, expected {KB_FORMAT}")
+    recipe = Recipe.model_validate(header["recipe"])
+    with (folder / "chunks.jsonl").open(encoding="utf-8") as handle:
+        chunks = [Chunk(**json.loads(line)) for line in handle if line.strip()]
+    bm25 = Bm25Index.load(folder / "bm25") if recipe.bm25 else None
+    dense = DenseIndex.load(folder / "dense", embedder) if recipe.dense else None
+    benchmark = header.get("benchmark")
+    return cls(
+        recipe,
+        chunks,
+        header["documents"],
+        bm25=bm25,
+        dense=dense,
+        name=name or header["name"],
+        benchmark=BenchmarkManifest.model_validate(benchmark) if benchmark else None,
+        facts=header.get("facts", {}),
+    )
+
+
+__all__ = ["KB_FORMAT", "load_knowledge_base", "save_knowledge_base"]
