@@ -366,3 +366,35 @@ def test_manifest_redacts_credentials_in_the_base_url() -> None:
     assert manifest["base_url"] == "https://example.com/v1"
     assert manifest["api_key_env"] == ["HETA_JUDGE_API_KEY", "OPENAI_API_KEY"]
     assert "pw" not in repr(judge) and "abc" not in repr(judge)
+
+
+def test_retry_after_accepts_an_http_date_and_is_capped() -> None:
+    import email.utils
+    from datetime import datetime, timedelta, timezone
+
+    import httpx
+
+    from heta_notebook.evaluators.judge import _retry_after
+
+    def wait(value: str | None, cap: float = 30.0) -> float | None:
+        headers = {"Retry-After": value} if value is not None else {}
+        return _retry_after(httpx.Response(429, headers=headers), cap)
+
+    later = datetime.now(timezone.utc) + timedelta(seconds=20)
+    assert 10 < wait(email.utils.format_datetime(later, usegmt=True)) <= 20
+    assert wait("2.5") == 2.5 and wait("9999") == 30.0 and wait("-4") == 0.0
+    assert wait(None) is None and wait("soon") is None
+
+
+def test_a_cached_reply_that_no_longer_fits_is_asked_again(
+    server: JudgeServer, tmp_path: Path
+) -> None:
+    server.queue(Reply(content='{"score": 1, "reason": "fine"}'))
+    first = judge_one(make_judge(server, tmp_path, output_instructions=""))
+    server.queue(Reply(content='{"label": "good", "reason": "fine"}'))
+    labelled = make_judge(
+        server, tmp_path, output="label", labels={"good": True}, output_instructions=""
+    )
+    score = judge_one(labelled)  # same messages, so same key; the cached score has no label
+    assert score.metadata["cache_key"] == first.metadata["cache_key"]
+    assert (score.value, score.metadata["cache_hit"], len(server.requests)) == ("good", False, 2)
