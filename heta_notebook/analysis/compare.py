@@ -1,0 +1,620 @@
+"""Compare recipes and query modes: aligned per-case scores, deltas and paired significance.
+
+``compare(reports)`` lines several reports up case by case (see ``alignment``) and returns a
+:class:`Comparison`: DataFrames (``summary``, ``deltas``, ``significance``,
+``missing_cases``, ``manifest_diff``), one-line headlines, and thin doors to the table HTML
+(``_repr_html_``), figures (``.plot``) and the side-by-side explorer (``.explore()``), which
+live in ``heta_notebook.display``.
+
+Significance: each variant is compared with its baseline on the cases both scored, with a
+paired sign-flip randomization test and a paired bootstrap CI of the mean difference
+(``heta_notebook.analysis.stats``), Holm-corrected across every comparison shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from os import PathLike
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from heta_notebook.analysis import stats
+from heta_notebook.analysis.alignment import Aligned, Variant, align
+from heta_notebook.analysis.frames import ReportFrames
+from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
+
+PREFERRED_SCORES = (
+    "ndcg@10",
+    "beir_ndcg@10",
+    "ndcg_cut_10",
+    "evidence_recall@10",
+    "map@10",
+    "mrr@10",
+)
+_IGNORED_MANIFEST_KEYS = ("name", "created_at", "updated_at", "manifest_hash", "hash")
+
+
+def compare(
+    reports: Any,
+    baseline: str | Variant | tuple[str, str] | None = None,
+    *,
+    allow_different_benchmarks: bool = False,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+    confidence: float = 0.95,
+    **filters: Any,
+) -> Comparison:
+    """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
+
+    ``baseline`` is a report label (each mode is compared with that report's same mode) or
+    a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
+    Reports of different benchmarks are refused unless ``allow_different_benchmarks``.
+    """
+    collected = collect_reports(reports, **filters)
+    check_benchmarks(collected, allow_different_benchmarks)
+    return Comparison(collected, baseline=baseline, n_resamples=n_resamples, seed=seed,
+                      confidence=confidence)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def collect_reports(source: Any, **filters: Any) -> dict[str, EvaluationReport]:
+    """Label → report from the many shapes a user may hold; duplicate labels made unique."""
+    if hasattr(source, "load_all") and hasattr(source, "list"):  # a ReportStore
+        source = source.load_all(**filters)
+    elif filters:
+        raise TypeError(f"filters {sorted(filters)} only apply when comparing a ReportStore")
+    if hasattr(source, "reports") and not isinstance(source, EvaluationReport):
+        source = source.reports  # a RunCollection
+    if isinstance(source, Mapping):
+        pairs = [(str(k), _as_report(v)) for k, v in source.items()]
+    else:
+        items = [source] if _is_single(source) else list(source)
+        pairs = [(None, _as_report(item)) for item in items]
+    if not pairs:
+        raise ValueError("compare() needs at least one report (got none)")
+    return _unique_labels(pairs)
+
+
+def _is_single(source: Any) -> bool:
+    return isinstance(source, (EvaluationReport, str, bytes, PathLike)) or hasattr(source, "report")
+
+
+def _as_report(item: Any) -> EvaluationReport:
+    if isinstance(item, EvaluationReport):
+        return item
+    if isinstance(item, (str, bytes, PathLike)):
+        return EvaluationReport.load(item)
+    if isinstance(getattr(item, "report", None), EvaluationReport):  # a BenchmarkRunResult
+        return item.report
+    if type(item).__module__.startswith("heta_framework"):
+        from heta_notebook.integrations.heta import from_heta_report
+
+        return from_heta_report(item)
+    raise TypeError(f"cannot compare a {type(item).__name__}; pass EvaluationReport objects")
+
+
+def _unique_labels(
+    pairs: Sequence[tuple[str | None, EvaluationReport]],
+) -> dict[str, EvaluationReport]:
+    labels = [given or report.label for given, report in pairs]
+    counts = {label: labels.count(label) for label in labels}
+    out: dict[str, EvaluationReport] = {}
+    for label, (_, report) in zip(labels, pairs, strict=True):
+        name = label if counts[label] == 1 else f"{label} ({report.report_id})"
+        base, n = name, 2
+        while name in out:
+            name, n = f"{base} #{n}", n + 1
+        out[name] = report
+    return out
+
+
+def check_benchmarks(reports: Mapping[str, EvaluationReport], allow: bool = False) -> None:
+    """Refuse reports of different benchmarks (name, version, split) unless ``allow``."""
+    keys = {label: r.benchmark.key for label, r in reports.items()}
+    if len(set(keys.values())) > 1 and not allow:
+        listing = "; ".join(f"{label!r} → {key}" for label, key in keys.items())
+        raise ValueError(
+            "refusing to compare reports of different benchmarks (name:version:split): "
+            f"{listing}. Scores on different cases are not comparable; pass "
+            "allow_different_benchmarks=True to compare them anyway."
+        )
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+class Comparison:
+    """Several reports lined up case by case, with paired significance against a baseline.
+
+    Immutable in spirit: ``select``, ``with_baseline`` and ``pivot`` return new comparisons
+    that share the aligned data. Displays as a table in Jupyter.
+    """
+
+    def __init__(
+        self,
+        reports: Mapping[str, EvaluationReport],
+        *,
+        baseline: str | Variant | tuple[str, str] | None = None,
+        n_resamples: int = stats.DEFAULT_RESAMPLES,
+        seed: int = stats.DEFAULT_SEED,
+        confidence: float = 0.95,
+        pivoted: bool = False,
+        _state: dict[str, Any] | None = None,
+    ) -> None:
+        self.reports = dict(reports)
+        self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
+        self.pivoted = pivoted
+        state = _state or {}
+        self.frames: dict[str, ReportFrames] = state.get("frames") or {
+            label: ReportFrames(r) for label, r in self.reports.items()
+        }
+        self.aligned: Aligned = state.get("aligned") or align(self.reports, self.frames)
+        self._scores: list[str] = state.get("scores") or list(self.aligned.score_names)
+        self._variants: list[Variant] = state.get("variants") or list(self.aligned.variants)
+        self.baseline = self._resolve_baseline(baseline)
+
+    # -- fluent variations ------------------------------------------------------------------
+
+    def _copy(self, **changes: Any) -> Comparison:
+        state = {"frames": self.frames, "aligned": self.aligned, "scores": self._scores,
+                 "variants": self._variants}  # fmt: skip
+        state.update({k: v for k, v in changes.items() if k in state})
+        options = {"baseline": self.baseline, "n_resamples": self.n_resamples, "seed": self.seed,
+                   "confidence": self.confidence, "pivoted": self.pivoted}  # fmt: skip
+        options.update({k: v for k, v in changes.items() if k in options})
+        return Comparison(self.reports, _state=state, **options)
+
+    def select(
+        self,
+        scores: Iterable[str] | None = None,
+        reports: Iterable[str] | None = None,
+        modes: Iterable[str] | None = None,
+    ) -> Comparison:
+        """A comparison showing only these scores / report labels / modes (Holm family shrinks)."""
+        names = [self.aligned.score_names[self.aligned.score_index(s)] for s in scores or ()]
+        keep_r, keep_m = set(reports or ()), set(modes or ())
+        variants = [v for v in self._variants if (not keep_r or v.report in keep_r)
+                    and (not keep_m or v.mode in keep_m)]  # fmt: skip
+        if not variants:
+            raise ValueError("select() left no variant to compare")
+        baseline = self.baseline
+        gone = (
+            baseline not in variants
+            if isinstance(baseline, Variant)
+            else all(v.report != baseline for v in variants)
+        )
+        if gone:
+            baseline = None
+        return self._copy(scores=names or self._scores, variants=variants, baseline=baseline)
+
+    def with_baseline(self, baseline: str | Variant | tuple[str, str]) -> Comparison:
+        """The same comparison against another baseline (a report label or a variant)."""
+        return self._copy(baseline=baseline)
+
+    def pivot(self) -> Comparison:
+        """Swap the table's axes: variants as rows, scores as columns."""
+        return self._copy(pivoted=not self.pivoted)
+
+    # -- what is compared -------------------------------------------------------------------
+
+    @property
+    def labels(self) -> list[str]:
+        """Report labels, in input order."""
+        return list(dict.fromkeys(v.report for v in self._variants))
+
+    @property
+    def modes(self) -> list[str]:
+        """Query modes, in first-seen order."""
+        return list(dict.fromkeys(v.mode for v in self._variants))
+
+    @property
+    def variants(self) -> list[Variant]:
+        """The columns of the table: report label × query mode."""
+        return list(self._variants)
+
+    @property
+    def score_names(self) -> list[str]:
+        """Numeric scores compared (text-valued scores are listed in ``notes()``)."""
+        return list(self._scores)
+
+    @property
+    def primary_score(self) -> str:
+        """The score headlines use: nDCG@10 when present, else the first score."""
+        for name in PREFERRED_SCORES:
+            if name in self._scores:
+                return name
+        return self._scores[0] if self._scores else ""
+
+    def variant(self, name: str | Variant | tuple[str, str]) -> Variant:
+        """A variant from its name ``"label · mode"``, a (label, mode) tuple, or a Variant."""
+        if isinstance(name, tuple) and not isinstance(name, Variant):
+            name = Variant(*name)
+        return self.aligned.variants[self.aligned.variant_index(name)]
+
+    def _resolve_baseline(self, baseline: Any) -> Variant | str:
+        if baseline is None:
+            labels = self.labels
+            return labels[0] if len(labels) > 1 else self._variants[0]
+        if isinstance(baseline, str) and baseline in self.labels:
+            return baseline
+        try:
+            return self.variant(baseline)
+        except KeyError:
+            raise KeyError(
+                f"baseline {baseline!r} is neither a report label ({', '.join(self.labels)}) "
+                f"nor a variant ({', '.join(v.name for v in self._variants)})"
+            ) from None
+
+    def baseline_of(self, variant: Variant) -> Variant | None:
+        """The variant ``variant`` is compared with (None for a baseline itself)."""
+        if isinstance(self.baseline, Variant):
+            return None if variant == self.baseline else self.baseline
+        if variant.report == self.baseline:
+            return None
+        base = Variant(self.baseline, variant.mode)
+        return base if base in self._variants else None
+
+    def pairs(self) -> list[tuple[Variant, Variant]]:
+        """The comparisons shown: (baseline, variant) for every non-baseline variant."""
+        out = []
+        for v in self._variants:
+            base = self.baseline_of(v)
+            if base is not None:
+                out.append((base, v))
+        return out
+
+    # -- frames -----------------------------------------------------------------------------
+
+    def values(self, score: str) -> pd.DataFrame:
+        """Per-case values of one score: cases × variants (NaN = missing, failed or skipped)."""
+        s = self.aligned.score_index(score)
+        cols = [self.aligned.variant_index(v) for v in self._variants]
+        return pd.DataFrame(self.aligned.values[s][:, cols], columns=[v.name for v in self._variants],
+                            index=pd.Index(self.aligned.case_ids, name="case_id"))  # fmt: skip
+
+    def summary(self) -> pd.DataFrame:
+        """Per variant and score: mean, n, std, CI, pass rate, skipped, errors and missing cases."""
+        parts = []
+        for label in self.labels:
+            part = self.frames[label].summary()
+            part.insert(0, "report", label)
+            parts.append(part)
+        frame = pd.concat(parts, ignore_index=True)
+        frame.insert(0, "variant", [f"{Variant(r, m)}" for r, m in
+                                    zip(frame["report"], frame["query_mode"], strict=True)])  # fmt: skip
+        frame = frame[frame["variant"].isin([v.name for v in self._variants])
+                      & frame["score"].isin(self._scores)]  # fmt: skip
+        missing = self.missing_cases()
+        counts = missing[missing["status"] == "missing"].groupby("variant").size()
+        frame["n_missing"] = frame["variant"].map(counts).fillna(0).astype(int)
+        return _order_rows(frame, self._variants, self._scores)
+
+    def table(self, stat: str = "mean") -> pd.DataFrame:
+        """Scores × variants of one summary statistic (``mean``, ``n``, ``ci_low``, ...)."""
+        table = self.summary().pivot(index="score", columns="variant", values=stat)
+        table = table.reindex(index=self._scores, columns=[v.name for v in self._variants])
+        return table.T if self.pivoted else table
+
+    def deltas(self, score: str, a: Any = None, b: Any = None) -> pd.DataFrame:
+        """Per-case differences (variant − baseline) of ``score`` for the pairs shown, or a vs b.
+
+        Long format: case_id, baseline, variant, baseline_value, value, delta; cases without
+        a paired value are left out here and listed by ``missing_cases()``.
+        """
+        pairs = [(self.variant(a), self.variant(b))] if a is not None else self.pairs()
+        s = self.aligned.score_index(score)
+        parts = []
+        for base, v in pairs:
+            x = self.aligned.values[s][:, self.aligned.variant_index(base)]
+            y = self.aligned.values[s][:, self.aligned.variant_index(v)]
+            ok = ~(np.isnan(x) | np.isnan(y))
+            parts.append(pd.DataFrame({"case_id": self.aligned.case_ids[ok], "baseline": base.name,
+                                       "variant": v.name, "baseline_value": x[ok], "value": y[ok],
+                                       "delta": y[ok] - x[ok]}))  # fmt: skip
+        columns = ["case_id", "baseline", "variant", "baseline_value", "value", "delta"]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+    def significance(self) -> pd.DataFrame:
+        """Per pair shown and score: mean delta, bootstrap CI, permutation p (raw and Holm), W/T/L."""
+        return self._significance.copy()
+
+    @cached_property
+    def _significance(self) -> pd.DataFrame:
+        return self.test_pairs(self.pairs(), self._scores)
+
+    def test_pairs(self, pairs: Sequence[tuple[Any, Any]], scores: Sequence[str]) -> pd.DataFrame:
+        """Run the paired tests for any pairs × scores (Holm across exactly these rows)."""
+        pairs = [(self.variant(a), self.variant(b)) for a, b in pairs]
+        s_idx = [self.aligned.score_index(s) for s in scores]
+        a_idx = [self.aligned.variant_index(a) for a, _ in pairs]
+        b_idx = [self.aligned.variant_index(b) for _, b in pairs]
+        values = self.aligned.values[s_idx]  # scores × cases × variants
+        d = values[:, :, b_idx] - values[:, :, a_idx]  # scores × cases × pairs
+        d = d.transpose(1, 0, 2).reshape(len(self.aligned.case_ids), -1)
+        result = stats.paired_test(d, n_resamples=self.n_resamples, confidence=self.confidence,
+                                   seed=self.seed)  # fmt: skip
+        return _significance_frame(self, pairs, scores, result)
+
+    def missing_cases(self) -> pd.DataFrame:
+        """Cases absent from a variant (``missing``) or whose query failed (``query error``).
+
+        A case counts as missing from a variant when another variant of the same comparison
+        has it. These cases have no pair and are left out of deltas and tests.
+        """
+        rows = []
+        al = self.aligned
+        cols = [al.variant_index(v) for v in self._variants]
+        seen = al.present[:, cols].any(axis=1)
+        for v, j in zip(self._variants, cols, strict=True):
+            for status, mask in (
+                ("missing", seen & ~al.present[:, j]),
+                ("query error", al.failed[:, j]),
+            ):
+                for case_id in al.case_ids[mask]:
+                    rows.append(
+                        (v.name, v.report, v.mode, case_id, al.queries.get(case_id), status)
+                    )
+        columns = ["variant", "report", "query_mode", "case_id", "query", "status"]
+        return pd.DataFrame(rows, columns=columns)
+
+    # -- per-case access (explorer) ---------------------------------------------------------
+
+    def case_result(self, variant: Any, case_id: str) -> EvaluationCaseResult | None:
+        """The case result of ``case_id`` under ``variant`` (None when it is missing)."""
+        v = self.variant(variant)
+        row = self.aligned.rows.get((self.aligned.variant_index(v), case_id))
+        return None if row is None else self.reports[v.report].case_results[row]
+
+    def evidence_changes(self, a: Any, b: Any) -> pd.DataFrame:
+        """Per case and expected evidence item: matched under a, under b, and the change.
+
+        ``change`` is ``gained`` (b found what a missed), ``lost`` (a found, b missed) or ``same``.
+        """
+        va, vb = self.variant(a), self.variant(b)
+        ea, eb = self._evidence(va), self._evidence(vb)
+        merged = ea.merge(eb, on=["case_id", "label"], how="outer", suffixes=("_a", "_b"))
+        merged["matched_a"] = merged["matched_a"].fillna(False).astype(bool)
+        merged["matched_b"] = merged["matched_b"].fillna(False).astype(bool)
+        change = np.where(merged["matched_b"] & ~merged["matched_a"], "gained",
+                          np.where(merged["matched_a"] & ~merged["matched_b"], "lost", "same"))  # fmt: skip
+        return merged.assign(change=change)
+
+    def _evidence(self, v: Variant) -> pd.DataFrame:
+        frame = self.frames[v.report].evidence()
+        frame = frame[frame["query_mode"] == v.mode]
+        return frame[["case_id", "label", "matched", "rank"]].drop_duplicates(["case_id", "label"])
+
+    def verdict_flips(self, score: str, a: Any, b: Any) -> pd.DataFrame:
+        """Cases whose ``passed`` verdict on ``score`` differs between a and b."""
+        s = self.aligned.score_index(score)
+        ia, ib = (
+            self.aligned.variant_index(self.variant(a)),
+            self.aligned.variant_index(self.variant(b)),
+        )
+        pa, pb = self.aligned.passed[s][:, ia], self.aligned.passed[s][:, ib]
+        flip = ~np.isnan(pa) & ~np.isnan(pb) & (pa != pb)
+        return pd.DataFrame({"case_id": self.aligned.case_ids[flip], "passed_a": pa[flip] == 1,
+                             "passed_b": pb[flip] == 1})  # fmt: skip
+
+    # -- recipes ----------------------------------------------------------------------------
+
+    def manifest_diff(self, a: str | None = None, b: str | None = None) -> pd.DataFrame:
+        """Recipe-manifest keys (flattened, dotted) whose values differ: key × report label.
+
+        With ``a`` and ``b`` (report labels or variants), only those two reports.
+        """
+        labels = self.labels if a is None else [_label_of(self, a), _label_of(self, b)]
+        flat = {label: flatten(_manifest(self.reports[label])) for label in labels}
+        keys = list(dict.fromkeys(k for f in flat.values() for k in f))
+        rows = {k: [flat[label].get(k, "—") for label in labels] for k in keys}
+        differ = [k for k, vals in rows.items() if len({json.dumps(v, sort_keys=True, default=str)
+                                                         for v in vals}) > 1]  # fmt: skip
+        meaningful = [k for k in differ if k.split(".")[-1] not in _IGNORED_MANIFEST_KEYS]
+        keys = meaningful or differ
+        frame = pd.DataFrame(
+            [rows[k] for k in keys], columns=labels, index=pd.Index(keys, name="key")
+        )
+        return frame.astype(object)
+
+    def change_description(self, a: Variant, b: Variant, max_keys: int = 3) -> str:
+        """What differs from a to b: ``"chunking.size 100 → document; mode bm25 → dense"``."""
+        parts = []
+        if a.report != b.report:
+            diff = self.manifest_diff(a.report, b.report)
+            parts += [f"{k} {_short(r.iloc[0])} → {_short(r.iloc[1])}" for k, r in diff.iterrows()]
+            if len(parts) > max_keys:
+                parts = parts[:max_keys] + [f"+{len(diff) - max_keys} more"]
+            if not parts:
+                parts = [f"{a.report} → {b.report}"]
+        if a.mode != b.mode:
+            parts.append(f"mode {a.mode} → {b.mode}")
+        return "; ".join(parts) or "identical setup"
+
+    def headline(self, score: str | None = None) -> list[str]:
+        """One line per comparison shown: what changed, then the delta of ``score`` and its p."""
+        score = score or self.primary_score
+        sig = self._significance
+        lines = []
+        for base, v in self.pairs():
+            row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
+            result = (f"{format_delta(row['delta'])} ({format_p(row['p_holm'])})"
+                      if row["n_pairs"] else "no paired cases")  # fmt: skip
+            lines.append(f"{self.change_description(base, v)}: {score} {result}")
+        return lines
+
+    def notes(self) -> list[str]:
+        """Plain-language caveats: missing cases, failed queries, modes not run, text scores."""
+        notes = []
+        missing = self.missing_cases()
+        for (variant, status), group in missing.groupby(["variant", "status"], sort=False):
+            example = ", ".join(map(str, group["case_id"].head(3)))
+            notes.append(f"{variant}: {len(group)} case(s) {status} ({example}"
+                         f"{', …' if len(group) > 3 else ''}); left out of its paired tests.")  # fmt: skip
+        for label in self.labels:
+            absent = [m for m in self.modes if Variant(label, m) not in self._variants]
+            if absent:
+                notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
+        if self.aligned.text_scores:
+            notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
+        keys = {r.benchmark.key for r in self.reports.values()}
+        if len(keys) > 1:
+            notes.append(f"different benchmarks compared on purpose: {', '.join(sorted(keys))}.")
+        return notes
+
+    # -- doors into display -----------------------------------------------------------------
+
+    @property
+    def plot(self) -> Any:
+        """Plotly figures: ``.bars()``, ``.scatter(score, a, b)``, ``.deltas(score)``, ``.at_k("ndcg")``."""
+        from heta_notebook.display.comparison_figures import ComparisonPlots
+
+        return ComparisonPlots(self)
+
+    def explore(self, **options: Any) -> Any:
+        """An ipywidgets view of the cases where two variants differ most, side by side."""
+        from heta_notebook.display.comparison_explorer import ComparisonExplorer
+
+        return ComparisonExplorer(self, **options)
+
+    def to_html(self) -> str:
+        """The comparison table as a self-contained HTML fragment."""
+        from heta_notebook.display.comparison import comparison_html
+
+        return comparison_html(self)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        base = self.baseline.name if isinstance(self.baseline, Variant) else self.baseline
+        lines = [f"<Comparison of {len(self.labels)} report(s) × {len(self.modes)} mode(s), "
+                 f"{len(self.aligned.case_ids)} cases, baseline {base!r}>"]  # fmt: skip
+        lines += [f"  {line}" for line in self.headline()] if self._scores else []
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _significance_frame(
+    comparison: Comparison,
+    pairs: Sequence[tuple[Variant, Variant]],
+    scores: Sequence[str],
+    result: stats.PairedTest,
+) -> pd.DataFrame:
+    al = comparison.aligned
+    rows = []
+    for i, score in enumerate(scores):
+        s = al.score_index(score)
+        for j, (a, b) in enumerate(pairs):
+            k = i * len(pairs) + j
+            rows.append({
+                "score": score, "baseline": a.name, "variant": b.name,
+                "baseline_mean": _nanmean(al.values[s][:, al.variant_index(a)]),
+                "variant_mean": _nanmean(al.values[s][:, al.variant_index(b)]),
+                "delta": result.mean_diff[k], "ci_low": result.ci_low[k],
+                "ci_high": result.ci_high[k], "p_value": result.p_value[k],
+                "n_pairs": int(result.n[k]), "wins": int(result.wins[k]),
+                "ties": int(result.ties[k]), "losses": int(result.losses[k]),
+                "exact": bool(result.exact[k]),
+            })  # fmt: skip
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=["score", "baseline", "variant", "delta", "ci_low", "ci_high",
+                                     "p_value", "p_holm", "significant", "n_pairs", "wins",
+                                     "ties", "losses"])  # fmt: skip
+    frame.insert(frame.columns.get_loc("p_value") + 1, "p_holm", stats.holm(frame["p_value"]))
+    frame.insert(frame.columns.get_loc("p_holm") + 1, "significant", frame["p_holm"] < 0.05)
+    return frame
+
+
+def _nanmean(x: np.ndarray) -> float:
+    ok = ~np.isnan(x)
+    return float(x[ok].mean()) if ok.any() else float("nan")
+
+
+def _order_rows(frame: pd.DataFrame, variants: list[Variant], scores: list[str]) -> pd.DataFrame:
+    v_rank = {v.name: i for i, v in enumerate(variants)}
+    s_rank = {s: i for i, s in enumerate(scores)}
+    key = frame["variant"].map(v_rank) * (len(scores) + 1) + frame["score"].map(s_rank)
+    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def _label_of(comparison: Comparison, item: Any) -> str:
+    if isinstance(item, str) and item in comparison.reports:
+        return item
+    return comparison.variant(item).report
+
+
+def _manifest(report: EvaluationReport) -> Any:
+    if report.recipe_manifest:
+        return report.recipe_manifest
+    return report.knowledge_base_manifest  # heta-framework reports: the KB manifest
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts/lists → ``{"chunking.size": 100, "stages[0].name": "split"}``."""
+    if isinstance(data, Mapping):
+        if not data and prefix:
+            return {prefix: {}}
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(data, (list, tuple)) and any(isinstance(x, (Mapping, list, tuple)) for x in data):
+        out = {}
+        for i, value in enumerate(data):
+            out.update(flatten(value, f"{prefix}[{i}]"))
+        return out
+    return {prefix or "value": list(data) if isinstance(data, tuple) else data}
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_delta(value: float, digits: int = 3) -> str:
+    """A signed difference: ``+0.040`` / ``−0.012`` / ``±0.000``."""
+    if value is None or np.isnan(value):
+        return "–"
+    if round(value, digits) == 0:
+        return f"±{0:.{digits}f}"
+    return f"+{value:.{digits}f}" if value > 0 else f"−{abs(value):.{digits}f}"
+
+
+def format_p(p: float) -> str:
+    """``p<0.001``, ``p<0.01``, else ``p=0.23`` (Holm-adjusted p is what tables show)."""
+    if p is None or np.isnan(p):
+        return "p=–"
+    if p < 0.001:
+        return "p<0.001"
+    if p < 0.01:
+        return "p<0.01"
+    return f"p={p:.2f}"
+
+
+def significance_mark(p: float) -> str:
+    """``**`` for p < 0.01, ``*`` for p < 0.05, else empty."""
+    if p is None or np.isnan(p):
+        return ""
+    return "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+__all__ = [
+    "Comparison",
+    "Variant",
+    "check_benchmarks",
+    "collect_reports",
+    "compare",
+    "flatten",
+    "format_delta",
+    "format_p",
+    "significance_mark",
+]
