@@ -88,6 +88,21 @@ def details(summary: Any, *body: Any, open_: bool = False, **attributes: Any) ->
     return tag("details", tag("summary", summary), *body, open=open_, **attributes)
 
 
+class Cell(Markup):
+    """A complete ``<td>`` built by :func:`td`; :func:`table` inserts it as is."""
+
+    __slots__ = ()
+
+
+def td(*children: Any, **attributes: Any) -> Cell:
+    """A table cell with attributes (e.g. a class or a hover ``title``) for :func:`table`."""
+    return Cell(tag("td", *children, **attributes))
+
+
+def _cell(content: Any) -> Markup:
+    return content if isinstance(content, Cell) else tag("td", content)
+
+
 def table(
     header: Sequence[Any],
     rows: Iterable[Sequence[Any]],
@@ -95,9 +110,9 @@ def table(
     class_: str = "hn-table",
     **attributes: Any,
 ) -> Markup:
-    """A simple table; every cell escaped unless it is Markup."""
+    """A simple table; every cell escaped unless it is Markup (a :func:`td` keeps its attributes)."""
     head = tag("thead", tag("tr", *(tag("th", h) for h in header)))
-    body = tag("tbody", *(tag("tr", *(tag("td", c) for c in row)) for row in rows))
+    body = tag("tbody", *(tag("tr", *(_cell(c) for c in row)) for row in rows))
     return tag("table", head, body, class_=class_, **attributes)
 
 
@@ -125,6 +140,7 @@ def truncate(text: Any, limit: int = 300) -> str:
 
 
 __all__ = [
+    "Cell",
     "Markup",
     "attrs",
     "badge",
@@ -138,6 +154,7 @@ __all__ = [
     "style",
     "table",
     "tag",
+    "td",
     "truncate",
 ]
 

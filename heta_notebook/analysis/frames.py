@@ -1,0 +1,389 @@
+"""A report as tidy pandas DataFrames: summary, cases, scores, evidence, retrieved results.
+
+``ReportFrames(report)`` builds each frame lazily on first use and caches it. Frames are
+built in one pass over plain Python lists and numpy arrays (no per-row pandas work), so a
+10,000-case × 3-mode × 25-score report turns into frames in well under a second.
+
+Analysis never renders: the card, figures and explorers in ``heta_notebook.display`` read
+these frames and the per-case helpers at the bottom (``case_evidence``, ``case_results``).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from heta_notebook.evaluators import matching
+from heta_notebook.evaluators.aggregation import summarize
+from heta_notebook.schema import (
+    REASON_KEYS,
+    BenchmarkEvidence,
+    BenchmarkExpected,
+    EvaluationCaseResult,
+    EvaluationReport,
+)
+
+CASE_COLUMNS = ("row", "case_id", "query_mode", "query", "latency_ms", "error", "error_type",
+                "answer", "n_results")  # fmt: skip
+SUMMARY_COLUMNS = ("query_mode", "score", "mean", "n", "std", "ci_low", "ci_high", "pass_rate",
+                   "n_passed", "n_skipped", "n_error")  # fmt: skip
+
+
+class ReportFrames:
+    """Lazy, cached DataFrames of one report (``report.frames()``).
+
+    Every frame has a ``row`` column: the position of the case result in
+    ``report.case_results``, which joins frames to each other and back to the report.
+    """
+
+    def __init__(self, report: EvaluationReport) -> None:
+        self.report = report
+        self._cache: dict[str, Any] = {}
+
+    def _cached(self, key: str, build: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    # -- frames ---------------------------------------------------------------------------
+
+    def summary(self) -> pd.DataFrame:
+        """query_mode × score: mean, n, std, 95% CI, pass rate, n_passed, n_skipped, n_error."""
+        return self._cached("summary", self._build_summary).copy()
+
+    def cases(self) -> pd.DataFrame:
+        """One row per case × mode: query, latency, error, answer, and one column per score."""
+        return self._cached("cases", self._build_cases).copy()
+
+    def scores(self) -> pd.DataFrame:
+        """Long format: one row per score (value, text, passed, status, reason)."""
+        return self._cached("scores", self._build_scores).copy()
+
+    def evidence(self) -> pd.DataFrame:
+        """One row per expected evidence item per case × mode: matched or missing, rank, result."""
+        return self._cached("evidence", self._build_evidence).copy()
+
+    def results(self) -> pd.DataFrame:
+        """One row per retrieved result: rank, document id, score, relevance grade, relevant?"""
+        return self._cached("results", self._build_results).copy()
+
+    def metrics_table(self, stat: str = "mean") -> pd.DataFrame:
+        """Scores as rows, query modes as columns, values of ``stat`` (a summary column)."""
+        summary = self._cached("summary", self._build_summary)
+        table = summary.pivot(index="score", columns="query_mode", values=stat)
+        return table.reindex(index=self.score_names, columns=self.modes)
+
+    def latency(self) -> pd.DataFrame:
+        """Per query mode: n, mean, p50, p95, max latency (ms) and the number of query errors."""
+        cases = self._cached("cases", self._build_cases)
+        grouped = cases.groupby("query_mode", sort=False)
+        out = grouped["latency_ms"].agg(
+            n="count", mean="mean", p50="median", p95=lambda s: s.quantile(0.95), max="max"
+        )
+        out["n_error"] = grouped["error"].count()
+        return out.reindex(self.modes).rename_axis("query_mode").reset_index()
+
+    @property
+    def modes(self) -> list[str]:
+        """Query modes in report order (then any mode only seen in case results)."""
+        seen = dict.fromkeys(self.report.query_modes)
+        seen.update(dict.fromkeys(r.query_mode for r in self.report.case_results))
+        return list(seen)
+
+    @property
+    def score_names(self) -> list[str]:
+        """Score names in first-seen order."""
+        return list(self.report.score_names)
+
+    # -- builders -------------------------------------------------------------------------
+
+    def _build_summary(self) -> pd.DataFrame:
+        rows = []
+        for agg in summarize(self.report.case_results).values():
+            d = asdict(agg)
+            rows.append({**d, "score": agg.name, "mean": agg.value, "n": agg.n,
+                         "pass_rate": agg.pass_rate})  # fmt: skip
+        frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+        frame = _order(frame, self.modes, self.score_names)
+        for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+        return frame.reset_index(drop=True)
+
+    def _build_scores(self) -> pd.DataFrame:
+        rows: list[int] = []
+        names: list[str] = []
+        values: list[Any] = []
+        passed: list[bool | None] = []
+        mds: list[dict[str, Any]] = []
+        add_row, add_name, add_value = rows.append, names.append, values.append
+        add_passed, add_md = passed.append, mds.append
+        with _gc_paused():  # hundreds of thousands of new references: skip GC passes
+            for row, result in enumerate(self.report.case_results):
+                for score in result.scores:
+                    add_row(row)
+                    add_name(score.name)
+                    add_value(score.value)
+                    add_passed(score.passed)
+                    add_md(score.metadata)
+            cols = {"row": rows, "name": names, "value": values, "passed": passed, "md": mds}
+            return _scores_frame(self.report.case_results, cols, list(dict.fromkeys(names)))
+
+    def _build_cases(self) -> pd.DataFrame:
+        base = _case_base(self.report.case_results)
+        long = self._cached("scores", self._build_scores)
+        names = self.score_names
+        for name, column in _wide_scores(long, len(base), names).items():
+            base[name if name not in CASE_COLUMNS else f"score:{name}"] = column
+        return base
+
+    def _build_evidence(self) -> pd.DataFrame:
+        rows: list[tuple] = []
+        parsed: dict[str, BenchmarkExpected | None] = {}
+        for row, result in enumerate(self.report.case_results):
+            if result.case_id not in parsed:
+                parsed[result.case_id] = expected_of(result)
+            for item in case_evidence(result, parsed[result.case_id]):
+                rows.append((row, result.case_id, result.query_mode, *item.values()))
+        columns = ["row", "case_id", "query_mode", *EVIDENCE_FIELDS]
+        frame = pd.DataFrame.from_records(rows, columns=columns)
+        frame["rank"] = frame["rank"].astype("Int64")
+        return frame
+
+    def _build_results(self) -> pd.DataFrame:
+        rows: list[tuple] = []
+        parsed: dict[str, BenchmarkExpected | None] = {}
+        for row, result in enumerate(self.report.case_results):
+            if result.case_id not in parsed:
+                parsed[result.case_id] = expected_of(result)
+            for item in case_results(result, parsed[result.case_id]):
+                rows.append((row, result.case_id, result.query_mode, *item.values()))
+        columns = ["row", "case_id", "query_mode", *RESULT_FIELDS]
+        frame = pd.DataFrame.from_records(rows, columns=columns)
+        frame["relevance"] = frame["relevance"].astype("Int64")
+        return frame
+
+
+# --------------------------------------------------------------------------- frame helpers
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFrame:
+    mode_rank = {m: i for i, m in enumerate(modes)}
+    name_rank = {n: i for i, n in enumerate(names)}
+    keys = frame["query_mode"].map(mode_rank).fillna(len(modes)) * (len(names) + 1)
+    keys = keys + frame["score"].map(name_rank).fillna(len(names))
+    return frame.iloc[np.argsort(keys.to_numpy(), kind="stable")]
+
+
+def _case_base(case_results: Sequence[EvaluationCaseResult]) -> pd.DataFrame:
+    n = len(case_results)
+    case_id, mode, query, latency = [None] * n, [None] * n, [None] * n, [np.nan] * n
+    error, error_type, answer, n_results = [None] * n, [None] * n, [None] * n, [0] * n
+    for i, r in enumerate(case_results):
+        case_id[i], mode[i], query[i] = r.case_id, r.query_mode, r.query
+        if r.latency_ms is not None:
+            latency[i] = r.latency_ms
+        if r.error is not None:
+            error[i], error_type[i] = r.error.message, r.error.error_type
+        if r.response is not None:
+            answer[i], n_results[i] = r.response.answer, len(r.response.results)
+    return pd.DataFrame({"row": np.arange(n), "case_id": case_id, "query_mode": mode,
+                         "query": query, "latency_ms": np.asarray(latency, dtype=float),
+                         "error": error, "error_type": error_type, "answer": answer,
+                         "n_results": np.asarray(n_results, dtype=np.int64)})  # fmt: skip
+
+
+def _scores_frame(
+    case_results: Sequence[EvaluationCaseResult], cols: dict[str, list[Any]], names: list[str]
+) -> pd.DataFrame:
+    rows = np.asarray(cols["row"], dtype=np.int64)
+    values, texts = _split_values(cols["value"])
+    status, reason = _status_and_reason(cols["md"])
+    status_arr = np.asarray(status, dtype=object)
+    values[status_arr != "scored"] = np.nan
+    case_id = np.asarray([r.case_id for r in case_results], dtype=object)
+    mode = np.asarray([r.query_mode for r in case_results], dtype=object)
+    return pd.DataFrame({
+        "row": rows,
+        "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
+        "query_mode": mode[rows] if len(rows) else np.asarray([], dtype=object),
+        "score": pd.Categorical(cols["name"], categories=names),
+        "value": values,
+        "text": texts,
+        "passed": pd.array(cols["passed"], dtype="boolean"),
+        "status": pd.Categorical(status, categories=["scored", "skipped", "error"]),
+        "reason": reason,
+        "metadata": cols["md"],
+    })  # fmt: skip
+
+
+def _split_values(raw: list[Any]) -> tuple[np.ndarray, list[str | None]]:
+    """Numeric values (bool → 1/0, text → NaN) and the text values (None where numeric)."""
+    try:
+        return np.asarray(raw, dtype=float), [None] * len(raw)
+    except (TypeError, ValueError):
+        numbers = [np.nan if isinstance(v, str) else float(v) for v in raw]
+        texts = [v if isinstance(v, str) else None for v in raw]
+        return np.asarray(numbers, dtype=float), texts
+
+
+def _status_and_reason(metadata: list[dict[str, Any]]) -> tuple[list[str], list[str | None]]:
+    status: list[str] = ["scored"] * len(metadata)
+    reason: list[str | None] = [None] * len(metadata)
+    for i, md in enumerate(metadata):
+        if not md or not (
+            "error" in md or "skipped" in md or "reason" in md or "reasoning" in md
+            or "explanation" in md
+        ):  # fmt: skip
+            continue
+        if md.get("error"):
+            status[i] = "error"
+            error = md["error"]
+            reason[i] = str(error.get("message") if isinstance(error, dict) else error)
+        elif md.get("skipped"):
+            status[i] = "skipped"
+            reason[i] = md.get("skip_reason")
+        else:
+            reason[i] = next((str(md[k]) for k in REASON_KEYS if md.get(k)), None)
+    return status, reason
+
+
+def _wide_scores(long: pd.DataFrame, n_rows: int, names: list[str]) -> dict[str, Any]:
+    """One column per score: floats (NaN where skipped/failed/absent), text for text scores."""
+    codes = long["score"].cat.codes.to_numpy()
+    rows = long["row"].to_numpy()
+    matrix = np.full((n_rows, len(names)), np.nan)
+    matrix[rows, codes] = long["value"].to_numpy()
+    out: dict[str, Any] = {name: matrix[:, j] for j, name in enumerate(names)}
+    texts = long["text"].to_numpy()
+    has_text = np.flatnonzero(pd.notna(texts))
+    for j in np.unique(codes[has_text]):
+        column = np.full(n_rows, None, dtype=object)
+        picks = has_text[codes[has_text] == j]
+        column[rows[picks]] = texts[picks]
+        out[names[j]] = column
+    return out
+
+
+# --------------------------------------------------------------------------- per case
+
+
+EVIDENCE_FIELDS = ("index", "label", "reference_id", "relevance", "matched", "rank", "result_id",
+                   "matched_by", "source")  # fmt: skip
+RESULT_FIELDS = ("rank", "result_id", "document_id", "score", "kind", "text", "relevance",
+                 "relevant", "matched_evidence")  # fmt: skip
+
+
+def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
+    """The case's expected answers/evidence from ``metadata["expected"]`` (None if absent)."""
+    data = result.metadata.get("expected")
+    if not isinstance(data, dict):
+        return None
+    try:
+        return BenchmarkExpected.from_dict(data)
+    except ValueError:
+        return None
+
+
+def case_evidence(
+    result: EvaluationCaseResult, expected: BenchmarkExpected | None = None
+) -> list[dict[str, Any]]:
+    """Each expected evidence item of one case result: matched (rank, result id) or missing.
+
+    Uses ``metadata["expected"]`` and ``matching.match_evidence``; reports without it
+    (e.g. heta-framework's) fall back to an evidence-recall score's matched/missing metadata.
+    """
+    expected = expected if expected is not None else expected_of(result)
+    if expected is not None and expected.evidence:
+        results = result.response.results if result.response is not None else ()
+        matches = matching.match_evidence(expected.evidence, results)
+        return [_evidence_row(m, expected.evidence[m.index], "match") for m in matches]
+    return _evidence_from_scores(result)
+
+
+def _evidence_row(match: matching.EvidenceMatch, item: BenchmarkEvidence, source: str) -> dict:
+    return {"index": match.index, "label": match.label, "reference_id": item.reference_id,
+            "relevance": match.relevance, "matched": match.matched, "rank": match.rank,
+            "result_id": match.result_id, "matched_by": match.matched_by, "source": source}  # fmt: skip
+
+
+def _evidence_from_scores(result: EvaluationCaseResult) -> list[dict[str, Any]]:
+    for score in result.scores:
+        md = score.metadata
+        if "matched_evidence" not in md and "missing_evidence" not in md:
+            continue
+        rows = [_score_evidence_row(e, True, score.name) for e in md.get("matched_evidence") or []]
+        rows += [
+            _score_evidence_row(e, False, score.name) for e in md.get("missing_evidence") or []
+        ]
+        return sorted(rows, key=lambda r: (r["index"] is None, r["index"] or 0))
+    return []
+
+
+def _score_evidence_row(item: Any, matched: bool, score_name: str) -> dict[str, Any]:
+    item = item if isinstance(item, dict) else {"label": str(item)}
+    label = item.get("label") or item.get("reference_id") or str(item.get("index", "?"))
+    return {"index": item.get("index"), "label": str(label),
+            "reference_id": item.get("reference_id"), "relevance": item.get("relevance", 1),
+            "matched": matched, "rank": item.get("rank") if matched else None,
+            "result_id": item.get("result_id") if matched else None,
+            "matched_by": item.get("matched_by") if matched else None,
+            "source": f"score:{score_name}"}  # fmt: skip
+
+
+def case_results(
+    result: EvaluationCaseResult, expected: BenchmarkExpected | None = None
+) -> list[dict[str, Any]]:
+    """The ranked results of one case result with document id and relevance grade.
+
+    ``relevance`` is the qrels grade of the result's document (None when the case has no
+    expected evidence); ``matched_evidence`` lists labels of evidence items it matched.
+    """
+    if result.response is None:
+        return []
+    expected = expected if expected is not None else expected_of(result)
+    evidence = expected.evidence if expected is not None else ()
+    qrels = matching.qrels_of(evidence)
+    by_result: dict[str, list[str]] = {}
+    if evidence:
+        for m in matching.match_evidence(evidence, result.response.results):
+            if m.matched and m.result_id is not None:
+                by_result.setdefault(m.result_id, []).append(m.label)
+    return [_result_row(rank, r, qrels, by_result, bool(evidence))
+            for rank, r in enumerate(result.response.results, start=1)]  # fmt: skip
+
+
+def _result_row(rank: int, r: Any, qrels: dict, by_result: dict, judged: bool) -> dict[str, Any]:
+    docs = matching.document_ids(r)
+    grades = [qrels[d] for d in docs if d in qrels]
+    grade = max(grades) if grades else (0 if judged else None)
+    matched = by_result.get(r.id, [])
+    return {"rank": rank, "result_id": r.id, "document_id": docs[0] if docs else None,
+            "score": r.score, "kind": r.kind, "text": r.text, "relevance": grade,
+            "relevant": bool((grade or 0) > 0 or matched), "matched_evidence": matched}  # fmt: skip
+
+
+__all__ = [
+    "EVIDENCE_FIELDS",
+    "RESULT_FIELDS",
+    "ReportFrames",
+    "case_evidence",
+    "case_results",
+    "expected_of",
+]
