@@ -13,7 +13,6 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from heta_notebook.run.inputs import (
     named_recipes,
 )
 from heta_notebook.run.result import BenchmarkRunResult, RunCollection
-from heta_notebook.run.session import CaseGroup, RunSpec, run_spec
+from heta_notebook.run.session import CaseGroup, RunSpec, resolve_report_id, run_spec
 from heta_notebook.run.sync import run_sync
 from heta_notebook.store import ReportStore
 
@@ -127,7 +126,7 @@ async def _run_one(
     recipe_manifest = _recipe_manifest(recipe, kbs[0], label)
     fingerprint = _fingerprint(loaded, recipe_manifest, label, modes, evaluators, config)
     spec = RunSpec(
-        report_id=_report_id(config, store, kb_name, fingerprint, resume),
+        report_id=resolve_report_id(config, store, kb_name, fingerprint, resume),
         knowledge_base_name=kb_name,
         benchmark=loaded.manifest,
         query_modes=modes,
@@ -218,24 +217,6 @@ def _fingerprint(
     }
     text = json.dumps(identity, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _report_id(
-    config: BenchmarkRunConfig,
-    store: ReportStore | None,
-    kb_name: str,
-    fingerprint: str,
-    resume: bool,
-) -> str:
-    """The given id; with ``resume``, the latest run of the same fingerprint; else a new id."""
-    if config.report_id:
-        return config.report_id
-    prefix = f"eval-{fingerprint[:12]}"
-    if resume and store is not None:
-        previous = [rid for rid in store.report_ids(kb_name) if rid.startswith(prefix)]
-        if previous:
-            return max(previous)
-    return f"{prefix}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S-%f')}"
 
 
 def _as_store(store: ReportStore | str | os.PathLike[str] | None) -> ReportStore | None:

@@ -62,7 +62,7 @@ async def load_benchmark(benchmark: Any, workspace: Path) -> LoadedBenchmark:
     benchmark = adapt_heta(benchmark, "benchmark")
     prepared = None
     if hasattr(benchmark, "prepare"):
-        prepared = await _maybe_await(benchmark.prepare(workspace))
+        prepared = await _maybe_await(benchmark.prepare(_benchmark_workspace(workspace)))
     documents = tuple(await _collect(benchmark.documents(prepared)))
     cases = tuple(await _collect(benchmark.cases(prepared)))
     units = ()
@@ -136,6 +136,12 @@ def named_recipes(recipes: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
             label, n = f"{base}-{n}", n + 1
         named[label] = recipe
     return named
+
+
+def _benchmark_workspace(root: Path) -> Any:
+    from heta_notebook.benchmarks.protocol import BenchmarkWorkspace
+
+    return BenchmarkWorkspace(root_dir=root, cache_dir=root / "cache")
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from heta_notebook.evaluators.protocol import settings_of
@@ -94,8 +96,27 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     return report
 
 
+def resolve_report_id(
+    config: BenchmarkRunConfig,
+    store: Any,
+    kb_name: str,
+    fingerprint: str,
+    resume: bool,
+) -> str:
+    """The given id; with ``resume``, the latest run of the same fingerprint; else a new id."""
+    if config.report_id:
+        return config.report_id
+    prefix = f"eval-{fingerprint[:12]}"
+    if resume and store is not None:
+        previous = [rid for rid in store.report_ids(kb_name) if rid.startswith(prefix)]
+        if previous:
+            return max(previous)
+    return f"{prefix}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S-%f')}"
+
+
 def _finished_results(spec: RunSpec) -> dict[tuple[str, str], EvaluationCaseResult]:
     store, kb, rid = spec.store, spec.knowledge_base_name, spec.report_id
+    _drop_torn_line(store.checkpoint_path(kb, rid))
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
     if store.exists(kb, rid):
         for result in store.load(kb, rid).case_results:
@@ -103,6 +124,16 @@ def _finished_results(spec: RunSpec) -> dict[tuple[str, str], EvaluationCaseResu
     for result in store.read_checkpoint(kb, rid):
         finished[(result.case_id, result.query_mode)] = result
     return finished
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line left unfinished by a killed process, so new lines start clean."""
+    if not path.is_file():
+        return
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        if data and not data.endswith(b"\n"):
+            handle.truncate(data.rfind(b"\n") + 1)
 
 
 def _pairs(spec: RunSpec) -> Iterator[tuple[int, CaseGroup, BenchmarkCase, str]]:

@@ -1,0 +1,175 @@
+"""Checkpoint and resume: an interrupted run (exception, cancellation, SIGKILL) finishes with
+exactly the case results of a clean run, none lost and none duplicated."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from tests._runner_helpers import (
+    MODES,
+    AnswerMatch,
+    ListBenchmark,
+    TopHit,
+    ToyKB,
+    comparable,
+    make_cases,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _benchmark(n: int = 12) -> ListBenchmark:
+    return ListBenchmark(cases=make_cases(n), evaluators=(TopHit(), AnswerMatch()))
+
+
+async def _clean_report(n: int = 12):
+    result = await BenchmarkRunner().run(benchmark=_benchmark(n), recipe=ToyKB(), knowledge_base_name="kb",
+                                         query_modes=MODES, progress=False)  # fmt: skip
+    return result.report
+
+
+def _checkpoint_lines(store: ReportStore, report_id: str) -> list[tuple[str, str]]:
+    path = store.checkpoint_path("kb", report_id)
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [(row["case_id"], row["query_mode"]) for row in rows]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_keyboard_interrupt_returns_partial_report_and_resume_completes_it(
+    tmp_path, concurrency
+):
+    store = ReportStore(tmp_path)
+    config = BenchmarkRunConfig(
+        report_id="run-1", checkpoint_every=1, max_concurrent_queries=concurrency
+    )
+    runner = BenchmarkRunner()
+    options = dict(benchmark=_benchmark(), knowledge_base_name="kb", query_modes=MODES, config=config,
+                   store=store, progress=False)  # fmt: skip
+
+    first = await runner.run(recipe=ToyKB(interrupt_after=7), **options)
+    assert first.report.is_partial and first.report.metadata["interrupted"] == "KeyboardInterrupt"
+    assert len(first.report.case_results) <= 7
+    saved = store.load("kb", "run-1")
+    assert saved.is_partial and saved.case_results == first.report.case_results
+
+    resumed_kb = ToyKB()
+    final = (await runner.run(recipe=resumed_kb, **options)).report
+    assert not final.is_partial
+    assert final.metadata["resumed"] == len(first.report.case_results)
+    assert resumed_kb.calls == 24 - len(first.report.case_results)  # finished pairs are skipped
+    assert comparable(final) == comparable(await _clean_report())
+    lines = _checkpoint_lines(store, "run-1")
+    assert len(lines) == len(set(lines)) == 24  # nothing lost, nothing done twice
+    assert store.load("kb", "run-1").case_results == final.case_results
+
+
+async def test_cancelled_run_persists_partial_report_and_resume_true_finds_it(tmp_path):
+    store = ReportStore(tmp_path)
+    config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
+    options = dict(benchmark=_benchmark(), knowledge_base_name="kb", query_modes=MODES, config=config,
+                   store=store, progress=False)  # fmt: skip
+    task = asyncio.ensure_future(
+        BenchmarkRunner().run(recipe=ToyKB(delay=0.01), resume=True, **options)
+    )
+    while not any(store.checkpoint_path("kb", rid).exists() and len(_checkpoint_lines(store, rid)) >= 5
+                  for rid in store.report_ids("kb")):  # fmt: skip
+        await asyncio.sleep(0.005)
+    task.cancel()
+    partial = (await task).report
+    assert partial.is_partial and partial.metadata["interrupted"] == "CancelledError"
+    assert 5 <= len(partial.case_results) < 24
+
+    final = (await BenchmarkRunner().run(recipe=ToyKB(), resume=True, **options)).report
+    assert final.report_id == partial.report_id
+    assert comparable(final) == comparable(await _clean_report())
+    lines = _checkpoint_lines(store, final.report_id)
+    assert len(lines) == len(set(lines)) == 24
+
+
+async def test_running_a_finished_report_id_again_changes_nothing(tmp_path):
+    store = ReportStore(tmp_path)
+    config = BenchmarkRunConfig(report_id="done")
+    options = dict(benchmark=_benchmark(4), knowledge_base_name="kb", query_modes=MODES, config=config,
+                   store=store, progress=False)  # fmt: skip
+    first = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
+    kb = ToyKB()
+    again = (await BenchmarkRunner().run(recipe=kb, **options)).report
+    assert kb.calls == 0 and again.case_results == first.case_results
+
+
+async def test_without_resume_a_new_report_id_is_used(tmp_path):
+    options = dict(benchmark=_benchmark(2), knowledge_base_name="kb", query_modes=MODES,
+                   store=ReportStore(tmp_path), progress=False)  # fmt: skip
+    a = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
+    b = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
+    assert a.report_id != b.report_id
+    assert a.metadata["fingerprint"] == b.metadata["fingerprint"]
+
+
+_SCRIPT = """
+import asyncio, sys
+sys.path.insert(0, {root!r})
+from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, ToyKB, TopHit, make_cases
+
+config = BenchmarkRunConfig(report_id="killed", checkpoint_every=1, max_concurrent_queries=2)
+benchmark = ListBenchmark(cases=make_cases({n}), evaluators=(TopHit(), AnswerMatch()))
+asyncio.run(BenchmarkRunner().run(benchmark=benchmark, recipe=ToyKB(delay=0.05), knowledge_base_name="kb",
+                                  query_modes=MODES, config=config, store=ReportStore({store!r}), progress=False))
+"""
+
+
+def test_sigkilled_run_resumes_to_the_clean_result(tmp_path):
+    store_dir = tmp_path / "store"
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(_SCRIPT.format(root=str(ROOT), n=40, store=str(store_dir))))
+    process = subprocess.Popen([sys.executable, str(script)], cwd=ROOT)
+    checkpoint = ReportStore(store_dir).checkpoint_path("kb", "killed")
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if checkpoint.exists() and checkpoint.read_text().count("\n") >= 6:
+                break
+            time.sleep(0.01)
+        assert process.poll() is None, "the run finished before it could be killed"
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    store = ReportStore(store_dir)
+    assert not store.exists("kb", "killed")  # killed: no report, only the checkpoint
+    done_before = len(store.read_checkpoint("kb", "killed"))
+    assert 6 <= done_before < 80
+
+    kb = ToyKB()
+    config = BenchmarkRunConfig(report_id="killed")
+    benchmark = ListBenchmark(cases=make_cases(40), evaluators=(TopHit(), AnswerMatch()))
+    final = BenchmarkRunner().run_sync(benchmark=benchmark, recipe=kb, knowledge_base_name="kb", query_modes=MODES,
+                                       config=config, store=store, progress=False).report  # fmt: skip
+    assert kb.calls == 80 - done_before
+    clean = asyncio.run(_clean_report(40))
+    assert comparable(final) == comparable(clean)
+    lines = _checkpoint_lines(store, "killed")
+    assert sorted(set(lines)) == sorted((r.case_id, r.query_mode) for r in clean.case_results)
+    assert len(lines) == 80
+
+
+async def test_a_torn_last_checkpoint_line_is_cut_before_resuming(tmp_path):
+    store = ReportStore(tmp_path)
+    options = dict(benchmark=_benchmark(3), knowledge_base_name="kb", query_modes=MODES,
+                   config=BenchmarkRunConfig(report_id="torn", checkpoint_every=1, max_concurrent_queries=1), store=store, progress=False)  # fmt: skip
+    await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=2), **options)
+    path = store.checkpoint_path("kb", "torn")
+    path.write_text(path.read_text() + '{"case_id": "q2", "que')  # a kill in the middle of a write
+    final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
+    assert len(store.read_checkpoint("kb", "torn")) == 6 == len(final.case_results)
