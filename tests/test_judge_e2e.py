@@ -88,3 +88,37 @@ def test_run_with_judges_keeps_reasons_and_reuses_judgments(
     for path in (tmp_path / "store").rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("heta_notebook.experiments") is None,
+    reason="experiments.evaluate has not landed",
+)
+def test_judges_in_honeyhive_style_evaluate(server: JudgeServer, tmp_path: Path) -> None:
+    from heta_notebook.experiments import evaluate
+
+    def rag(inputs: dict[str, Any]) -> dict[str, Any]:
+        answer = "Paris" if "France" in inputs["question"] else "no idea"
+        return {"answer": answer, "contexts": [f"Notes about {inputs['question']}"]}
+
+    dataset = [
+        {"inputs": {"question": "Capital of France?"}, "ground_truth": {"answer": "Paris"}},
+        {"inputs": {"question": "Capital of Peru?"}, "ground_truth": {"answer": "Lima"}},
+        {"inputs": {"question": "Any comment?"}},  # no ground truth: correctness is skipped
+    ]
+    judges = [
+        AnswerCorrectnessJudge.from_env(cache_dir=tmp_path / "cache", backoff=0.01),
+        ContextRelevanceJudge.from_env(cache_dir=tmp_path / "cache", backoff=0.01),
+    ]
+    report = evaluate(rag, dataset, evaluators=judges, progress=False)
+    by_case = {r.query: r for r in report.case_results}
+    france = by_case["Capital of France?"].score("answer_correctness")
+    assert france.value == 1.0 and france.reason == "States the expected answer."
+    peru = by_case["Capital of Peru?"].score("answer_correctness")
+    assert peru.value == 0.0 and peru.reason == "The answer does not address the question."
+    assert by_case["Any comment?"].score("answer_correctness").status == "skipped"
+    relevance = by_case["Any comment?"].score("context_relevance")
+    assert relevance.status == "scored" and "Notes about Any comment?" in str(
+        [r.body["messages"][1]["content"] for r in server.requests]
+    )
+    assert len(server.requests) == 2 + 3
