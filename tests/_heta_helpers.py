@@ -25,7 +25,7 @@ def offline_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
 
     heta-framework's ``ParseDocuments`` counts tokens with tiktoken ``cl100k_base`` for every
     document; without a cached file each call tries a download first (measured: 17 s for
-    110 documents with a failing DNS lookup, 1.2 s with this cache).
+    92 documents with a failing DNS lookup, 1.2 s with this cache).
     """
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
