@@ -35,7 +35,9 @@ async def judge_all(judge: AnswerCorrectnessJudge) -> float:
 
 def main() -> None:
     with JudgeServer() as server, tempfile.TemporaryDirectory() as folder:
-        judge = AnswerCorrectnessJudge(base_url=server.base_url, cache_dir=folder, max_concurrency=8)
+        judge = AnswerCorrectnessJudge(
+            base_url=server.base_url, cache_dir=folder, max_concurrency=8
+        )
         fresh = asyncio.run(judge_all(judge))
         cached = asyncio.run(judge_all(judge))
         print(f"{N} judgments, concurrency 8, local endpoint (instant replies)")
