@@ -241,8 +241,11 @@ class KnowledgeBase:
         beir_id = info.get("metadata", {}).get("beir_document_id")
         if beir_id:
             source["beir_document_id"] = beir_id
-        if self.benchmark is not None and info.get("name"):
-            key = f"raw/benchmarks/{self.benchmark.name}/{self.benchmark.split}/{chunk.document_id}/{info['name']}"
+        key = info.get("metadata", {}).get("heta_raw_key")  # set by the heta-framework adapter
+        if key is None and self.benchmark is not None and info.get("name"):
+            bench = self.benchmark
+            key = f"raw/benchmarks/{bench.name}/{bench.split}/{chunk.document_id}/{info['name']}"
+        if key:
             source.update(source_key=key, object_key=key)
         return source
 
