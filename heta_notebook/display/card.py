@@ -135,9 +135,8 @@ def _metric_row(name: str, group: pd.DataFrame, modes: list[str]) -> list[Any]:
 def _metric_cell(row: Any, best: float | None) -> Cell:
     is_best = best is not None and pd.notna(row.mean) and row.mean >= best - 1e-12
     value = _value_text(row)
-    small = f"n={fmt_int(row.n)}" + (
-        f" · {fmt_ci(row.ci_low, row.ci_high)}" if pd.notna(row.ci_low) else ""
-    )
+    ci = f" · {fmt_ci(row.ci_low, row.ci_high, 2)}" if pd.notna(row.ci_low) else ""
+    small = f"n={fmt_int(row.n)}{ci}"
     extra = []
     if row.n_skipped:
         extra.append(f"{row.n_skipped} skipped")
