@@ -398,3 +398,17 @@ def test_a_cached_reply_that_no_longer_fits_is_asked_again(
     score = judge_one(labelled)  # same messages, so same key; the cached score has no label
     assert score.metadata["cache_key"] == first.metadata["cache_key"]
     assert (score.value, score.metadata["cache_hit"], len(server.requests)) == ("good", False, 2)
+
+
+def test_identical_requests_in_flight_are_sent_once(server: JudgeServer, tmp_path: Path) -> None:
+    server.default = Reply(content=verdict(0.8, "Shared."), delay=0.1)
+    judge = make_judge(server, tmp_path, refresh=True)
+
+    async def run() -> list[EvaluationScore]:
+        same = [judge.evaluate(case=case(), response=response()) for _ in range(3)]
+        return await asyncio.gather(*same)
+
+    scores = asyncio.run(asyncio.wait_for(run(), BOUND))
+    assert len(server.requests) == 1
+    assert [s.reason for s in scores] == ["Shared."] * 3
+    assert sorted(s.metadata["cache_hit"] for s in scores) == [False, True, True]

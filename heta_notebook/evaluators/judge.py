@@ -252,6 +252,8 @@ class LLMJudge:
         self.settings = base
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._semaphores = weakref.WeakKeyDictionary()
+        self._pending: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]]
+        self._pending = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_env(cls, *args: Any, **options: Any) -> LLMJudge:
@@ -369,8 +371,25 @@ class LLMJudge:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
         )
-        score = self._from_cache(key) or await self._ask(messages, key, api_key)
+        score = self._from_cache(key) or await self._ask_once(messages, key, api_key)
         return _redact_score(score, api_key)
+
+    async def _ask_once(
+        self, messages: list[dict[str, str]], key: str, api_key: str | None
+    ) -> EvaluationScore:
+        """Ask, unless the same request is already in flight: then share its reply (one bill)."""
+        loop = asyncio.get_running_loop()
+        pending = self._pending.setdefault(loop, {})
+        task = pending.get(key)
+        if task is None:
+            task = pending[key] = loop.create_task(self._ask(messages, key, api_key))
+            task.add_done_callback(lambda _: pending.pop(key, None))
+            return await asyncio.shield(task)
+        score = await asyncio.shield(task)
+        if score.status != "scored":
+            return score
+        shared = {**score.metadata, "cache_hit": True, "attempts": 0, "shared_request": True}
+        return score.model_copy(update={"metadata": shared})
 
     def _from_cache(self, key: str) -> EvaluationScore | None:
         if self.cache is None or self.refresh:
