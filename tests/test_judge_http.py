@@ -412,3 +412,12 @@ def test_identical_requests_in_flight_are_sent_once(server: JudgeServer, tmp_pat
     assert len(server.requests) == 1
     assert [s.reason for s in scores] == ["Shared."] * 3
     assert sorted(s.metadata["cache_hit"] for s in scores) == [False, True, True]
+
+
+def test_an_unwritable_cache_costs_the_cache_not_the_judgment(
+    server: JudgeServer, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("a file where the cache folder should be", encoding="utf-8")
+    score = judge_one(make_judge(server, tmp_path, cache_dir=blocker))
+    assert score.status == "scored" and "cache_error" in score.metadata

@@ -429,7 +429,11 @@ class LLMJudge:
         except JudgeParseError as exc:
             return EvaluationScore.error_score(self.name, exc, **meta, **_reply_meta(reply))
         if self.cache is not None:
-            self.cache.put(key, self._cache_entry(messages, reply, api_key))
+            try:
+                self.cache.put(key, self._cache_entry(messages, reply, api_key))
+            except OSError as exc:  # a read-only or full disk costs the cache, not the judgment
+                metadata = {**score.metadata, "cache_error": f"{type(exc).__name__}: {exc}"}
+                score = score.model_copy(update={"metadata": metadata})
         return score
 
     def _score(
