@@ -13,7 +13,7 @@ import pandas as pd
 
 from heta_notebook.analysis.compare import format_delta, format_p, significance_mark
 from heta_notebook.display.html import Markup, badge, details, join, panel, raw, style, tag
-from heta_notebook.display.theme import BAD, MUTED, OK, color_for, fmt_ci, fmt_int, fmt_num
+from heta_notebook.display.theme import BAD, MUTED, OK, color_map, fmt_ci, fmt_int, fmt_num
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis.compare import Comparison
@@ -61,7 +61,8 @@ def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     sub = (
         f"baseline {base_text} · paired sign-flip permutation test and bootstrap 95% CI "
         f"({fmt_int(comparison.n_resamples)} resamples), Holm-corrected across {len(sig)} "
-        "comparisons · * p<0.05, ** p<0.01 · hover a cell for CI, p and win/tie/loss"
+        "comparisons · * p<0.05, ** p<0.01 (deltas coloured only when significant) · small "
+        "numbers: wins/ties/losses per case vs baseline · hover a cell for CI and p-values"
     )
     title = (
         f"Comparison: {len(comparison.labels)} report(s) × {len(comparison.modes)} mode(s), "
@@ -114,6 +115,7 @@ def _table(comparison: Comparison, sig: pd.DataFrame) -> Markup:
 
 
 def _column_headers(comparison: Comparison) -> list[Markup]:
+    colors = color_map(comparison.labels)
     groups: list[tuple[str, int]] = []
     for v in comparison.variants:
         if groups and groups[-1][0] == v.report:
@@ -121,7 +123,7 @@ def _column_headers(comparison: Comparison) -> list[Markup]:
         else:
             groups.append((v.report, 1))
     top = [tag("th", "")] + [
-        tag("th", _swatch(label), label, colspan=str(span), class_="hn-group")
+        tag("th", _swatch(colors[label]), label, colspan=str(span), class_="hn-group")
         for label, span in groups
     ]
     bottom = [tag("th", "score")] + [
@@ -133,9 +135,9 @@ def _column_headers(comparison: Comparison) -> list[Markup]:
 
 def _pivoted_table(comparison: Comparison, rows: list[tuple[str, list[Markup]]]) -> Markup:
     head = tag("tr", tag("th", "variant"), *(tag("th", score) for score, _ in rows))
-    body = []
+    body, colors = [], color_map(comparison.labels)
     for i, v in enumerate(comparison.variants):
-        body.append(tag("tr", tag("td", _swatch(v.report), tag("b", v.report), " · ", v.mode),
+        body.append(tag("tr", tag("td", _swatch(colors[v.report]), tag("b", v.report), " · ", v.mode),
                         *(cells[i] for _, cells in rows)))  # fmt: skip
     return tag("table", tag("thead", head), tag("tbody", *body), class_="hn-table")
 
@@ -148,8 +150,8 @@ def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row
         note = tag("span", "baseline", class_="hn-wtl") if comparison.baseline_of(v) is None else ""
         return tag("td", fmt_num(value), note, class_=classes or None, title=f"n={fmt_int(n)}")
     mark = significance_mark(row.p_holm)
-    direction = "hn-up" if row.delta > 0 else "hn-down" if row.delta < 0 else "hn-flat"
-    if round(row.delta, 3) == 0:
+    direction = "hn-up" if row.delta > 0 else "hn-down"
+    if not mark or round(row.delta, 3) == 0:  # colour only what the test supports
         direction = "hn-flat"
     tooltip = (
         f"{v.name} vs {row.baseline}\nmean {fmt_num(value)} (n={fmt_int(n)})\n"
@@ -171,8 +173,8 @@ def _p(p: float) -> str:
     return "–" if p is None or np.isnan(p) else f"{p:.4f}"
 
 
-def _swatch(label: str) -> Markup:
-    return tag("span", "", class_="hn-swatch", style=f"background:{color_for(label)}")
+def _swatch(color: str) -> Markup:
+    return tag("span", "", class_="hn-swatch", style=f"background:{color}")
 
 
 def _notes(comparison: Comparison) -> Markup:
