@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from heta_notebook.evaluators.protocol import settings_of
 from heta_notebook.integrations.heta._common import is_heta_object, require_heta
 from heta_notebook.integrations.heta.records import (
     case_from_heta,
@@ -54,7 +56,8 @@ class OurEvaluatorForHeta:
 
     heta-framework turns an evaluator exception into an error for the whole case (the
     response and the other scores are lost); this wrapper records it as an error score
-    instead, as our runner does.
+    instead, as our runner does, and applies the evaluator's ``EvaluatorSettings`` timeout
+    and retries.
     """
 
     evaluator: Any
@@ -66,13 +69,27 @@ class OurEvaluatorForHeta:
 
     async def evaluate(self, *, case: Any, response: Any) -> Any:
         """Score heta-framework's ``response`` for its ``case`` with our evaluator."""
+        ours_case, ours_response = case_from_heta(case), response_from_heta(response)
         try:
-            score = await self.evaluator.evaluate(
-                case=case_from_heta(case), response=response_from_heta(response)
-            )
+            score = await self._call(ours_case, ours_response)
         except Exception as exc:  # noqa: BLE001 - isolate evaluator failures per score
             score = EvaluationScore.error_score(self.name, exc)
         return score_to_heta(score)
+
+    async def _call(self, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
+        """Honour ``EvaluatorSettings`` timeout/retries (heta's runner knows none of them)."""
+        settings = settings_of(self.evaluator)
+        if getattr(self.evaluator, "_handles_settings", False):  # @evaluator functions do
+            return await self.evaluator.evaluate(case=case, response=response)
+        for attempt in range(settings.retry_count + 1):
+            try:
+                call = self.evaluator.evaluate(case=case, response=response)
+                return await asyncio.wait_for(call, settings.timeout)
+            except Exception:
+                if attempt == settings.retry_count:
+                    raise
+                await asyncio.sleep(settings.retry_backoff * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def __repr__(self) -> str:
         return f"OurEvaluatorForHeta({self.evaluator!r})"
