@@ -226,14 +226,19 @@ def _as_store(store: ReportStore | str | os.PathLike[str] | None) -> ReportStore
 
 
 def _workspace(workspace: str | os.PathLike[str] | None, store: ReportStore | None) -> Path:
-    """Where KBs are built and cached: given, the store's ``kb`` cache, or a temporary folder."""
+    """Where KBs are built and cached: given, the store's ``kb`` cache, or one temp folder.
+
+    Builds are keyed by recipe and corpus hashes, so sharing the temp folder is safe.
+    """
     if workspace is not None:
         path = Path(workspace)
         path.mkdir(parents=True, exist_ok=True)
         return path
     if store is not None:
         return store.cache_dir("kb")
-    return Path(tempfile.mkdtemp(prefix="heta_notebook_kb_"))
+    path = Path(tempfile.gettempdir()) / "heta-notebook-cache" / "kb"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _benchmark_workspace(kb_workspace: Path, store: ReportStore | None) -> Path:

@@ -79,14 +79,18 @@ async def score_case(
     response: QueryResponse,
     default_timeout: float | None = None,
 ) -> tuple[EvaluationScore, ...]:
-    """All evaluators' scores in evaluator order; slow (non built-in) ones run concurrently."""
+    """All evaluators' scores in evaluator order; slow (non built-in) ones run concurrently.
+
+    Built-in metrics are scored in line, several at once through their batch kernel
+    (one numpy pass for e.g. the 25 BEIR metrics instead of 25).
+    """
     scores: list[EvaluationScore | None] = [None] * len(evaluators)
-    slow: list[int] = []
-    for index, evaluator in enumerate(evaluators):
-        if is_inline(evaluator) and default_timeout is None:
-            scores[index] = await score_one(evaluator, case, response)
-        else:
-            slow.append(index)
+    inline = [i for i, ev in enumerate(evaluators) if default_timeout is None and is_inline(ev)]
+    _score_inline(evaluators, inline, case, response, scores)
+    for index in inline:
+        if scores[index] is None:
+            scores[index] = await score_one(evaluators[index], case, response)
+    slow = [i for i in range(len(evaluators)) if scores[i] is None]
     if len(slow) == 1:
         scores[slow[0]] = await score_one(evaluators[slow[0]], case, response, default_timeout)
     elif slow:
@@ -96,6 +100,27 @@ async def score_case(
         for index, score in zip(slow, done, strict=True):
             scores[index] = score
     return tuple(s for s in scores if s is not None)
+
+
+def _score_inline(
+    evaluators: Sequence[Any],
+    inline: list[int],
+    case: BenchmarkCase,
+    response: QueryResponse,
+    scores: list[EvaluationScore | None],
+) -> None:
+    """Fill ``scores`` for the batch-capable built-ins in one call; on failure leave them unset."""
+    from heta_notebook.evaluators.retrieval import evaluate_batch, supports_batch
+
+    batch = [i for i in inline if supports_batch(evaluators[i])]
+    if len(batch) < 2:
+        return
+    try:
+        (row,) = evaluate_batch([evaluators[i] for i in batch], [case], [response])
+    except Exception:  # noqa: BLE001 - scored one by one instead, each failure isolated
+        return
+    for index, score in zip(batch, row, strict=True):
+        scores[index] = score
 
 
 def as_score(value: Any, name: str) -> EvaluationScore:
