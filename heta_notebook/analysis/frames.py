@@ -89,6 +89,41 @@ class ReportFrames:
         out["n_error"] = grouped["error"].count()
         return out.reindex(self.modes).rename_axis("query_mode").reset_index()
 
+    def case_column(self, name: str) -> np.ndarray:
+        """One per-case-result column (``case_id``, ``query_mode``, ``query``, ``latency_ms``,
+        ``error``) without building the whole cases frame (cheap on very large reports)."""
+        if "cases" in self._cache:
+            return self._cache["cases"][name].to_numpy()
+        return self._cached(f"col:{name}", lambda: _case_column(self.report.case_results, name))
+
+    def score_column(self, name: str) -> pd.DataFrame:
+        """One score for every case result (index = ``row``): value (NaN unless scored),
+        passed (True/False/None) and status (``missing`` where the case has no such score)."""
+        return self._cached(f"score:{name}", lambda: self._build_score_column(name))
+
+    def _build_score_column(self, name: str) -> pd.DataFrame:
+        n = len(self.report.case_results)
+        value = np.full(n, np.nan)
+        passed = np.full(n, None, dtype=object)
+        status = np.full(n, "missing", dtype=object)
+        if "scores" in self._cache:
+            long = self._cache["scores"]
+            picked = long[long["score"] == name]
+            rows = picked["row"].to_numpy()
+            value[rows] = picked["value"].to_numpy(dtype=float)
+            passed[rows] = [None if pd.isna(v) else bool(v) for v in picked["passed"]]
+            status[rows] = picked["status"].astype(str).to_numpy()
+        else:
+            for row, result in enumerate(self.report.case_results):
+                for score in result.scores:
+                    if score.name == name:
+                        status[row] = score.status
+                        passed[row] = score.passed
+                        number = score.numeric
+                        value[row] = np.nan if number is None else number
+                        break
+        return pd.DataFrame({"value": value, "passed": passed, "status": status})
+
     @property
     def modes(self) -> list[str]:
         """Query modes in report order (then any mode only seen in case results)."""
@@ -207,6 +242,18 @@ def _case_base(case_results: Sequence[EvaluationCaseResult]) -> pd.DataFrame:
                          "query": query, "latency_ms": np.asarray(latency, dtype=float),
                          "error": error, "error_type": error_type, "answer": answer,
                          "n_results": np.asarray(n_results, dtype=np.int64)})  # fmt: skip
+
+
+def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
+    if name == "latency_ms":
+        return np.asarray([np.nan if r.latency_ms is None else r.latency_ms for r in case_results],
+                          dtype=float)  # fmt: skip
+    if name == "error":
+        return np.asarray([None if r.error is None else r.error.message for r in case_results],
+                          dtype=object)  # fmt: skip
+    if name not in {"case_id", "query_mode", "query"}:
+        raise KeyError(f"unknown case column {name!r}")
+    return np.asarray([getattr(r, name) for r in case_results], dtype=object)
 
 
 def _scores_frame(
