@@ -30,6 +30,22 @@ def parse_at_k(name: str) -> tuple[str, int] | None:
     return (match["metric"], int(match["k"])) if match else None
 
 
+def headline_score(names: Sequence[str]) -> str | None:
+    """The score to show first: ``ndcg@10`` if present, else a ``@10`` score, else the first
+    ``metric@k`` at its largest k, else the first score."""
+    names = list(names)
+    if "ndcg@10" in names:
+        return "ndcg@10"
+    at_k = [(n, p) for n in names if (p := parse_at_k(n))]
+    ten = [n for n, p in at_k if p[1] == 10]
+    if ten:
+        return ten[0]
+    if at_k:
+        metric = at_k[0][1][0]
+        return max((p[1], n) for n, p in at_k if p[0] == metric)[1]
+    return names[0] if names else None
+
+
 def _go() -> Any:
     import plotly.graph_objects as go
 
@@ -285,5 +301,6 @@ __all__ = [
     "bar_figure",
     "distribution_figure",
     "latency_figure",
+    "headline_score",
     "parse_at_k",
 ]
