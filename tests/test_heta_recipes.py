@@ -23,6 +23,7 @@ from heta_notebook.integrations.heta import (
 )
 from heta_notebook.schema import BenchmarkDocument, EvaluationScore
 from tests._heta_helpers import (
+    BEIR_MINI,
     comparable,
     heta,
     heta_beir,
@@ -258,3 +259,39 @@ async def test_heta_recipe_and_embedded_kb_compare_on_the_same_benchmark(tmp_pat
     deltas = comparison.deltas("beir_ndcg@10")
     assert len(deltas) == 8
     json.dumps(comparison.summary().to_dict(), default=str)  # a plain table
+
+
+async def test_our_beir_benchmark_with_a_heta_recipe_scores_like_pytrec_eval(tmp_path) -> None:
+    """Our benchmark, heta's KB: chunks map back to BEIR ids through the raw key we wrote."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from heta_notebook.benchmarks.beir import BeirBenchmark
+    from heta_notebook.benchmarks.protocol import load_benchmark
+
+    benchmark = BeirBenchmark.from_folder(BEIR_MINI)
+    result = await _ours(benchmark, offline_recipe(tmp_path / "objects"))
+    raw = sorted(p.relative_to(tmp_path / "objects").as_posix()
+                 for p in (tmp_path / "objects" / "raw").rglob("*.*"))  # fmt: skip
+    assert len(raw) == 92 and all(k.startswith("raw/benchmarks/") for k in raw)  # no manifest
+    assert {k.split("/")[4] for k in raw} == {
+        d.document_id for d in (await load_benchmark(benchmark)).documents
+    }
+    qrels = {c.case_id: {e.reference_id: e.relevance for e in c.expected.evidence}
+             for c in benchmark_cases(result)}  # fmt: skip
+    run = {}
+    for r in result.report.case_results:
+        ranked = ranked_document_ids(r.response.results)
+        run[r.case_id] = {doc: float(len(ranked) - i) for i, doc in enumerate(ranked)}
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+    for r in result.report.case_results:
+        assert r.score("beir_ndcg@10").value == pytest.approx(oracle[r.case_id]["ndcg_cut_10"])
+
+
+def benchmark_cases(result) -> list:
+    """The cases of a run, rebuilt from the expectations stored with each case result."""
+    from heta_notebook.schema import BenchmarkCase, BenchmarkExpected
+
+    return [
+        BenchmarkCase(case_id=r.case_id, query=r.query,
+                      expected=BenchmarkExpected.from_dict(r.metadata["expected"]))
+        for r in result.report.case_results
+    ]  # fmt: skip
