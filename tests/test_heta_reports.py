@@ -248,3 +248,13 @@ def test_heta_report_compares_with_itself_and_a_converted_copy(heta_report) -> N
     assert len(summary) > 0
     deltas = comparison.deltas("beir_ndcg@10")
     assert (deltas["delta"].abs() < 1e-12).all()
+
+
+def test_manifest_converts_both_ways_with_unknown_fields_in_metadata() -> None:
+    from heta_notebook.integrations.heta.records import manifest_from_heta, manifest_to_heta
+
+    ours = BenchmarkManifest(name="b", version="2", split="dev", homepage="https://x", extra=1)
+    theirs = manifest_to_heta(ours)
+    assert isinstance(theirs, heta.BenchmarkManifest) and theirs.key == ours.key == "b:2:dev"
+    assert theirs.metadata == {"extra": 1}
+    assert manifest_from_heta(theirs).homepage == "https://x"

@@ -53,7 +53,7 @@ def to_heta_report(report: EvaluationReport | Mapping[str, Any]) -> Any:
     heta = require_heta("to_heta_report")
     ours = report if isinstance(report, EvaluationReport) else EvaluationReport.load(report)
     data = ours.to_dict()
-    known, _ = _split(data, "report")
+    known = _split(data, "report")
     return heta.EvaluationReport(
         **{k: v for k, v in known.items() if k not in ("benchmark", "case_results")},
         benchmark=_manifest(heta, data["benchmark"]),
@@ -61,8 +61,8 @@ def to_heta_report(report: EvaluationReport | Mapping[str, Any]) -> Any:
     )
 
 
-def _split(data: Mapping[str, Any], kind: str, **originals: Any) -> tuple[dict, dict]:
-    """Known fields (with unknown ones and ``originals`` stashed in metadata) and the stash."""
+def _split(data: Mapping[str, Any], kind: str, **originals: Any) -> dict[str, Any]:
+    """The fields heta knows; unknown ones and ``originals`` go to ``metadata[STASH_KEY]``."""
     names = _FIELDS[kind]
     known = {k: v for k, v in data.items() if k in names}
     stash: dict[str, Any] = {}
@@ -75,20 +75,20 @@ def _split(data: Mapping[str, Any], kind: str, **originals: Any) -> tuple[dict, 
     if stash:
         metadata[STASH_KEY] = stash
     known["metadata"] = metadata
-    return known, stash
+    return known
 
 
 def _manifest(heta: Any, data: Mapping[str, Any]) -> Any:
-    known, _ = _split(data, "manifest")
+    known = _split(data, "manifest")
     return heta.BenchmarkManifest(**known)
 
 
 def _case_result(heta: Any, data: Mapping[str, Any]) -> Any:
-    known, _ = _split(data, "case")
+    known = _split(data, "case")
     response, error = known.get("response"), known.get("error")
-    known["scores"] = tuple(heta.EvaluationScore(**_split(s, "score")[0]) for s in known["scores"])
+    known["scores"] = tuple(heta.EvaluationScore(**_split(s, "score")) for s in known["scores"])
     known["response"] = _response(data=response) if response is not None else None
-    known["error"] = heta.EvaluationError(**_split(error, "error")[0]) if error else None
+    known["error"] = heta.EvaluationError(**_split(error, "error")) if error else None
     return heta.EvaluationCaseResult(**known)
 
 
@@ -99,20 +99,18 @@ def _response(data: Mapping[str, Any]) -> Any:
     answer = data.get("answer")
     heta_answer = (answer.strip() or None) if answer is not None else None
     changed = {"answer": answer} if answer != heta_answer else {}
-    known, _ = _split(data, "response", **changed)
+    known = _split(data, "response", **changed)
     known["answer"] = heta_answer
     known["results"] = tuple(QueryResult(**_result(r)) for r in known["results"])
-    known["citations"] = tuple(
-        QueryCitation(**_split(c, "citation")[0]) for c in known["citations"]
-    )
-    known["trace"] = tuple(QueryTraceEvent(**_split(t, "trace")[0]) for t in known["trace"])
+    known["citations"] = tuple(QueryCitation(**_split(c, "citation")) for c in known["citations"])
+    known["trace"] = tuple(QueryTraceEvent(**_split(t, "trace")) for t in known["trace"])
     return HetaQueryResponse(**known)
 
 
 def _result(data: Mapping[str, Any]) -> dict[str, Any]:
     text = data.get("text", "")
     changed = {"text": text} if text != text.strip() or not text.strip() else {}
-    known, _ = _split(data, "result", **changed)
+    known = _split(data, "result", **changed)
     known["text"] = text.strip() or EMPTY_TEXT
     return known
 
