@@ -53,7 +53,8 @@ class BenchmarkWorkspace(Record):
     @classmethod
     def temporary(cls) -> BenchmarkWorkspace:
         """A workspace under the system temp folder (for loaders that need no files)."""
-        root = Path(tempfile.gettempdir()) / "heta_notebook" / "benchmarks"
+        # hyphenated: a folder named like the package in /tmp would shadow it for scripts run there
+        root = Path(tempfile.gettempdir()) / "heta-notebook-benchmarks"
         return cls(root_dir=root, cache_dir=root / "cache")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from heta_notebook.kb._threads import one_blas_thread
 from heta_notebook.kb.embedders import (
     Embedder,
     LsaEmbedder,
@@ -30,7 +31,8 @@ class DenseIndex:
         fit = getattr(embedder, "fit", None)
         if callable(fit):
             fit(list(texts))
-        return cls(embedder, normalize_rows(embedder.embed(list(texts))))
+        with one_blas_thread():
+            return cls(embedder, normalize_rows(embedder.embed(list(texts))))
 
     @property
     def dims(self) -> int:
@@ -42,8 +44,9 @@ class DenseIndex:
         k = min(k, len(self.embeddings))
         if k <= 0 or not queries:
             return [(np.empty(0, dtype=np.int64), np.empty(0))] * len(queries)
-        scores = normalize_rows(self.embedder.embed(list(queries))) @ self.embeddings.T
-        return [top_k(row, k) for row in scores]
+        with one_blas_thread():
+            scores = normalize_rows(self.embedder.embed(list(queries))) @ self.embeddings.T
+            return [top_k(row, k) for row in scores]
 
     def nbytes(self) -> int:
         """Memory of the embedding matrix."""

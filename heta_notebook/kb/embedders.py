@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
+from heta_notebook.kb._threads import one_blas_thread
 from heta_notebook.kb.bm25 import tokenize
 from heta_notebook.kb.recipe import Bm25
 
@@ -66,7 +67,8 @@ class LsaEmbedder:
         counts = self._counts(tokens)
         df = np.bincount(counts.indices, minlength=len(self.vocabulary))
         self.idf = (np.log((1 + len(texts)) / (1 + df)) + 1).astype(np.float32)
-        self.components = _top_right_singular_vectors(self._weigh(counts), self.dims, self.seed)
+        with one_blas_thread():
+            self.components = _top_right_singular_vectors(self._weigh(counts), self.dims, self.seed)
         return self
 
     def embed(self, texts: list[str]) -> np.ndarray:
