@@ -62,3 +62,55 @@ def scored_report(
         finished_at="2026-11-29T22:01:00+00:00",
         metadata={"label": label} if set_label else {},
     )
+
+
+def rerun_report(
+    report: EvaluationReport,
+    label: str,
+    *,
+    quality_shift: float = 0.0,
+    seed: int = 1,
+    recipe: Mapping[str, Any] | None = None,
+    drop_cases: Sequence[str] = (),
+    n_results: int = 10,
+) -> EvaluationReport:
+    """The same cases as ``report`` (a ``make_report`` report) "re-run" by another recipe.
+
+    Keeps every case's query and expected evidence, draws new rankings with the given quality
+    shift (``n_results`` per query) and recomputes the scores with the display helpers, so evidence gained/lost and
+    per-case deltas are meaningful. ``drop_cases`` leaves cases out (missing-case tests).
+    """
+    import random
+
+    from tests import _display_helpers as dh
+
+    rng = random.Random(seed)
+    results = []
+    for r in report.case_results:
+        if r.case_id in drop_cases:
+            continue
+        case = _case_dict(r)
+        quality = dh.MODE_QUALITY.get(r.query_mode, 0.5) + quality_shift
+        if r.error is not None:
+            results.append(r)
+            continue
+        results.append(
+            dh._case_result(
+                case, r.query_mode, rng, quality, dh.DEFAULT_KS, n_results, True, True, False
+            )
+        )
+    manifest = {**report.recipe_manifest, "name": label, **(recipe or {})}
+    return report.model_copy(
+        update={"case_results": tuple(results), "recipe_manifest": manifest,
+                "metadata": {**report.metadata, "label": label}, "report_id": f"rerun-{label}"}
+    )  # fmt: skip
+
+
+def _case_dict(result: EvaluationCaseResult) -> dict[str, Any]:
+    from heta_notebook.schema import BenchmarkExpected
+
+    expected = BenchmarkExpected.from_dict(result.metadata["expected"])
+    qrels = {e.reference_id: e.relevance for e in expected.evidence}
+    return {"id": result.case_id, "query": result.query, "qrels": qrels, "expected": expected,
+            "labels": result.metadata.get("labels", {}),
+            "answer": expected.answers[0] if expected.answers else "answer"}  # fmt: skip

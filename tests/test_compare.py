@@ -181,6 +181,7 @@ def test_heta_framework_reports_compare_with_unique_labels():
     assert len(c.headline()) == len(c.pairs()) == 2
     assert c.manifest_diff().empty
     assert "heta-cranfield-mini" in c._repr_html_()
+    assert c.explore().state["n_cases"] == 8  # no metadata["expected"]: degrades, no crash
 
 
 def test_manifest_diff_and_headline():

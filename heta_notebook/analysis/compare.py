@@ -378,6 +378,8 @@ class Comparison:
         """
         va, vb = self.variant(a), self.variant(b)
         ea, eb = self._evidence(va), self._evidence(vb)
+        both = set(ea["case_id"]) & set(eb["case_id"])  # a missing case is not "lost" evidence
+        ea, eb = ea[ea["case_id"].isin(both)], eb[eb["case_id"].isin(both)]
         merged = ea.merge(eb, on=["case_id", "label"], how="outer", suffixes=("_a", "_b"))
         merged["matched_a"] = merged["matched_a"].fillna(False).astype(bool)
         merged["matched_b"] = merged["matched_b"].fillna(False).astype(bool)

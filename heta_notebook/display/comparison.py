@@ -154,7 +154,7 @@ def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row
     if not mark or round(row.delta, 3) == 0:  # colour only what the test supports
         direction = "hn-flat"
     tooltip = (
-        f"{v.name} vs {row.baseline}\nmean {fmt_num(value)} (n={fmt_int(n)})\n"
+        f"mean {fmt_num(value)} (n={fmt_int(n)}) vs baseline\n"
         f"paired delta {format_delta(row.delta)}, 95% CI {fmt_ci(row.ci_low, row.ci_high)}\n"
         f"p={_p(row.p_value)} raw, {format_p(row.p_holm)} Holm, {row.n_pairs} pairs\n"
         f"win/tie/loss {row.wins}/{row.ties}/{row.losses}"

@@ -1,0 +1,143 @@
+"""Comparison table HTML, figures and the side-by-side explorer (driven programmatically)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heta_notebook.analysis.compare import compare
+from heta_notebook.display.theme import color_map
+from tests._compare_helpers import rerun_report, scored_report
+from tests._display_helpers import HOSTILE, live_markup, make_report
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    a = make_report(40, label="chunks-200", seed=1, n_results=5)
+    b = rerun_report(a, "whole-doc", quality_shift=0.15, recipe={"chunk_size": "document"},
+                     drop_cases=("q0005",), n_results=5)  # fmt: skip
+    return compare([a, b])
+
+
+def test_table_shows_variants_best_deltas_marks_and_notes():
+    a, b = (scored_report("base", {"ndcg@10": list(np.linspace(0.2, 0.6, 40))}),
+            scored_report("better", {"ndcg@10": list(np.linspace(0.3, 0.7, 40))},
+                          recipe={"chunking": {"size": "document"}},
+                          case_ids=[f"c{i:03d}" for i in range(40)]))  # fmt: skip
+    html = compare([a, b])._repr_html_()
+    assert "base" in html and "better" in html and "bm25" in html
+    assert 'class="hn-best"' in html and "+0.100**" in html
+    assert "40/0/0" in html  # wins/ties/losses under the delta
+    assert "chunking.size" in html and "document" in html
+    assert "Holm-corrected across 1 comparisons" in html
+
+
+def test_table_lists_missing_cases_and_pivot_swaps_axes(comparison):
+    html = comparison.select(scores=["ndcg@10", "judge_correctness"])._repr_html_()
+    assert "case(s) missing (q0005)" in html
+    pivoted = comparison.select(scores=["ndcg@10"]).pivot()._repr_html_()
+    assert "<th>variant</th>" in pivoted and "<th>ndcg@10</th>" in pivoted
+
+
+def test_hostile_labels_manifests_and_queries_are_escaped():
+    a = make_report(12, seed=3, hostile=True, report_id="one")
+    b = make_report(12, seed=4, hostile=True, report_id="two")
+    c = compare([a, b])
+    assert all(HOSTILE in label for label in c.labels)  # duplicate labels made unique
+    html = c._repr_html_()
+    assert live_markup(html) == [] and "&lt;script&gt;" in html
+    explorer = c.explore(score="judge_correctness")
+    assert live_markup(explorer.static_html()) == []
+    for fig in (c.plot.bars(), c.plot.scatter(), c.plot.deltas()):
+        assert "<script>" not in fig.to_json()
+
+
+def test_bars_one_trace_per_variant_coloured_by_report(comparison):
+    fig = comparison.plot.bars()
+    assert [t.name for t in fig.data] == [v.name for v in comparison.variants]
+    colors = color_map(comparison.labels)
+    for trace, v in zip(fig.data, comparison.variants, strict=True):
+        assert trace.marker.color == colors[v.report]
+        assert trace.error_y.array is not None
+    assert fig.layout.yaxis.title.text
+
+
+def test_scatter_has_diagonal_and_one_point_per_paired_case(comparison):
+    fig = comparison.plot.scatter("ndcg@10")
+    diagonal, points = fig.data
+    assert list(diagonal.x) == list(diagonal.y)
+    assert len(points.x) == len(comparison.deltas("ndcg@10", *comparison.pairs()[0]))
+    assert "chunks-200 · bm25" in fig.layout.xaxis.title.text
+
+
+def test_delta_histogram_and_at_k(comparison):
+    fig = comparison.plot.deltas("ndcg@10")
+    d = comparison.deltas("ndcg@10", *comparison.pairs()[0])
+    np.testing.assert_allclose(fig.data[0].x, d["delta"])
+    assert "W/T/L" in fig.layout.title.text
+    curves = comparison.plot.at_k("ndcg")
+    assert len(curves.data) == len(comparison.variants)
+    assert list(curves.data[0].x) == [1, 3, 5, 10]
+    with pytest.raises(ValueError, match="no 'nope@k'"):
+        comparison.plot.at_k("nope")
+
+
+def test_explorer_lists_cases_by_largest_change(comparison):
+    x = comparison.explore()
+    state = x.state
+    assert (state["a"], state["b"]) == ("chunks-200 · bm25", "whole-doc · bm25")
+    deltas = np.abs(x.rows["delta"].dropna().to_numpy())
+    assert np.all(np.diff(deltas) <= 1e-12)
+    assert state["selected"] == state["case_ids"][0]
+    assert state["selected"] in x.detail_html()
+
+
+def test_explorer_filters(comparison):
+    x = comparison.explore()
+    changes = comparison.evidence_changes(x.a, x.b)
+    x.set_filter("lost")
+    lost = set(changes.loc[changes["change"] == "lost", "case_id"])
+    assert set(x.rows["case_id"]) == lost and lost
+    assert "lost" in x.detail_html()
+    x.set_score("judge_correctness").set_filter("flipped")
+    flips = comparison.verdict_flips("judge_correctness", x.a, x.b)
+    assert set(x.rows["case_id"]) == set(flips["case_id"])
+    x.set_filter("worse")
+    assert (x.rows["delta"] < 0).all()
+    with pytest.raises(KeyError, match="unknown filter"):
+        x.set_filter("bogus")
+
+
+def test_explorer_widgets_drive_state_and_pages(comparison):
+    x = comparison.explore(page_size=5)
+    w = x.widgets
+    w["b"].value = "whole-doc · dense"
+    assert x.state["b"] == "whole-doc · dense" and x.state["page"] == 0
+    assert w["previous"].disabled and not w["next"].disabled
+    w["next"].click()
+    assert x.state["page"] == 1 and [o[1] for o in w["cases"].options] == x.state["case_ids"]
+    pick = x.state["case_ids"][2]
+    w["cases"].value = pick
+    assert x.selected == pick and f"<code>{pick}</code>" in w["detail"].value
+    w["score"].value = "judge_correctness"
+    assert x.state["score"] == "judge_correctness" and x.state["page"] == 0
+    w["filter"].value = "gained"
+    assert x.state["filter"] == "gained"
+
+
+def test_explorer_side_by_side_and_static_fallback(comparison):
+    x = comparison.explore(score="judge_correctness")
+    x.set_filter("lost")
+    case = x.state["case_ids"][0]
+    html = x.detail_html(case)
+    assert "A: chunks-200 · bm25" in html and "B: whole-doc · bm25" in html
+    assert "hn-lost" in html and "hn-reason" in html and "retrieved results" in html
+    bundle = x._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert case in bundle["text/html"] and "static view" in bundle["text/html"]
+
+
+def test_explorer_shows_a_missing_case(comparison):
+    x = comparison.explore()
+    html = x.detail_html("q0005")
+    assert "case missing" in html
