@@ -17,6 +17,7 @@ from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
 from heta_notebook.evaluators.matching import ranked_document_ids
 from heta_notebook.integrations.heta import (
     HetaRecipeAdapter,
+    adapt_benchmark,
     adapt_recipe,
     from_heta_report,
     redact_secrets,
@@ -295,3 +296,19 @@ def benchmark_cases(result) -> list:
                       expected=BenchmarkExpected.from_dict(r.metadata["expected"]))
         for r in result.report.case_results
     ]  # fmt: skip
+
+
+async def test_a_knowledge_base_built_with_heta_api_is_queried_as_is(tmp_path) -> None:
+    from heta_framework.kb import KnowledgeBase
+
+    adapter = adapt_benchmark(heta_jsonl())
+    prepared = await adapter.prepare(tmp_path)
+    recipe = offline_recipe(tmp_path / "objects")
+    store = recipe.stores.objects
+    async for document in adapter.documents(prepared):  # what heta's runner writes
+        await store.put(document.metadata["heta_raw_key"], document.read_text().encode())
+    kb = await KnowledgeBase.create(recipe=recipe, name="prebuilt")
+    result = await _ours(heta_jsonl(), kb)
+    assert result.report.knowledge_base_manifest["name"] == "prebuilt"
+    assert len(result.report.case_results) == 9
+    assert all(r.error is None and r.response.results for r in result.report.case_results)

@@ -233,9 +233,15 @@ def test_heta_report_frames_without_expected_metadata(heta_report) -> None:
 @pytest.mark.skipif(
     not _has("heta_notebook.display.explorer"), reason="report.explore() not landed yet"
 )
-def test_heta_report_explorer_opens(heta_report) -> None:
+def test_heta_report_explorer_filters_and_shows_a_case(heta_report) -> None:
     explorer = heta_report.explore()
-    assert explorer is not None
+    assert explorer.set_filters(errors_only=True).n_matching == 8  # the vector_search errors
+    explorer.set_filters(errors_only=False, mode="full_text_search")
+    assert explorer.n_matching == 8
+    explorer.sort("beir_ndcg@10", descending=True).select("1", mode="full_text_search")
+    detail = explorer.detail_html
+    assert "beir_ndcg@10" in detail and "similarity laws" in detail  # the query is shown
+    assert explorer.select("1", mode="vector_search").detail_html.count("LookupError") >= 1
 
 
 def test_heta_report_compares_with_itself_and_a_converted_copy(heta_report) -> None:

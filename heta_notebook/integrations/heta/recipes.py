@@ -166,13 +166,19 @@ class HetaRecipeAdapter:
 
 def adapt_recipe(
     obj: Any, *, name: str | None = None, benchmark: Any = None, query_engines: Any = None
-) -> HetaRecipeAdapter:
-    """Wrap a heta-framework ``KnowledgeRecipe`` so our runner can build and query it."""
-    require_heta("adapt_recipe")
-    from heta_framework.kb import KnowledgeRecipe
+) -> HetaRecipeAdapter | HetaKnowledgeBaseAdapter:
+    """Wrap a heta-framework ``KnowledgeRecipe`` so our runner can build and query it.
 
-    if isinstance(obj, HetaRecipeAdapter):
+    An already built heta ``KnowledgeBase`` is wrapped as a queryable KB instead (the runner
+    then queries it as it is, without building).
+    """
+    require_heta("adapt_recipe")
+    from heta_framework.kb import KnowledgeBase, KnowledgeRecipe
+
+    if isinstance(obj, (HetaRecipeAdapter, HetaKnowledgeBaseAdapter)):
         return obj
+    if isinstance(obj, KnowledgeBase):
+        return HetaKnowledgeBaseAdapter(obj)
     if not isinstance(obj, KnowledgeRecipe):
         kind = "a heta-framework object" if is_heta_object(obj) else "an object"
         raise TypeError(f"adapt_recipe needs a heta_framework KnowledgeRecipe, got {kind}: {obj!r}")
