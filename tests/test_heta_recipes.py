@@ -312,3 +312,17 @@ async def test_a_knowledge_base_built_with_heta_api_is_queried_as_is(tmp_path) -
     assert result.report.knowledge_base_manifest["name"] == "prebuilt"
     assert len(result.report.case_results) == 9
     assert all(r.error is None and r.response.results for r in result.report.case_results)
+
+
+async def test_a_foreign_kb_of_the_same_name_is_replaced_only_with_rebuild(tmp_path) -> None:
+    from heta_framework.kb import KnowledgeBase
+
+    recipe = offline_recipe(tmp_path / "objects")
+    await recipe.stores.objects.put("raw/notes/n.txt", b"someone else's knowledge base")
+    await KnowledgeBase.create(recipe=recipe, name="kb")  # built with heta's API, not ours
+    with pytest.raises(FileExistsError, match="rebuild=True"):
+        await _ours(heta_jsonl(), recipe)
+    result = await _ours(heta_jsonl(), recipe, rebuild=True)
+    assert result.report.knowledge_base_manifest["metadata"]["built_by"] == "heta_notebook"
+    again = await _ours(heta_jsonl(), offline_recipe(tmp_path / "objects"))  # ours: replaced
+    assert len(again.report.case_results) == 9

@@ -5,10 +5,11 @@ the recipe's ObjectStore under ``raw/benchmarks/{benchmark}/{split}/{document_id
 then ``KnowledgeBase.create(recipe=..., name=..., initial_artifacts=...)`` runs the recipe's
 steps, and queries go to ``kb.query(...)``. Two differences, both so that a re-run works:
 
-- a KB of the same name left in the ObjectStore by an earlier run is deleted first (heta's
-  ``KnowledgeBase.create`` refuses to overwrite one, and in-memory indexes from an earlier
-  process are gone anyway); raw documents the benchmark no longer has are removed from its
-  ``raw/benchmarks/{benchmark}/{split}/`` prefix;
+- a KB of the same name that an earlier run of ours left in the ObjectStore is deleted and
+  rebuilt (heta's ``KnowledgeBase.create`` refuses to overwrite one, and in-memory indexes of
+  an earlier process are gone anyway); a KB of that name built by anything else is only
+  replaced with ``rebuild=True``. Raw documents the benchmark no longer has are removed from
+  its ``raw/benchmarks/{benchmark}/{split}/`` prefix;
 - within one process a KB built from the same recipe object and corpus is reused unless
   ``rebuild=True`` (this is what makes our runner's resume cheap).
 """
@@ -30,6 +31,7 @@ from heta_notebook.paths import safe_name
 from heta_notebook.schema import BenchmarkDocument, BenchmarkManifest, QueryResponse
 
 REDACTED = "***redacted***"
+BUILT_BY = "heta_notebook"  # KnowledgeBase.metadata marker: ours to replace on a re-run
 _SECRET_KEY = re.compile(
     r"(^|_|-)(api_?key|apikey|secret|password|passwd|credentials?|authorization|"
     r"access_?key|private_?key|(auth|access|refresh|bearer|api)_?token)$|^token$",
@@ -137,7 +139,11 @@ class HetaRecipeAdapter:
         rebuild: bool = False,
         benchmark: Any = None,
     ) -> HetaKnowledgeBaseAdapter:
-        """Write documents under ``raw/benchmarks/...``, build with ``KnowledgeBase.create``."""
+        """Write documents under ``raw/benchmarks/...``, build with ``KnowledgeBase.create``.
+
+        ``workspace`` is not used: the recipe's own stores hold the KB. A KB built in this
+        process from the same recipe and corpus is returned again unless ``rebuild=True``.
+        """
         require_heta("a heta-framework recipe")
         from heta_framework.kb import KnowledgeBase
 
@@ -148,11 +154,14 @@ class HetaRecipeAdapter:
         if cached is not None and not rebuild:
             return cached
         store = _object_store(self.recipe)
+        await _delete_existing(self.recipe, knowledge_base_name, replace_foreign=rebuild)
         keys = await _write_documents(store, documents, manifest)
-        await _delete_existing(self.recipe, knowledge_base_name)
         artifacts = {"benchmark_document_keys": keys, "source_keys": keys}
         kb = await KnowledgeBase.create(
-            recipe=self.recipe, name=knowledge_base_name, initial_artifacts=artifacts
+            recipe=self.recipe,
+            name=knowledge_base_name,
+            initial_artifacts=artifacts,
+            metadata={"built_by": BUILT_BY, "corpus_sha256": corpus},
         )
         if self.query_engines is not None:  # as heta-framework's runner does
             kb = dataclasses.replace(kb, query_engines=self.query_engines)
@@ -279,7 +288,7 @@ async def _write_documents(
     return keys
 
 
-async def _delete_existing(recipe: Any, name: str) -> None:
+async def _delete_existing(recipe: Any, name: str, *, replace_foreign: bool) -> None:
     from heta_framework.kb import (
         KnowledgeBase,
         KnowledgeBaseNotFoundError,
@@ -290,6 +299,12 @@ async def _delete_existing(recipe: Any, name: str) -> None:
         existing = await KnowledgeBase.load(recipe=recipe, name=name)
     except (KnowledgeBaseNotFoundError, KnowledgeBaseNotReadyError):
         return  # nothing built, or an unfinished build that create() resumes
+    if existing.metadata.get("built_by") != BUILT_BY and not replace_foreign:
+        raise FileExistsError(
+            f"a heta-framework knowledge base named {name!r} already exists in the recipe's "
+            "ObjectStore and was not built by heta_notebook; choose another "
+            "knowledge_base_name, or pass rebuild=True to delete and rebuild it"
+        )
     await existing.delete()
 
 
