@@ -16,6 +16,8 @@ from heta_notebook.evaluators.retrieval import (  # noqa: E402
     EvidenceRecallAtK,
     beir_default_metrics,
     evaluate_batch,
+    evaluate_run,
+    trec_ranking,
 )
 from heta_notebook.schema import BenchmarkCase, BenchmarkEvidence, BenchmarkExpected  # noqa: E402
 from tests._evaluators_helpers import (  # noqa: E402
@@ -38,8 +40,8 @@ TREC_NAME = {
 }
 
 
-def trec_ranking(scores: dict[str, float]) -> list[str]:
-    """pytrec_eval's order: score descending, ties by document id descending as bytes."""
+def pytrec_order(scores: dict[str, float]) -> list[str]:
+    """pytrec_eval's order, written out independently: score desc, then doc id desc as bytes."""
     return [d for d, _ in sorted(scores.items(), key=lambda i: (i[1], i[0].encode()), reverse=True)]
 
 
@@ -57,7 +59,7 @@ def oracle(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -
         for metric, template in TREC_NAME.items():
             values.update({(q, metric, k): measures[template.format(k=k)] for k in K_VALUES})
         values.update(
-            {(q, "mrr", k): beir_mrr(qrels[q], trec_ranking(run[q]), k) for k in K_VALUES}
+            {(q, "mrr", k): beir_mrr(qrels[q], pytrec_order(run[q]), k) for k in K_VALUES}
         )
         values[(q, "recip_rank", 0)] = measures["recip_rank"]
     return values
@@ -120,8 +122,7 @@ def cranfield_cases(qrels, run):
     """Chunk-level responses: each document appears as two chunks (duplicates to dedupe)."""
     cases, responses = [], []
     for q, scores in run.items():
-        ranking = trec_ranking(scores)
-        results = [chunk(d, i) for d in ranking for i in (0, 1)]
+        results = [chunk(d, i) for d in pytrec_order(scores) for i in (0, 1)]
         cases.append(qrels_case(qrels[q], case_id=q))
         responses.append(response(results))
     return cases, responses
@@ -151,6 +152,36 @@ def test_batch_and_per_case_paths_give_identical_numbers(cranfield_run):
     single = asyncio.run(per_case())
     assert [[s.value for s in row] for row in batch] == [[s.value for s in row] for row in single]
     assert batch == single
+
+
+def assert_run_equals_pytrec_eval(qrels, run):
+    expected = oracle(qrels, run)
+    got = evaluate_run(qrels, run, beir_default_metrics(K_VALUES))
+    judged = {q for q in run if run[q] and any(g > 0 for g in qrels.get(q, {}).values())}
+    assert set(got) == judged
+    for q in judged:
+        for metric in ("ndcg", "map", "recall", "precision"):
+            for k in K_VALUES:
+                assert got[q][f"beir_{metric}@{k}"] == pytest.approx(
+                    expected[(q, metric, k)], abs=1e-9
+                )
+        assert got[q]["beir_mrr@100"] == pytest.approx(expected[(q, "recip_rank", 0)], abs=1e-9)
+
+
+def test_evaluate_run_equals_pytrec_eval_on_cranfield(cranfield_run):
+    qrels, run = cranfield_run
+    assert_run_equals_pytrec_eval(qrels, run)
+
+
+def test_evaluate_run_breaks_ties_like_trec_eval():
+    rng = random.Random(3)
+    ids = ["9", "10", "100", "2", "20", "b", "B", "a1", "é"]
+    run = {f"q{i}": {d: float(rng.randint(0, 2)) for d in rng.sample(ids, 6)} for i in range(60)}
+    qrels = {q: {d: rng.choice([0, 1, 2]) for d in rng.sample(ids, 5)} for q in run}
+    qrels = {q: j for q, j in qrels.items() if any(g > 0 for g in j.values())}
+    run = {q: r for q, r in run.items() if q in qrels}
+    assert trec_ranking({"9": 1.0, "10": 1.0, "100": 1.0, "2": 1.0}) == ["9", "2", "100", "10"]
+    assert_run_equals_pytrec_eval(qrels, run)
 
 
 # --------------------------------------------------------------------------- edge cases

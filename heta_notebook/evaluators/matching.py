@@ -27,6 +27,7 @@ MatchedBy = Literal["locator", "reference_id", "text", "document"]
 
 _DOCUMENT_ID_KEYS = ("benchmark_document_id", "beir_document_id")
 _RAW_KEY_FIELDS = ("source_key", "object_key")
+_ID_FIELDS = frozenset([*_DOCUMENT_ID_KEYS, *(key + "s" for key in _DOCUMENT_ID_KEYS), "origin"])
 _PLURALS = {
     "document_id": ("document_ids",),
     "source_key": ("source_keys", "object_key", "object_keys"),
@@ -61,6 +62,9 @@ def document_ids(result: QueryResult) -> tuple[str, ...]:
     ``raw/benchmarks/{name}/{split}/{document_id}/{file}`` in ``source_key`` / ``object_key``;
     else ``document_id``. Empty when the result names no document.
     """
+    fast = _only_document_id(result)
+    if fast is not None:
+        return (fast,)
     candidates = _candidates(result)
     found = _collect(candidates, _DOCUMENT_ID_KEYS, parse=None)
     if not found:
@@ -78,7 +82,8 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
     ranked: list[str] = []
     seen: set[str] = set()
     for result in results:
-        for doc_id in document_ids(result):
+        fast = _only_document_id(result)
+        for doc_id in document_ids(result) if fast is None else (fast,):
             if doc_id in seen:
                 continue
             if k is not None and len(ranked) >= k:
@@ -86,6 +91,20 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
             seen.add(doc_id)
             ranked.append(doc_id)
     return ranked
+
+
+def _only_document_id(result: QueryResult) -> str | None:
+    """Fast path: the id when ``source`` names exactly one document in a singular id field."""
+    if result.metadata:
+        return None
+    keys = _ID_FIELDS.intersection(result.source)
+    if len(keys) != 1:
+        return None
+    key = next(iter(keys))
+    value = result.source[key]
+    if key not in _DOCUMENT_ID_KEYS or not isinstance(value, str):
+        return None
+    return value.strip() or None
 
 
 def _candidates(result: QueryResult) -> list[Mapping[str, Any]]:
@@ -268,11 +287,14 @@ def qrels_of(evidence: Iterable[BenchmarkEvidence]) -> dict[str, int]:
     """
     qrels: dict[str, int] = {}
     for item in evidence:
-        if item.reference_id is None:
+        doc = item.reference_id
+        if doc is None:
             continue
-        grade = _relevance(item)
-        previous = qrels.get(item.reference_id)
-        qrels[item.reference_id] = grade if previous is None else max(previous, grade)
+        grade = item.metadata.get("relevance", 1)
+        if type(grade) is not int:
+            grade = _relevance(item)
+        previous = qrels.get(doc)
+        qrels[doc] = grade if previous is None or grade > previous else previous
     return qrels
 
 

@@ -13,8 +13,9 @@ convention in a single numpy pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -177,13 +178,23 @@ def beir_default_metrics(
     )
 
 
-@dataclass
 class _Judged:
-    """One scorable case: its qrels and its deduplicated ranked document ids."""
+    """One scorable case: its qrels, ranked document ids, and where the relevant ones are."""
 
-    index: int
-    qrels: dict[str, int]
-    ranked: list[str]
+    __slots__ = ("index", "qrels", "ranked", "grades", "_relevant_at", "n_relevant")
+
+    def __init__(self, index: int, qrels: Mapping[str, int], ranked: list[str]) -> None:
+        self.index, self.qrels, self.ranked = index, qrels, ranked
+        self.grades = list(map(qrels.get, ranked, repeat(0)))
+        self._relevant_at: list[tuple[int, str]] | None = None
+        self.n_relevant = sum(1 for g in qrels.values() if g > 0)
+
+    def matched(self, k: int) -> list[str]:
+        """Relevant documents within the top ``k``."""
+        if self._relevant_at is None:
+            pairs = enumerate(zip(self.ranked, self.grades, strict=True))
+            self._relevant_at = [(rank, d) for rank, (d, g) in pairs if g > 0]
+        return [d for rank, d in self._relevant_at if rank < k]
 
 
 def beir_scores(
@@ -203,9 +214,9 @@ def beir_scores(
         scores: list[EvaluationScore | None] = [None] * len(cases)
         for index, reason in skipped.items():
             scores[index] = EvaluationScore.skipped_score(metric.name, reason)
-        column = values[(metric.metric, metric.k)]
-        for row, item in enumerate(judged):
-            scores[item.index] = _beir_score(metric, float(column[row]), item)
+        column = values[(metric.metric, metric.k)].tolist()
+        for item, value in zip(judged, column, strict=True):
+            scores[item.index] = _beir_score(metric, value, item)
         out.append(scores)  # type: ignore[arg-type]
     return out
 
@@ -231,24 +242,108 @@ def _kernel_values(
 ) -> dict[tuple[MetricName, int], np.ndarray]:
     if not judged:
         return {(m.metric, m.k): np.zeros(0) for m in metrics}
-    grades = padded([[item.qrels.get(d, 0) for d in item.ranked] for item in judged], depth)
-    positive = [sorted((g for g in item.qrels.values() if g > 0), reverse=True) for item in judged]
-    ideal = padded(positive, depth)
-    n_relevant = np.array([len(p) for p in positive], dtype=float)
+    grades = padded([item.grades for item in judged], depth)
+    ideal, n_relevant = _ideal_grades([item.qrels for item in judged], depth)
     pairs = [(m.metric, m.k) for m in metrics]
     return score_matrix(grades, ideal, n_relevant, pairs, metrics[0].convention)
 
 
 def _beir_score(metric: BeirRetrievalMetric, value: float, item: _Judged) -> EvaluationScore:
-    top = item.ranked[: metric.k]
     metadata = {
-        "relevant_documents": sum(1 for g in item.qrels.values() if g > 0),
-        "retrieved_documents": len(top),
-        "matched_documents": [d for d in top if item.qrels.get(d, 0) > 0],
+        "relevant_documents": item.n_relevant,
+        "retrieved_documents": min(len(item.ranked), metric.k),
+        "matched_documents": item.matched(metric.k),
     }
     if metric.convention != "trec_eval":
         metadata["convention"] = metric.convention
     return make_score(metric.name, value, metadata, metric.settings)
+
+
+def evaluate_run(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    metrics: Sequence[BeirRetrievalMetric] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Score a plain run ``{query: {doc: score}}`` like ``pytrec_eval.RelevanceEvaluator``.
+
+    Documents are ranked as trec_eval ranks them (score descending, ties by document id
+    descending, compared as bytes). Queries with an empty run or without a relevant judged
+    document are left out (skipped). Returns ``{query: {metric name: value}}``.
+    """
+    metrics = list(metrics or beir_default_metrics())
+    depth = max(m.k for m in metrics)
+    queries = [q for q in run if run[q] and any(g > 0 for g in qrels.get(q, {}).values())]
+    if not queries:
+        return {}
+    judged = [qrels[q] for q in queries]
+    grades = _ranked_grades([run[q] for q in queries], judged, depth)
+    ideal, n_relevant = _ideal_grades(judged, depth)
+    names: list[str] = []
+    columns: list[list[float]] = []
+    for convention in CONVENTIONS:
+        group = [m for m in metrics if m.convention == convention]
+        if group:
+            pairs = [(m.metric, m.k) for m in group]
+            values = score_matrix(grades, ideal, n_relevant, pairs, convention)
+            names += [m.name for m in group]
+            columns += [values[pair].tolist() for pair in pairs]
+    rows = zip(*columns, strict=True)
+    return {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
+
+
+def _ranked_grades(
+    runs: Sequence[Mapping[str, float]], qrels: Sequence[Mapping[str, int]], depth: int
+) -> np.ndarray:
+    """Grades in trec_eval rank order: one stable argsort of a padded score matrix; rows with
+    tied scores are re-ranked in Python to break ties by document id."""
+    lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
+    total = int(lengths.sum())
+    scores = np.fromiter(chain.from_iterable(map(_values, runs)), float, total)
+    looked_up = chain.from_iterable(
+        map(q.get, r, repeat(0)) for q, r in zip(qrels, runs, strict=True)
+    )
+    flat_grades = np.fromiter(looked_up, float, total)
+    neg_scores = _pad_flat(-scores, lengths, np.inf)
+    order = np.argsort(neg_scores, axis=1, kind="stable")
+    ordered = np.take_along_axis(neg_scores, order, axis=1)
+    grades = np.take_along_axis(_pad_flat(flat_grades, lengths, 0.0), order, axis=1)[:, :depth]
+    tied = ((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1)
+    for i in np.flatnonzero(tied).tolist():
+        ranked = trec_ranking(runs[i])[:depth]
+        grades[i] = 0.0
+        grades[i, : len(ranked)] = [qrels[i].get(d, 0) for d in ranked]
+    return grades
+
+
+def _ideal_grades(qrels: Sequence[Mapping[str, int]], depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's positive grades sorted descending (the ideal ranking), and R (their count)."""
+    lengths = np.fromiter(map(len, qrels), dtype=np.int64, count=len(qrels))
+    values = np.fromiter(chain.from_iterable(map(_values, qrels)), float, int(lengths.sum()))
+    positive = _pad_flat(np.maximum(values, 0.0), lengths, 0.0)
+    ideal = -np.sort(-positive, axis=1)[:, :depth]
+    return ideal, (positive > 0).sum(axis=1).astype(float)
+
+
+def _pad_flat(flat: np.ndarray, lengths: np.ndarray, fill: float) -> np.ndarray:
+    """Concatenated rows (``lengths`` long each) as a matrix padded with ``fill``."""
+    matrix = np.full((len(lengths), max(int(lengths.max(initial=0)), 1)), fill)
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    starts = np.cumsum(lengths) - lengths
+    matrix[rows, np.arange(len(flat)) - starts[rows]] = flat
+    return matrix
+
+
+def _values(mapping: Mapping[str, Any]) -> Any:
+    return mapping.values()
+
+
+def trec_ranking(scores: Mapping[str, float]) -> list[str]:
+    """Document ids in trec_eval's order: score descending, ties by id descending as bytes."""
+    return [d for d, _ in sorted(scores.items(), key=_trec_key, reverse=True)]
+
+
+def _trec_key(item: tuple[str, float]) -> tuple[float, bytes]:
+    return item[1], item[0].encode()
 
 
 # --------------------------------------------------------------------------- batch entry point
@@ -293,5 +388,7 @@ __all__ = [
     "beir_default_metrics",
     "beir_scores",
     "evaluate_batch",
+    "evaluate_run",
     "supports_batch",
+    "trec_ranking",
 ]
