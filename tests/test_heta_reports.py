@@ -264,3 +264,15 @@ def test_manifest_converts_both_ways_with_unknown_fields_in_metadata() -> None:
     assert isinstance(theirs, heta.BenchmarkManifest) and theirs.key == ours.key == "b:2:dev"
     assert theirs.metadata == {"extra": 1}
     assert manifest_from_heta(theirs).homepage == "https://x"
+
+
+def test_importing_the_integration_does_not_import_heta_framework() -> None:
+    import subprocess
+
+    code = (
+        "import sys, heta_notebook, heta_notebook.integrations.heta as h\n"
+        "assert not [m for m in sys.modules if m.startswith('heta_framework')], 'eager import'\n"
+        "assert h.is_heta_object(1) is False\n"
+        "assert not [m for m in sys.modules if m.startswith('heta_framework')], 'eager import'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
