@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,9 +42,8 @@ class HetaEvaluatorAdapter:
 
     async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
         """Score ``response`` for ``case`` with the heta-framework evaluator."""
-        score = await self.heta_evaluator.evaluate(
-            case=case_to_heta(case), response=response_to_heta(response)
-        )
+        heta_case, heta_response = _converted(case, response)
+        score = await self.heta_evaluator.evaluate(case=heta_case, response=heta_response)
         return score_from_heta(score)
 
     def __repr__(self) -> str:
@@ -93,6 +93,25 @@ class OurEvaluatorForHeta:
 
     def __repr__(self) -> str:
         return f"OurEvaluatorForHeta({self.evaluator!r})"
+
+
+# The runner scores one case with many evaluators (25 BEIR metrics by default): convert each
+# (case, response) pair to heta's records once. Keyed by identity; entries keep the originals
+# alive so an id is never reused while cached.
+_RECENT: OrderedDict[tuple[int, int], tuple[Any, Any, Any, Any]] = OrderedDict()
+_RECENT_SIZE = 256
+
+
+def _converted(case: BenchmarkCase, response: QueryResponse) -> tuple[Any, Any]:
+    key = (id(case), id(response))
+    hit = _RECENT.get(key)
+    if hit is not None and hit[0] is case and hit[1] is response:
+        return hit[2], hit[3]
+    heta_case, heta_response = case_to_heta(case), response_to_heta(response)
+    _RECENT[key] = (case, response, heta_case, heta_response)
+    if len(_RECENT) > _RECENT_SIZE:
+        _RECENT.popitem(last=False)
+    return heta_case, heta_response
 
 
 def adapt_evaluator(obj: Any) -> HetaEvaluatorAdapter:
