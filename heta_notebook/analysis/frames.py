@@ -133,8 +133,10 @@ class ReportFrames:
 
     @property
     def score_names(self) -> list[str]:
-        """Score names in first-seen order."""
-        return list(self.report.score_names)
+        """Score names in first-seen order (read from the case results, not a cached copy)."""
+        if "scores" in self._cache:
+            return list(self._cache["scores"]["score"].cat.categories)
+        return self._cached("names", lambda: _score_names(self.report.case_results))
 
     # -- builders -------------------------------------------------------------------------
 
@@ -172,7 +174,7 @@ class ReportFrames:
     def _build_cases(self) -> pd.DataFrame:
         base = _case_base(self.report.case_results)
         long = self._cached("scores", self._build_scores)
-        names = self.score_names
+        names = list(long["score"].cat.categories)
         for name, column in _wide_scores(long, len(base), names).items():
             base[name if name not in CASE_COLUMNS else f"score:{name}"] = column
         return base
@@ -242,6 +244,10 @@ def _case_base(case_results: Sequence[EvaluationCaseResult]) -> pd.DataFrame:
                          "query": query, "latency_ms": np.asarray(latency, dtype=float),
                          "error": error, "error_type": error_type, "answer": answer,
                          "n_results": np.asarray(n_results, dtype=np.int64)})  # fmt: skip
+
+
+def _score_names(case_results: Sequence[EvaluationCaseResult]) -> list[str]:
+    return list(dict.fromkeys(s.name for r in case_results for s in r.scores))
 
 
 def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:

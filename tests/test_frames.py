@@ -1,0 +1,189 @@
+"""ReportFrames: every frame's values checked against the report it came from."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from heta_notebook.analysis.frames import ReportFrames, case_evidence, case_results
+from heta_notebook.evaluators.aggregation import summarize
+from heta_notebook.schema import EvaluationReport
+from tests._display_helpers import make_report
+
+
+@pytest.fixture(scope="module")
+def report() -> EvaluationReport:
+    return make_report(30)
+
+
+@pytest.fixture(scope="module")
+def frames(report) -> ReportFrames:
+    return report.frames()
+
+
+def test_summary_matches_aggregation_and_manual_mean(report, frames):
+    summary = frames.summary().set_index(["query_mode", "score"])
+    expected = summarize(report.case_results)
+    assert len(summary) == len(expected)
+    for key, agg in expected.items():
+        mode, name = key.split(".", 1)
+        row = summary.loc[(mode, name)]
+        assert row["n"] == agg.n and row["n_skipped"] == agg.n_skipped
+        assert row["n_error"] == agg.n_error
+        if agg.value is not None:
+            assert row["mean"] == pytest.approx(agg.value)
+    # independent check of one mean: skipped/failed excluded
+    values = [s.value for r in report.case_results if r.query_mode == "dense"
+              for s in r.scores if s.name == "ndcg@10" and s.status == "scored"]  # fmt: skip
+    assert summary.loc[("dense", "ndcg@10"), "mean"] == pytest.approx(np.mean(values))
+    assert summary.loc[("dense", "ndcg@10"), "n_skipped"] == 3  # q0003, q0014, q0025
+
+
+def test_summary_orders_modes_and_scores_like_the_report(report, frames):
+    summary = frames.summary()
+    assert list(dict.fromkeys(summary["query_mode"])) == list(report.query_modes)
+    first_mode = summary[summary["query_mode"] == "bm25"]
+    assert list(first_mode["score"]) == list(report.score_names)
+
+
+def test_cases_one_row_per_case_result_with_score_columns(report, frames):
+    cases = frames.cases()
+    assert len(cases) == len(report.case_results)
+    for row in (0, 5, 40, len(report.case_results) - 1):
+        result = report.case_results[row]
+        got = cases.iloc[row]
+        assert got["case_id"] == result.case_id and got["query_mode"] == result.query_mode
+        assert got["query"] == result.query
+        for score in result.scores:
+            value = got[score.name]
+            if score.status == "scored":
+                assert value == pytest.approx(float(score.value))
+            else:
+                assert math.isnan(value)
+
+
+def test_cases_records_query_errors_and_their_missing_scores(report, frames):
+    cases = frames.cases()
+    failed = cases[cases["error"].notna()]
+    assert set(failed["case_id"]) == {"q0007", "q0020"}
+    assert set(failed["query_mode"]) == {"bm25"}
+    assert failed["ndcg@10"].isna().all() and (failed["n_results"] == 0).all()
+
+
+def test_scores_long_format_status_and_reasons(report, frames):
+    scores = frames.scores()
+    assert len(scores) == sum(len(r.scores) for r in report.case_results)
+    judge = scores[scores["score"] == "judge_correctness"]
+    assert set(judge["status"]) == {"scored", "error"}
+    scored = judge[judge["status"] == "scored"]
+    assert scored["reason"].str.contains("answer").all()
+    errors = judge[judge["status"] == "error"]
+    assert errors["reason"].str.contains("timed out").all() and errors["value"].isna().all()
+    skipped = scores[scores["status"] == "skipped"]
+    assert (skipped["case_id"].isin(["q0003", "q0014", "q0025"])).all()
+    booleans = scores[scores["score"] == "answer_contains"]
+    assert set(booleans["value"].unique()) <= {0.0, 1.0}
+    assert booleans["passed"].dtype == "boolean"
+
+
+def test_text_scores_stay_text_in_cases(report):
+    from heta_notebook.schema import EvaluationScore
+
+    first = report.case_results[0]
+    labelled = first.model_copy(
+        update={"scores": (*first.scores, EvaluationScore(name="verdict", value="good"))}
+    )
+    other = report.model_copy(update={"case_results": (labelled, *report.case_results[1:])})
+    cases = other.frames().cases()
+    assert cases.loc[0, "verdict"] == "good" and pd.isna(cases.loc[1, "verdict"])
+
+
+def test_evidence_frame_uses_matching_and_agrees_with_recall_metadata(report, frames):
+    evidence = frames.evidence()
+    for row in (0, 1, 2, 10, 11):
+        result = report.case_results[row]
+        meta = result.score("evidence_recall@10").metadata
+        got = evidence[evidence["row"] == row]
+        if meta.get("skipped"):
+            assert got.empty
+            continue
+        matched = got[got["matched"]]
+        assert len(got) == meta["expected"]
+        # the recall score looks at the top 10; our results list has exactly 10
+        assert set(matched["reference_id"]) == {e["reference_id"] for e in meta["matched_evidence"]}
+        for item in meta["matched_evidence"]:
+            hit = matched[matched["reference_id"] == item["reference_id"]].iloc[0]
+            assert hit["rank"] == item["rank"] and hit["result_id"] == item["result_id"]
+        assert (got["source"] == "match").all()
+
+
+def test_evidence_falls_back_to_score_metadata_without_expected(report):
+    bare = make_report(6, expected_metadata=False)
+    evidence = bare.frames().evidence()
+    assert not evidence.empty
+    assert evidence["source"].str.startswith("score:evidence_recall@10").all()
+    row0 = bare.case_results[0].score("evidence_recall@10").metadata
+    got = evidence[evidence["row"] == 0]
+    assert int(got["matched"].sum()) == row0["matched"]
+
+
+def test_results_frame_ranks_documents_and_relevance(report, frames):
+    results = frames.results()
+    assert len(results) == sum(
+        len(r.response.results) for r in report.case_results if r.response is not None
+    )
+    row0 = results[results["row"] == 0]
+    assert list(row0["rank"]) == list(range(1, 11))
+    qrels = {e["reference_id"]: e["metadata"]["relevance"]
+             for e in report.case_results[0].metadata["expected"]["evidence"]}  # fmt: skip
+    for rec in row0.itertuples():
+        assert rec.document_id == rec.result_id.split(":")[2].split("#")[0]
+        assert rec.relevance == qrels.get(rec.document_id, 0)
+        assert rec.relevant == (rec.document_id in qrels)
+    no_qrels = results[results["case_id"] == "q0003"]
+    assert no_qrels["relevance"].isna().all() and not no_qrels["relevant"].any()
+
+
+def test_per_case_helpers_match_frames(report, frames):
+    result = report.case_results[4]
+    assert len(case_evidence(result)) == len(frames.evidence().query("row == 4"))
+    assert [r["rank"] for r in case_results(result)] == list(range(1, 11))
+
+
+def test_metrics_table_and_latency(report, frames):
+    table = frames.metrics_table()
+    assert list(table.columns) == list(report.query_modes)
+    assert list(table.index) == list(report.score_names)
+    latency = frames.latency().set_index("query_mode")
+    bm25 = [r.latency_ms for r in report.case_results if r.query_mode == "bm25"]
+    assert latency.loc["bm25", "p50"] == pytest.approx(np.median(bm25))
+    assert latency.loc["bm25", "n_error"] == 2 and latency.loc["dense", "n_error"] == 0
+
+
+def test_single_columns_agree_with_full_frames(report):
+    lazy = ReportFrames(report)
+    column = lazy.score_column("ndcg@10")  # computed without the long frame
+    full = report.frames().cases()["ndcg@10"].to_numpy()
+    np.testing.assert_array_equal(np.isnan(column["value"]), np.isnan(full))
+    np.testing.assert_allclose(column["value"].dropna(), full[~np.isnan(full)])
+    assert list(lazy.case_column("query_mode")) == [r.query_mode for r in report.case_results]
+    warm = ReportFrames(report)
+    warm.scores()
+    pd.testing.assert_frame_equal(warm.score_column("answer_contains"),
+                                  lazy.score_column("answer_contains"))  # fmt: skip
+
+
+def test_frames_are_copies(frames):
+    cases = frames.cases()
+    cases.loc[0, "query"] = "changed"
+    assert frames.cases().loc[0, "query"] != "changed"
+
+
+def test_empty_report_gives_empty_frames():
+    empty = make_report(1).model_copy(update={"case_results": ()})
+    frames = empty.frames()
+    assert frames.summary().empty and frames.cases().empty and frames.scores().empty
+    assert frames.evidence().empty and frames.results().empty
