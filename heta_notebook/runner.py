@@ -176,6 +176,7 @@ def _modes(query_modes: Sequence[str] | str | None, kb: Any) -> tuple[str, ...]:
     modes = (query_modes,) if isinstance(query_modes, str) else tuple(query_modes or offered)
     if not modes or any(not isinstance(m, str) or not m.strip() for m in modes):
         raise ValueError(f"query_modes must be non-empty strings (this KB offers {offered})")
+    modes = tuple(m.strip() for m in modes)
     unknown = [m for m in modes if offered and m not in offered]
     if unknown:
         raise ValueError(f"unknown query mode(s) {unknown}; this knowledge base offers {offered}")

@@ -224,3 +224,18 @@ async def test_evaluator_returning_wrong_type_is_an_error_score():
                                           evaluators=[Wrong()], query_modes=("alpha",), progress=False)).report  # fmt: skip
     assert report.case_results[0].score("wrong").metadata["error"]["error_type"] == "TypeError"
     assert isinstance(report.case_results[0].scores[0], EvaluationScore)
+
+
+def test_shared_bootstrap_draws_equal_aggregation_bootstrap_ci():
+    import numpy as np
+
+    from heta_notebook.evaluators.aggregation import bootstrap_ci
+    from heta_notebook.run.report import bootstrap_intervals
+
+    rng = np.random.default_rng(3)
+    columns = {f"m.s{i}": list(rng.random(50 + (i % 2))) for i in range(4)} | {"m.one": [1.0]}
+    config = BenchmarkRunConfig(seed=11)
+    intervals = bootstrap_intervals(columns, config)
+    for key, values in columns.items():
+        expected = bootstrap_ci(values, seed=11)
+        assert intervals[key] == (None if expected is None else list(expected))

@@ -21,7 +21,7 @@ class RunProgress:
 
     def update(self, result: EvaluationCaseResult) -> None:
         """Advance by one finished case; show the error count when it changes."""
-        failed = result.error is not None or any(s.status == "error" for s in result.scores)
+        failed = result.error is not None or any(s.metadata.get("error") for s in result.scores)
         if failed:
             self.errors += 1
         if self._bar is not None:

@@ -73,54 +73,103 @@ async def score_one(
     return EvaluationScore.error_score(name, error, **extra)
 
 
+class CaseScorer:
+    """Scores the cases of one run with a fixed list of evaluators.
+
+    Built-in batch-capable metrics (e.g. the 25 BEIR metrics) are scored together for every
+    case that finished its query in the same event-loop turn: one numpy pass for many cases
+    instead of one per case per metric. Other evaluators run per case, concurrently, with
+    their timeout and retries.
+    """
+
+    def __init__(
+        self, evaluators: Sequence[Any], default_timeout: float | None = None, batch_size: int = 256
+    ):
+        from heta_notebook.evaluators.retrieval import supports_batch
+
+        self.evaluators = tuple(evaluators)
+        self.default_timeout, self.batch_size = default_timeout, batch_size
+        inline = [
+            i for i, ev in enumerate(self.evaluators) if default_timeout is None and is_inline(ev)
+        ]
+        self._batch = [i for i in inline if supports_batch(self.evaluators[i])]
+        self._inline = [i for i in inline if i not in self._batch]
+        self._slow = [i for i in range(len(self.evaluators)) if i not in inline]
+        self._pending: list[tuple[BenchmarkCase, QueryResponse, asyncio.Future[Any]]] = []
+        self._scheduled = False
+
+    async def score(
+        self, case: BenchmarkCase, response: QueryResponse
+    ) -> tuple[EvaluationScore, ...]:
+        """Every evaluator's score for one case, in evaluator order."""
+        scores: list[Any] = [None] * len(self.evaluators)
+        if self._batch:
+            row = await self._batched(case, response)
+            for index, score in zip(self._batch, row, strict=True):
+                scores[index] = score
+        for index in self._inline:
+            scores[index] = await score_one(self.evaluators[index], case, response)
+        slow, timeout = self._slow, self.default_timeout
+        if len(slow) == 1:
+            scores[slow[0]] = await score_one(self.evaluators[slow[0]], case, response, timeout)
+        elif slow:
+            done = await asyncio.gather(
+                *(score_one(self.evaluators[i], case, response, timeout) for i in slow)
+            )
+            for index, score in zip(slow, done, strict=True):
+                scores[index] = score
+        return tuple(scores)
+
+    def _batched(self, case: BenchmarkCase, response: QueryResponse) -> asyncio.Future[Any]:
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append((case, response, future))
+        if len(self._pending) >= self.batch_size:
+            self._flush()
+        elif not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+        return future
+
+    def _flush(self) -> None:
+        """Score every pending case in one batch call; a failing batch is redone case by case."""
+        from heta_notebook.evaluators.retrieval import evaluate_batch
+
+        self._scheduled = False
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        evaluators = [self.evaluators[i] for i in self._batch]
+        try:
+            rows = evaluate_batch(evaluators, [p[0] for p in pending], [p[1] for p in pending])
+        except Exception:  # noqa: BLE001 - isolate the failing case(s) below
+            rows = [_row_alone(evaluators, case, response) for case, response, _ in pending]
+        for (_, _, future), row in zip(pending, rows, strict=True):
+            if not future.done():  # its worker may have been cancelled meanwhile
+                future.set_result(row)
+
+
+def _row_alone(
+    evaluators: Sequence[Any], case: BenchmarkCase, response: QueryResponse
+) -> list[EvaluationScore]:
+    """One case scored evaluator by evaluator, each failure becoming that evaluator's error."""
+    row = []
+    for evaluator in evaluators:
+        try:
+            (score,) = evaluator.evaluate_batch([case], [response])
+            row.append(as_score(score, _name_of(evaluator)))
+        except Exception as exc:  # noqa: BLE001 - isolation
+            row.append(EvaluationScore.error_score(_name_of(evaluator), exc))
+    return row
+
+
 async def score_case(
     evaluators: Sequence[Any],
     case: BenchmarkCase,
     response: QueryResponse,
     default_timeout: float | None = None,
 ) -> tuple[EvaluationScore, ...]:
-    """All evaluators' scores in evaluator order; slow (non built-in) ones run concurrently.
-
-    Built-in metrics are scored in line, several at once through their batch kernel
-    (one numpy pass for e.g. the 25 BEIR metrics instead of 25).
-    """
-    scores: list[EvaluationScore | None] = [None] * len(evaluators)
-    inline = [i for i, ev in enumerate(evaluators) if default_timeout is None and is_inline(ev)]
-    _score_inline(evaluators, inline, case, response, scores)
-    for index in inline:
-        if scores[index] is None:
-            scores[index] = await score_one(evaluators[index], case, response)
-    slow = [i for i in range(len(evaluators)) if scores[i] is None]
-    if len(slow) == 1:
-        scores[slow[0]] = await score_one(evaluators[slow[0]], case, response, default_timeout)
-    elif slow:
-        done = await asyncio.gather(
-            *(score_one(evaluators[i], case, response, default_timeout) for i in slow)
-        )
-        for index, score in zip(slow, done, strict=True):
-            scores[index] = score
-    return tuple(s for s in scores if s is not None)
-
-
-def _score_inline(
-    evaluators: Sequence[Any],
-    inline: list[int],
-    case: BenchmarkCase,
-    response: QueryResponse,
-    scores: list[EvaluationScore | None],
-) -> None:
-    """Fill ``scores`` for the batch-capable built-ins in one call; on failure leave them unset."""
-    from heta_notebook.evaluators.retrieval import evaluate_batch, supports_batch
-
-    batch = [i for i in inline if supports_batch(evaluators[i])]
-    if len(batch) < 2:
-        return
-    try:
-        (row,) = evaluate_batch([evaluators[i] for i in batch], [case], [response])
-    except Exception:  # noqa: BLE001 - scored one by one instead, each failure isolated
-        return
-    for index, score in zip(batch, row, strict=True):
-        scores[index] = score
+    """All evaluators' scores for one case (a one-off ``CaseScorer``)."""
+    return await CaseScorer(evaluators, default_timeout).score(case, response)
 
 
 def as_score(value: Any, name: str) -> EvaluationScore:

@@ -1,0 +1,195 @@
+"""Runner throughput and concurrency, by hand (not in the test suite).
+
+1. Cases/second with a zero-latency backend and the 25 default BEIR metrics: this runner vs
+   heta-framework 0.1.2's ``BenchmarkRunner`` on the same Cranfield cases and the same
+   precomputed rankings (BM25 top 100 from the embedded KB), heta's side through its
+   ``query_engines`` hook. Each runner is timed with 1 and with M query modes; the marginal
+   rate (extra cases / extra seconds) removes fixed costs (KB build, document writes).
+2. Wall time with a backend sleeping 20 ms per query at concurrency 32 vs the ideal
+   ``n × 20 ms / 32``.
+
+Run: ``python bench/runner.py``; results go to ``bench/runner.md`` by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe
+from heta_notebook.benchmarks.beir import BeirBenchmark, cranfield_folder
+from heta_notebook.benchmarks.protocol import load_benchmark
+from heta_notebook.evaluators.retrieval import beir_default_metrics
+from heta_notebook.schema import QueryResponse, QueryResult
+
+TOP_K = 100
+MODES = 4
+CONCURRENCY = 8
+
+
+async def rankings() -> dict[str, list[tuple[str, float]]]:
+    """BM25 top-100 (document id, score) per Cranfield query text, from the embedded KB."""
+    _, documents, cases = await load_benchmark(BeirBenchmark.cranfield())
+    recipe = Recipe(name="bm25", dense=None, hybrid=None)
+    kb = await recipe.build_knowledge_base(
+        documents, knowledge_base_name="bench", workspace=Path(tempfile.mkdtemp())
+    )
+    out = {}
+    for case in cases:
+        response = await kb.query(case.query, mode="full_text_search", top_k=TOP_K)
+        out[case.query] = [(r.source["benchmark_document_id"], r.score) for r in response.results]
+    return out
+
+
+class InstantKB:
+    """Our protocol: answers every mode at once from the precomputed rankings."""
+
+    def __init__(self, ranked: dict[str, list[tuple[str, float]]], modes: tuple[str, ...]):
+        self.query_modes = modes
+        self._results = {
+            text: tuple(
+                QueryResult(
+                    id=f"{doc}#0",
+                    text=f"document {doc}",
+                    score=score,
+                    source={"benchmark_document_id": doc, "document_id": doc},
+                )
+                for doc, score in hits
+            )  # fmt: skip
+            for text, hits in ranked.items()
+        }
+
+    async def query(self, text, *, mode, top_k=10, options=None):
+        return QueryResponse(mode=mode, results=self._results[text][:top_k])
+
+    def manifest(self):
+        return {"name": "instant"}
+
+
+class SleepyKB(InstantKB):
+    """Like InstantKB but each query waits ``delay`` seconds (a remote backend)."""
+
+    def __init__(self, ranked, modes, delay: float):
+        super().__init__(ranked, modes)
+        self.delay = delay
+
+    async def query(self, text, *, mode, top_k=10, options=None):
+        await asyncio.sleep(self.delay)
+        return await super().query(text, mode=mode, top_k=top_k, options=options)
+
+
+async def ours(ranked, n_modes: int) -> tuple[int, float]:
+    modes = tuple(f"instant_{i}" for i in range(n_modes))
+    kb = InstantKB(ranked, modes)  # built before the clock starts, like heta's engines
+    config = BenchmarkRunConfig(
+        top_k=TOP_K, max_concurrent_queries=CONCURRENCY, persist_report=False
+    )
+    started = time.perf_counter()
+    result = await BenchmarkRunner().run(
+        benchmark=BeirBenchmark.cranfield(), recipe=kb, query_modes=modes,
+        evaluators=beir_default_metrics(), config=config, progress=False,
+    )  # fmt: skip
+    return len(result.report.case_results), time.perf_counter() - started
+
+
+def heta_engine(ranked, mode: str):
+    from heta_framework.kb.search.types import QueryResponse as HetaResponse
+    from heta_framework.kb.search.types import QueryResult as HetaResult
+
+    responses = {
+        text: tuple(
+            HetaResult(
+                id=f"{doc}#0",
+                text=f"document {doc}",
+                score=score,
+                source={"benchmark_document_id": doc, "document_id": doc},
+            )
+            for doc, score in hits
+        )  # fmt: skip
+        for text, hits in ranked.items()
+    }
+
+    class Engine:
+        required_assets = frozenset()
+
+        def __init__(self):
+            self.mode = mode
+
+        async def query(self, request, context):
+            return HetaResponse(mode=mode, results=responses[request.text][: request.top_k])
+
+    return Engine()
+
+
+async def heta(ranked, n_modes: int) -> tuple[int, float]:
+    from heta_framework.common.stores.object import LocalObjectStore
+    from heta_framework.evaluation import BeirBenchmark as HetaBeir
+    from heta_framework.evaluation import BenchmarkRunConfig as HetaConfig
+    from heta_framework.evaluation import BenchmarkRunner as HetaRunner
+    from heta_framework.evaluation import BenchmarkWorkspace
+    from heta_framework.kb import KnowledgeRecipe, KnowledgeStores
+    from heta_framework.kb.search.registry import QueryEngineRegistry
+
+    modes = tuple(f"instant_{i}" for i in range(n_modes))
+    root = Path(tempfile.mkdtemp())
+    recipe = KnowledgeRecipe(stores=KnowledgeStores(objects=LocalObjectStore(root / "objects")))
+    registry = QueryEngineRegistry([heta_engine(ranked, m) for m in modes])
+    benchmark = HetaBeir(dataset="cranfield", data_root=cranfield_folder(), download=False)
+    workspace = BenchmarkWorkspace(root_dir=root, cache_dir=root / "cache")
+    config = HetaConfig(top_k=TOP_K, max_concurrent_queries=CONCURRENCY, persist_report=False)
+    started = time.perf_counter()
+    result = await HetaRunner().run(
+        benchmark=benchmark, recipe=recipe, knowledge_base_name=f"bench-{n_modes}",
+        query_modes=modes, workspace=workspace, config=config, query_engines=registry,
+    )  # fmt: skip
+    return len(result.report.case_results), time.perf_counter() - started
+
+
+async def best_of(run, ranked, n_modes: int, repeats: int = 3) -> tuple[int, float]:
+    """The fastest of ``repeats`` runs (the machine is shared; the minimum is the least noisy)."""
+    timings = [await run(ranked, n_modes) for _ in range(repeats)]
+    return min(timings, key=lambda item: item[1])
+
+
+async def throughput(ranked) -> None:
+    print("| runner | cases | s | cases/s | cases | s | cases/s | marginal cases/s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, run in (("heta_notebook", ours), ("heta-framework 0.1.2", heta)):
+        await run(ranked, 1)  # warm up imports and caches
+        n1, t1 = await best_of(run, ranked, 1)
+        nm, tm = await best_of(run, ranked, MODES)
+        print(f"| {name} | {n1} | {t1:.2f} | {n1 / t1:.0f} | {nm} | {tm:.2f} | {nm / tm:.0f} "
+              f"| {(nm - n1) / (tm - t1):.0f} |")  # fmt: skip
+
+
+async def latency_bound(
+    ranked, evaluators, what: str, delay=0.02, concurrency=32, modes=16
+) -> None:
+    names = tuple(f"sleepy_{i}" for i in range(modes))
+    config = BenchmarkRunConfig(top_k=10, max_concurrent_queries=concurrency, persist_report=False)
+    kb = SleepyKB(ranked, names, delay)
+    started = time.perf_counter()
+    result = await BenchmarkRunner().run(
+        benchmark=BeirBenchmark.cranfield(), recipe=kb, query_modes=names,
+        evaluators=evaluators, config=config, progress=False,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    n = len(result.report.case_results)
+    ideal = n * delay / concurrency
+    print(f"| {what} | {n} | {wall:.2f} | {ideal:.2f} | {100 * (wall / ideal - 1):+.1f}% |")
+
+
+async def main() -> None:
+    ranked = await rankings()
+    await throughput(ranked)
+    print("\n| 20 ms/query, concurrency 32, evaluators | cases | wall s | ideal s | over ideal |")
+    print("|---|---|---|---|---|")
+    await latency_bound(ranked, (), "none (runner machinery only)")
+    await latency_bound(ranked, beir_default_metrics(k_values=(10,)), "5 BEIR metrics @10")
+    await latency_bound(ranked, beir_default_metrics(), "25 default BEIR metrics")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
