@@ -215,3 +215,23 @@ def test_text_scores_are_noted_not_compared():
     c = compare([a, a.model_copy(update={"metadata": {"label": "b"}})])
     assert c.labels == ["a", "b"]
     assert isinstance(c, Comparison) and c.score_names == ["s"]
+
+
+def test_summary_matches_the_aggregation_module():
+    from heta_notebook.evaluators.aggregation import summarize
+    from tests._display_helpers import make_report
+
+    report = make_report(30, seed=5)
+    summary = compare(report).summary().set_index(["query_mode", "score"])
+    reference = summarize(report.case_results)
+    assert len(reference) == len(summary)
+    for key, agg in reference.items():
+        mode, name = key.split(".", 1)
+        row = summary.loc[(mode, name)]
+        assert row["n"] == agg.n_scored and row["n_skipped"] == agg.n_skipped
+        assert row["n_error"] == agg.n_error
+        assert row["mean"] == pytest.approx(agg.value, abs=1e-12)
+        if agg.ci_low is not None:
+            assert row["ci_low"] == pytest.approx(agg.ci_low, abs=1e-9)
+        if agg.pass_rate is not None:
+            assert row["pass_rate"] == pytest.approx(agg.pass_rate)

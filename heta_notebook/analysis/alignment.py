@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ class Aligned:
     text_scores: list[str] = field(default_factory=list)
     queries: dict[str, str] = field(default_factory=dict)
     rows: dict[tuple[int, str], int] = field(default_factory=dict)
+    counts: dict[str, np.ndarray] = field(default_factory=dict)  # n_skipped / n_error
 
     def variant_index(self, variant: Variant | str) -> int:
         """Position of a variant given as a Variant or its ``"label · mode"`` name."""
@@ -72,35 +74,56 @@ class Aligned:
             ) from None
 
 
-def align(reports: Mapping[str, EvaluationReport], frames: Mapping[str, Any]) -> Aligned:
-    """Build the aligned matrices from each report's long scores frame (``ReportFrames``)."""
+def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
+    """Build the aligned matrices of several reports (one pass over their case results)."""
     variants = [Variant(label, m) for label, r in reports.items() for m in _modes(r)]
     v_index = {(v.report, v.mode): i for i, v in enumerate(variants)}
-    long = _long_scores(frames, v_index)
+    long = _long_scores(reports)
     cases = _case_table(reports, v_index)
-    case_ids, case_codes = _factorize(cases["case_id"], long["case_id"])
-    names = list(dict.fromkeys(long["score"].astype(str)))
-    text_scores = _text_only(long, names)
-    names = [n for n in names if n not in text_scores]
-    long = long[long["score"].astype(str).isin(names)]
-    s_codes = pd.Categorical(long["score"].astype(str), categories=names).codes
-    c_codes = case_codes[1][long.index.to_numpy()] if len(long) else np.array([], int)
+    case_codes, case_ids = pd.factorize(cases["case_id"])
+    case_ids = np.asarray(case_ids, dtype=object)
+    score_case_codes = np.repeat(case_codes, long["per_case"])  # scores follow case order
+    long["variant"] = np.repeat(cases["variant"], long["per_case"])
+    all_names = long["names"]
+    text_scores = _text_only(long, all_names)
+    names = [n for n in all_names if n not in text_scores]
+    keep = np.isin(long["score"], [all_names.index(n) for n in names])
+    remap = np.full(len(all_names) + 1, -1)
+    remap[[all_names.index(n) for n in names]] = np.arange(len(names))
+    s_codes, c_codes, v_codes = (
+        remap[long["score"][keep]],
+        score_case_codes[keep],
+        long["variant"][keep],
+    )
     shape = (len(names), len(case_ids), len(variants))
     values, passed = np.full(shape, np.nan), np.full(shape, np.nan)
-    v_codes = long["variant"].to_numpy()
-    values[s_codes, c_codes, v_codes] = long["value"].to_numpy(dtype=float)
-    flags = long["passed"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
-    passed[s_codes, c_codes, v_codes] = flags
+    values[s_codes, c_codes, v_codes] = long["value"][keep]
+    passed[s_codes, c_codes, v_codes] = long["passed"][keep]
     present = np.zeros((len(case_ids), len(variants)), dtype=bool)
     failed = np.zeros_like(present)
-    present[case_codes[0], cases["variant"]] = True
-    failed[case_codes[0], cases["variant"]] = cases["failed"]
+    present[case_codes, cases["variant"]] = True
+    failed[case_codes, cases["variant"]] = cases["failed"]
+    counts = _status_counts(long, keep, s_codes, v_codes, shape, failed)
     rows = dict(
         zip(zip(cases["variant"], cases["case_id"], strict=True), cases["row"], strict=True)
     )
     queries = dict(zip(cases["case_id"], cases["query"], strict=True))
     return Aligned(variants, case_ids, names, values, passed, present, failed, text_scores,
-                   queries, rows)  # fmt: skip
+                   queries, rows, counts)  # fmt: skip
+
+
+def _status_counts(long, keep, s_codes, v_codes, shape, failed) -> dict[str, np.ndarray]:
+    """Skipped and error counts per score × variant; a failed query is an error for each score."""
+    out = {}
+    for status, code in (("n_skipped", SKIPPED), ("n_error", ERROR)):
+        hit = long["status"][keep] == code
+        counts = np.zeros((shape[0], shape[2]), dtype=np.int64)
+        np.add.at(counts, (s_codes[hit], v_codes[hit]), 1)
+        out[status] = counts
+    reported = np.zeros((shape[0], shape[2]), dtype=bool)
+    reported[s_codes, v_codes] = True
+    out["n_error"] = out["n_error"] + reported * failed.sum(axis=0)[None, :]
+    return out
 
 
 def _modes(report: EvaluationReport) -> list[str]:
@@ -109,17 +132,63 @@ def _modes(report: EvaluationReport) -> list[str]:
     return list(seen)
 
 
-def _long_scores(frames: Mapping[str, Any], v_index: dict[tuple[str, str], int]) -> pd.DataFrame:
-    parts = []
-    for label, frame in frames.items():
-        long = frame.scores()[["case_id", "query_mode", "score", "value", "text", "passed"]]
-        long = long.assign(variant=[v_index[(label, m)] for m in long["query_mode"]])
-        long["score"] = long["score"].astype(str)
-        parts.append(long)
-    columns = ["case_id", "query_mode", "score", "value", "text", "passed", "variant"]
-    if not parts:
-        return pd.DataFrame(columns=columns)
-    return pd.concat(parts, ignore_index=True)
+def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
+    """Every score of every report as flat arrays (score code, value, passed, status, ...).
+
+    Scores are listed in case-result order; ``per_case`` says how many each result has.
+    A tight single pass (a 10,000-case × 3-mode × 25-score report takes a fraction of a
+    second); skipped/failed scores get NaN values and a status code, as in contract 1.
+    """
+    names: dict[str, int] = {}
+    layouts: dict[tuple[str, ...], list[int]] = {}  # score-name tuple → codes (usually one)
+    cols: dict[str, list[Any]] = {k: [] for k in ("per_case", "score", "raw", "passed", "md")}
+    for report in reports.values():
+        for r in report.case_results:
+            scores = r.scores
+            cols["per_case"].append(len(scores))
+            if not scores:
+                continue
+            layout = tuple(map(_NAME, scores))
+            codes = layouts.get(layout)
+            if codes is None:
+                codes = layouts[layout] = [names.setdefault(n, len(names)) for n in layout]
+            cols["score"].extend(codes)
+            cols["raw"].extend(map(_VALUE, scores))
+            cols["passed"].extend(map(_PASSED, scores))
+            cols["md"].extend(map(_METADATA, scores))
+    status = np.array([_status(md) if md else SCORED for md in cols["md"]], dtype=np.int8)
+    value, text = _numbers(cols["raw"])
+    value[status != SCORED] = np.nan
+    passed = np.array(cols["passed"], dtype=object)
+    unjudged = passed == None  # noqa: E711 - elementwise comparison
+    passed[unjudged] = np.nan
+    passed = passed.astype(float)
+    passed[status != SCORED] = np.nan
+    return {"per_case": np.asarray(cols["per_case"], dtype=np.int64),
+            "score": np.asarray(cols["score"], dtype=np.int64), "value": value, "text": text,
+            "passed": passed, "status": status, "names": list(names)}  # fmt: skip
+
+
+_NAME, _VALUE = attrgetter("name"), attrgetter("value")
+_PASSED, _METADATA = attrgetter("passed"), attrgetter("metadata")
+SCORED, SKIPPED, ERROR = 0, 1, 2
+
+
+def _status(metadata: dict[str, Any]) -> int:
+    if not metadata:
+        return SCORED
+    if metadata.get("error"):
+        return ERROR
+    return SKIPPED if metadata.get("skipped") else SCORED
+
+
+def _numbers(raw: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Values as floats (bool → 1/0, text → NaN) and a mask of text values."""
+    try:
+        return np.asarray(raw, dtype=float), np.zeros(len(raw), dtype=bool)
+    except (TypeError, ValueError):
+        text = np.array([isinstance(v, str) for v in raw], dtype=bool)
+        return np.array([np.nan if isinstance(v, str) else float(v) for v in raw]), text
 
 
 def _case_table(
@@ -141,18 +210,11 @@ def _add_case(out: dict[str, list[Any]], variant: int, row: int, r: EvaluationCa
     out["row"].append(row)
 
 
-def _factorize(case_col: np.ndarray, score_col: pd.Series) -> tuple[np.ndarray, tuple]:
-    """Shared case index over both columns (first-seen order) and the codes of each."""
-    both = np.concatenate([case_col, score_col.to_numpy(dtype=object)])
-    codes, uniques = pd.factorize(both)
-    return np.asarray(uniques, dtype=object), (codes[: len(case_col)], codes[len(case_col) :])
-
-
-def _text_only(long: pd.DataFrame, names: list[str]) -> list[str]:
+def _text_only(long: dict[str, Any], names: list[str]) -> list[str]:
     """Scores that never carry a number (labels such as 'good'/'bad'): not compared."""
-    numeric = long.loc[long["value"].notna(), "score"].astype(str).unique()
-    has_text = long.loc[long["text"].notna(), "score"].astype(str).unique()
-    return [n for n in names if n in set(has_text) and n not in set(numeric)]
+    numeric = set(np.unique(long["score"][~np.isnan(long["value"])]).tolist())
+    has_text = set(np.unique(long["score"][long["text"]]).tolist())
+    return [n for i, n in enumerate(names) if i in has_text and i not in numeric]
 
 
 __all__ = ["SEPARATOR", "Aligned", "Variant", "align"]

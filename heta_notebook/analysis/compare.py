@@ -151,18 +151,22 @@ class Comparison:
         self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
         self.pivoted = pivoted
         state = _state or {}
-        self.frames: dict[str, ReportFrames] = state.get("frames") or {
-            label: ReportFrames(r) for label, r in self.reports.items()
-        }
-        self.aligned: Aligned = state.get("aligned") or align(self.reports, self.frames)
+        self._frames: dict[str, ReportFrames] = state.get("frames") or {}
+        self.aligned: Aligned = state.get("aligned") or align(self.reports)
         self._scores: list[str] = state.get("scores") or list(self.aligned.score_names)
         self._variants: list[Variant] = state.get("variants") or list(self.aligned.variants)
         self.baseline = self._resolve_baseline(baseline)
 
     # -- fluent variations ------------------------------------------------------------------
 
+    def frames(self, label: str) -> ReportFrames:
+        """The (cached) ``ReportFrames`` of one report, e.g. for its evidence frame."""
+        if label not in self._frames:
+            self._frames[label] = ReportFrames(self.reports[label])
+        return self._frames[label]
+
     def _copy(self, **changes: Any) -> Comparison:
-        state = {"frames": self.frames, "aligned": self.aligned, "scores": self._scores,
+        state = {"frames": self._frames, "aligned": self.aligned, "scores": self._scores,
                  "variants": self._variants}  # fmt: skip
         state.update({k: v for k, v in changes.items() if k in state})
         options = {"baseline": self.baseline, "n_resamples": self.n_resamples, "seed": self.seed,
@@ -279,21 +283,34 @@ class Comparison:
                             index=pd.Index(self.aligned.case_ids, name="case_id"))  # fmt: skip
 
     def summary(self) -> pd.DataFrame:
-        """Per variant and score: mean, n, std, CI, pass rate, skipped, errors and missing cases."""
-        parts = []
-        for label in self.labels:
-            part = self.frames[label].summary()
-            part.insert(0, "report", label)
-            parts.append(part)
-        frame = pd.concat(parts, ignore_index=True)
-        frame.insert(0, "variant", [f"{Variant(r, m)}" for r, m in
-                                    zip(frame["report"], frame["query_mode"], strict=True)])  # fmt: skip
-        frame = frame[frame["variant"].isin([v.name for v in self._variants])
-                      & frame["score"].isin(self._scores)]  # fmt: skip
+        """Per variant and score: mean, n, std, 95% CI, pass rate, skipped, errors, missing cases.
+
+        Same conventions as ``evaluators.aggregation.summarize`` (skipped and failed scores
+        excluded and counted, t-based CI), vectorised over the aligned matrices.
+        """
+        return self._summary.copy()
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:
+        al = self.aligned
+        s_idx = [al.score_index(s) for s in self._scores]
+        v_idx = [al.variant_index(v) for v in self._variants]
+        stats_ = summary_stats(al.values[s_idx][:, :, v_idx], al.passed[s_idx][:, :, v_idx],
+                               self.confidence)  # fmt: skip
         missing = self.missing_cases()
-        counts = missing[missing["status"] == "missing"].groupby("variant").size()
-        frame["n_missing"] = frame["variant"].map(counts).fillna(0).astype(int)
-        return _order_rows(frame, self._variants, self._scores)
+        n_missing = missing[missing["status"] == "missing"].groupby("variant").size()
+        rows = []
+        for j, v in enumerate(self._variants):
+            for i, score in enumerate(self._scores):
+                skipped = int(al.counts["n_skipped"][s_idx[i], v_idx[j]])
+                errors = int(al.counts["n_error"][s_idx[i], v_idx[j]])
+                if stats_["n"][i, j] == 0 and not skipped and not errors:
+                    continue  # this variant never reported this score
+                rows.append({"variant": v.name, "report": v.report, "query_mode": v.mode,
+                             "score": score, **{k: a[i, j] for k, a in stats_.items()},
+                             "n_skipped": skipped, "n_error": errors,
+                             "n_missing": int(n_missing.get(v.name, 0))})  # fmt: skip
+        return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
     def table(self, stat: str = "mean") -> pd.DataFrame:
         """Scores × variants of one summary statistic (``mean``, ``n``, ``ci_low``, ...)."""
@@ -388,7 +405,7 @@ class Comparison:
         return merged.assign(change=change)
 
     def _evidence(self, v: Variant) -> pd.DataFrame:
-        frame = self.frames[v.report].evidence()
+        frame = self.frames(v.report).evidence()
         frame = frame[frame["query_mode"] == v.mode]
         return frame[["case_id", "label", "matched", "rank"]].drop_duplicates(["case_id", "label"])
 
@@ -502,6 +519,30 @@ class Comparison:
 
 
 # --------------------------------------------------------------------------- helpers
+
+SUMMARY_COLUMNS = ["variant", "report", "query_mode", "score", "mean", "n", "std", "ci_low",
+                   "ci_high", "pass_rate", "n_passed", "n_skipped", "n_error", "n_missing"]  # fmt: skip
+
+
+def summary_stats(
+    values: np.ndarray, passed: np.ndarray, confidence: float
+) -> dict[str, np.ndarray]:
+    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants."""
+    from scipy.stats import t
+
+    ok = ~np.isnan(values)
+    n = ok.sum(axis=1)
+    total = np.where(ok, values, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, total / n, np.nan)
+        sq = np.where(ok, (values - mean[:, None, :]) ** 2, 0.0).sum(axis=1)
+        std = np.where(n > 1, np.sqrt(sq / np.maximum(n - 1, 1)), np.nan)
+        half = t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
+        judged = (~np.isnan(passed)).sum(axis=1)
+        n_passed = np.nansum(passed, axis=1)
+        pass_rate = np.where(judged > 0, n_passed / np.maximum(judged, 1), np.nan)
+    return {"mean": mean, "n": n, "std": std, "ci_low": mean - half, "ci_high": mean + half,
+            "pass_rate": pass_rate, "n_passed": n_passed.astype(int)}  # fmt: skip
 
 
 def _significance_frame(
