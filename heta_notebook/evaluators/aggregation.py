@@ -193,34 +193,35 @@ class _Column:
 def _collect_columns(
     case_results: Iterable[EvaluationCaseResult],
 ) -> dict[tuple[str, str], _Column]:
-    columns: dict[tuple[str, str], _Column] = {}
+    by_mode: dict[str, dict[str, _Column]] = {}
     failed_queries: Counter[str] = Counter()
     for result in case_results:
-        mode_ = result.query_mode
+        columns = by_mode.setdefault(result.query_mode, {})
         if result.error is not None and not result.scores:
-            failed_queries[mode_] += 1
+            failed_queries[result.query_mode] += 1
             continue
         for score in result.scores:
-            key = (mode_, score.name)
-            column = columns.get(key)
+            column = columns.get(score.name)
             if column is None:
-                column = columns[key] = _Column()
+                column = columns[score.name] = _Column()
             _add(column, score)
-    for (mode_, _), column in columns.items():
-        column.errors += failed_queries[mode_]
-    return columns
+    for mode_, columns in by_mode.items():
+        for column in columns.values():
+            column.errors += failed_queries[mode_]
+    return {(m, name): col for m, columns in by_mode.items() for name, col in columns.items()}
 
 
 def _add(column: _Column, score: EvaluationScore) -> None:
     metadata = score.metadata
-    if metadata.get("error"):
-        column.errors += 1
-        return
-    if metadata.get("skipped"):
-        column.skipped += 1
-        return
+    if metadata:
+        if metadata.get("error"):
+            column.errors += 1
+            return
+        if metadata.get("skipped"):
+            column.skipped += 1
+            return
     value = score.value
-    if isinstance(value, str):
+    if value.__class__ is str:
         column.texts[value] += 1
     else:
         column.values.append(value)

@@ -27,7 +27,7 @@ MatchedBy = Literal["locator", "reference_id", "text", "document"]
 
 _DOCUMENT_ID_KEYS = ("benchmark_document_id", "beir_document_id")
 _RAW_KEY_FIELDS = ("source_key", "object_key")
-_ID_FIELDS = frozenset([*_DOCUMENT_ID_KEYS, *(key + "s" for key in _DOCUMENT_ID_KEYS), "origin"])
+_OTHER_ID_FIELDS = ("beir_document_id", "benchmark_document_ids", "beir_document_ids", "origin")
 _PLURALS = {
     "document_id": ("document_ids",),
     "source_key": ("source_keys", "object_key", "object_keys"),
@@ -81,29 +81,35 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
     """
     ranked: list[str] = []
     seen: set[str] = set()
+    limit = float("inf") if k is None else k
     for result in results:
         fast = _only_document_id(result)
-        for doc_id in document_ids(result) if fast is None else (fast,):
-            if doc_id in seen:
-                continue
-            if k is not None and len(ranked) >= k:
-                return ranked
-            seen.add(doc_id)
-            ranked.append(doc_id)
+        if fast is not None:  # the common case, kept free of loops and tuples
+            if fast not in seen:
+                if len(ranked) >= limit:
+                    return ranked
+                seen.add(fast)
+                ranked.append(fast)
+            continue
+        for doc_id in document_ids(result):
+            if doc_id not in seen:
+                if len(ranked) >= limit:
+                    return ranked
+                seen.add(doc_id)
+                ranked.append(doc_id)
     return ranked
 
 
 def _only_document_id(result: QueryResult) -> str | None:
-    """Fast path: the id when ``source`` names exactly one document in a singular id field."""
-    if result.metadata:
+    """Fast path: the id when ``source.benchmark_document_id`` is the only document reference
+    (no other id field, no ``origin``, no metadata), the common case of our own knowledge base."""
+    source = result.source
+    value = source.get("benchmark_document_id")
+    if value.__class__ is not str or result.metadata:
         return None
-    keys = _ID_FIELDS.intersection(result.source)
-    if len(keys) != 1:
-        return None
-    key = next(iter(keys))
-    value = result.source[key]
-    if key not in _DOCUMENT_ID_KEYS or not isinstance(value, str):
-        return None
+    for other in _OTHER_ID_FIELDS:
+        if other in source:
+            return None
     return value.strip() or None
 
 

@@ -1,0 +1,89 @@
+"""evaluate_batch: many built-in evaluators over many cases, identical to the per-case path."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import random
+
+import pytest
+
+from heta_notebook.evaluators.answer import AnswerContains, AnswerExactMatch, AnswerTokenF1
+from heta_notebook.evaluators.decorators import evaluator
+from heta_notebook.evaluators.retrieval import (
+    BeirRetrievalMetric,
+    EvidenceRecallAtK,
+    beir_default_metrics,
+    evaluate_batch,
+    paused_gc,
+    supports_batch,
+)
+from heta_notebook.schema import BenchmarkCase, BenchmarkExpected
+from tests._evaluators_helpers import chunk, qrels_case, response
+
+
+def mixed_cases(n: int = 80, seed: int = 5):
+    rng = random.Random(seed)
+    cases, responses = [], []
+    for i in range(n):
+        docs = [f"d{j}" for j in rng.sample(range(40), 12)]
+        qrels = {d: rng.choice([-1, 0, 1, 2, 3]) for d in docs[:6]}
+        case = qrels_case(qrels, case_id=f"c{i}", answers=("Paris",) if i % 2 else ())
+        if i % 7 == 0:
+            case = BenchmarkCase(case_id=f"c{i}", query="q", expected=BenchmarkExpected())
+        ranked = rng.sample(docs + [f"x{j}" for j in range(8)], rng.randint(0, 15))
+        answer = rng.choice([None, "paris", "It is Paris, France."])
+        cases.append(case)
+        responses.append(response([chunk(d, r) for r, d in enumerate(ranked)], answer=answer))
+    return cases, responses
+
+
+EVALUATORS = (
+    *beir_default_metrics((1, 5, 10)),
+    BeirRetrievalMetric("ndcg", 10, convention="heta"),
+    BeirRetrievalMetric("map", 5, convention="heta"),
+    EvidenceRecallAtK(5),
+    AnswerContains(),
+    AnswerExactMatch(),
+    AnswerTokenF1(),
+)
+
+
+def test_mixed_batch_equals_awaiting_each_evaluator_case_by_case():
+    cases, responses = mixed_cases()
+    batch = evaluate_batch(EVALUATORS, cases, responses)
+
+    async def one_by_one():
+        return [
+            tuple([await ev.evaluate(case=c, response=r) for ev in EVALUATORS])
+            for c, r in zip(cases, responses, strict=True)
+        ]
+
+    assert batch == asyncio.run(one_by_one())
+    statuses = {s.status for row in batch for s in row}
+    assert statuses == {"scored", "skipped"}
+    assert [s.name for s in batch[0]] == [ev.name for ev in EVALUATORS]
+
+
+def test_custom_evaluators_are_not_batchable_and_are_named_in_the_error():
+    @evaluator
+    def custom(outputs, inputs, ground_truth):
+        return 1.0
+
+    assert supports_batch(AnswerContains()) and not supports_batch(custom)
+    with pytest.raises(TypeError, match="custom"):
+        evaluate_batch([AnswerContains(), custom], [], [])
+
+
+def test_paused_gc_restores_the_collector_state():
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
