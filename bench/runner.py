@@ -181,11 +181,27 @@ async def latency_bound(
     print(f"| {what} | {n} | {wall:.2f} | {ideal:.2f} | {100 * (wall / ideal - 1):+.1f}% |")
 
 
+async def bare_asyncio(n: int, delay=0.02, concurrency=32) -> None:
+    """The floor: the same worker pool with nothing but the sleep (no runner at all)."""
+    items = iter(range(n))
+
+    async def worker():
+        for _ in items:
+            await asyncio.sleep(delay)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    wall, ideal = time.perf_counter() - started, n * delay / concurrency
+    print(f"| bare asyncio pool, no runner (floor) | {n} | {wall:.2f} | {ideal:.2f} "
+          f"| {100 * (wall / ideal - 1):+.1f}% |")  # fmt: skip
+
+
 async def main() -> None:
     ranked = await rankings()
     await throughput(ranked)
     print("\n| 20 ms/query, concurrency 32, evaluators | cases | wall s | ideal s | over ideal |")
     print("|---|---|---|---|---|")
+    await bare_asyncio(3600)
     await latency_bound(ranked, (), "none (runner machinery only)")
     await latency_bound(ranked, beir_default_metrics(k_values=(10,)), "5 BEIR metrics @10")
     await latency_bound(ranked, beir_default_metrics(), "25 default BEIR metrics")

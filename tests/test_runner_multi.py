@@ -40,3 +40,13 @@ async def test_recipes_list_labels_by_name_and_keeps_them_unique():
 async def test_recipe_and_recipes_are_exclusive():
     with pytest.raises(ValueError, match="exactly one of recipe= or recipes="):
         await BenchmarkRunner().run(benchmark=ListBenchmark(), progress=False)
+
+
+async def test_collection_compares_and_renders_through_the_comparison():
+    runs = await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(6), evaluators=(TopHit(),)),
+                                       recipes={"a": ToyRecipe("a"), "b": ToyRecipe("b", fail_on=["query number 0"])},
+                                       query_modes=MODES, progress=False)  # fmt: skip
+    comparison = runs.compare(baseline="a")
+    assert set(comparison.reports) == {"a", "b"}
+    html = runs._repr_html_()
+    assert "top_hit" in html

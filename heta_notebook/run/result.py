@@ -83,6 +83,15 @@ class RunCollection:
                 })  # fmt: skip
         return pd.DataFrame(rows)
 
+    def compare(self, baseline: Any = None, **options: Any) -> Any:
+        """``heta_notebook.compare`` of these reports (tables, deltas, paired significance)."""
+        from heta_notebook.analysis.compare import compare
+
+        return compare(self.reports, baseline, **options)
+
+    def _repr_html_(self) -> str:
+        return self.compare()._repr_html_()
+
     def __repr__(self) -> str:
         inner = "\n  ".join(repr(r.report) for r in self.results.values())
         return f"<RunCollection {len(self)} reports\n  {inner}>"
