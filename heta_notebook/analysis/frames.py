@@ -81,7 +81,8 @@ class ReportFrames:
 
     def latency(self) -> pd.DataFrame:
         """Per query mode: n, mean, p50, p95, max latency (ms) and the number of query errors."""
-        cases = self._cached("cases", self._build_cases)
+        cases = pd.DataFrame({name: self.case_column(name)
+                              for name in ("query_mode", "latency_ms", "error")})  # fmt: skip
         grouped = cases.groupby("query_mode", sort=False)
         out = grouped["latency_ms"].agg(
             n="count", mean="mean", p50="median", p95=lambda s: s.quantile(0.95), max="max"

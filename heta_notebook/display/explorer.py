@@ -422,7 +422,7 @@ class ReportExplorer:
         low, high = c.value_range.value
         full = low <= c.value_range.min and high >= c.value_range.max
         self._filters = ExplorerFilters(
-            mode=c.mode.value, score=c.score.value,
+            mode=c.mode.value or None, score=c.score.value or None,
             min_value=None if full or not c.score.value else low,
             max_value=None if full or not c.score.value else high,
             verdict=c.verdict.value if c.score.value else "any",
@@ -458,15 +458,16 @@ class ReportExplorer:
     def static_html(self) -> str:
         """A readable static view (filters, current page, selected case) for exported notebooks."""
         infos = self.page_rows
+        sorted_by = self._sort_by != REPORT_ORDER
         rows = [[i["case_id"], i["query_mode"], truncate(i["query"], 90),
-                 fmt_num(i["value"]) if i["value"] is not None else "–",
+                 *([fmt_num(i["value"])] if sorted_by else []),
                  badge("error", "bad") if i["error"] else ""] for i in infos]  # fmt: skip
-        value_title = self._sort_by if self._sort_by != REPORT_ORDER else "value"
+        header = ["case", "mode", "query", *([self._sort_by] if sorted_by else []), ""]
         note = (f"Case explorer (static view: the interactive widget needs a running kernel). "
                 f"Page {self.page + 1} of {self.n_pages}; {fmt_int(self.n_matching)} case results "
                 f"match {_describe(self._filters)}.")  # fmt: skip
         body = [tag("div", note, class_="hn-note"),
-                table(["case", "mode", "query", value_title, ""], rows, class_="hn-table hn-left")]  # fmt: skip
+                table(header, rows, class_="hn-table hn-left")]  # fmt: skip
         if self.selected is not None:
             body.append(details(f"Selected case: {self.selected.case_id} · {self.selected.query_mode}",
                                 raw(case_detail_html(self.selected)), open_=True))  # fmt: skip
@@ -511,24 +512,42 @@ def _empty_detail() -> str:
     return str(panel(style(), tag("div", "No case selected (no case matches).", class_="hn-note")))
 
 
+def _score_names_quickly(
+    report: EvaluationReport, frames: Any, exact_up_to: int = 20_000
+) -> list[str]:
+    """Score names for the dropdowns without a pass over millions of scores: exact for
+    reports up to ``exact_up_to`` case results, else from the stored summary plus the first
+    and last few thousand case results (evaluators score every case, so this finds them all)."""
+    results = report.case_results
+    if len(results) <= exact_up_to or "scores" in frames._cache:
+        return list(frames.score_names)
+    modes = set(report.query_modes)
+    names = dict.fromkeys(k.split(".", 1)[1] if k.split(".", 1)[0] in modes else k
+                          for k in report.score_summary)  # fmt: skip
+    for r in (*results[:2000], *results[-2000:]):
+        names.update(dict.fromkeys(s.name for s in r.scores))
+    return list(names)
+
+
 def _build_widgets(ex: ReportExplorer) -> tuple[Any, SimpleNamespace]:
     import ipywidgets as w
 
     f = ex.filters
-    names = list(ex.frames.score_names)
+    names = _score_names_quickly(ex.report, ex.frames)
     small = w.Layout(width="auto")
     c = SimpleNamespace(
-        mode=w.Dropdown(options=[("all modes", None)] + [(m, m) for m in ex.frames.modes],
-                        value=f.mode, description="mode", layout=small),
-        score=w.Dropdown(options=[("— no score filter —", None)] + [(n, n) for n in names],
-                         value=f.score, description="score", layout=small),
+        mode=w.Dropdown(options=[("all modes", "")] + [(m, m) for m in ex.frames.modes],
+                        value=f.mode or "", description="mode", layout=small),
+        score=w.Dropdown(options=[("— none —", "")] + [(n, n) for n in names],
+                         value=f.score or "", description="score", layout=small),
         value_range=w.FloatRangeSlider(value=(f.min_value if f.min_value is not None else 0.0,
                                               f.max_value if f.max_value is not None else 1.0),
                                        min=0.0, max=1.0, step=0.01, description="range",
-                                       readout_format=".2f", continuous_update=False),
+                                       readout_format=".2f", continuous_update=False,
+                                       layout=w.Layout(width="380px")),
         verdict=w.ToggleButtons(options=[("any", "any"), ("passed", "passed"), ("failed", "failed")],
-                                value=f.verdict, description="verdict",
-                                style={"button_width": "70px"}),
+                                value=f.verdict, tooltips=["all cases", "passed", "failed"],
+                                style={"button_width": "64px", "description_width": "initial"}),
         errors_only=w.Checkbox(value=f.errors_only, description="errors only", indent=False,
                                layout=small),
         search=w.Text(value=f.search, placeholder="search queries / case ids", description="search",
@@ -550,8 +569,9 @@ def _build_widgets(ex: ReportExplorer) -> tuple[Any, SimpleNamespace]:
     c.prev.on_click(lambda _b: ex.previous_page())
     c.next.on_click(lambda _b: ex.next_page())
     filters = w.VBox([w.HBox([c.mode, c.search, c.errors_only]),
-                      w.HBox([c.score, c.value_range, c.verdict]),
-                      w.HBox([c.sort_by, c.descending])])  # fmt: skip
+                      w.HBox([c.score, c.value_range]),
+                      w.HBox([w.Label("verdict of score", layout=w.Layout(margin="0 8px 0 22px")),
+                              c.verdict, c.sort_by, c.descending])])  # fmt: skip
     listing = w.VBox([c.case_list, w.HBox([c.prev, c.next, c.page_label])],
                      layout=w.Layout(width="38%", min_width="320px"))  # fmt: skip
     pane = w.Box([c.detail], layout=w.Layout(width="62%", max_height="900px", overflow="auto",
