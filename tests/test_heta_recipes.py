@@ -100,9 +100,15 @@ async def test_secrets_in_recipe_metadata_never_reach_reports(tmp_path) -> None:
     assert result.report.recipe_manifest["metadata"]["api_key"] == "***redacted***"
     kb_recipe = result.report.knowledge_base_manifest["recipe"]["metadata"]
     assert kb_recipe["openai_api_key"] == "***redacted***"
-    assert redact_secrets({"max_tokens": 5, "token_start": 0, "token": "x"}) == {
-        "max_tokens": 5, "token_start": 0, "token": "***redacted***"
-    }  # fmt: skip
+    kept = {"max_tokens": 5, "token_start": 0, "document_token_counts": {"d": 3}, "key": "k"}
+    secret = {"token": "x", "secret_key": "y", "X-Api-Key": "z", "aws_secret_access_key": "w",
+              "nested": [{"password": "p", "api_key": None}]}  # fmt: skip
+    redacted = redact_secrets({**kept, **secret})
+    assert {k: redacted[k] for k in kept} == kept
+    assert {redacted[k] for k in ("token", "secret_key", "X-Api-Key", "aws_secret_access_key")} == {
+        "***redacted***"
+    }
+    assert redacted["nested"] == [{"password": "***redacted***", "api_key": None}]
 
 
 class _Gate:

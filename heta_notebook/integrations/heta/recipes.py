@@ -33,8 +33,9 @@ from heta_notebook.schema import BenchmarkDocument, BenchmarkManifest, QueryResp
 REDACTED = "***redacted***"
 BUILT_BY = "heta_notebook"  # KnowledgeBase.metadata marker: ours to replace on a re-run
 _SECRET_KEY = re.compile(
-    r"(^|_|-)(api_?key|apikey|secret|password|passwd|credentials?|authorization|"
-    r"access_?key|private_?key|(auth|access|refresh|bearer|api)_?token)$|^token$",
+    r"(^|[_-])(api[_-]?key|apikey|secret|password|passwd|credentials?|authorization|"
+    r"(access|private|secret)[_-]?key|(auth|access|refresh|bearer|api|session)[_-]?token)$"
+    r"|^token$",
     re.IGNORECASE,
 )
 
@@ -42,18 +43,20 @@ _SECRET_KEY = re.compile(
 def redact_secrets(value: Any) -> Any:
     """A JSON-safe copy of ``value`` with the values of secret-looking keys replaced.
 
-    Keys such as ``api_key``, ``openai_api_key``, ``password``, ``secret``, ``token`` or
-    ``access_token`` are redacted; ``max_tokens`` or ``token_start`` are not.
+    Keys such as ``api_key``, ``openai_api_key``, ``x-api-key``, ``password``, ``secret_key``,
+    ``token`` or ``access_token`` are redacted; ``max_tokens`` or ``token_start`` are not.
     """
-    value = json_safe(value)
+    return _redact(json_safe(value))
+
+
+def _redact(value: Any) -> Any:
     if isinstance(value, dict):
         return {
-            key: REDACTED if _SECRET_KEY.search(key) and item not in (None, "") else
-            redact_secrets(item)
+            key: REDACTED if _SECRET_KEY.search(key) and item not in (None, "") else _redact(item)
             for key, item in value.items()
-        }  # fmt: skip
+        }
     if isinstance(value, list):
-        return [redact_secrets(item) for item in value]
+        return [_redact(item) for item in value]
     return value
 
 
