@@ -173,3 +173,38 @@ async def test_a_torn_last_checkpoint_line_is_cut_before_resuming(tmp_path):
     path.write_text(path.read_text() + '{"case_id": "q2", "que')  # a kill in the middle of a write
     final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     assert len(store.read_checkpoint("kb", "torn")) == 6 == len(final.case_results)
+
+
+_CTRL_C_SCRIPT = """
+import sys
+sys.path.insert(0, {root!r})
+from heta_notebook import BenchmarkRunConfig, ReportStore, run_benchmark
+from tests._runner_helpers import MODES, ListBenchmark, ToyKB, TopHit, make_cases
+
+config = BenchmarkRunConfig(report_id="ctrl-c", checkpoint_every=1, max_concurrent_queries=2)
+result = run_benchmark(benchmark=ListBenchmark(cases=make_cases(40), evaluators=(TopHit(),)),
+                       recipe=ToyKB(delay=0.05), knowledge_base_name="kb", query_modes=MODES,
+                       config=config, store=ReportStore({store!r}), progress=False)
+print("PARTIAL", result.report.is_partial, len(result.report.case_results))
+"""
+
+
+def test_ctrl_c_in_a_script_returns_and_saves_the_partial_report(tmp_path):
+    store_dir = tmp_path / "store"
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(_CTRL_C_SCRIPT.format(root=str(ROOT), store=str(store_dir))))
+    process = subprocess.Popen(
+        [sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    checkpoint = ReportStore(store_dir).checkpoint_path("kb", "ctrl-c")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if checkpoint.exists() and checkpoint.read_text().count("\n") >= 4:
+            break
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, out
+    _, partial, n = out.split()
+    saved = ReportStore(store_dir).load("kb", "ctrl-c")
+    assert partial == "True" and saved.is_partial and len(saved.case_results) == int(n) >= 4
