@@ -26,8 +26,8 @@ def _scipy_p(d: np.ndarray, n_resamples: int = 9999) -> float:
 def test_exact_sign_flip_p_equals_scipy_exact(n):
     rng = np.random.default_rng(n)
     d = rng.normal(0.4, 1.0, size=n)
-    p, exact = stats.paired_permutation_test(d)
-    assert exact[0]
+    p, method = stats.paired_permutation_test(d)
+    assert method[0] == "exact"
     assert p[0] == pytest.approx(_scipy_p(d), abs=1e-12)
 
 
@@ -41,8 +41,8 @@ def test_exact_test_with_ties_and_zeros_matches_scipy():
 def test_monte_carlo_p_close_to_scipy(shift):
     rng = np.random.default_rng(7)
     d = rng.normal(shift, 1.0, size=80)
-    p, exact = stats.paired_permutation_test(d, n_resamples=20_000)
-    assert not exact[0]
+    p, method = stats.paired_permutation_test(d, n_resamples=20_000)
+    assert method[0] == "monte-carlo"
     expected = _scipy_p(d, n_resamples=20_000)
     # two independent Monte-Carlo estimates of 2·q (q one-sided): a few standard errors apart
     q = min(expected / 2, 0.5)
@@ -118,3 +118,24 @@ def test_fixed_seed_is_reproducible():
     first, second = stats.paired_test(d, n_resamples=1000), stats.paired_test(d, n_resamples=1000)
     np.testing.assert_array_equal(first.p_value, second.p_value)
     np.testing.assert_array_equal(first.ci_high, second.ci_high)
+
+
+def test_beyond_every_resample_uses_the_normal_tail_of_the_same_distribution():
+    rng = np.random.default_rng(9)
+    d = rng.normal(0.3, 1.0, size=2000)  # z ≈ 13: no resample comes close
+    p, method = stats.paired_permutation_test(d, n_resamples=1000)
+    assert method[0] == "normal-tail"
+    z = abs(d.mean()) / (np.sqrt(np.sum(d**2)) / len(d))
+    assert p[0] == pytest.approx(sps.norm.sf(z) * 2, rel=1e-9)
+    assert p[0] < 1e-20
+    # 300 such comparisons still survive Holm, which 2/(B+1) per test never could
+    assert stats.holm(np.full(300, p[0])).max() < 1e-15
+
+
+def test_normal_tail_agrees_with_scipy_where_monte_carlo_still_resolves():
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.08, 1.0, size=1000)
+    p, method = stats.paired_permutation_test(d, n_resamples=20_000)
+    assert method[0] == "monte-carlo"
+    z = abs(d.mean()) / (np.sqrt(np.sum(d**2)) / len(d))
+    assert p[0] == pytest.approx(2 * sps.norm.sf(z), abs=0.01)

@@ -565,7 +565,7 @@ def _significance_frame(
                 "ci_high": result.ci_high[k], "p_value": result.p_value[k],
                 "n_pairs": int(result.n[k]), "wins": int(result.wins[k]),
                 "ties": int(result.ties[k]), "losses": int(result.losses[k]),
-                "exact": bool(result.exact[k]),
+                "p_method": result.method[k],
             })  # fmt: skip
     frame = pd.DataFrame(rows)
     if frame.empty:

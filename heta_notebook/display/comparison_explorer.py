@@ -46,6 +46,8 @@ FILTERS = {
     "flipped": "judge verdict (passed) flipped",
 }
 PAGE_SIZE = 15
+FALLBACK_CLASS = "hn-compare-explorer-fallback"
+_HIDE_FALLBACK = f"<style>.{FALLBACK_CLASS}{{display:none !important}}</style>"
 MAX_RESULTS = 10
 CSS = """
 .hn-x .hn-sides{display:grid;grid-template-columns:1fr 1fr;gap:12px}
@@ -176,7 +178,7 @@ class ComparisonExplorer:
                          f"{self.page + 1}/{self.n_pages} (static view: run the notebook to "
                          "browse)", class_="hn-sub")  # fmt: skip
         detail = raw(self.detail_html()) if self.selected else raw("")
-        return str(panel(style(), head, sub, self.list_html(), detail))
+        return str(panel(style(), head, sub, self.list_html(), detail, class_=FALLBACK_CLASS))
 
     # -- widgets ----------------------------------------------------------------------------
 
@@ -200,11 +202,21 @@ class ComparisonExplorer:
             sync_widgets(self, self._widgets)
         return self
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
-        bundle = dict(bundle)
-        bundle["text/html"] = self.static_html()
-        return bundle
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        data = dict((bundle[0] if isinstance(bundle, tuple) else bundle) or {})
+        data["text/html"] = self.static_html()
+        data["text/plain"] = repr(self)
+        return data
+
+    def _ipython_display_(self) -> None:
+        # As display.explorer does: nbconvert shows only the first mimetype (the widget view),
+        # so the static fallback goes out as its own output first; the live or saved widget's
+        # detail pane carries CSS that hides it whenever the widget renders.
+        from IPython.display import display
+
+        display({"text/html": self.static_html(), "text/plain": repr(self)}, raw=True)
+        display(self.widget)
 
     def __repr__(self) -> str:
         return (f"<ComparisonExplorer {self.b.name} vs {self.a.name} on {self.score}: "
@@ -277,7 +289,7 @@ def sync_widgets(explorer: ComparisonExplorer, ws: dict[str, Any]) -> None:
                                            f"{fmt_int(len(explorer.rows))} cases "))  # fmt: skip
         ws["previous"].disabled = explorer.page == 0
         ws["next"].disabled = explorer.page >= explorer.n_pages - 1
-        ws["detail"].value = explorer.detail_html()
+        ws["detail"].value = _HIDE_FALLBACK + explorer.detail_html()
     finally:
         ws["_syncing"] = False
 
