@@ -156,3 +156,26 @@ def test_opening_does_not_build_frames(report):
     assert "scores" not in ex.frames._cache and "cases" not in ex.frames._cache
     assert ex.widget is not None
     assert "scores" not in ex.frames._cache
+
+
+def test_heta_framework_report_degrades_gracefully():
+    from pathlib import Path
+
+    from heta_notebook.schema import EvaluationReport
+
+    path = Path(__file__).parent / "fixtures" / "heta" / "report.json"
+    if not path.exists():
+        pytest.skip("heta-framework fixture not present")
+    heta = EvaluationReport.load(path)
+    first = heta.case_results[0]
+    meta = next(s.metadata for s in first.scores if "matched_reference_ids" in s.metadata)
+    ex = heta.explore()
+    assert ex.selected_row == 0
+    html = ex.detail_html
+    assert html.count(">matched<") == meta["matched"]
+    assert f"{meta['expected'] - meta['matched']} more expected items were not found" in html
+    rows = ex.frames.evidence().query("row == 0")
+    assert len(rows) == meta["expected"] and rows["matched"].sum() == meta["matched"]
+    assert "relevant" in html and heta._repr_html_()
+    fig = heta.plot.at_k("ndcg")  # heta names its metrics beir_ndcg@k
+    assert len(fig.data) >= 1 and list(fig.data[0].x) == [1, 3, 5, 10]

@@ -380,6 +380,8 @@ def _evidence_row(match: matching.EvidenceMatch, item: BenchmarkEvidence, source
 def _evidence_from_scores(result: EvaluationCaseResult) -> list[dict[str, Any]]:
     for score in result.scores:
         md = score.metadata
+        if "matched_reference_ids" in md and "matched_evidence" not in md:
+            return _evidence_from_reference_ids(result, score.name, md)
         if "matched_evidence" not in md and "missing_evidence" not in md:
             continue
         rows = [_score_evidence_row(e, True, score.name) for e in md.get("matched_evidence") or []]
@@ -388,6 +390,29 @@ def _evidence_from_scores(result: EvaluationCaseResult) -> list[dict[str, Any]]:
         ]
         return sorted(rows, key=lambda r: (r["index"] is None, r["index"] or 0))
     return []
+
+
+def _evidence_from_reference_ids(
+    result: EvaluationCaseResult, score_name: str, md: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """heta-framework's evidence recall names only matched ids (plus counts): matched rows get
+    their rank from the results' documents; missing items are anonymous (label None)."""
+    results = result.response.results if result.response is not None else ()
+    ranks: dict[str, tuple[int, str]] = {}
+    for rank, r in enumerate(results, start=1):
+        for doc in matching.document_ids(r):
+            ranks.setdefault(doc, (rank, r.id))
+    rows = []
+    for index, ref in enumerate(md.get("matched_reference_ids") or []):
+        rank, result_id = ranks.get(str(ref), (None, None))
+        rows.append(_score_evidence_row({"index": index, "label": str(ref), "reference_id": ref,
+                                         "rank": rank, "result_id": result_id,
+                                         "matched_by": "reference_id"}, True, score_name))  # fmt: skip
+    expected = md.get("expected")
+    missing = max(0, int(expected) - len(rows)) if isinstance(expected, (int, float)) else 0
+    for index in range(len(rows), len(rows) + missing):
+        rows.append({**_score_evidence_row({"index": index}, False, score_name), "label": None})
+    return rows
 
 
 def _score_evidence_row(item: Any, matched: bool, score_name: str) -> dict[str, Any]:
@@ -419,6 +444,10 @@ def case_results(
         for m in matching.match_evidence(evidence, result.response.results):
             if m.matched and m.result_id is not None:
                 by_result.setdefault(m.result_id, []).append(m.label)
+    else:  # reports without expected data: an evidence score may still name matched items
+        for row in _evidence_from_scores(result):
+            if row["matched"] and row["result_id"] is not None:
+                by_result.setdefault(row["result_id"], []).append(row["label"])
     return [_result_row(rank, r, qrels, by_result, bool(evidence))
             for rank, r in enumerate(result.response.results, start=1)]  # fmt: skip
 

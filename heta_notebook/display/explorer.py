@@ -137,16 +137,21 @@ def _evidence(result: EvaluationCaseResult, expected: Any) -> Markup:
         note = "no expected evidence recorded for this case"
         return tag("div", tag("h4", "Expected evidence"), tag("div", note, class_="hn-note"))
     found = sum(r["matched"] for r in rows)
+    named = [r for r in rows if r["label"] is not None]
+    anonymous = len(rows) - len(named)
     body = [
         [badge("matched", "ok") if r["matched"] else badge("missing", "bad"), r["label"],
          fmt_int(r["relevance"]) if r["relevance"] is not None else "–",
          fmt_int(r["rank"]) if r["rank"] is not None else "–", r["result_id"] or "–",
          r["matched_by"] or "–"]
-        for r in rows
+        for r in named
     ]  # fmt: skip
     header = ["", "evidence", "grade", "rank", "matching result", "matched by"]
     title = f"Expected evidence: {found} of {len(rows)} found"
-    return tag("div", tag("h4", title), table(header, body, class_="hn-table hn-left"))
+    note = (tag("div", f"{anonymous} more expected items were not found; this report does not "
+                "name them (heta-framework records only matched ids).", class_="hn-note")
+            if anonymous else raw(""))  # fmt: skip
+    return tag("div", tag("h4", title), table(header, body, class_="hn-table hn-left"), note)
 
 
 def _results(result: EvaluationCaseResult, expected: Any) -> Markup:

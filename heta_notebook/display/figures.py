@@ -37,6 +37,9 @@ def headline_score(names: Sequence[str]) -> str | None:
     if "ndcg@10" in names:
         return "ndcg@10"
     at_k = [(n, p) for n in names if (p := parse_at_k(n))]
+    ndcg10 = [n for n, p in at_k if p[0].endswith("ndcg") and p[1] == 10]
+    if ndcg10:
+        return ndcg10[0]
     ten = [n for n, p in at_k if p[1] == 10]
     if ten:
         return ten[0]
@@ -286,8 +289,14 @@ class ReportPlots:
 
 
 def at_k_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rows of a summary-like frame whose ``score`` is ``{metric}@k``, with a ``k`` column."""
+    """Rows of a summary-like frame whose ``score`` is ``{metric}@k``, with a ``k`` column.
+
+    Falls back to a prefixed family (``beir_ndcg@k`` for ``"ndcg"``) when there is no exact one.
+    """
     parsed = summary["score"].astype(str).map(parse_at_k)
+    families = {p[0] for p in parsed if p is not None}
+    if metric not in families:
+        metric = next((f for f in sorted(families) if f.endswith(f"_{metric}")), metric)
     mask = parsed.map(lambda p: p is not None and p[0] == metric)
     out = summary[mask.astype(bool)].copy()
     out["k"] = [p[1] for p in parsed[mask.astype(bool)]]
