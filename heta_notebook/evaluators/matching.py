@@ -27,7 +27,9 @@ MatchedBy = Literal["locator", "reference_id", "text", "document"]
 
 _DOCUMENT_ID_KEYS = ("benchmark_document_id", "beir_document_id")
 _RAW_KEY_FIELDS = ("source_key", "object_key")
-_OTHER_ID_FIELDS = ("beir_document_id", "benchmark_document_ids", "beir_document_ids", "origin")
+_OTHER_ID_FIELDS = frozenset(
+    ("beir_document_id", "benchmark_document_ids", "beir_document_ids", "origin")
+)
 _PLURALS = {
     "document_id": ("document_ids",),
     "source_key": ("source_keys", "object_key", "object_keys"),
@@ -84,14 +86,7 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
     limit = float("inf") if k is None else k
     for result in results:
         fast = _only_document_id(result)
-        if fast is not None:  # the common case, kept free of loops and tuples
-            if fast not in seen:
-                if len(ranked) >= limit:
-                    return ranked
-                seen.add(fast)
-                ranked.append(fast)
-            continue
-        for doc_id in document_ids(result):
+        for doc_id in (fast,) if fast is not None else document_ids(result):
             if doc_id not in seen:
                 if len(ranked) >= limit:
                     return ranked
@@ -105,11 +100,8 @@ def _only_document_id(result: QueryResult) -> str | None:
     (no other id field, no ``origin``, no metadata), the common case of our own knowledge base."""
     source = result.source
     value = source.get("benchmark_document_id")
-    if value.__class__ is not str or result.metadata:
+    if value.__class__ is not str or result.metadata or not _OTHER_ID_FIELDS.isdisjoint(source):
         return None
-    for other in _OTHER_ID_FIELDS:
-        if other in source:
-            return None
     return value.strip() or None
 
 

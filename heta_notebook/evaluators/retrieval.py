@@ -214,16 +214,27 @@ def beir_scores(
         values = _kernel_values(metrics, judged, depth)
         metadata = {k: [_beir_metadata(item, k, metrics[0].convention) for item in judged]
                     for k in {m.k for m in metrics}}  # fmt: skip
-        out: list[list[EvaluationScore]] = []
-        for metric in metrics:
-            scores: list[EvaluationScore | None] = [None] * len(cases)
-            for index, reason in skipped.items():
-                scores[index] = EvaluationScore.skipped_score(metric.name, reason)
-            column = values[(metric.metric, metric.k)].tolist()
-            for item, value, meta in zip(judged, column, metadata[metric.k], strict=True):
-                scores[item.index] = make_score(metric.name, value, meta, metric.settings)
-            out.append(scores)  # type: ignore[arg-type]
-    return out
+        return [
+            _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], skipped, len(cases))
+            for m in metrics
+        ]
+
+
+def _metric_scores(
+    metric: BeirRetrievalMetric,
+    values: np.ndarray,
+    judged: list[_Judged],
+    metadata: list[dict[str, Any]],
+    skipped: dict[int, str],
+    n_cases: int,
+) -> list[EvaluationScore]:
+    """One metric's scores in case order: kernel values for judged cases, skips for the rest."""
+    scores: list[EvaluationScore | None] = [None] * n_cases
+    for index, reason in skipped.items():
+        scores[index] = EvaluationScore.skipped_score(metric.name, reason)
+    for item, value, meta in zip(judged, values.tolist(), metadata, strict=True):
+        scores[item.index] = make_score(metric.name, value, meta, metric.settings)
+    return scores  # type: ignore[return-value]
 
 
 @contextmanager
@@ -294,13 +305,22 @@ def evaluate_run(
     document are left out (skipped). Returns ``{query: {metric name: value}}``.
     """
     metrics = list(metrics or beir_default_metrics())
-    depth = max(m.k for m in metrics)
     queries = [q for q in run if run[q] and any(g > 0 for g in qrels.get(q, {}).values())]
     if not queries:
         return {}
-    judged = [qrels[q] for q in queries]
-    grades = _ranked_grades([run[q] for q in queries], judged, depth)
-    ideal, n_relevant = _ideal_grades(judged, depth)
+    with paused_gc():
+        return _score_run(queries, [qrels[q] for q in queries], [run[q] for q in queries], metrics)
+
+
+def _score_run(
+    queries: list[str],
+    qrels: list[Mapping[str, int]],
+    runs: list[Mapping[str, float]],
+    metrics: list[BeirRetrievalMetric],
+) -> dict[str, dict[str, float]]:
+    depth = max(m.k for m in metrics)
+    grades = _ranked_grades(runs, qrels, depth)
+    ideal, n_relevant = _ideal_grades(qrels, depth)
     names: list[str] = []
     columns: list[list[float]] = []
     for convention in CONVENTIONS:
