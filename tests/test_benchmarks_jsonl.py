@@ -161,3 +161,10 @@ def test_bad_case_rows(tmp_path, row, fragment):
 def test_blank_lines_are_skipped_and_line_numbers_stay_true(tmp_path):
     docs = [DOCS[0], "", "   ", {"document_id": "d1", "text": "dup"}]
     expect_error(make(tmp_path, docs=docs), "documents.jsonl:4", line=4)
+
+
+def test_from_folder_uses_the_standard_file_names(tmp_path):
+    make(tmp_path)
+    benchmark = JsonlBenchmark.from_folder(tmp_path, evaluators=())
+    manifest, documents, cases = benchmark.load()
+    assert manifest.name == tmp_path.name and len(documents) == 3 and len(cases) == 2

@@ -110,7 +110,17 @@ def test_duplicate_document_ids():
 
 def test_bad_shapes():
     expect_error(["just a string"], "must be a dict", line=1)
-    expect_error([{"inputs": "q?"}], "'inputs' must be a dict", line=1)
+    expect_error([{"inputs": ["q?"]}], "'inputs' must be a dict", line=1)
     expect_error([{"query": "q", "evidence": [3.5]}], "strings or dicts", line=1)
     with pytest.raises(TypeError, match="list of dicts"):
         RecordsBenchmark({"query": "q"})
+
+
+def test_string_inputs_and_ground_truth_and_flattened_columns():
+    frame = pd.DataFrame([{"inputs.question": "flat?", "ground_truth.answer": "yes"}])
+    _, _, cases = RecordsBenchmark(frame).load()
+    assert cases[0].query == "flat?" and cases[0].expected.answers == ("yes",)
+    assert cases[0].metadata["inputs"] == {"question": "flat?"}
+    _, _, cases = RecordsBenchmark([{"inputs": "plain?", "ground_truth": "sure"}]).load()
+    assert cases[0].query == "plain?" and cases[0].expected.answers == ("sure",)
+    assert cases[0].metadata["ground_truth"] == "sure"  # kept as given (contract 6)

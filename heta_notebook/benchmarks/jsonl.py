@@ -73,6 +73,19 @@ class JsonlBenchmark(InMemoryBenchmark):
             root_dir=root,
         )
 
+    @classmethod
+    def from_folder(
+        cls,
+        folder: str | Path,
+        manifest: BenchmarkManifest | Mapping[str, Any] | str | None = None,
+        **kw: Any,
+    ) -> JsonlBenchmark:
+        """``folder/documents.jsonl`` + ``folder/cases.jsonl``; the manifest name defaults to the folder's."""
+        folder = Path(folder)
+        return cls(
+            folder / "documents.jsonl", folder / "cases.jsonl", manifest or folder.name, **kw
+        )
+
     def _parse(self) -> Parsed:
         documents_path = require_file(self.documents_jsonl, "documents_jsonl")
         cases_path = require_file(self.cases_jsonl, "cases_jsonl")

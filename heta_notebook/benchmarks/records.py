@@ -9,7 +9,8 @@ Three row shapes are understood (mix freely):
   ``inputs["query" | "question" | "input"]``; answers from ``ground_truth["answer" | "answers"]``;
   evidence from ``ground_truth["evidence" | "contexts" | "reference_ids"]``. The original dicts
   are kept in ``case.metadata["inputs"]`` / ``["ground_truth"]`` so decorated evaluators see
-  them unchanged (contract 6).
+  them unchanged (contract 6). A plain string ``inputs`` is the query, a plain string
+  ``ground_truth`` the answer; flattened DataFrame columns (``inputs.question``) are folded back.
 
 Evidence items: dicts are evidence records; strings under ``reference_ids`` are reference ids,
 under ``contexts`` texts, and under ``evidence`` a reference id when it names a known document,
@@ -99,12 +100,12 @@ def case_from_record(
         raise BenchmarkFormatError(
             f"record must be a dict, got {type(row).__name__}", file=SOURCE, line=row_number
         )
-    row = {k: v for k, v in row.items() if not _missing(v)}
+    row = _nest({k: v for k, v in row.items() if not _missing(v)})
     if "expected" in row and "ground_truth" not in row:
         row.setdefault("case_id", row.get("id", f"case_{row_number}"))
         return case_from_row(row, file=SOURCE, line=row_number)
-    inputs = _dict(row, "inputs", row_number)
-    truth = _dict(row, "ground_truth", row_number)
+    inputs = _dict(row, "inputs", row_number, text_key="query")
+    truth = _dict(row, "ground_truth", row_number, text_key="answer")
     flat = {**row, **inputs} if inputs else row
     fields: dict[str, Any] = {
         "case_id": _first(flat, ("case_id", "id"))
@@ -121,7 +122,9 @@ def case_from_record(
         problem = f"no query: looked for {where}[{' | '.join(map(repr, QUERY_KEYS))}]"
         raise BenchmarkFormatError(problem, file=SOURCE, line=row_number)
     if "inputs" in row or "ground_truth" in row:
-        fields["metadata"].update(inputs=inputs, ground_truth=truth)
+        fields["metadata"].update(
+            inputs=row.get("inputs", {}), ground_truth=row.get("ground_truth", {})
+        )
     try:
         return BenchmarkCase(**fields)
     except ValidationError as exc:
@@ -186,10 +189,24 @@ def _rows(records: Any) -> list[Any]:
     return list(records)
 
 
-def _dict(row: Mapping[str, Any], key: str, row_number: int) -> dict[str, Any]:
+def _nest(row: dict[str, Any]) -> dict[str, Any]:
+    """Fold flattened columns (``inputs.question``, ``ground_truth.answer``) back into dicts."""
+    for key in [
+        k for k in row if isinstance(k, str) and k.startswith(("inputs.", "ground_truth."))
+    ]:
+        head, _, tail = key.partition(".")
+        if isinstance(row.setdefault(head, {}), dict):
+            row[head] = {**row[head], tail: row.pop(key)}
+    return row
+
+
+def _dict(row: Mapping[str, Any], key: str, row_number: int, *, text_key: str) -> dict[str, Any]:
+    """``row[key]`` as a dict; a plain string stands for ``{text_key: string}``."""
     value = row.get(key)
     if value is None:
         return {}
+    if isinstance(value, str):
+        return {text_key: value}
     if not isinstance(value, Mapping):
         problem = f"{key!r} must be a dict, got {type(value).__name__}"
         raise BenchmarkFormatError(problem, file=SOURCE, line=row_number)
