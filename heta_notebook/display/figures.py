@@ -16,12 +16,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.display.html import esc, truncate
+from heta_notebook.display.html import esc as _html_esc
+from heta_notebook.display.html import truncate
 from heta_notebook.display.theme import color_map, fmt_ci, fmt_int, plotly_template
 from heta_notebook.schema import EvaluationReport
 
 _AT_K = re.compile(r"^(?P<metric>.+?)(?:@|_cut_|_at_)(?P<k>\d+)$")
 MAX_HOVER_POINTS = 5000
+
+
+def esc(text: Any) -> str:
+    """Escape text for plotly, which renders labels and hover text as (limited) HTML.
+
+    Like ``html.escape(quote=True)`` but quotes become decimal entities, which plotly
+    decodes for display (it shows ``&quot;`` literally)."""
+    return _html_esc(text).replace("&quot;", "&#34;").replace("&#x27;", "&#39;")
 
 
 def parse_at_k(name: str) -> tuple[str, int] | None:

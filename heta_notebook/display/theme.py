@@ -180,9 +180,9 @@ __all__ = [
 
 
 # Shared stylesheet of cards, explorers and exports. Every rule is scoped under ``.hn`` so it
-# never restyles the notebook around it. Colours also work on JupyterLab's dark theme.
+# never restyles the notebook around it. A white background keeps it readable on dark themes.
 CSS = """
-.hn{font-family:__FONT__;font-size:13px;line-height:1.45;color:#1F2937;max-width:100%}
+.hn{font-family:__FONT__;font-size:13px;line-height:1.45;color:#1F2937;background:#fff;max-width:100%}
 .hn *{box-sizing:border-box}
 .hn h3{font-size:16px;margin:0 0 4px 0;font-weight:600}
 .hn h4{font-size:14px;margin:12px 0 4px 0;font-weight:600}
