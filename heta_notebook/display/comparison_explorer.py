@@ -281,9 +281,10 @@ def sync_widgets(explorer: ComparisonExplorer, ws: dict[str, Any]) -> None:
         ws["score"].value, ws["filter"].value = explorer.score, explorer.filter
         rows = explorer.page_rows()
         ws["cases"].options = [
-            (f"{r.case_id:<10} Δ {format_delta(r.delta):>7}  {truncate(r.query, 70)}", r.case_id)
+            (f"{r.case_id} · Δ {format_delta(r.delta)} · {truncate(r.query, 80)}", r.case_id)
             for r in rows.itertuples(index=False)
         ]
+        ws["cases"].rows = max(3, min(explorer.page_size, len(rows)))
         ws["cases"].value = explorer.selected if explorer.selected in set(rows["case_id"]) else None
         ws["page"].value = str(tag("span", f" page {explorer.page + 1}/{explorer.n_pages} · "
                                            f"{fmt_int(len(explorer.rows))} cases "))  # fmt: skip
