@@ -53,6 +53,7 @@ class LsaEmbedder:
         self.vocabulary: dict[str, int] = {}
         self.idf = np.empty(0, dtype=np.float32)
         self.components = np.empty((0, 0), dtype=np.float32)
+        self._projection_cache: np.ndarray | None = None
 
     def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
         return tokenize(texts, Bm25(stopwords=self.stopwords))
@@ -69,6 +70,7 @@ class LsaEmbedder:
         self.idf = (np.log((1 + len(texts)) / (1 + df)) + 1).astype(np.float32)
         with one_blas_thread():
             self.components = _top_right_singular_vectors(self._weigh(counts), self.dims, self.seed)
+        self._projection_cache = None
         return self
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -76,7 +78,13 @@ class LsaEmbedder:
         if not self.vocabulary:
             raise RuntimeError("LsaEmbedder.embed before fit(): fit it on the corpus first")
         weighted = self._weigh(self._counts(self._tokens(texts)))
-        return normalize_rows(weighted @ self.components.T)
+        return normalize_rows(weighted @ self._projection())
+
+    def _projection(self) -> np.ndarray:
+        # (vocabulary, dims), C-contiguous: sparse @ components.T copied the whole matrix per call
+        if self._projection_cache is None:
+            self._projection_cache = np.ascontiguousarray(self.components.T)
+        return self._projection_cache
 
     def _counts(self, tokens: list[list[str]]) -> sp.csr_matrix:
         vocab = self.vocabulary
@@ -125,6 +133,7 @@ class LsaEmbedder:
         embedder.vocabulary = {term: i for i, term in enumerate(state["terms"])}
         embedder.idf = np.load(folder / "lsa_idf.npy", allow_pickle=False)
         embedder.components = np.load(folder / "lsa_components.npy", allow_pickle=False)
+        embedder._projection_cache = None
         return embedder
 
 
