@@ -79,3 +79,13 @@ def test_stopword_lists_are_accepted():
     recipe = Recipe(name="a", bm25=Bm25(stopwords=["the", "of"]))
     assert recipe.bm25.stopwords == ("the", "of")
     assert recipe.manifest()["bm25"]["stopwords"] == ["the", "of"]
+
+
+def test_recipe_round_trips_through_its_manifest():
+    recipe = Recipe(
+        name="w", chunking=Chunking(unit="characters", size=500, overlap=50), bm25=Bm25(k1=0.9)
+    )
+    assert Recipe.from_manifest(recipe.manifest()) == recipe
+    secret = Recipe(name="s", dense=Dense(options={"api_key": "sk-1"}))
+    with pytest.raises(ValueError, match="redacted secrets"):
+        Recipe.from_manifest(secret.manifest())

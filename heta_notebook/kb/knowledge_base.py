@@ -134,7 +134,11 @@ class KnowledgeBase:
     async def query(
         self, text: str, *, mode: str, top_k: int = 10, options: Mapping[str, Any] | None = None
     ) -> QueryResponse:
-        """The top ``top_k`` chunks for ``text`` in ``mode`` as a ``QueryResponse``."""
+        """The top ``top_k`` chunks for ``text`` in ``mode`` as a ``QueryResponse``.
+
+        ``options``: ``candidates`` (hybrid: results taken from each part, default the
+        recipe's) and ``rrf_k``; other keys are listed in ``metadata["ignored_options"]``.
+        """
         return self.query_many([text], mode=mode, top_k=top_k, options=options)[0]
 
     def query_sync(self, text: str, *, mode: str, top_k: int = 10, **kw: Any) -> QueryResponse:

@@ -123,6 +123,17 @@ class Recipe(_Config):
         body.update(kind="heta_notebook.embedded", query_modes=list(self.query_modes))
         return {**body, "hash": _digest(body)}
 
+    @classmethod
+    def from_manifest(cls, manifest: dict[str, Any]) -> Recipe:
+        """Rebuild a recipe from ``manifest()`` output (e.g. a report's ``recipe_manifest``).
+
+        Redacted secrets cannot come back: a manifest holding them is refused.
+        """
+        settings = {k: v for k, v in manifest.items() if k not in ("kind", "query_modes", "hash")}
+        if REDACTED in json.dumps(settings):
+            raise ValueError("this manifest has redacted secrets; pass them again to Recipe(...)")
+        return cls.model_validate(settings)
+
     @property
     def hash(self) -> str:
         """Stable 16-hex-digit hash of the (redacted) manifest."""
