@@ -139,3 +139,14 @@ def test_normal_tail_agrees_with_scipy_where_monte_carlo_still_resolves():
     assert method[0] == "monte-carlo"
     z = abs(d.mean()) / (np.sqrt(np.sum(d**2)) / len(d))
     assert p[0] == pytest.approx(2 * sps.norm.sf(z), abs=0.01)
+
+
+def test_duplicate_columns_are_tested_once_with_identical_results():
+    d = np.random.default_rng(8).normal(0.05, 1, size=(400, 3))
+    d[5, 1] = np.nan
+    wide = d[:, [0, 1, 0, 2, 1]]
+    together = stats.paired_test(wide, n_resamples=500)
+    np.testing.assert_array_equal(together.p_value[[0, 1]], together.p_value[[2, 4]])
+    alone = stats.paired_test(d, n_resamples=500)
+    np.testing.assert_allclose(together.p_value[[0, 1, 3]], alone.p_value)
+    assert together.n[1] == 399 and list(together.method) == list(alone.method[[0, 1, 0, 2, 1]])

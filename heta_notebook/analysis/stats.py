@@ -56,8 +56,17 @@ def paired_test(
     seed: int = DEFAULT_SEED,
     exact_max_n: int = EXACT_MAX_N,
 ) -> PairedTest:
-    """Permutation p-value, bootstrap CI and win/tie/loss of every column of ``d`` (b - a)."""
+    """Permutation p-value, bootstrap CI and win/tie/loss of every column of ``d`` (b - a).
+
+    Identical columns (e.g. recall@10 and evidence_recall@10 on document qrels) are tested
+    once: a column's result depends only on its own values and the seed.
+    """
     d = _as_matrix(d)
+    unique, inverse = _unique_columns(d)
+    if len(unique) < d.shape[1]:
+        once = paired_test(d[:, unique], n_resamples=n_resamples, confidence=confidence,
+                           seed=seed, exact_max_n=exact_max_n)  # fmt: skip
+        return PairedTest(*(getattr(once, f)[inverse] for f in PairedTest.__dataclass_fields__))
     p, method = paired_permutation_test(
         d, n_resamples=n_resamples, seed=seed, exact_max_n=exact_max_n
     )
@@ -144,6 +153,15 @@ def win_tie_loss(d: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, np.ndar
 def _as_matrix(d: np.ndarray) -> np.ndarray:
     d = np.asarray(d, dtype=float)
     return d[:, None] if d.ndim == 1 else d
+
+
+def _unique_columns(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the distinct columns of d (NaN-aware) and, per column, its distinct index."""
+    if d.shape[1] < 2:
+        return np.arange(d.shape[1]), np.arange(d.shape[1])
+    key = np.where(np.isnan(d), np.inf, d).T
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 def _groups(d: np.ndarray):
