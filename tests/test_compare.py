@@ -235,3 +235,13 @@ def test_summary_matches_the_aggregation_module():
             assert row["ci_low"] == pytest.approx(agg.ci_low, abs=1e-9)
         if agg.pass_rate is not None:
             assert row["pass_rate"] == pytest.approx(agg.pass_rate)
+
+
+def test_significance_of_all_pairs():
+    a, b = _pair(shift=0.1)
+    c = compare([a, b, scored_report("third", {"ndcg@10": [0.5] * 60, "recall@10": [0.4] * 60})])
+    every = c.significance(all_pairs=True)
+    assert len(every) == 2 * 3  # 2 scores × 3 pairs
+    assert {("new · bm25", "third · bm25")} <= set(
+        zip(every["baseline"], every["variant"], strict=True)
+    )

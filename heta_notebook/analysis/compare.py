@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
+from itertools import combinations
 from os import PathLike
 from typing import Any
 
@@ -337,8 +338,13 @@ class Comparison:
         columns = ["case_id", "baseline", "variant", "baseline_value", "value", "delta"]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
-    def significance(self) -> pd.DataFrame:
-        """Per pair shown and score: mean delta, bootstrap CI, permutation p (raw and Holm), W/T/L."""
+    def significance(self, all_pairs: bool = False) -> pd.DataFrame:
+        """Per pair shown and score: mean delta, bootstrap CI, permutation p (raw and Holm), W/T/L.
+
+        ``all_pairs=True`` tests every pair of variants instead (Holm across all of them).
+        """
+        if all_pairs:
+            return self.test_pairs(list(combinations(self._variants, 2)), self._scores)
         return self._significance.copy()
 
     @cached_property
