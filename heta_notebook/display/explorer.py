@@ -552,7 +552,7 @@ def _build_widgets(ex: ReportExplorer) -> tuple[Any, SimpleNamespace]:
                                        layout=w.Layout(width="380px")),
         verdict=w.ToggleButtons(options=[("any", "any"), ("passed", "passed"), ("failed", "failed")],
                                 value=f.verdict, tooltips=["all cases", "passed", "failed"],
-                                style={"button_width": "64px", "description_width": "initial"}),
+                                style={"button_width": "76px"}),
         errors_only=w.Checkbox(value=f.errors_only, description="errors only", indent=False,
                                layout=small),
         search=w.Text(value=f.search, placeholder="search queries / case ids", description="search",
