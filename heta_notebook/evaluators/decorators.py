@@ -98,6 +98,7 @@ class FunctionEvaluator:
         self.is_async = inspect.iscoroutinefunction(func)
         self.call_style = call_style(func)
         self._name = name or func.__name__
+        self._by_name, self._params = _honeyhive_params(func)
 
     @property
     def name(self) -> str:
@@ -123,10 +124,9 @@ class FunctionEvaluator:
         if self.call_style == "case_response":
             return (), {"case": case, "response": response}
         values = dict(zip(_HONEYHIVE_PARAMS, honeyhive_view(case, response), strict=True))
-        by_name, params = _honeyhive_params(self.func)
-        if by_name:
-            return (), {key: values[key] for key in params}
-        return tuple(values[key] for key in params), {}
+        if self._by_name:
+            return (), {key: values[key] for key in self._params}
+        return tuple(values[key] for key in self._params), {}
 
     async def _call_with_retries(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         attempts = self.settings.retry_count + 1
@@ -163,7 +163,6 @@ def call_style(func: Callable[..., Any]) -> CallStyle:
     return "honeyhive"
 
 
-@functools.lru_cache(maxsize=256)
 def _honeyhive_params(func: Callable[..., Any]) -> tuple[bool, tuple[str, ...]]:
     """``(by_name, which)``: pass outputs/inputs/ground_truth by name when the function names
     them, else positionally as many as it takes (``ground_truth`` is optional)."""
