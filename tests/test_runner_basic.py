@@ -238,4 +238,6 @@ def test_shared_bootstrap_draws_equal_aggregation_bootstrap_ci():
     intervals = bootstrap_intervals(columns, config)
     for key, values in columns.items():
         expected = bootstrap_ci(values, seed=11)
-        assert intervals[key] == (None if expected is None else list(expected))
+        assert intervals[key] == (
+            None if expected is None else pytest.approx(list(expected), abs=1e-12)
+        )

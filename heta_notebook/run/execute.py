@@ -71,6 +71,79 @@ class Execution:
     interrupted: str | None = None
 
 
+@dataclass
+class Answered:
+    """A case whose query and per-case evaluators are done, waiting for its batch metrics."""
+
+    item: WorkItem
+    response: QueryResponse
+    latency_ms: float
+    scores: list[Any]
+
+    def result(self) -> EvaluationCaseResult:
+        """The finished case result (every part already validated: not validated again)."""
+        return EvaluationCaseResult.model_construct(
+            case_id=self.item.case.case_id,
+            query=self.item.case.query,
+            query_mode=self.item.mode,
+            scores=tuple(self.scores),
+            response=self.response,
+            latency_ms=self.latency_ms,
+            metadata=dict(self.item.metadata),
+        )
+
+
+class BatchStage:
+    """Collects answered cases and scores their built-in metrics together, then delivers them.
+
+    A batch is scored when it is full or ``window`` seconds after its first case, so workers
+    never wait for it: they go on to the next query while the batch fills.
+    """
+
+    def __init__(
+        self,
+        scorer: CaseScorer,
+        deliver: Callable[[int, EvaluationCaseResult], None],
+        size: int = 256,
+        window: float = 0.01,
+    ):
+        self._scorer, self._deliver, self._size, self._window = scorer, deliver, size, window
+        self._pending: list[Answered] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self.failure: BaseException | None = None
+
+    def add(self, answered: Answered) -> None:
+        """Queue one case; score the batch now if it is full, else within ``window``."""
+        self._pending.append(answered)
+        if len(self._pending) >= self._size:
+            self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._window, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        try:
+            self.flush()
+        except BaseException as exc:  # noqa: BLE001 - re-raised by execute(), not lost in the loop
+            self.failure = exc
+
+    def flush(self) -> None:
+        """Score and deliver every queued case."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        self._scorer.score_batch(
+            [a.item.case for a in pending],
+            [a.response for a in pending],
+            [a.scores for a in pending],
+        )
+        for answered in pending:
+            self._deliver(answered.item.index, answered.result())
+
+
 async def execute(
     items: Iterable[WorkItem],
     *,
@@ -79,25 +152,35 @@ async def execute(
     sink: CheckpointSink | None,
     progress: RunProgress,
 ) -> Execution:
-    """Run every item with at most ``config.max_concurrent_queries`` in flight."""
+    """Run every item with at most ``config.max_concurrent_queries`` queries in flight."""
     state = Execution(results={})
     source = iter(items)
     scorer = CaseScorer(evaluators, config.evaluator_timeout)
     workers: list[asyncio.Task[None]] = []
 
+    def deliver(index: int, result: EvaluationCaseResult) -> None:
+        state.results[index] = result
+        if sink is not None:
+            sink.add(result)
+        progress.update(result)
+
+    stage = BatchStage(scorer, deliver)
+
     async def worker() -> None:
         for item in source:
             try:
-                result = await run_item(item, scorer, config)
+                outcome = await answer_item(item, scorer, config)
             except KeyboardInterrupt:  # the notebook's stop button landed inside this worker
                 state.interrupted = "KeyboardInterrupt"
                 for other in workers:
                     other.cancel()
                 return
-            state.results[item.index] = result
-            if sink is not None:
-                sink.add(result)
-            progress.update(result)
+            if not isinstance(outcome, Answered):
+                deliver(item.index, outcome)  # the query failed
+            elif scorer.batch_indices:
+                stage.add(outcome)
+            else:
+                deliver(item.index, outcome.result())
 
     workers.extend(asyncio.ensure_future(worker()) for _ in range(config.max_concurrent_queries))
     try:
@@ -108,18 +191,21 @@ async def execute(
             task.cancel()
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
     finally:
-        if sink is not None:
-            sink.flush()
-    for outcome in outcomes:
+        try:
+            stage.flush()  # answered cases are never lost, even when interrupted
+        finally:
+            if sink is not None:
+                sink.flush()
+    for outcome in [*outcomes, stage.failure]:
         if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
             raise outcome
     return state
 
 
-async def run_item(
+async def answer_item(
     item: WorkItem, scorer: CaseScorer, config: BenchmarkRunConfig
-) -> EvaluationCaseResult:
-    """Answer one item, then score it; a failed or timed-out answer becomes the case error."""
+) -> EvaluationCaseResult | Answered:
+    """Answer one item and run its per-case evaluators; a failed query becomes the case error."""
     case, mode = item.case, item.mode
     started = time.perf_counter()
     try:
@@ -137,17 +223,19 @@ async def run_item(
             metadata=item.metadata,
         )
     latency = _elapsed_ms(started)
-    scores = await scorer.score(case, response)
-    # Every part is already a validated record: skip re-validating ~100k nested fields a run.
-    return EvaluationCaseResult.model_construct(
-        case_id=case.case_id,
-        query=case.query,
-        query_mode=mode,
-        scores=scores,
-        response=response,
-        latency_ms=latency,
-        metadata=dict(item.metadata),
-    )
+    scores = await scorer.score_per_case(case, response)
+    return Answered(item=item, response=response, latency_ms=latency, scores=scores)
+
+
+async def run_item(
+    item: WorkItem, scorer: CaseScorer, config: BenchmarkRunConfig
+) -> EvaluationCaseResult:
+    """Answer and fully score one item (batch metrics included)."""
+    outcome = await answer_item(item, scorer, config)
+    if isinstance(outcome, Answered):
+        scorer.score_batch([item.case], [outcome.response], [outcome.scores])
+        return outcome.result()
+    return outcome
 
 
 def as_response(value: Any, mode: str) -> QueryResponse:

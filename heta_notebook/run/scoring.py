@@ -76,37 +76,27 @@ async def score_one(
 class CaseScorer:
     """Scores the cases of one run with a fixed list of evaluators.
 
-    Built-in batch-capable metrics (e.g. the 25 BEIR metrics) are scored together for every
-    case that finished its query in the same event-loop turn: one numpy pass for many cases
-    instead of one per case per metric. Other evaluators run per case, concurrently, with
-    their timeout and retries.
+    ``score_per_case`` runs what needs a coroutine per case (custom evaluators, judges:
+    concurrently, with timeout and retries) and leaves ``None`` where a built-in
+    batch-capable metric goes; ``score_batch`` fills those for many cases in one numpy pass
+    (e.g. the 25 BEIR metrics of 256 cases at once instead of 6,400 calls).
     """
 
-    def __init__(
-        self, evaluators: Sequence[Any], default_timeout: float | None = None, batch_size: int = 256
-    ):
+    def __init__(self, evaluators: Sequence[Any], default_timeout: float | None = None):
         from heta_notebook.evaluators.retrieval import supports_batch
 
         self.evaluators = tuple(evaluators)
-        self.default_timeout, self.batch_size = default_timeout, batch_size
+        self.default_timeout = default_timeout
         inline = [
             i for i, ev in enumerate(self.evaluators) if default_timeout is None and is_inline(ev)
         ]
-        self._batch = [i for i in inline if supports_batch(self.evaluators[i])]
-        self._inline = [i for i in inline if i not in self._batch]
+        self.batch_indices = [i for i in inline if supports_batch(self.evaluators[i])]
+        self._inline = [i for i in inline if i not in self.batch_indices]
         self._slow = [i for i in range(len(self.evaluators)) if i not in inline]
-        self._pending: list[tuple[BenchmarkCase, QueryResponse, asyncio.Future[Any]]] = []
-        self._scheduled = False
 
-    async def score(
-        self, case: BenchmarkCase, response: QueryResponse
-    ) -> tuple[EvaluationScore, ...]:
-        """Every evaluator's score for one case, in evaluator order."""
+    async def score_per_case(self, case: BenchmarkCase, response: QueryResponse) -> list[Any]:
+        """Scores of the per-case evaluators, in evaluator order; batch slots left ``None``."""
         scores: list[Any] = [None] * len(self.evaluators)
-        if self._batch:
-            row = await self._batched(case, response)
-            for index, score in zip(self._batch, row, strict=True):
-                scores[index] = score
         for index in self._inline:
             scores[index] = await score_one(self.evaluators[index], case, response)
         slow, timeout = self._slow, self.default_timeout
@@ -118,34 +108,35 @@ class CaseScorer:
             )
             for index, score in zip(slow, done, strict=True):
                 scores[index] = score
-        return tuple(scores)
+        return scores
 
-    def _batched(self, case: BenchmarkCase, response: QueryResponse) -> asyncio.Future[Any]:
-        future = asyncio.get_running_loop().create_future()
-        self._pending.append((case, response, future))
-        if len(self._pending) >= self.batch_size:
-            self._flush()
-        elif not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-        return future
-
-    def _flush(self) -> None:
-        """Score every pending case in one batch call; a failing batch is redone case by case."""
+    def score_batch(
+        self,
+        cases: Sequence[BenchmarkCase],
+        responses: Sequence[QueryResponse],
+        slots: Sequence[list[Any]],
+    ) -> None:
+        """Fill the batch slots of ``slots`` (one list per case); a failing batch is redone per case."""
         from heta_notebook.evaluators.retrieval import evaluate_batch
 
-        self._scheduled = False
-        pending, self._pending = self._pending, []
-        if not pending:
+        if not self.batch_indices or not cases:
             return
-        evaluators = [self.evaluators[i] for i in self._batch]
+        evaluators = [self.evaluators[i] for i in self.batch_indices]
         try:
-            rows = evaluate_batch(evaluators, [p[0] for p in pending], [p[1] for p in pending])
-        except Exception:  # noqa: BLE001 - isolate the failing case(s) below
-            rows = [_row_alone(evaluators, case, response) for case, response, _ in pending]
-        for (_, _, future), row in zip(pending, rows, strict=True):
-            if not future.done():  # its worker may have been cancelled meanwhile
-                future.set_result(row)
+            rows = evaluate_batch(evaluators, cases, responses)
+        except Exception:  # noqa: BLE001 - isolate the failing case(s)
+            rows = [_row_alone(evaluators, c, r) for c, r in zip(cases, responses, strict=True)]
+        for scores, row in zip(slots, rows, strict=True):
+            for index, score in zip(self.batch_indices, row, strict=True):
+                scores[index] = score
+
+    async def score(
+        self, case: BenchmarkCase, response: QueryResponse
+    ) -> tuple[EvaluationScore, ...]:
+        """Every evaluator's score for one case, in evaluator order."""
+        scores = await self.score_per_case(case, response)
+        self.score_batch([case], [response], [scores])
+        return tuple(scores)
 
 
 def _row_alone(
