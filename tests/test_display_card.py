@@ -97,3 +97,15 @@ def test_card_without_case_results_uses_stored_summary():
 def test_plain_repr_stays_short(report):
     text = repr(report)
     assert "PARTIAL" in text and "\n" not in text and len(text) < 400
+
+
+def test_text_scores_are_counted_not_averaged():
+    from heta_notebook.schema import EvaluationScore
+
+    base = make_report(4, errors=False)
+    results = tuple(
+        r.model_copy(update={"scores": (EvaluationScore(name="verdict", value=v),)})
+        for r, v in zip(base.case_results, ["good", "good", "bad"] * 4, strict=True)
+    )
+    html = base.model_copy(update={"case_results": results})._repr_html_()
+    assert "good ×4" in html and "bad ×4" in html

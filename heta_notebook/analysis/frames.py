@@ -32,7 +32,7 @@ from heta_notebook.schema import (
 CASE_COLUMNS = ("row", "case_id", "query_mode", "query", "latency_ms", "error", "error_type",
                 "answer", "n_results")  # fmt: skip
 SUMMARY_COLUMNS = ("query_mode", "score", "mean", "n", "std", "ci_low", "ci_high", "pass_rate",
-                   "n_passed", "n_skipped", "n_error")  # fmt: skip
+                   "n_passed", "n_skipped", "n_error", "counts")  # fmt: skip
 
 
 class ReportFrames:

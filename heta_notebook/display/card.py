@@ -151,6 +151,10 @@ def _metric_cell(row: Any, best: float | None) -> Cell:
 def _value_text(row: Any) -> str:
     if pd.notna(row.mean):
         return fmt_num(row.mean)
+    counts = row.counts if isinstance(row.counts, dict) else {}
+    if counts:  # text-valued scores are counted, not averaged
+        top = sorted(counts.items(), key=lambda kv: -kv[1])[:2]
+        return ", ".join(f"{value} ×{n}" for value, n in top) + (" …" if len(counts) > 2 else "")
     return "–"
 
 

@@ -86,13 +86,18 @@ def _charts(report: EvaluationReport) -> Markup:
     if not report.case_results:
         return raw("")
     plots = ReportPlots(report)
-    figs = [plots.metrics()]
-    for metric in _at_k_metrics(report.score_names)[:2]:
-        figs.append(plots.at_k(metric))
+    builders = [plots.metrics]
+    builders += [lambda m=metric: plots.at_k(m) for metric in _at_k_metrics(report.score_names)[:2]]
     headline = headline_score(report.score_names)
     if headline is not None:
-        figs.append(plots.distribution(headline))
-    figs.append(plots.latency())
+        builders.append(lambda: plots.distribution(headline))
+    builders.append(plots.latency)
+    figs = []
+    for build in builders:
+        try:
+            figs.append(build())
+        except ValueError:  # nothing to draw (e.g. only skipped or text scores)
+            continue
     return tag("section", tag("h2", "Charts"), *(figure_html(f) for f in figs))
 
 
