@@ -24,7 +24,7 @@ from heta_notebook.display.theme import (
 )
 from heta_notebook.schema import EvaluationReport
 
-MAX_MANIFEST_ITEMS = 8
+MAX_MANIFEST_ITEMS = 10
 
 
 def report_card_html(report: EvaluationReport, *, standalone_style: bool = True) -> str:
@@ -74,17 +74,29 @@ def _facts(report: EvaluationReport, frames: Any) -> Markup:
 
 
 def _manifest_summary(manifest: Any, skip: tuple[str, ...] = ()) -> str:
-    """``name (key=value, ...)`` of a recipe/KB manifest's scalar fields."""
+    """``name (key=value, nested.key=value, ...)`` of a recipe/KB manifest's scalar fields."""
     if isinstance(manifest, list):
         manifest = manifest[0] if manifest and isinstance(manifest[0], dict) else {}
     if not isinstance(manifest, dict) or not manifest:
         return ""
     name = manifest.get("name") if "name" not in skip else None
-    items = [f"{k}={v}" for k, v in manifest.items()
-             if k != "name" and k not in skip and isinstance(v, (str, int, float, bool))]  # fmt: skip
+    items = [f"{k}={v}" for k, v in _flat(manifest) if k != "name" and k not in skip]
     more = len(items) - MAX_MANIFEST_ITEMS
     text = ", ".join(items[:MAX_MANIFEST_ITEMS]) + (f", … (+{more})" if more > 0 else "")
     return f"{name} ({text})" if name and text else str(name or text)
+
+
+def _flat(mapping: dict, prefix: str = "") -> list[tuple[str, Any]]:
+    """Scalar leaves of a manifest, one level of nesting spelled ``outer.inner``."""
+    out: list[tuple[str, Any]] = []
+    for key, value in mapping.items():
+        if key in {"hash", "kind", "query_modes", "schema_version"}:
+            continue  # identity/bookkeeping, shown elsewhere or noise
+        if isinstance(value, (str, int, float, bool)):
+            out.append((f"{prefix}{key}", value))
+        elif isinstance(value, dict) and not prefix:
+            out.extend(_flat(value, f"{key}."))
+    return out
 
 
 def _run_time(report: EvaluationReport) -> str:

@@ -137,7 +137,7 @@ def _evidence(result: EvaluationCaseResult, expected: Any) -> Markup:
         note = "no expected evidence recorded for this case"
         return tag("div", tag("h4", "Expected evidence"), tag("div", note, class_="hn-note"))
     found = sum(r["matched"] for r in rows)
-    named = [r for r in rows if r["label"] is not None]
+    named = sorted((r for r in rows if r["label"] is not None), key=_evidence_order)
     anonymous = len(rows) - len(named)
     body = [
         [badge("matched", "ok") if r["matched"] else badge("missing", "bad"), r["label"],
@@ -152,6 +152,12 @@ def _evidence(result: EvaluationCaseResult, expected: Any) -> Markup:
                 "name them (heta-framework records only matched ids).", class_="hn-note")
             if anonymous else raw(""))  # fmt: skip
     return tag("div", tag("h4", title), table(header, body, class_="hn-table hn-left"), note)
+
+
+def _evidence_order(row: dict[str, Any]) -> tuple:
+    """Matched first (by rank), then missing by grade, highest first."""
+    rank = row["rank"] if row["rank"] is not None else float("inf")
+    return (not row["matched"], rank, -(row["relevance"] or 0))
 
 
 def _results(result: EvaluationCaseResult, expected: Any) -> Markup:
