@@ -87,3 +87,13 @@ def test_paused_gc_restores_the_collector_state():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_batch_scores_round_trip_through_json_unchanged():
+    from heta_notebook.schema import EvaluationScore
+
+    cases, responses = mixed_cases(20)
+    for row in evaluate_batch(EVALUATORS, cases, responses):
+        for score in row:
+            again = EvaluationScore.model_validate_json(score.model_dump_json())
+            assert again == score and again.to_dict() == score.to_dict()
