@@ -30,10 +30,14 @@ PINNED: dict[str, int] = {
     "bm25": 0,
     "full_text_search": 0,
     "keyword": 0,
+    "keyword_search": 0,
     "dense": 1,
     "vector": 1,
+    "vector_search": 1,
+    "dense_search": 1,
     "naive": 1,
     "hybrid": 2,
+    "hybrid_search": 2,
     "mix": 2,
     "local": 4,
     "global": 5,
@@ -48,7 +52,8 @@ def _slot(label: str) -> int:
     if key in PINNED:
         return PINNED[key]
     digest = hashlib.blake2s(key.encode("utf-8"), digest_size=4).digest()
-    return int.from_bytes(digest, "big") % len(PALETTE)
+    # grey (the last colour) is kept for collisions: it reads as "disabled" for a main label
+    return int.from_bytes(digest, "big") % (len(PALETTE) - 1)
 
 
 def color_for(label: Any) -> str:
