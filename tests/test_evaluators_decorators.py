@@ -243,3 +243,14 @@ def test_enabled_false_is_exposed_and_duplicate_names_are_rejected():
     with pytest.raises(ValueError, match="two evaluators are named 'off'"):
         check_unique_names([off, other])
     check_unique_names([off])
+
+
+async def test_partials_and_callable_objects_work():
+    import functools
+
+    def scaled(outputs, inputs, ground_truth, factor=1.0):
+        return factor * len(outputs["contexts"])
+
+    ev = evaluator(functools.partial(scaled, factor=0.5), name="half_contexts")
+    assert (await run(ev)).value == 0.5
+    assert evaluator(functools.partial(scaled)).name == "partial"
