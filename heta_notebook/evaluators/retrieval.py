@@ -13,11 +13,9 @@ convention in a single numpy pass.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -27,8 +25,12 @@ from heta_notebook.evaluators._kernels import (
     METRICS,
     Convention,
     MetricName,
+    ideal_grades,
     padded,
+    paused_gc,
+    ranked_grades,
     score_matrix,
+    trec_ranking,
 )
 from heta_notebook.evaluators.matching import (
     EvidenceMatch,
@@ -237,22 +239,6 @@ def _metric_scores(
     return scores  # type: ignore[return-value]
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic records.
-
-    With a million live result records, collections triggered by the allocations would scan
-    them all again and again (2-3x the cost of the scoring itself); nothing made here is cyclic.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _judge(
     cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse], depth: int
 ) -> tuple[list[_Judged], dict[int, str]]:
@@ -275,7 +261,7 @@ def _kernel_values(
     if not judged:
         return {(m.metric, m.k): np.zeros(0) for m in metrics}
     grades = padded([item.grades for item in judged], depth)
-    ideal, n_relevant = _ideal_grades([item.qrels for item in judged], depth)
+    ideal, n_relevant = ideal_grades([item.qrels for item in judged], depth)
     pairs = [(m.metric, m.k) for m in metrics]
     return score_matrix(grades, ideal, n_relevant, pairs, metrics[0].convention)
 
@@ -319,8 +305,8 @@ def _score_run(
     metrics: list[BeirRetrievalMetric],
 ) -> dict[str, dict[str, float]]:
     depth = max(m.k for m in metrics)
-    grades = _ranked_grades(runs, qrels, depth)
-    ideal, n_relevant = _ideal_grades(qrels, depth)
+    grades = ranked_grades(runs, qrels, depth)
+    ideal, n_relevant = ideal_grades(qrels, depth)
     names: list[str] = []
     columns: list[list[float]] = []
     for convention in CONVENTIONS:
@@ -332,61 +318,6 @@ def _score_run(
             columns += [values[pair].tolist() for pair in pairs]
     rows = zip(*columns, strict=True)
     return {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
-
-
-def _ranked_grades(
-    runs: Sequence[Mapping[str, float]], qrels: Sequence[Mapping[str, int]], depth: int
-) -> np.ndarray:
-    """Grades in trec_eval rank order: one stable argsort of a padded score matrix; rows with
-    tied scores are re-ranked in Python to break ties by document id."""
-    lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
-    total = int(lengths.sum())
-    scores = np.fromiter(chain.from_iterable(map(_values, runs)), float, total)
-    looked_up = chain.from_iterable(
-        map(q.get, r, repeat(0)) for q, r in zip(qrels, runs, strict=True)
-    )
-    flat_grades = np.fromiter(looked_up, float, total)
-    neg_scores = _pad_flat(-scores, lengths, np.inf)
-    order = np.argsort(neg_scores, axis=1, kind="stable")
-    ordered = np.take_along_axis(neg_scores, order, axis=1)
-    grades = np.take_along_axis(_pad_flat(flat_grades, lengths, 0.0), order, axis=1)[:, :depth]
-    tied = ((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1)
-    for i in np.flatnonzero(tied).tolist():
-        ranked = trec_ranking(runs[i])[:depth]
-        grades[i] = 0.0
-        grades[i, : len(ranked)] = [qrels[i].get(d, 0) for d in ranked]
-    return grades
-
-
-def _ideal_grades(qrels: Sequence[Mapping[str, int]], depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's positive grades sorted descending (the ideal ranking), and R (their count)."""
-    lengths = np.fromiter(map(len, qrels), dtype=np.int64, count=len(qrels))
-    values = np.fromiter(chain.from_iterable(map(_values, qrels)), float, int(lengths.sum()))
-    positive = _pad_flat(np.maximum(values, 0.0), lengths, 0.0)
-    ideal = -np.sort(-positive, axis=1)[:, :depth]
-    return ideal, (positive > 0).sum(axis=1).astype(float)
-
-
-def _pad_flat(flat: np.ndarray, lengths: np.ndarray, fill: float) -> np.ndarray:
-    """Concatenated rows (``lengths`` long each) as a matrix padded with ``fill``."""
-    matrix = np.full((len(lengths), max(int(lengths.max(initial=0)), 1)), fill)
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    starts = np.cumsum(lengths) - lengths
-    matrix[rows, np.arange(len(flat)) - starts[rows]] = flat
-    return matrix
-
-
-def _values(mapping: Mapping[str, Any]) -> Any:
-    return mapping.values()
-
-
-def trec_ranking(scores: Mapping[str, float]) -> list[str]:
-    """Document ids in trec_eval's order: score descending, ties by id descending as bytes."""
-    return [d for d, _ in sorted(scores.items(), key=_trec_key, reverse=True)]
-
-
-def _trec_key(item: tuple[str, float]) -> tuple[float, bytes]:
-    return item[1], item[0].encode()
 
 
 # --------------------------------------------------------------------------- batch entry point
@@ -432,6 +363,7 @@ __all__ = [
     "beir_scores",
     "evaluate_batch",
     "evaluate_run",
+    "paused_gc",
     "supports_batch",
     "trec_ranking",
 ]
