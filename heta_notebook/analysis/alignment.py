@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
+from heta_notebook.schema import EvaluationReport
 
 SEPARATOR = " · "
 
@@ -76,10 +76,8 @@ class Aligned:
 
 def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
     """Build the aligned matrices of several reports (one pass over their case results)."""
-    variants = [Variant(label, m) for label, r in reports.items() for m in _modes(r)]
-    v_index = {(v.report, v.mode): i for i, v in enumerate(variants)}
+    variants, cases = _case_table(reports)
     long = _long_scores(reports)
-    cases = _case_table(reports, v_index)
     case_codes, case_ids = pd.factorize(cases["case_id"])
     case_ids = np.asarray(case_ids, dtype=object)
     score_case_codes = np.repeat(case_codes, long["per_case"])  # scores follow case order
@@ -117,19 +115,12 @@ def _status_counts(long, keep, s_codes, v_codes, shape, failed) -> dict[str, np.
     out = {}
     for status, code in (("n_skipped", SKIPPED), ("n_error", ERROR)):
         hit = long["status"][keep] == code
-        counts = np.zeros((shape[0], shape[2]), dtype=np.int64)
-        np.add.at(counts, (s_codes[hit], v_codes[hit]), 1)
-        out[status] = counts
+        flat = s_codes[hit] * shape[2] + v_codes[hit]
+        out[status] = np.bincount(flat, minlength=shape[0] * shape[2]).reshape(shape[0], shape[2])
     reported = np.zeros((shape[0], shape[2]), dtype=bool)
     reported[s_codes, v_codes] = True
     out["n_error"] = out["n_error"] + reported * failed.sum(axis=0)[None, :]
     return out
-
-
-def _modes(report: EvaluationReport) -> list[str]:
-    seen = dict.fromkeys(report.query_modes)
-    seen.update(dict.fromkeys(r.query_mode for r in report.case_results))
-    return list(seen)
 
 
 def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
@@ -191,23 +182,31 @@ def _numbers(raw: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         return np.array([np.nan if isinstance(v, str) else float(v) for v in raw]), text
 
 
-def _case_table(
-    reports: Mapping[str, EvaluationReport], v_index: dict[tuple[str, str], int]
-) -> dict[str, Any]:
-    out: dict[str, list[Any]] = {k: [] for k in ("case_id", "variant", "failed", "query", "row")}
+def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant], dict[str, Any]]:
+    """One row per case result (case id, variant, failed?, query, row) and the variants."""
+    variants: list[Variant] = []
+    parts: dict[str, list[Any]] = {k: [] for k in ("case_id", "variant", "failed", "query", "row")}
     for label, report in reports.items():
-        for row, result in enumerate(report.case_results):
-            _add_case(out, v_index[(label, result.query_mode)], row, result)
-    return {k: np.asarray(v, dtype=object if k in ("case_id", "query") else None)
-            for k, v in out.items()}  # fmt: skip
+        results = report.case_results
+        modes = list(map(_MODE, results))
+        codes = {
+            m: len(variants) + i for i, m in enumerate(dict.fromkeys([*report.query_modes, *modes]))
+        }
+        variants += [Variant(label, m) for m in codes]
+        parts["variant"].append(np.fromiter(map(codes.__getitem__, modes), np.int64, len(modes)))
+        parts["case_id"] += map(_CASE_ID, results)
+        parts["query"] += map(_QUERY, results)
+        parts["failed"] += [r.error is not None and r.response is None for r in results]
+        parts["row"].append(np.arange(len(results)))
+    table = {"case_id": np.asarray(parts["case_id"], dtype=object),
+             "query": np.asarray(parts["query"], dtype=object),
+             "failed": np.asarray(parts["failed"], dtype=bool),
+             "variant": np.concatenate(parts["variant"]) if parts["variant"] else np.zeros(0, int),
+             "row": np.concatenate(parts["row"]) if parts["row"] else np.zeros(0, int)}  # fmt: skip
+    return variants, table
 
 
-def _add_case(out: dict[str, list[Any]], variant: int, row: int, r: EvaluationCaseResult) -> None:
-    out["case_id"].append(r.case_id)
-    out["variant"].append(variant)
-    out["failed"].append(r.error is not None and r.response is None)
-    out["query"].append(r.query)
-    out["row"].append(row)
+_MODE, _CASE_ID, _QUERY = attrgetter("query_mode"), attrgetter("case_id"), attrgetter("query")
 
 
 def _text_only(long: dict[str, Any], names: list[str]) -> list[str]:
