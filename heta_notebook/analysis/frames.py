@@ -272,11 +272,13 @@ def _scores_frame(
     status_arr = np.asarray(status, dtype=object)
     values[status_arr != "scored"] = np.nan
     case_id = np.asarray([r.case_id for r in case_results], dtype=object)
-    mode = np.asarray([r.query_mode for r in case_results], dtype=object)
+    modes = list(dict.fromkeys(r.query_mode for r in case_results))
+    mode_code = {m: i for i, m in enumerate(modes)}
+    codes = np.asarray([mode_code[r.query_mode] for r in case_results], dtype=np.int64)
     return pd.DataFrame({
         "row": rows,
         "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
-        "query_mode": mode[rows] if len(rows) else np.asarray([], dtype=object),
+        "query_mode": pd.Categorical.from_codes(codes[rows] if len(rows) else [], categories=modes),
         "score": pd.Categorical(cols["name"], categories=names),
         "value": values,
         "text": texts,
@@ -297,14 +299,14 @@ def _split_values(raw: list[Any]) -> tuple[np.ndarray, list[str | None]]:
         return np.asarray(numbers, dtype=float), texts
 
 
+_FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
+
+
 def _status_and_reason(metadata: list[dict[str, Any]]) -> tuple[list[str], list[str | None]]:
     status: list[str] = ["scored"] * len(metadata)
     reason: list[str | None] = [None] * len(metadata)
     for i, md in enumerate(metadata):
-        if not md or not (
-            "error" in md or "skipped" in md or "reason" in md or "reasoning" in md
-            or "explanation" in md
-        ):  # fmt: skip
+        if not md or md.keys().isdisjoint(_FLAG_KEYS):
             continue
         if md.get("error"):
             status[i] = "error"
