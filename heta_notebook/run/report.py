@@ -6,6 +6,8 @@ scores are counted, never averaged in). Nothing here formats for display.
 
 from __future__ import annotations
 
+import copy
+import functools
 import platform
 import sys
 from collections.abc import Sequence
@@ -85,6 +87,11 @@ def latency_statistics(results: Sequence[EvaluationCaseResult]) -> dict[str, dic
 
 def environment() -> dict[str, Any]:
     """Library and Python versions, OS family and machine type (no host names, no env vars)."""
+    return copy.deepcopy(_environment())
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> dict[str, Any]:
     versions = {}
     for name in _VERSIONED:
         try:
