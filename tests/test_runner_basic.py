@@ -241,3 +241,31 @@ def test_shared_bootstrap_draws_equal_aggregation_bootstrap_ci():
         assert intervals[key] == (
             None if expected is None else pytest.approx(list(expected), abs=1e-12)
         )
+
+
+async def test_a_failing_checkpoint_write_stops_the_run_loudly(tmp_path):
+    class FullDisk(ReportStore):
+        def append_cases(self, knowledge_base_name, report_id, results):
+            raise OSError("No space left on device")
+
+    kb = ToyKB()
+    config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
+    with pytest.raises(OSError, match="No space left"):
+        await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(50), evaluators=(TopHit(),)),
+                                    recipe=kb, config=config, store=FullDisk(tmp_path), progress=False)  # fmt: skip
+    assert kb.calls < 100  # stopped early, not after every case
+
+
+async def test_a_failing_checkpoint_write_also_stops_a_batch_scored_run(tmp_path):
+    from heta_notebook.evaluators.retrieval import beir_default_metrics
+
+    class FullDisk(ReportStore):
+        def append_cases(self, knowledge_base_name, report_id, results):
+            raise OSError("No space left on device")
+
+    kb = ToyKB(delay=0.001)
+    config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
+    with pytest.raises(OSError, match="No space left"):
+        await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(200), evaluators=beir_default_metrics()),
+                                    recipe=kb, config=config, store=FullDisk(tmp_path), progress=False)  # fmt: skip
+    assert kb.calls < 400

@@ -153,53 +153,83 @@ async def execute(
     progress: RunProgress,
 ) -> Execution:
     """Run every item with at most ``config.max_concurrent_queries`` queries in flight."""
-    state = Execution(results={})
-    source = iter(items)
     scorer = CaseScorer(evaluators, config.evaluator_timeout)
-    workers: list[asyncio.Task[None]] = []
+    return await _Pool(items, scorer, config, sink, progress).run()
 
-    def deliver(index: int, result: EvaluationCaseResult) -> None:
-        state.results[index] = result
-        if sink is not None:
-            sink.add(result)
-        progress.update(result)
 
-    stage = BatchStage(scorer, deliver)
+class _Pool:
+    """The workers of one run, the batch stage they feed, and where results go."""
 
-    async def worker() -> None:
-        for item in source:
-            try:
-                outcome = await answer_item(item, scorer, config)
-            except KeyboardInterrupt:  # the notebook's stop button landed inside this worker
-                state.interrupted = "KeyboardInterrupt"
-                for other in workers:
-                    other.cancel()
-                return
-            if not isinstance(outcome, Answered):
-                deliver(item.index, outcome)  # the query failed
-            elif scorer.batch_indices:
-                stage.add(outcome)
-            else:
-                deliver(item.index, outcome.result())
+    def __init__(
+        self,
+        items: Iterable[WorkItem],
+        scorer: CaseScorer,
+        config: BenchmarkRunConfig,
+        sink: CheckpointSink | None,
+        progress: RunProgress,
+    ):
+        self.source, self.scorer, self.config = iter(items), scorer, config
+        self.sink, self.progress = sink, progress
+        self.state = Execution(results={})
+        self.stage = BatchStage(scorer, self.deliver)
+        self.workers: list[asyncio.Task[None]] = []
+        self.failure: BaseException | None = None
 
-    workers.extend(asyncio.ensure_future(worker()) for _ in range(config.max_concurrent_queries))
-    try:
-        outcomes = await asyncio.gather(*workers, return_exceptions=True)
-    except (asyncio.CancelledError, KeyboardInterrupt) as exc:
-        state.interrupted = type(exc).__name__
-        for task in workers:
-            task.cancel()
-        outcomes = await asyncio.gather(*workers, return_exceptions=True)
-    finally:
+    def deliver(self, index: int, result: EvaluationCaseResult) -> None:
+        """Record a finished result: report slot, checkpoint, progress bar."""
+        self.state.results[index] = result
         try:
-            stage.flush()  # answered cases are never lost, even when interrupted
+            if self.sink is not None:
+                self.sink.add(result)
+        except Exception as exc:  # e.g. a full disk: stop everyone, raise at the end
+            self.failure = self.failure or exc
+            self.stop()
+            raise
+        self.progress.update(result)
+
+    async def run(self) -> Execution:
+        """Start the workers, wait for them (or an interrupt), flush what is answered."""
+        count = self.config.max_concurrent_queries
+        self.workers.extend(asyncio.ensure_future(self.worker()) for _ in range(count))
+        try:
+            await asyncio.gather(*self.workers, return_exceptions=True)
+        except (asyncio.CancelledError, KeyboardInterrupt) as exc:
+            self.state.interrupted = type(exc).__name__
+            self.stop()
+            await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
-            if sink is not None:
-                sink.flush()
-    for outcome in [*outcomes, stage.failure]:
-        if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
-            raise outcome
-    return state
+            try:
+                self.stage.flush()  # answered cases are never lost, even when interrupted
+            finally:
+                if self.sink is not None:
+                    self.sink.flush()
+        failure = self.failure or self.stage.failure
+        if failure is not None:
+            raise failure
+        return self.state
+
+    def stop(self) -> None:
+        """Cancel every worker (their in-flight cases are redone on resume)."""
+        for task in self.workers:
+            task.cancel()
+
+    async def worker(self) -> None:
+        """Pull items until none is left; stop everyone on Ctrl-C or on an internal failure."""
+        try:
+            for item in self.source:
+                outcome = await answer_item(item, self.scorer, self.config)
+                if not isinstance(outcome, Answered):
+                    self.deliver(item.index, outcome)  # the query failed
+                elif self.scorer.batch_indices:
+                    self.stage.add(outcome)
+                else:
+                    self.deliver(item.index, outcome.result())
+        except KeyboardInterrupt:  # the notebook's stop button landed inside this worker
+            self.state.interrupted = "KeyboardInterrupt"
+            self.stop()
+        except Exception as exc:  # not a case failure (those are isolated): e.g. a full disk
+            self.failure = self.failure or exc
+            self.stop()
 
 
 async def answer_item(
