@@ -69,11 +69,11 @@ async def aevaluate(
     project: str | None = None,
 ) -> EvaluationReport:
     """``evaluate`` for ``await`` in a running loop (same arguments)."""
-    mode = label or getattr(function, "__name__", None) or type(function).__name__
+    mode = label or _function_label(function)
     manifest, cases = await _dataset_cases(dataset, name)
     active = coerce_config(config, max_concurrent_queries=max_concurrency, report_id=report_id)
     report_store = store if store is None or isinstance(store, ReportStore) else ReportStore(store)
-    chosen = active_evaluators(evaluators)
+    chosen = active_evaluators(_as_evaluator(ev) for ev in evaluators)
     fingerprint = _fingerprint(manifest, mode, function, chosen, active)
     extra = {"function": _qualified_name(function), "fingerprint": fingerprint}
     if project:
@@ -274,6 +274,22 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return str(value)
+
+
+def _function_label(function: Any) -> str:
+    """The function's name as the query mode (``function`` for lambdas and odd callables)."""
+    name = getattr(function, "__name__", None) or type(function).__name__
+    return name if name.isidentifier() else "function"
+
+
+def _as_evaluator(candidate: Any) -> Any:
+    """Plain functions are accepted as evaluators, as in HoneyHive (wrapped like ``@evaluator``)."""
+    if hasattr(candidate, "evaluate") or not callable(candidate):
+        return candidate
+    from heta_notebook.evaluators.decorators import aevaluator, evaluator
+
+    wrap = aevaluator if inspect.iscoroutinefunction(candidate) else evaluator
+    return wrap(candidate)
 
 
 def _qualified_name(function: Any) -> str:

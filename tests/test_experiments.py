@@ -112,3 +112,16 @@ def test_contexts_in_outputs_become_results_for_retrieval_evaluators():
     report = evaluate(retrieve, DATASET[:1], [], progress=False)
     (result,) = report.case_results[0].response.results
     assert result.text == "Paris is the capital of France."
+
+
+def test_plain_functions_are_accepted_as_evaluators_and_lambdas_get_a_label():
+    def plain(outputs, inputs, ground_truth):
+        return {"score": 1.0, "reason": "plain function"}
+
+    async def plain_async(outputs, inputs, ground_truth):
+        return True
+
+    report = evaluate(lambda inputs: "x", DATASET[:2], [plain, plain_async], progress=False)
+    assert report.query_modes == ("function",)
+    assert report.score_names == ("plain", "plain_async")
+    assert report.case_results[0].score("plain").reason == "plain function"
