@@ -14,6 +14,7 @@ import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -305,9 +306,9 @@ _FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 def _status_and_reason(metadata: list[dict[str, Any]]) -> tuple[list[str], list[str | None]]:
     status: list[str] = ["scored"] * len(metadata)
     reason: list[str | None] = [None] * len(metadata)
-    for i, md in enumerate(metadata):
-        if not md or md.keys().isdisjoint(_FLAG_KEYS):
-            continue
+    flagged = [bool(md) and not md.keys().isdisjoint(_FLAG_KEYS) for md in metadata]
+    for i in compress(range(len(metadata)), flagged):
+        md = metadata[i]
         if md.get("error"):
             status[i] = "error"
             error = md["error"]
