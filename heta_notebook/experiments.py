@@ -37,16 +37,31 @@ def evaluate(
     function: Callable[..., Any],
     dataset: Any,
     evaluators: Sequence[Any] = (),
-    **options: Any,
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    max_concurrency: int = 8,
+    store: ReportStore | str | os.PathLike[str] | None = None,
+    report_id: str | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    config: BenchmarkRunConfig | dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    run_in_thread: bool = True,
+    api_key: str | None = None,
+    project: str | None = None,
 ) -> EvaluationReport:
     """Run ``function`` on every datapoint, score with ``evaluators``, return the report.
 
-    Works in scripts and notebook cells (see ``aevaluate`` for ``await``). Options:
-    ``name`` (the dataset/experiment name), ``label`` (the query mode, default the function's
-    name), ``max_concurrency``, ``store``, ``report_id``, ``resume``, ``progress``,
-    ``config``, ``metadata``, ``run_in_thread``. HoneyHive's ``api_key``/``project`` are
-    accepted; the key is never stored.
+    ``dataset``: datapoints ``{"inputs", "ground_truth"}``, a DataFrame, or a benchmark.
+    ``function(inputs)``, ``function(inputs, ground_truth)`` or ``function(datapoint)``, sync
+    (run in a thread unless ``run_in_thread=False``) or async. ``label`` names the query mode
+    (default: the function's name); ``name`` the dataset. With a ``store``, cases are
+    checkpointed and the report saved. Works in scripts and notebook cells; ``await
+    aevaluate(...)`` is the async form. HoneyHive's ``api_key``/``project`` are accepted; the
+    key is never stored.
     """
+    options = {k: v for k, v in locals().items() if k not in ("function", "dataset", "evaluators")}
     return run_sync(lambda: aevaluate(function, dataset, evaluators, **options))
 
 
@@ -68,7 +83,7 @@ async def aevaluate(
     api_key: str | None = None,  # noqa: ARG001 - HoneyHive compatibility; never stored
     project: str | None = None,
 ) -> EvaluationReport:
-    """``evaluate`` for ``await`` in a running loop (same arguments)."""
+    """``evaluate`` for ``await`` in a running loop (same arguments, see ``evaluate``)."""
     mode = label or _function_label(function)
     manifest, cases = await _dataset_cases(dataset, name)
     active = coerce_config(config, max_concurrent_queries=max_concurrency, report_id=report_id)

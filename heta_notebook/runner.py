@@ -92,9 +92,23 @@ class BenchmarkRunner:
         return run_sync(lambda: self.run(**kwargs))
 
 
-def run_benchmark(**kwargs: Any) -> BenchmarkRunResult | RunCollection:
-    """Synchronous one-call run (same arguments as ``BenchmarkRunner.run``)."""
-    return BenchmarkRunner().run_sync(**kwargs)
+def run_benchmark(
+    *,
+    benchmark: Any,
+    recipe: Any = None,
+    recipes: Mapping[str, Any] | Sequence[Any] | None = None,
+    knowledge_base_name: str | None = None,
+    query_modes: Sequence[str] | str | None = None,
+    evaluators: Sequence[Any] | None = None,
+    config: BenchmarkRunConfig | Mapping[str, Any] | None = None,
+    store: ReportStore | str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    rebuild: bool = False,
+    progress: bool = True,
+    workspace: str | os.PathLike[str] | None = None,
+) -> BenchmarkRunResult | RunCollection:
+    """``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell."""
+    return BenchmarkRunner().run_sync(**locals())
 
 
 async def _run_one(
