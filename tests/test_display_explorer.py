@@ -179,3 +179,13 @@ def test_heta_framework_report_degrades_gracefully():
     assert "relevant" in html and heta._repr_html_()
     fig = heta.plot.at_k("ndcg")  # heta names its metrics beir_ndcg@k
     assert len(fig.data) >= 1 and list(fig.data[0].x) == [1, 3, 5, 10]
+
+
+def test_select_jumps_to_the_page_listing_the_case(report):
+    ex = report.explore(page_size=10)
+    assert ex.widget is not None
+    ex.select("q0007", "dense")
+    assert ex.page == 2 and ex.controls.case_list.value == ex.selected_row == 22
+    assert "page 3 / 12" in ex.controls.page_label.value
+    ex.set_filters(mode="bm25")
+    assert ex.selected.query_mode == "bm25" and ex.page == 0

@@ -307,10 +307,14 @@ class ReportExplorer:
         raise KeyError(f"no case {case_id!r}" + (f" under mode {mode!r}" if mode else ""))
 
     def select_row(self, row: int) -> ReportExplorer:
-        """Show the detail of the case result at position ``row`` of the report."""
+        """Show the detail of the case result at position ``row`` of the report (and the list
+        page that holds it, when it passes the filters)."""
         if not 0 <= row < len(self.report.case_results):
             raise IndexError(f"row {row} out of range")
         self.selected_row = int(row)
+        position = np.flatnonzero(self._rows == row)
+        if len(position):  # show the page that lists the selected case
+            self.page = int(position[0]) // self.page_size
         self._sync_widgets()
         return self
 
