@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from heta_notebook import BenchmarkRunner, run_benchmark
 from tests._runner_helpers import ListBenchmark, TopHit, ToyKB, make_cases
 
@@ -61,3 +63,28 @@ def test_import_does_not_patch_asyncio_and_sync_entry_works_inside_a_running_loo
         """
     )
     assert out.split() == ["[6,", "6,", "6]", "True"]
+
+
+def test_entry_points_in_a_real_jupyter_kernel(tmp_path):
+    """Top-level await and the sync entry, in an ipykernel (the running loop of a notebook)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    cells = [
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from heta_notebook import BenchmarkRunner, run_benchmark, evaluate\n"
+        "from tests._runner_helpers import ListBenchmark, ToyKB, TopHit, make_cases\n"
+        "bench = ListBenchmark(cases=make_cases(3), evaluators=(TopHit(),))",
+        "a = await BenchmarkRunner().run(benchmark=bench, recipe=ToyKB(), progress=False)",
+        "b = run_benchmark(benchmark=bench, recipe=ToyKB(), progress=True)",
+        "c = evaluate(lambda inputs: 'x', [{'inputs': {'query': 'q'}, 'ground_truth': {}}], progress=False)",
+        "print(len(a.report.case_results), len(b.report.case_results), len(c.case_results))",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbclient.NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+    output = notebook.cells[-1].outputs[0]["text"]
+    assert output.split() == ["6", "6", "1"]
