@@ -156,12 +156,22 @@ def _as_matrix(d: np.ndarray) -> np.ndarray:
 
 
 def _unique_columns(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the distinct columns of d (NaN-aware) and, per column, its distinct index."""
-    if d.shape[1] < 2:
-        return np.arange(d.shape[1]), np.arange(d.shape[1])
-    key = np.where(np.isnan(d), np.inf, d).T
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+    """Indices of the distinct columns of d (NaN-aware) and, per column, its distinct index.
+
+    Columns are bucketed by a random projection, then checked for exact equality.
+    """
+    m = d.shape[1]
+    if m < 2:
+        return np.arange(m), np.arange(m)
+    probe = np.random.default_rng(12345).normal(size=(2, d.shape[0]))
+    missing = np.isnan(d)
+    key = probe[0] @ np.where(missing, 0.0, d) + probe[1] @ missing
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if len(first) == m:
+        return np.arange(m), np.arange(m)
+    same = all(np.array_equal(d[:, j], d[:, first[inverse[j]]], equal_nan=True) for j in range(m))
+    return (first, inverse) if same else (np.arange(m), np.arange(m))
 
 
 def _groups(d: np.ndarray):
@@ -222,13 +232,19 @@ def _random_sign_flip(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.nd
     total = xs.sum(axis=0)
     null = np.empty((n_resamples, x.shape[1]))
     for start, stop in _blocks(n_resamples, n):
-        bits = rng.integers(0, 2, size=(stop - start, n), dtype=np.int8).astype(dtype)
+        bits = _random_bits(rng, stop - start, n).astype(dtype)
         null[start:stop] = 2.0 * (bits @ xs) - total
     less, greater = _counts(null / n, x, rtol=_rtol(dtype))
     p = _two_sided(less, greater, n_resamples, adjustment=1)
     beyond = np.minimum(less, greater) == 0  # observed mean more extreme than every resample
     p = np.where(beyond, np.minimum(p, _normal_tail(x)), p)
     return p, np.where(beyond, "normal-tail", "monte-carlo").astype(object)
+
+
+def _random_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """A rows × n matrix of fair 0/1 draws (8 per random byte)."""
+    raw = np.frombuffer(rng.bytes(-(-rows * n // 8)), dtype=np.uint8)
+    return np.unpackbits(raw, count=rows * n).reshape(rows, n)
 
 
 def _bootstrap_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
