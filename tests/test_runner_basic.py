@@ -269,3 +269,13 @@ async def test_a_failing_checkpoint_write_also_stops_a_batch_scored_run(tmp_path
         await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(200), evaluators=beir_default_metrics()),
                                     recipe=kb, config=config, store=FullDisk(tmp_path), progress=False)  # fmt: skip
     assert kb.calls < 400
+
+
+async def test_heta_framework_config_is_accepted():
+    from heta_framework.evaluation import BenchmarkRunConfig as HetaConfig
+
+    config = HetaConfig(top_k=3, max_concurrent_queries=2, metadata={"from": "heta"})
+    report = (await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(2), evaluators=(TopHit(),)),
+                                          recipe=ToyKB(), config=config, progress=False)).report  # fmt: skip
+    assert report.metadata["config"]["top_k"] == 3 and report.metadata["from"] == "heta"
+    assert all(len(r.response.results) == 3 for r in report.case_results)

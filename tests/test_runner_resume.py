@@ -57,7 +57,10 @@ async def test_keyboard_interrupt_returns_partial_report_and_resume_completes_it
     options = dict(benchmark=_benchmark(), knowledge_base_name="kb", query_modes=MODES, config=config,
                    store=store, progress=False)  # fmt: skip
 
-    first = await runner.run(recipe=ToyKB(interrupt_after=7), **options)
+    with pytest.warns(
+        RuntimeWarning, match="interrupted with .* resume=True or config report_id='run-1'"
+    ):
+        first = await runner.run(recipe=ToyKB(interrupt_after=7), **options)
     assert first.report.is_partial and first.report.metadata["interrupted"] == "KeyboardInterrupt"
     assert len(first.report.case_results) <= 7
     saved = store.load("kb", "run-1")
@@ -86,7 +89,8 @@ async def test_cancelled_run_persists_partial_report_and_resume_true_finds_it(tm
                   for rid in store.report_ids("kb")):  # fmt: skip
         await asyncio.sleep(0.005)
     task.cancel()
-    partial = (await task).report
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        partial = (await task).report
     assert partial.is_partial and partial.metadata["interrupted"] == "CancelledError"
     assert 5 <= len(partial.case_results) < 24
 
@@ -168,7 +172,8 @@ async def test_a_torn_last_checkpoint_line_is_cut_before_resuming(tmp_path):
     store = ReportStore(tmp_path)
     options = dict(benchmark=_benchmark(3), knowledge_base_name="kb", query_modes=MODES,
                    config=BenchmarkRunConfig(report_id="torn", checkpoint_every=1, max_concurrent_queries=1), store=store, progress=False)  # fmt: skip
-    await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=2), **options)
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=2), **options)
     path = store.checkpoint_path("kb", "torn")
     path.write_text(path.read_text() + '{"case_id": "q2", "que')  # a kill in the middle of a write
     final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report

@@ -9,6 +9,7 @@ the same report id, so running again with that id (or ``resume=True``) finishes 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -93,7 +94,19 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     report = _report(spec, results, execution, started_at, seconds, resumed=len(finished))
     if persist:
         spec.store.save(report)
+    if report.is_partial:
+        warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=3)
     return report
+
+
+def _resume_hint(spec: RunSpec, report: EvaluationReport, persisted: bool) -> str:
+    done = f"{len(report.case_results)} of {_total(spec)} case results"
+    if not persisted:
+        return f"run {spec.label!r} interrupted with {done} (no store: pass store= to resume)"
+    return (
+        f"run {spec.label!r} interrupted with {done}, saved as a partial report; "
+        f"run again with resume=True or config report_id={spec.report_id!r} to finish it"
+    )
 
 
 def resolve_report_id(
