@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -410,7 +409,7 @@ class EvaluationReport(Record):
         name = self.recipe_manifest.get("name") if isinstance(self.recipe_manifest, dict) else None
         return str(self.metadata.get("label") or name or self.knowledge_base_name)
 
-    @cached_property
+    @property
     def score_names(self) -> tuple[str, ...]:
         """Every score name in the report, in first-seen order."""
         seen: dict[str, None] = {}

@@ -95,7 +95,8 @@ def test_summarize_per_mode_with_t_interval_pass_rate_and_query_errors():
     half = stats.t.ppf(0.975, 3) * values.std(ddof=1) / 2
     assert agg.value == pytest.approx(values.mean())
     assert agg.std == pytest.approx(values.std(ddof=1))
-    assert (agg.ci_low, agg.ci_high) == pytest.approx((values.mean() - half, values.mean() + half))
+    expected = (max(values.mean() - half, values.min()), min(values.mean() + half, values.max()))
+    assert (agg.ci_low, agg.ci_high) == pytest.approx(expected)
     assert (agg.n_scored, agg.n_skipped, agg.n_error, agg.pass_rate) == (4, 1, 1, 0.5)
     assert summary["dense.v2.ndcg"].query_mode == "dense.v2"
     assert summary["dense.v2.ndcg"].std is None and summary["dense.v2.ndcg"].n_error == 0
@@ -119,3 +120,21 @@ def test_bootstrap_ci_is_deterministic_and_brackets_the_mean():
     assert low < values.mean() < high
     assert bootstrap_ci([1.0]) is None
     assert math.isclose(high - low, 2 * 1.96 * values.std(ddof=1) / math.sqrt(200), rel_tol=0.25)
+
+
+def test_summary_ci_never_leaves_the_observed_range() -> None:
+    from heta_notebook.evaluators.aggregation import summarize
+    from heta_notebook.schema import EvaluationCaseResult, EvaluationScore, QueryResponse
+
+    results = [
+        EvaluationCaseResult(
+            case_id=str(i),
+            query="q",
+            query_mode="m",
+            response=QueryResponse(mode="m"),
+            scores=[EvaluationScore(name="recall@10", value=1.0 if i else 0.5)],
+        )  # fmt: skip
+        for i in range(5)
+    ]
+    agg = summarize(results)["m.recall@10"]
+    assert agg.ci_high == 1.0 and 0.5 <= agg.ci_low < agg.value

@@ -171,6 +171,9 @@ def summarize(
 ) -> dict[str, ScoreAggregate]:
     """Per ``"{query_mode}.{score_name}"``: mean, n, std, t-based CI, pass rate, skipped, errors.
 
+    The t interval is clipped to the observed values' range, so a recall whose mean is near 1
+    never shows a CI above 1.
+
     A case whose query failed counts as an error for every score its mode reports.
     """
     columns = _collect_columns(case_results)
@@ -236,6 +239,8 @@ def _summarize_column(mode_: str, name: str, column: _Column, confidence: float)
     value = float(values.mean()) if n else None
     std = float(values.std(ddof=1)) if n > 1 else None
     low, high = _t_interval(value, std, n, confidence)
+    if low is not None and high is not None:  # a mean never leaves the observed range
+        low, high = max(low, float(values.min())), min(high, float(values.max()))
     return ScoreAggregate(
         name=name,
         method="mean",
