@@ -477,10 +477,13 @@ class Comparison:
         """Plain-language caveats: missing cases, failed queries, modes not run, text scores."""
         notes = []
         missing = self.missing_cases()
+        same: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one note per identical case set
         for (variant, status), group in missing.groupby(["variant", "status"], sort=False):
-            example = ", ".join(map(str, group["case_id"].head(3)))
-            notes.append(f"{variant}: {len(group)} case(s) {status} ({example}"
-                         f"{', …' if len(group) > 3 else ''}); left out of its paired tests.")  # fmt: skip
+            same.setdefault((status, tuple(group["case_id"])), []).append(variant)
+        for (status, ids), variants in same.items():
+            example = ", ".join(map(str, ids[:3])) + (", …" if len(ids) > 3 else "")
+            notes.append(f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
+                         "left out of the paired tests.")  # fmt: skip
         for label in self.labels:
             absent = [m for m in self.modes if Variant(label, m) not in self._variants]
             if absent:
