@@ -78,11 +78,17 @@ class BenchmarkRunner:
         options = {"config": active, "store": report_store, "resume": resume, "rebuild": rebuild,
                    "progress": progress, "workspace": work, "query_modes": query_modes}  # fmt: skip
         if recipe is not None:
+            recipe = adapt_heta(recipe, "recipe")
             label = label_of(recipe, knowledge_base_name or loaded.manifest.name)
             kb_name = knowledge_base_name or f"{loaded.manifest.name}-{label}"
             return await _run_one(loaded, recipe, label, kb_name, chosen, **options)
         results = {}
-        for label, each in named_recipes(recipes or {}).items():
+        adapted = (
+            {k: adapt_heta(v, "recipe") for k, v in recipes.items()}
+            if isinstance(recipes, Mapping)
+            else [adapt_heta(r, "recipe") for r in recipes or ()]
+        )
+        for label, each in named_recipes(adapted).items():
             kb_name = f"{knowledge_base_name or loaded.manifest.name}-{label}"
             results[label] = await _run_one(loaded, each, label, kb_name, chosen, **options)
         return RunCollection(results)
@@ -126,16 +132,7 @@ async def _run_one(
     workspace: Path,
     query_modes: Sequence[str] | str | None,
 ) -> BenchmarkRunResult:
-    recipe = adapt_heta(recipe, "recipe")
-    groups, kbs = [], []
-    multi = len(loaded.units) > 1
-    for unit in loaded.units:
-        documents, cases = loaded.unit_inputs(unit)
-        unit_kb = f"{kb_name}-{unit.unit_id}" if multi else kb_name
-        kb = await _knowledge_base(recipe, documents, unit_kb, workspace, rebuild)
-        kbs.append(kb)
-        meta = {"knowledge_base_name": unit_kb, "benchmark_run_unit": unit.unit_id} if multi else {}
-        groups.append(CaseGroup(cases=cases, answer=_answerer(kb, config), metadata=meta))
+    groups, kbs = await _build(loaded, recipe, kb_name, config, workspace, rebuild)
     modes = _modes(query_modes, kbs[0])
     recipe_manifest = _recipe_manifest(recipe, kbs[0], label)
     fingerprint = _fingerprint(loaded, recipe_manifest, label, modes, evaluators, config)
@@ -161,6 +158,27 @@ async def _run_one(
     return BenchmarkRunResult(
         report=report, knowledge_bases=tuple(kbs), report_path=path, label=label
     )
+
+
+async def _build(
+    loaded: LoadedBenchmark,
+    recipe: Any,
+    kb_name: str,
+    config: BenchmarkRunConfig,
+    workspace: Path,
+    rebuild: bool,
+) -> tuple[list[CaseGroup], list[Any]]:
+    """One KB per run unit (usually one for the corpus) and the cases each one answers."""
+    groups, kbs = [], []
+    multi = len(loaded.units) > 1
+    for unit in loaded.units:
+        documents, cases = loaded.unit_inputs(unit)
+        unit_kb = f"{kb_name}-{unit.unit_id}" if multi else kb_name
+        kb = await _knowledge_base(recipe, documents, unit_kb, workspace, rebuild)
+        kbs.append(kb)
+        meta = {"knowledge_base_name": unit_kb, "benchmark_run_unit": unit.unit_id} if multi else {}
+        groups.append(CaseGroup(cases=cases, answer=_answerer(kb, config), metadata=meta))
+    return groups, kbs
 
 
 async def _knowledge_base(
