@@ -89,6 +89,7 @@ class Answered:
             scores=tuple(self.scores),
             response=self.response,
             latency_ms=self.latency_ms,
+            error=None,
             metadata=dict(self.item.metadata),
         )
 
