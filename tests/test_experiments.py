@@ -125,3 +125,30 @@ def test_plain_functions_are_accepted_as_evaluators_and_lambdas_get_a_label():
     assert report.query_modes == ("function",)
     assert report.score_names == ("plain", "plain_async")
     assert report.case_results[0].score("plain").reason == "plain function"
+
+
+def test_decorated_evaluators_are_retried_once_not_twice():
+    attempts = []
+
+    @evaluator(settings=EvaluatorSettings(retry_count=2, retry_backoff=0.001))
+    def flaky(outputs, inputs, ground_truth):
+        attempts.append(1)
+        raise ConnectionError("judge unreachable")
+
+    report = evaluate(capital, DATASET[:1], [flaky], progress=False)
+    assert len(attempts) == 3  # the decorator's 1 + 2 retries; the runner adds none
+    assert (
+        report.case_results[0].score("flaky").metadata["error"]["error_type"] == "ConnectionError"
+    )
+
+
+@pytest.mark.parametrize("timeout", [0.05])
+def test_decorated_evaluator_timeout_is_recorded_not_raised(timeout):
+    @aevaluator(settings=EvaluatorSettings(timeout=timeout))
+    async def slow(outputs, inputs, ground_truth):
+        await asyncio.sleep(5)
+
+    report = evaluate(capital, DATASET[:2], [exact, slow], progress=False)
+    for result in report.case_results:
+        assert result.score("slow").metadata["error"]["error_type"] == "TimeoutError"
+        assert result.score("exact").status == "scored"
