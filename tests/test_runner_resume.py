@@ -213,3 +213,11 @@ def test_ctrl_c_in_a_script_returns_and_saves_the_partial_report(tmp_path):
     _, partial, n = out.split()
     saved = ReportStore(store_dir).load("kb", "ctrl-c")
     assert partial == "True" and saved.is_partial and len(saved.case_results) == int(n) >= 4
+
+
+async def test_a_report_id_is_not_resumed_with_other_settings(tmp_path):
+    options = dict(benchmark=_benchmark(2), knowledge_base_name="kb", config=BenchmarkRunConfig(report_id="same"),
+                   store=ReportStore(tmp_path), progress=False)  # fmt: skip
+    await BenchmarkRunner().run(recipe=ToyKB(), query_modes=("alpha",), **options)
+    with pytest.raises(ValueError, match="'same' was run with other settings"):
+        await BenchmarkRunner().run(recipe=ToyKB(), query_modes=MODES, **options)

@@ -132,11 +132,23 @@ def _finished_results(spec: RunSpec) -> dict[tuple[str, str], EvaluationCaseResu
     _drop_torn_line(store.checkpoint_path(kb, rid))
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
     if store.exists(kb, rid):
-        for result in store.load(kb, rid).case_results:
+        previous = store.load(kb, rid)
+        _check_same_run(previous, spec)
+        for result in previous.case_results:
             finished[(result.case_id, result.query_mode)] = result
     for result in store.read_checkpoint(kb, rid):
         finished[(result.case_id, result.query_mode)] = result
     return finished
+
+
+def _check_same_run(previous: EvaluationReport, spec: RunSpec) -> None:
+    """Refuse to mix results of different settings under one report id."""
+    before, now = previous.metadata.get("fingerprint"), spec.metadata.get("fingerprint")
+    if before and now and before != now:
+        raise ValueError(
+            f"report {spec.report_id!r} was run with other settings (recipe, modes, evaluators, "
+            "top_k or query options); give this run a new report_id, or delete the old report"
+        )
 
 
 def _drop_torn_line(path: Path) -> None:
