@@ -461,16 +461,21 @@ class Comparison:
             parts.append(f"mode {a.mode} → {b.mode}")
         return "; ".join(parts) or "identical setup"
 
-    def headline(self, score: str | None = None) -> list[str]:
-        """One line per comparison shown: what changed, then the delta of ``score`` and its p."""
+    def headline(self, score: str | None = None, show_mode: bool | None = None) -> list[str]:
+        """One line per comparison shown: what changed, then the delta of ``score`` and its p.
+
+        With several modes each line starts with ``[mode]`` (``show_mode=False`` drops it).
+        """
         score = score or self.primary_score
+        show_mode = len(self.modes) > 1 if show_mode is None else show_mode
         sig = self._significance
         lines = []
         for base, v in self.pairs():
             row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
             result = (f"{format_delta(row['delta'])} ({format_p(row['p_holm'])})"
                       if row["n_pairs"] else "no paired cases")  # fmt: skip
-            lines.append(f"{self.change_description(base, v)}: {score} {result}")
+            mode = f"[{v.mode}] " if show_mode and base.mode == v.mode else ""
+            lines.append(f"{mode}{self.change_description(base, v)}: {score} {result}")
         return lines
 
     def notes(self) -> list[str]:

@@ -78,7 +78,7 @@ def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
 
 
 def _headlines(comparison: Comparison) -> Markup:
-    lines = comparison.headline()
+    lines = comparison.headline(show_mode=False)
     if not lines:
         return raw("")
     items = [
