@@ -14,7 +14,9 @@ import hashlib
 import inspect
 import json
 import os
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from heta_notebook.run.config import BenchmarkRunConfig, coerce_config
@@ -40,7 +42,7 @@ def evaluate(
     *,
     name: str | None = None,
     label: str | None = None,
-    max_concurrency: int = 8,
+    max_concurrency: int | None = None,
     store: ReportStore | str | os.PathLike[str] | None = None,
     report_id: str | None = None,
     resume: bool = False,
@@ -72,7 +74,7 @@ async def aevaluate(
     *,
     name: str | None = None,
     label: str | None = None,
-    max_concurrency: int = 8,
+    max_concurrency: int | None = None,
     store: ReportStore | str | os.PathLike[str] | None = None,
     report_id: str | None = None,
     resume: bool = False,
@@ -118,14 +120,18 @@ async def _dataset_cases(
 ) -> tuple[BenchmarkManifest, list[BenchmarkCase]]:
     """Cases from a benchmark object, a DataFrame or a list of datapoints."""
     if hasattr(dataset, "cases") and hasattr(dataset, "manifest"):
-        from pathlib import Path
-        from tempfile import mkdtemp
-
-        loaded = await load_benchmark(dataset, Path(mkdtemp(prefix="heta_notebook_dataset_")))
+        workspace = Path(tempfile.gettempdir()) / "heta-notebook-cache" / "datasets"
+        workspace.mkdir(parents=True, exist_ok=True)
+        loaded = await load_benchmark(dataset, workspace)
         return loaded.manifest, list(loaded.cases)
-    from heta_notebook.benchmarks.records import _rows, case_from_record
+    from heta_notebook.benchmarks.records import case_from_record
 
-    rows = _rows(dataset)
+    if hasattr(dataset, "to_dict") and hasattr(dataset, "columns"):  # a pandas DataFrame
+        rows = dataset.to_dict(orient="records")
+    elif isinstance(dataset, (str, bytes, dict)):
+        raise TypeError("dataset must be a list of datapoints, a DataFrame or a benchmark")
+    else:
+        rows = list(dataset)
     if not rows:
         raise ValueError("the dataset has no datapoints")
     cases = [_case(row, number, case_from_record) for number, row in enumerate(rows, start=1)]

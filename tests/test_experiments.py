@@ -152,3 +152,17 @@ def test_decorated_evaluator_timeout_is_recorded_not_raised(timeout):
     for result in report.case_results:
         assert result.score("slow").metadata["error"]["error_type"] == "TimeoutError"
         assert result.score("exact").status == "scored"
+
+
+def test_a_records_benchmark_works_as_dataset_and_config_concurrency_is_kept():
+    from heta_notebook import RecordsBenchmark
+
+    benchmark = RecordsBenchmark(DATASET, manifest="capitals")
+    report = evaluate(
+        capital, benchmark, [exact], progress=False, config={"max_concurrent_queries": 3}
+    )
+    assert (
+        report.benchmark.name == "capitals"
+        and report.metadata["config"]["max_concurrent_queries"] == 3
+    )
+    assert report.score_summary["capital.exact"] == pytest.approx(2 / 3)
