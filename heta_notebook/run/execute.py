@@ -258,17 +258,6 @@ async def answer_item(
     return Answered(item=item, response=response, latency_ms=latency, scores=scores)
 
 
-async def run_item(
-    item: WorkItem, scorer: CaseScorer, config: BenchmarkRunConfig
-) -> EvaluationCaseResult:
-    """Answer and fully score one item (batch metrics included)."""
-    outcome = await answer_item(item, scorer, config)
-    if isinstance(outcome, Answered):
-        scorer.score_batch([item.case], [outcome.response], [outcome.scores])
-        return outcome.result()
-    return outcome
-
-
 def as_response(value: Any, mode: str) -> QueryResponse:
     """Our QueryResponse from ours, a dict, or a record with ``to_dict()`` (heta-framework)."""
     if isinstance(value, QueryResponse):

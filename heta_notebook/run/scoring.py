@@ -153,16 +153,6 @@ def _row_alone(
     return row
 
 
-async def score_case(
-    evaluators: Sequence[Any],
-    case: BenchmarkCase,
-    response: QueryResponse,
-    default_timeout: float | None = None,
-) -> tuple[EvaluationScore, ...]:
-    """All evaluators' scores for one case (a one-off ``CaseScorer``)."""
-    return await CaseScorer(evaluators, default_timeout).score(case, response)
-
-
 def as_score(value: Any, name: str) -> EvaluationScore:
     """Accept our EvaluationScore, or anything with ``to_dict()`` / a dict in its layout."""
     if isinstance(value, EvaluationScore):
