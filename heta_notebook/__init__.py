@@ -73,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "RunCollection": "heta_notebook.runner",
     "run_benchmark": "heta_notebook.runner",
     "evaluate": "heta_notebook.experiments",
+    "aevaluate": "heta_notebook.experiments",
     # storage
     "ReportStore": "heta_notebook.store",
     # analysis and display

@@ -9,6 +9,7 @@ The machinery lives in ``heta_notebook.run``; this module is the public entry.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import tempfile
@@ -174,7 +175,7 @@ async def _build(
     for unit in loaded.units:
         documents, cases = loaded.unit_inputs(unit)
         unit_kb = f"{kb_name}-{unit.unit_id}" if multi else kb_name
-        kb = await _knowledge_base(recipe, documents, unit_kb, workspace, rebuild)
+        kb = await _knowledge_base(recipe, documents, unit_kb, workspace, rebuild, loaded.manifest)
         kbs.append(kb)
         meta = {"knowledge_base_name": unit_kb, "benchmark_run_unit": unit.unit_id} if multi else {}
         groups.append(CaseGroup(cases=cases, answer=_answerer(kb, config), metadata=meta))
@@ -182,14 +183,31 @@ async def _build(
 
 
 async def _knowledge_base(
-    recipe: Any, documents: Sequence[Any], name: str, workspace: Path, rebuild: bool
+    recipe: Any,
+    documents: Sequence[Any],
+    name: str,
+    workspace: Path,
+    rebuild: bool,
+    manifest: Any,
 ) -> Any:
-    """``recipe`` itself when it is already a KB, else the KB it builds (or its cached build)."""
+    """``recipe`` itself when it is already a KB, else the KB it builds (or its cached build).
+
+    Recipes that take ``benchmark=`` (heta-framework's) get the manifest, so documents land
+    under the benchmark's own ``raw/benchmarks/{name}/{split}/`` keys.
+    """
     if is_knowledge_base(recipe):
         return recipe
+    extra = {"benchmark": manifest} if _accepts(recipe.build_knowledge_base, "benchmark") else {}
     return await recipe.build_knowledge_base(
-        documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild
+        documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild, **extra
     )
+
+
+def _accepts(function: Any, parameter: str) -> bool:
+    try:
+        return parameter in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _answerer(kb: Any, config: BenchmarkRunConfig) -> Any:

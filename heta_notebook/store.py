@@ -184,6 +184,7 @@ class ReportStore:
                 handle.write(lines)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
+        _drop_torn_line(path)
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(lines)
             handle.flush()
@@ -253,6 +254,16 @@ class ReportStore:
         if self._exists(report):  # written by heta-framework: no summary sidecar
             return _header(EvaluationReport.load(self._read(report)))
         return None
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line left unfinished by a killed process, so appended lines start clean."""
+    if not path.is_file():
+        return
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        if data and not data.endswith(b"\n"):
+            handle.truncate(data.rfind(b"\n") + 1)
 
 
 def _header(report: EvaluationReport) -> dict[str, Any]:

@@ -179,7 +179,8 @@ async def test_interrupt_then_resume_equals_clean_run_and_reuses_the_built_kb(tm
     recipe = _with_engine(offline_recipe(tmp_path / "objects"), engine)
     store = ReportStore(tmp_path / "store")
     config = BenchmarkRunConfig(report_id="r1", checkpoint_every=1, max_concurrent_queries=2)
-    first = await _ours(heta_jsonl(), recipe, store=store, config=config)
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        first = await _ours(heta_jsonl(), recipe, store=store, config=config)
     assert first.report.is_partial and len(first.report.case_results) <= 4
     engine.stop_after, engine.calls = None, 0
     final = await _ours(heta_jsonl(), recipe, store=store, config=config)

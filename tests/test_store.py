@@ -65,6 +65,9 @@ def test_checkpoint_appends_and_ignores_a_torn_last_line(tmp_path) -> None:
     with open(store.checkpoint_path("kb", "run"), "a") as handle:
         handle.write('{"case_id": "q3", "que')  # a crash mid-write
     assert store.read_checkpoint("kb", "run") == list(results)
+    store.append_cases("kb", "run", results[:1])  # a resumed run appends after the torn line
+    assert store.read_checkpoint("kb", "run") == list(results)
+    assert store.checkpoint_path("kb", "run").read_text().count("\n") == 3
 
 
 def test_corrupt_checkpoint_line_in_the_middle_names_file_and_line(tmp_path) -> None:

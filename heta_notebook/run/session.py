@@ -13,7 +13,6 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from heta_notebook.evaluators.protocol import settings_of
@@ -26,6 +25,7 @@ from heta_notebook.run.execute import (
     case_metadata,
     execute,
 )
+from heta_notebook.run.inputs import json_manifest
 from heta_notebook.run.progress import RunProgress
 from heta_notebook.run.report import environment, latency_statistics, score_statistics, utc_now
 from heta_notebook.schema import (
@@ -129,7 +129,6 @@ def resolve_report_id(
 
 def _finished_results(spec: RunSpec) -> dict[tuple[str, str], EvaluationCaseResult]:
     store, kb, rid = spec.store, spec.knowledge_base_name, spec.report_id
-    _drop_torn_line(store.checkpoint_path(kb, rid))
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
     if store.exists(kb, rid):
         previous = store.load(kb, rid)
@@ -149,16 +148,6 @@ def _check_same_run(previous: EvaluationReport, spec: RunSpec) -> None:
             f"report {spec.report_id!r} was run with other settings (recipe, modes, evaluators, "
             "top_k or query options); give this run a new report_id, or delete the old report"
         )
-
-
-def _drop_torn_line(path: Path) -> None:
-    """Cut a last line left unfinished by a killed process, so new lines start clean."""
-    if not path.is_file():
-        return
-    with open(path, "rb+") as handle:
-        data = handle.read()
-        if data and not data.endswith(b"\n"):
-            handle.truncate(data.rfind(b"\n") + 1)
 
 
 def _pairs(spec: RunSpec) -> Iterator[tuple[int, CaseGroup, BenchmarkCase, str]]:
@@ -252,8 +241,11 @@ def _report(
 
 def _describe(evaluator: Any) -> dict[str, Any]:
     kind = type(evaluator)
-    return {
+    described = {
         "name": str(evaluator.name),
         "type": f"{kind.__module__}.{kind.__qualname__}",
         "settings": settings_of(evaluator).model_dump(mode="json"),
     }
+    if callable(getattr(evaluator, "manifest", None)):  # e.g. a judge's model and prompt version
+        described["manifest"] = json_manifest(evaluator)
+    return described
