@@ -125,7 +125,7 @@ class ComparisonPlots:
         fig.add_vrect(x0=row["ci_low"], x1=row["ci_high"], fillcolor="#111827", opacity=0.08,
                       line_width=0)  # fmt: skip
         title = (f"{score}: {vb.name} − {va.name}, mean {format_delta(row['delta'])} "
-                 f"(95% CI {row['ci_low']:+.3f}…{row['ci_high']:+.3f}, {format_p(row['p_value'])}); "
+                 f"(95% CI {row['ci_low']:+.3f}…{row['ci_high']:+.3f}, {format_p(row['p_value'])} unadjusted); "
                  f"W/T/L {row['wins']}/{row['ties']}/{row['losses']}")  # fmt: skip
         fig.update_layout(template=plotly_template(), showlegend=False, title=_h(title),
                           xaxis_title=_h(f"per-case difference in {score} (b − a)"),
