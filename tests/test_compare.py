@@ -233,6 +233,7 @@ def test_summary_matches_the_aggregation_module():
         assert row["mean"] == pytest.approx(agg.value, abs=1e-12)
         if agg.ci_low is not None:
             assert row["ci_low"] == pytest.approx(agg.ci_low, abs=1e-9)
+            assert row["ci_high"] == pytest.approx(agg.ci_high, abs=1e-9)
         if agg.pass_rate is not None:
             assert row["pass_rate"] == pytest.approx(agg.pass_rate)
 

@@ -555,7 +555,10 @@ def summary_stats(
         judged = (~np.isnan(passed)).sum(axis=1)
         n_passed = np.nansum(passed, axis=1)
         pass_rate = np.where(judged > 0, n_passed / np.maximum(judged, 1), np.nan)
-    return {"mean": mean, "n": n, "std": std, "ci_low": mean - half, "ci_high": mean + half,
+        lowest = np.where(ok, values, np.inf).min(axis=1)  # a mean never leaves the observed
+        highest = np.where(ok, values, -np.inf).max(axis=1)  # range (as aggregation clips)
+        low, high = np.maximum(mean - half, lowest), np.minimum(mean + half, highest)
+    return {"mean": mean, "n": n, "std": std, "ci_low": low, "ci_high": high,
             "pass_rate": pass_rate, "n_passed": n_passed.astype(int)}  # fmt: skip
 
 
