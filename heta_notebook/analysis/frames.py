@@ -10,9 +10,7 @@ these frames and the per-case helpers at the bottom (``case_evidence``, ``case_r
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict
 from itertools import compress
 from typing import Any
@@ -20,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from heta_notebook._gc import paused_gc
 from heta_notebook.evaluators import matching
 from heta_notebook.evaluators.aggregation import summarize
 from heta_notebook.schema import (
@@ -162,7 +161,7 @@ class ReportFrames:
         mds: list[dict[str, Any]] = []
         add_row, add_name, add_value = rows.append, names.append, values.append
         add_passed, add_md = passed.append, mds.append
-        with _gc_paused():  # hundreds of thousands of new references: skip GC passes
+        with paused_gc():  # hundreds of thousands of new references: skip GC passes
             for row, result in enumerate(self.report.case_results):
                 for score in result.scores:
                     add_row(row)
@@ -209,17 +208,6 @@ class ReportFrames:
 
 
 # --------------------------------------------------------------------------- frame helpers
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFrame:

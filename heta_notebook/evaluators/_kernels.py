@@ -20,13 +20,13 @@ Below the kernel: builders of those matrices from plain ``{doc: score}`` runs an
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, Literal
 
 import numpy as np
+
+from heta_notebook._gc import paused_gc  # noqa: F401 - re-exported for retrieval
 
 Convention = Literal["trec_eval", "heta"]
 MetricName = Literal["ndcg", "map", "recall", "precision", "mrr"]
@@ -185,19 +185,3 @@ def trec_ranking(scores: Mapping[str, float]) -> list[str]:
 
 def _trec_key(item: tuple[str, float]) -> tuple[float, bytes]:
     return item[1], item[0].encode()
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic records.
-
-    With a million live result records, collections triggered by the allocations would scan
-    them all again and again (2-3x the cost of the scoring itself); nothing made here is cyclic.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
