@@ -7,7 +7,9 @@
 ``test`` runs: ruff; pytest over tests/ and, through nbval, every notebook in notebooks/;
 then the browser tests (JupyterLab + exported HTML in headless Chromium). On CI (CI=true),
 as root, a missing /usr/bin/chromium is installed with apt-get; elsewhere browser tests skip
-when there is no Chromium. Both commands create ``.venv`` next to this file and reuse it.
+when there is no Chromium. LLM judge credentials (HETA_JUDGE_*, OPENAI_*) are removed from the
+tests' environment, so no test calls a paid endpoint. Both commands create ``.venv`` next to this
+file and reuse it.
 """
 
 from __future__ import annotations
@@ -59,19 +61,26 @@ def ensure_chromium() -> None:
     sh("apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium", env=env)
 
 
+def offline_env() -> dict[str, str]:
+    """The environment for tests, minus LLM judge credentials: tests never call a paid API."""
+    secret = ("HETA_JUDGE_", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+    return {k: v for k, v in os.environ.items() if not k.startswith(secret)}
+
+
 def test() -> None:
     """Lint, then run the whole suite: unit, integration, notebooks (nbval), browser checks."""
     started = time.perf_counter()
     install("test")
+    env = offline_env()
     if len(sys.argv) > 2:  # a developer's focused run: only what they asked for
-        sh(*PYTEST, *sys.argv[2:])
+        sh(*PYTEST, *sys.argv[2:], env=env)
         return
     ensure_chromium()
     sh(PY, "-m", "ruff", "check", ".")
     sh(PY, "-m", "ruff", "format", "--check", ".")
     sh(*PYTEST, "-q", "-m", "not browser", "tests", "notebooks",
-       "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=900")  # fmt: skip
-    sh(*PYTEST, "-q", "-m", "browser", "-rs", "tests/browser")
+       "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=900", env=env)  # fmt: skip
+    sh(*PYTEST, "-q", "-m", "browser", "-rs", "tests/browser", env=env)
     print(f"all tests passed in {time.perf_counter() - started:.0f} s")
 
 

@@ -38,8 +38,10 @@ def _load_reports(paths: Sequence[str]) -> list[Any]:
 
 
 def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> str:
-    """The comparison page of several reports (``heta_notebook.analysis.compare``)."""
+    """A standalone comparison page of several reports: the table, then bars and deltas."""
     from heta_notebook.analysis.compare import compare
+    from heta_notebook.display.export import figure_html, html_page
+    from heta_notebook.display.html import raw
 
     options: dict[str, Any] = {"baseline": baseline}
     if force:
@@ -48,7 +50,9 @@ def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> s
         comparison = compare(reports, **options)
     except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
-    return comparison.to_html()
+    figures = [comparison.plot.bars(), comparison.plot.deltas()]
+    title = "Comparison · " + " vs ".join(comparison.labels)
+    return html_page(title, [raw(comparison.to_html()), *(figure_html(f) for f in figures)])
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -58,7 +58,6 @@ def test_export_bad_report_names_the_file(tmp_path):
 
 
 def test_export_one_report_writes_offline_html(tmp_path, capsys):
-    pytest.importorskip("heta_notebook.display.export", reason="display export not landed yet")
     report_path = make_report("r1").save(tmp_path / "report.json")
     out = tmp_path / "report.html"
 
@@ -72,7 +71,6 @@ def test_export_one_report_writes_offline_html(tmp_path, capsys):
 
 
 def test_export_accepts_a_store_report_folder(tmp_path):
-    pytest.importorskip("heta_notebook.display.export", reason="display export not landed yet")
     path = ReportStore(tmp_path / "store").save(make_report("r1"))
     out = tmp_path / "r.html"
 
@@ -81,7 +79,6 @@ def test_export_accepts_a_store_report_folder(tmp_path):
 
 
 def test_export_several_reports_writes_a_comparison(tmp_path):
-    pytest.importorskip("heta_notebook.analysis.compare", reason="compare not landed yet")
     a = make_report("a", kb="bm25").save(tmp_path / "a.json")
     b = make_report("b", kb="hybrid", shift=0.2).save(tmp_path / "b.json")
     out = tmp_path / "cmp.html"
@@ -90,6 +87,7 @@ def test_export_several_reports_writes_a_comparison(tmp_path):
 
     html = out.read_text(encoding="utf-8")
     assert "bm25" in html and "hybrid" in html
+    assert "Plotly.newPlot" in html and html.count("plotly.js v") == 1  # charts, one plotly.js
     assert external_script_sources(html) == []
 
 

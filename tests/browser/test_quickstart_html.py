@@ -1,0 +1,62 @@
+"""The quickstart as a shared file: executed headless, exported, opened OFFLINE in Chromium.
+
+Every request that is not a local file (or data:/blob:) is aborted and recorded; the test
+asserts none was needed and that the charts, the report card and the explorer (rendered from
+saved widget state, or its static fallback) show instead of "Loading widget...".
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from heta_notebook.notebook_export import run_notebook
+from tests.browser._lab import PROBLEM_TEXTS, NetworkGuard
+
+pytestmark = pytest.mark.browser
+
+DRAWN_CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+  .filter(p => p.querySelector('.main-svg') && p.getBoundingClientRect().height > 50).length"""
+
+
+def html_figure_count(executed: dict) -> int:
+    """How many outputs carry a plotly figure as text/html (what the export draws)."""
+    return sum(
+        1
+        for cell in executed["cells"]
+        for out in cell.get("outputs", [])
+        if "Plotly.newPlot" in "".join(out.get("data", {}).get("text/html", ""))
+    )
+
+
+def test_exported_quickstart_renders_offline(notebooks_copy, tmp_path, chromium_browser, screens):
+    run = run_notebook(notebooks_copy / "01_quickstart.ipynb", tmp_path / "out", timeout=600)
+    executed = json.loads(run.notebook.read_text(encoding="utf-8"))
+    expected_charts = html_figure_count(executed)
+    assert expected_charts >= 3
+
+    guard = NetworkGuard()
+    context = chromium_browser.new_context(viewport={"width": 1300, "height": 900})
+    context.route("**/*", guard)
+    page = context.new_page()
+    page_errors: list[str] = []
+    page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+    try:
+        page.goto(run.html.as_uri(), wait_until="load", timeout=120_000)
+        page.wait_for_function(f"() => ({DRAWN_CHARTS_JS})() >= {expected_charts}", timeout=90_000)
+        page.wait_for_function(
+            "(problems) => { const t = document.body.innerText;"
+            " return !problems.some(p => t.includes(p)); }",
+            arg=list(PROBLEM_TEXTS),
+            timeout=60_000,
+        )
+        page.locator(".hn-card").first.wait_for(state="visible", timeout=30_000)
+        explorer = page.locator(".widget-vbox").filter(has_text="Case explorer").first
+        explorer.wait_for(state="visible", timeout=30_000)  # rendered from saved widget state
+        page.screenshot(path=str(screens / "quickstart-html.png"), full_page=True)
+    finally:
+        context.close()
+
+    assert guard.blocked == [], f"the exported HTML needed the internet: {guard.blocked[:5]}"
+    assert page_errors == []

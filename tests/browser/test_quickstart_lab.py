@@ -1,0 +1,182 @@
+"""The quickstart notebook, run by a person in JupyterLab (headless Chromium via Playwright).
+
+Run all cells, then check what a reader sees: no cell error, the report card, drawn plotly
+charts, a rendered explorer widget; and clicking a case in the explorer shows its evidence.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser._lab import PROBLEM_TEXTS, LabServer, NetworkGuard
+
+pytestmark = pytest.mark.browser
+
+QUICKSTART = "01_quickstart.ipynb"
+RUN_TIMEOUT_MS = 420_000  # the notebook itself needs < 2 min on 2 cores; generous for CI
+
+KERNEL_IDLE_JS = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!w || !w.sessionContext || !w.context || !w.context.isReady) return false;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!k && k.status === 'idle';
+}"""
+
+RUN_FINISHED_JS = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const cells = w.content.model.cells;
+  let code = 0, started = 0, error = false;
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells.get(i);
+    if (c.type !== 'code') continue;
+    code += 1;
+    if (c.executionCount) started += 1;
+    for (let j = 0; j < c.outputs.length; j++) if (c.outputs.get(j).type === 'error') error = true;
+  }
+  const queued = Array.from(document.querySelectorAll('.jp-Notebook .jp-InputPrompt'))
+    .some(p => (p.textContent || '').includes('*'));
+  const kernel = w.sessionContext.session.kernel.status;
+  return (error || started === code) && !queued && kernel === 'idle';
+}"""
+
+CELL_ERRORS_JS = """() => {
+  const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+  const found = [];
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells.get(i);
+    if (c.type !== 'code') continue;
+    if (!c.executionCount) found.push(`cell ${i}: not executed`);
+    for (let j = 0; j < c.outputs.length; j++) {
+      const o = c.outputs.get(j).toJSON();
+      if (o.output_type === 'error') found.push(`cell ${i}: ${o.ename}: ${o.evalue}`);
+    }
+  }
+  return found;
+}"""
+
+# outputs that carry a figure in the model, and figures actually drawn on the page
+PLOTLY_COUNTS_JS = """() => {
+  const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+  let expected = 0;
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells.get(i);
+    if (c.type !== 'code') continue;
+    for (let j = 0; j < c.outputs.length; j++) {
+      const data = c.outputs.get(j).toJSON().data || {};
+      if ('application/vnd.plotly.v1+json' in data) expected += 1;
+    }
+  }
+  // JupyterLab's plotly renderer draws into the output node itself
+  const plots = '.jp-OutputArea-output.js-plotly-plot, .jp-OutputArea-output .js-plotly-plot';
+  const drawn = Array.from(document.querySelectorAll(plots))
+    .filter(p => p.querySelector('.main-svg') && p.getBoundingClientRect().height > 50).length;
+  return [expected, drawn];
+}"""
+
+WIDGETS_SETTLED_JS = """(problems) => {
+  const text = document.querySelector('.jp-Notebook').innerText || '';
+  const views = document.querySelectorAll('.jp-OutputArea-output .jupyter-widgets, .jp-OutputArea-output .widget-box');
+  return views.length > 0 && !problems.some(p => text.includes(p));
+}"""
+
+
+def open_notebook(page, server: LabServer, name: str) -> None:
+    """Open ``name`` in Lab and wait for an idle kernel."""
+    page.goto(f"{server.url}/lab/tree/{name}", wait_until="domcontentloaded", timeout=120_000)
+    page.wait_for_selector(".jp-NotebookPanel", timeout=120_000)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000, polling=250)
+    page.evaluate("() => { try { window.jupyterapp.shell.collapseLeft(); } catch (e) {} }")
+
+
+def run_all(page) -> None:
+    """Run every cell and wait until the run finished (or stopped at an error)."""
+    page.evaluate(
+        "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }"
+    )
+    page.wait_for_function(RUN_FINISHED_JS, timeout=RUN_TIMEOUT_MS, polling=500)
+
+
+def full_screenshot(page, path) -> None:
+    """Grow the viewport to the notebook's height (Lab scrolls inside a panel), then shoot."""
+    height = page.evaluate(
+        "() => { const o = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')"
+        " || document.querySelector('.jp-NotebookPanel .jp-Notebook');"
+        " return o ? o.scrollHeight : 900; }"
+    )
+    page.set_viewport_size({"width": 1400, "height": min(16000, max(900, height + 200))})
+    page.evaluate(
+        "() => document.querySelectorAll('.jp-NotebookPanel .jp-WindowedPanel-outer,"
+        " .jp-NotebookPanel .jp-Notebook').forEach(e => { e.scrollTop = 0; })"
+    )
+    page.screenshot(path=str(path), full_page=True)
+
+
+@pytest.fixture
+def lab(notebooks_copy, tmp_path):
+    server = LabServer(notebooks_copy, tmp_path / "lab-home")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_quickstart_runs_and_renders_in_jupyterlab(lab, chromium_browser, screens):
+    guard = NetworkGuard()
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 900})
+    context.route("**/*", guard)
+    page = context.new_page()
+    try:
+        open_notebook(page, lab, QUICKSTART)
+        run_all(page)
+        full_screenshot(page, screens / "quickstart-lab.png")
+
+        assert page.evaluate(CELL_ERRORS_JS) == []
+        page.wait_for_function(WIDGETS_SETTLED_JS, arg=list(PROBLEM_TEXTS), timeout=60_000)
+        expected, drawn = page.evaluate(PLOTLY_COUNTS_JS)
+        assert expected >= 3, "the quickstart shows at least three charts"
+        page.wait_for_function(
+            f"() => ({PLOTLY_COUNTS_JS})()[1] >= {expected}", timeout=60_000, polling=500
+        )
+        assert_report_card_visible(page)
+        select_case_and_check_evidence(page, screens)
+        full_screenshot(page, screens / "quickstart-lab-after-click.png")
+        assert guard.blocked == [], "JupyterLab needed the internet"
+    finally:
+        context.close()
+
+
+def assert_report_card_visible(page) -> None:
+    """The report card (display.card) is on screen with its metrics table."""
+    card = page.locator(".jp-OutputArea-output .hn-card").first
+    card.wait_for(state="visible", timeout=30_000)
+    assert "ndcg" in card.inner_text().lower()
+
+
+EXPLORER_DETAIL_JS = """() => {
+  const out = Array.from(document.querySelectorAll(
+      '.jp-OutputArea-output:has(.jupyter-widgets)'))
+    .filter(o => (o.innerText || '').includes('Case explorer'))[0];
+  const detail = out && out.querySelector('.hn-detail');
+  return detail ? detail.innerText : '';
+}"""
+
+
+def select_case_and_check_evidence(page, screens) -> None:
+    """Pick a case in the explorer's case list; its detail pane lists matched/missing evidence."""
+    widgets = ".jp-OutputArea-output:has(.jupyter-widgets)"  # not the hidden static fallback
+    explorer = page.locator(widgets).filter(has_text="Case explorer").first
+    explorer.wait_for(state="visible", timeout=30_000)
+    explorer.scroll_into_view_if_needed()
+    explorer.screenshot(path=str(screens / "explorer-before.png"))
+    before = page.evaluate(EXPLORER_DETAIL_JS)
+    explorer.locator(".widget-select select").first.select_option(index=1)
+    page.wait_for_function(
+        f"(before) => {{ const t = ({EXPLORER_DETAIL_JS})();"
+        " return t !== before && /expected evidence/i.test(t); }",
+        arg=before,
+        timeout=30_000,
+    )
+    detail = page.evaluate(EXPLORER_DETAIL_JS).lower()
+    assert "matched" in detail or "missing" in detail
+    explorer.screenshot(path=str(screens / "explorer-after.png"))
