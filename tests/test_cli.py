@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -64,6 +65,9 @@ def test_export_one_report_writes_offline_html(tmp_path, capsys):
     assert main(["export", str(report_path), "-o", str(out)]) == 0
 
     html = out.read_text(encoding="utf-8")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # not the 0600 of a temporary file
     assert "wrote" in capsys.readouterr().out
     assert "what is case 1?" in html
     assert XSS not in html  # the query's markup is escaped, not live
