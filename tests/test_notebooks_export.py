@@ -12,7 +12,13 @@ import plotly.io as pio
 import pytest
 
 from heta_notebook.display.setup import DEFAULT_RENDERER, setup_notebook
-from heta_notebook.notebook_export import NO_MATHJAX, REQUIRE_JS, WIDGETS_JS, _asset_data_url
+from heta_notebook.notebook_export import (
+    NO_MATHJAX,
+    REQUIRE_JS,
+    WIDGETS_JS,
+    _asset_data_url,
+    execute_notebook,
+)
 from tests._cli_helpers import external_script_sources, write_notebook
 
 PLOTLY_JS_MARK = "plotly.js v"  # the licence banner at the top of plotly.min.js
@@ -83,3 +89,12 @@ def test_exported_html_needs_no_network(exported):
     assert f'src="{NO_MATHJAX}"' in html
     assert len(re.findall(r"Plotly\.newPlot", html)) >= 2
     assert "first chart" in html and "second chart" in html
+
+
+def test_a_notebook_without_charts_carries_no_plotly_js(tmp_path):
+    notebook = write_notebook(
+        tmp_path / "nochart.ipynb",
+        ["from heta_notebook import setup_notebook\nsetup_notebook()", "print('no figure here')"],
+    )
+    executed = execute_notebook(notebook, timeout=120)
+    assert PLOTLY_JS_MARK not in json.dumps(executed)

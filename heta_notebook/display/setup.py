@@ -4,8 +4,9 @@ Inside a Jupyter kernel plotly's default renderer emits only ``application/vnd.p
 which JupyterLab draws but nbconvert's HTML export drops. ``setup_notebook()`` switches to
 ``plotly_mimetype+heta_offline``: JupyterLab keeps drawing the mimetype output, and every figure
 also carries a small ``text/html`` div that the exported HTML draws with a copy of plotly.js
-embedded ONCE in the notebook (in the output of the cell that calls ``setup_notebook()``).
-No CDN is involved (no ``"cdn"`` / ``"notebook_connected"``, no MathJax script per figure).
+embedded ONCE per kernel, in the output of the first figure shown (a notebook without charts
+carries none). No CDN is involved (no ``"cdn"`` / ``"notebook_connected"``, no MathJax script
+per figure). Re-run a notebook top to bottom before sharing it, as ``run-notebook`` does.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ def _offline_renderer() -> Any:
     from plotly.io._base_renderers import HtmlRenderer
 
     class OfflineHtmlRenderer(HtmlRenderer):
-        """``text/html`` per figure; plotly.js is embedded once by ``setup_notebook()``."""
+        """``text/html`` per figure; plotly.js is displayed once, before the first figure."""
+
+        def activate(self) -> None:
+            embed_plotlyjs_once()
 
         def to_mimebundle(self, fig_dict: dict) -> dict[str, str]:
             html = pio.to_html(
@@ -66,24 +70,32 @@ def plotlyjs_html() -> str:
     )
 
 
+def embed_plotlyjs_once() -> bool:
+    """Display plotly.js in the current output if this kernel has not done so yet."""
+    shell = _kernel_shell()
+    if shell is None or id(shell) in _embedded_in:
+        return False
+    from IPython.display import HTML, display
+
+    display(HTML(plotlyjs_html()))
+    _embedded_in.add(id(shell))
+    return True
+
+
 def setup_notebook(renderer: str = DEFAULT_RENDERER) -> None:
     """Configure plotly for notebooks that are shared offline; safe to call more than once.
 
-    Registers the ``heta_offline`` renderer, makes ``renderer`` plotly's default and, inside a
-    Jupyter kernel, displays plotly.js once per kernel (in the calling cell's output).
+    Registers the ``heta_offline`` renderer and makes ``renderer`` plotly's default; inside a
+    Jupyter kernel plotly.js is then displayed once, with the first figure.
     """
     import plotly.io as pio
 
     if RENDERER_NAME not in pio.renderers:
         pio.renderers[RENDERER_NAME] = _offline_renderer()
     if pio.renderers.default != renderer:
-        pio.renderers.default = renderer
-    shell = _kernel_shell()
-    if shell is not None and id(shell) not in _embedded_in and RENDERER_NAME in renderer:
-        from IPython.display import HTML, display
-
-        display(HTML(plotlyjs_html()))
-        _embedded_in.add(id(shell))
+        pio.renderers.default = renderer  # plotly activates (embeds) it before the next figure
 
 
-__all__ = ["DEFAULT_RENDERER", "RENDERER_NAME", "plotlyjs_html", "setup_notebook"]
+__all__ = [
+    "DEFAULT_RENDERER", "RENDERER_NAME", "embed_plotlyjs_once", "plotlyjs_html", "setup_notebook",
+]  # fmt: skip
