@@ -30,6 +30,15 @@ PROBLEM_TEXTS = ("Error displaying widget", "Loading widget", "model not found",
                  "Javascript Error", "Failed to load model class", "Traceback")  # fmt: skip
 
 
+def unavailable(reason: str) -> None:
+    """Skip with ``reason``; on CI (CI=true), where browser tests must run, fail instead."""
+    import pytest
+
+    if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+        pytest.fail(f"browser tests must run on CI: {reason}")
+    pytest.skip(reason)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

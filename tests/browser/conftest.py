@@ -13,31 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser._lab import CHROMIUM, CHROMIUM_ARGS
+from tests.browser._lab import CHROMIUM, CHROMIUM_ARGS, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
-
-
-def _on_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
-
-
-def _unavailable(reason: str) -> None:
-    if _on_ci():
-        pytest.fail(f"browser tests must run on CI: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
 def chromium_browser():
     """A headless Chromium, launched once per session and always closed."""
     if not CHROMIUM.exists():
-        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+        unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("playwright (python package) is not installed: pip install -e '.[test]'")
+        unavailable("playwright (python package) is not installed: pip install -e '.[test]'")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS

@@ -6,9 +6,11 @@ charts, a rendered explorer widget; and clicking a case in the explorer shows it
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
-from tests.browser._lab import PROBLEM_TEXTS, LabServer, NetworkGuard
+from tests.browser._lab import PROBLEM_TEXTS, LabServer, NetworkGuard, unavailable
 
 pytestmark = pytest.mark.browser
 
@@ -112,7 +114,9 @@ def full_screenshot(page, path) -> None:
 
 
 @pytest.fixture
-def lab(notebooks_copy, tmp_path):
+def lab(notebooks_copy, tmp_path, chromium_browser):
+    if importlib.util.find_spec("jupyterlab") is None:
+        unavailable("jupyterlab is not installed: pip install -e '.[test]'")
     server = LabServer(notebooks_copy, tmp_path / "lab-home")
     server.start()
     try:
