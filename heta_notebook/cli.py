@@ -57,7 +57,7 @@ def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> s
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write one report, or a comparison of several, to a self-contained HTML file."""
-    from heta_notebook.notebook_export import write_shared_file
+    from heta_notebook.store import atomic_write_text
 
     reports = _load_reports(args.reports)
     out = Path(args.output)
@@ -65,7 +65,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         html = reports[0].to_html()
     else:
         html = _comparison_html(reports, args.baseline, args.force)
-    write_shared_file(out, html)
+    atomic_write_text(out, html)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {len(reports)} report(s))")
     return 0
 

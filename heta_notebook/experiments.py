@@ -22,7 +22,6 @@ from typing import Any
 from heta_notebook.run.config import BenchmarkRunConfig, coerce_config
 from heta_notebook.run.inputs import active_evaluators, load_benchmark
 from heta_notebook.run.session import CaseGroup, RunSpec, resolve_report_id, run_spec
-from heta_notebook.run.sync import run_sync
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkManifest,
@@ -31,6 +30,7 @@ from heta_notebook.schema import (
     QueryResult,
 )
 from heta_notebook.store import ReportStore
+from heta_notebook.sync import run_sync
 
 __all__ = ["aevaluate", "evaluate"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import os
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -111,20 +110,11 @@ def export_html(nb: Any, *, title: str | None = None) -> str:
     return body
 
 
-def write_shared_file(path: Path, text: str) -> Path:
-    """Write ``text`` atomically, readable like any file the user makes (umask, not 0600)."""
-    from heta_notebook.store import atomic_write_text
-
-    atomic_write_text(path, text)
-    umask = os.umask(0)
-    os.umask(umask)
-    path.chmod(0o666 & ~umask)
-    return path
-
-
 def run_notebook(path: str | Path, outdir: str | Path, *, timeout: int = 600) -> NotebookRun:
     """Execute ``path`` and write ``OUTDIR/<name>.ipynb`` and ``OUTDIR/<name>.html``."""
     import nbformat
+
+    from heta_notebook.store import atomic_write_text
 
     path, outdir = Path(path), Path(outdir)
     started = time.perf_counter()
@@ -132,9 +122,9 @@ def run_notebook(path: str | Path, outdir: str | Path, *, timeout: int = 600) ->
     seconds = time.perf_counter() - started
     outdir.mkdir(parents=True, exist_ok=True)
     notebook_out, html_out = outdir / f"{path.stem}.ipynb", outdir / f"{path.stem}.html"
-    write_shared_file(notebook_out, nbformat.writes(nb))
-    write_shared_file(html_out, export_html(nb, title=path.stem))
+    atomic_write_text(notebook_out, nbformat.writes(nb))
+    atomic_write_text(html_out, export_html(nb, title=path.stem))
     return NotebookRun(notebook=notebook_out, html=html_out, seconds=seconds)
 
 
-__all__ = ["NotebookRun", "execute_notebook", "export_html", "run_notebook", "write_shared_file"]
+__all__ = ["NotebookRun", "execute_notebook", "export_html", "run_notebook"]

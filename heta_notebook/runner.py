@@ -30,8 +30,8 @@ from heta_notebook.run.inputs import (
 )
 from heta_notebook.run.result import BenchmarkRunResult, RunCollection
 from heta_notebook.run.session import CaseGroup, RunSpec, resolve_report_id, run_spec
-from heta_notebook.run.sync import run_sync
 from heta_notebook.store import ReportStore
+from heta_notebook.sync import run_sync
 
 __all__ = [
     "BenchmarkRunConfig",

@@ -36,6 +36,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; stores are meant to be shared
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -45,6 +46,12 @@ def atomic_write_text(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class ReportStore:
@@ -63,7 +70,7 @@ class ReportStore:
             self._fs, self._url_root = fsspec.core.url_to_fs(root_text)
             self.root = Path(self._url_root)
         else:
-            self.root = Path(root_text.removeprefix("file://")).expanduser()
+            self.root = Path(root_text.removeprefix("file://")).expanduser().resolve()
             self.root.mkdir(parents=True, exist_ok=True)
 
     def __repr__(self) -> str:

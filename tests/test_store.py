@@ -142,3 +142,14 @@ def test_fsspec_memory_store_round_trips() -> None:
     assert list(store.list()["report_id"]) == ["r1"]
     store.delete("kb", "r1")
     assert store.list().empty
+
+
+def test_relative_roots_and_shared_file_modes(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    old = os.umask(0o022)
+    try:
+        path = ReportStore("reports").save(make_report())
+    finally:
+        os.umask(old)
+    assert path == tmp_path / "reports/_heta/knowledge_bases/kb/evaluations/r1/report.json"
+    assert path.stat().st_mode & 0o777 == 0o644

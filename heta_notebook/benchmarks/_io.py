@@ -7,10 +7,8 @@ Shared by the JSONL, BEIR and records loaders so every bad input is reported the
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -113,29 +111,3 @@ def mapping_field(row: Mapping[str, Any], key: str, *, file: Any, line: int | No
         problem = f"field {key!r} must be an object, got {type(value).__name__}"
         raise BenchmarkFormatError(problem, file=file, line=line)
     return dict(value)
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to completion from sync code, also inside Jupyter's running loop.
-
-    Without a running loop this is ``asyncio.run``; inside one (a notebook cell) the coroutine
-    runs on a fresh loop in a helper thread, so the notebook's loop is never re-entered.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coroutine)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="heta-notebook-sync")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]

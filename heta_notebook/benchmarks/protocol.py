@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_ch
 
 from pydantic import Field, field_validator
 
-from heta_notebook.benchmarks._io import run_sync
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkDocument,
@@ -24,6 +23,7 @@ from heta_notebook.schema import (
     Record,
     RequiredText,
 )
+from heta_notebook.sync import run_sync
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.evaluators.protocol import BenchmarkEvaluatorProtocol
@@ -149,7 +149,7 @@ def load_benchmark_sync(
     benchmark: Any, workspace: BenchmarkWorkspace | None = None
 ) -> LoadedBenchmark:
     """``load_benchmark`` for sync code; safe inside a notebook cell (runs in a helper thread)."""
-    return run_sync(load_benchmark(benchmark, workspace))
+    return run_sync(lambda: load_benchmark(benchmark, workspace))
 
 
 __all__ = [

@@ -26,7 +26,6 @@ import ssl
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
@@ -599,13 +598,9 @@ class LLMJudge:
         Inside a running event loop (Jupyter) it runs on a helper thread with its own loop.
         In ``evaluate(..., evaluators=[judge])`` the judge is used through ``evaluate()``.
         """
-        coroutine = self.acall(outputs, inputs, ground_truth)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coroutine)
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, coroutine).result()
+        from heta_notebook.sync import run_sync
+
+        return run_sync(lambda: self.acall(outputs, inputs, ground_truth))
 
 
 # --------------------------------------------------------------------------- built-in judges

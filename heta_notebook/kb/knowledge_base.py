@@ -20,7 +20,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from heta_notebook.benchmarks._io import run_sync
 from heta_notebook.kb.bm25 import Bm25Index
 from heta_notebook.kb.chunking import Chunk, chunk_documents
 from heta_notebook.kb.corpus import corpus_hash
@@ -35,6 +34,7 @@ from heta_notebook.schema import (
     QueryResult,
     QueryTraceEvent,
 )
+from heta_notebook.sync import run_sync
 
 KNOWN_OPTIONS = ("candidates", "rrf_k")
 Hits = list[tuple[Any, Any]]
@@ -143,7 +143,7 @@ class KnowledgeBase:
 
     def query_sync(self, text: str, *, mode: str, top_k: int = 10, **kw: Any) -> QueryResponse:
         """``query`` for sync code."""
-        return run_sync(self.query(text, mode=mode, top_k=top_k, **kw))
+        return run_sync(lambda: self.query(text, mode=mode, top_k=top_k, **kw))
 
     def query_many(
         self,
