@@ -6,7 +6,7 @@ Builds the reports in memory (setup, not timed), then times: compare() (alignmen
 significance frame (paired permutation + bootstrap, 10,000 resamples, Holm), the table HTML,
 and ranx on the *same per-query scores and the same comparisons* (each variant against its
 baseline): its Fisher randomization test (numba, JIT warm-up excluded) and its paired t-test.
-Results are recorded in bench/compare.md.
+Results are recorded in bench/README.md.
 """
 
 from __future__ import annotations

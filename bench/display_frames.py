@@ -2,7 +2,7 @@
 
     /work/venv/bin/python bench/display_frames.py [n_cases]
 
-Writes nothing to the repo; prints timings (recorded in bench/display.md).
+Writes nothing to the repo; prints timings (recorded in bench/README.md).
 """
 
 from __future__ import annotations

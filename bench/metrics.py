@@ -3,7 +3,7 @@
 Compares, in one process: our batch path from records (``evaluate_batch`` on cases and
 chunk responses, building every EvaluationScore), our path from a plain run dict
 (``evaluate_run``, same input as pytrec_eval), pytrec_eval, and ranx (its numba JIT is warmed
-on a tiny input first and not timed). Writes ``bench/metrics.md``.
+on a tiny input first and not timed). Prints a Markdown table (``--out FILE`` also writes it); results are kept in bench/README.md.
 
 Run by hand (not in the test suite)::
 
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("metrics.md"))
+    parser.add_argument("--out", type=Path, default=None, help="also write the table here")
     args = parser.parse_args()
 
     qrels, run = synthetic(args.queries, args.depth)
@@ -163,7 +163,8 @@ def main() -> None:
     check = _agreement(ours, theirs, rows, ranx_means)
     lines = _report(args, seconds, check)
     print("\n".join(lines))
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if args.out is not None:
+        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _agreement(ours: dict, theirs: dict, rows: list, ranx_means: dict) -> str:

@@ -8,7 +8,7 @@
 2. Wall time with a backend sleeping 20 ms per query at concurrency 32 vs the ideal
    ``n × 20 ms / 32``.
 
-Run: ``python bench/runner.py``; results go to ``bench/runner.md`` by hand.
+Run: ``python bench/runner.py``; results go to ``bench/README.md`` by hand.
 """
 
 from __future__ import annotations
