@@ -15,7 +15,9 @@ from heta_notebook.schema import (
     QueryResult,
 )
 
-CRANFIELD = Path("/work/shared/data/cranfield")
+CRANFIELD = (
+    Path(__file__).resolve().parents[1] / "heta_notebook" / "data" / "cranfield"
+)  # shipped copy
 
 
 def chunk(doc_id: str, i: int = 0, score: float | None = None, **source: object) -> QueryResult:
