@@ -20,6 +20,7 @@ import pandas as pd
 
 from heta_notebook.analysis.compare import format_delta
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
+from heta_notebook.display.fallback import StaticFallback
 from heta_notebook.display.html import (
     Markup,
     badge,
@@ -61,7 +62,7 @@ CSS = """
 """
 
 
-class ComparisonExplorer:
+class ComparisonExplorer(StaticFallback):
     """An ipywidgets view of two variants' cases, sorted by the change in one score."""
 
     def __init__(
@@ -201,22 +202,6 @@ class ComparisonExplorer:
         if self._widgets is not None:
             sync_widgets(self, self._widgets)
         return self
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
-        data = dict((bundle[0] if isinstance(bundle, tuple) else bundle) or {})
-        data["text/html"] = self.static_html()
-        data["text/plain"] = repr(self)
-        return data
-
-    def _ipython_display_(self) -> None:
-        # As display.explorer does: nbconvert shows only the first mimetype (the widget view),
-        # so the static fallback goes out as its own output first; the live or saved widget's
-        # detail pane carries CSS that hides it whenever the widget renders.
-        from IPython.display import display
-
-        display({"text/html": self.static_html(), "text/plain": repr(self)}, raw=True)
-        display(self.widget)
 
     def __repr__(self) -> str:
         return (f"<ComparisonExplorer {self.b.name} vs {self.a.name} on {self.score}: "

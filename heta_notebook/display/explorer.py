@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
+from heta_notebook.display.fallback import StaticFallback
 from heta_notebook.display.html import (
     Markup,
     badge,
@@ -226,7 +227,7 @@ def _trace_and_labels(result: EvaluationCaseResult) -> Markup:
 # --------------------------------------------------------------------------- explorer
 
 
-class ReportExplorer:
+class ReportExplorer(StaticFallback):
     """Filters, a paged sorted case list and a detail pane over one report's case results."""
 
     def __init__(
@@ -487,24 +488,6 @@ class ReportExplorer:
             body.append(details(f"Selected case: {self.selected.case_id} · {self.selected.query_mode}",
                                 raw(case_detail_html(self.selected)), open_=True))  # fmt: skip
         return str(panel(style(), *body, class_=FALLBACK_CLASS))
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data = dict(data or {})
-        data["text/html"] = self.static_html()
-        data["text/plain"] = repr(self)
-        return data
-
-    def _ipython_display_(self) -> None:
-        # nbconvert's HTML export renders only the first mimetype of an output in priority
-        # order, and the widget view comes first, so a fallback inside the widget's bundle is
-        # never shown. Emit it as its own output before the widget; the widget's HTML hides
-        # it (CSS) whenever the live or saved widget renders.
-        from IPython.display import display
-
-        display({"text/html": self.static_html(), "text/plain": repr(self)}, raw=True)
-        display(self.widget)
 
     def __repr__(self) -> str:
         return (f"<ReportExplorer {self.report.report_id!r} {fmt_int(self.n_matching)} case results, "
