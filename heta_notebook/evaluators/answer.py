@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from heta_notebook.evaluators.protocol import EvaluatorSettings
+from heta_notebook.evaluators.protocol import EvaluatorSettings, SyncScorer
 from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
 
 NO_ANSWERS = "case has no expected answers"
@@ -36,7 +36,7 @@ def normalize_answer(text: str, *, punctuation: bool = False, articles: bool = F
 
 
 @dataclass(frozen=True)
-class _AnswerEvaluator:
+class _AnswerEvaluator(SyncScorer):
     """Shared behaviour: skip without expected answers, 0 without an answer, batch = loop."""
 
     strip_punctuation: bool = field(default=False, kw_only=True)
@@ -46,18 +46,8 @@ class _AnswerEvaluator:
     name: ClassVar[str] = "answer"
     zero: ClassVar[float | bool] = False
 
-    async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
-        """Score one response."""
-        return self.score(case, response)
-
-    def evaluate_batch(
-        self, cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse]
-    ) -> list[EvaluationScore]:
-        """Score many responses (same numbers as ``evaluate``)."""
-        return [self.score(c, r) for c, r in zip(cases, responses, strict=True)]
-
     def score(self, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
-        """Synchronous ``evaluate``."""
+        """Score one response (``evaluate`` and ``evaluate_batch`` call this)."""
         expected = case.expected.answers
         if not expected:
             return EvaluationScore.skipped_score(self.name, NO_ANSWERS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,29 @@ class BenchmarkEvaluatorProtocol(Protocol):
     async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
         """Score one response for one case."""
         ...
+
+
+class SyncScorer:
+    """Base of evaluators that score synchronously: ``evaluate`` and ``evaluate_batch`` call ``score``.
+
+    ``evaluate_batch`` lets the runner score many cases in one call, without a coroutine each.
+    """
+
+    name: str
+
+    def score(self, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
+        """Score one response (synchronous ``evaluate``)."""
+        raise NotImplementedError
+
+    async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
+        """Score one response."""
+        return self.score(case, response)
+
+    def evaluate_batch(
+        self, cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse]
+    ) -> list[EvaluationScore]:
+        """Score many responses (same numbers as ``evaluate``)."""
+        return [self.score(c, r) for c, r in zip(cases, responses, strict=True)]
 
 
 class EvaluatorSettings(BaseModel):

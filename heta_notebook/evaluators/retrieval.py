@@ -38,7 +38,7 @@ from heta_notebook.evaluators.matching import (
     qrels_of,
     ranked_document_ids,
 )
-from heta_notebook.evaluators.protocol import EvaluatorSettings
+from heta_notebook.evaluators.protocol import EvaluatorSettings, SyncScorer
 from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
 
 NO_QRELS = "case has no qrels (no expected evidence with a reference_id)"
@@ -71,7 +71,7 @@ def make_score(
 
 
 @dataclass(frozen=True)
-class EvidenceRecallAtK:
+class EvidenceRecallAtK(SyncScorer):
     """Share of expected evidence items matched by the top ``k`` results.
 
     Metadata lists matched evidence (with rank, result id and the rule that matched) and
@@ -89,18 +89,8 @@ class EvidenceRecallAtK:
         """``evidence_recall@{k}`` (heta-framework's name)."""
         return f"evidence_recall@{self.k}"
 
-    async def evaluate(self, *, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
-        """Score one response."""
-        return self.score(case, response)
-
-    def evaluate_batch(
-        self, cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse]
-    ) -> list[EvaluationScore]:
-        """Score many responses (same numbers as ``evaluate``)."""
-        return [self.score(c, r) for c, r in zip(cases, responses, strict=True)]
-
     def score(self, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
-        """Synchronous ``evaluate``."""
+        """Score one response (``evaluate`` and ``evaluate_batch`` call this)."""
         evidence = case.expected.evidence
         if not evidence:
             return EvaluationScore.skipped_score(self.name, "case has no expected evidence")
