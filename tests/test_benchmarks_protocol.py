@@ -7,7 +7,6 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from heta_notebook.benchmarks._io import run_sync
 from heta_notebook.benchmarks.protocol import (
     BenchmarkProtocol,
     BenchmarkResource,
@@ -50,14 +49,6 @@ async def test_sync_wrapper_works_inside_a_running_loop():
     loaded = load_benchmark_sync(benchmark)  # we are inside pytest-asyncio's loop here
     assert loaded.cases[0].query == "alpha"
     assert asyncio.get_running_loop().is_running()
-
-
-def test_run_sync_propagates_errors():
-    async def boom():
-        raise KeyError("x")
-
-    with pytest.raises(KeyError):
-        run_sync(boom())
 
 
 def test_load_benchmark_adapts_heta_framework_benchmarks(tmp_path):

@@ -13,6 +13,8 @@ import contextlib
 import signal
 import threading
 
+import pytest
+
 from heta_notebook import BenchmarkRunConfig, ReportStore, run_benchmark
 from heta_notebook.sync import run_sync
 from tests._runner_helpers import ListBenchmark, TopHit, ToyKB, make_cases
@@ -107,7 +109,7 @@ async def test_stop_button_during_run_benchmark_saves_a_partial_report(tmp_path)
 
     store = ReportStore(tmp_path)
     _press_stop_after(started)
-    with kernel_sigint():
+    with kernel_sigint(), pytest.warns(RuntimeWarning, match="interrupted"):
         result = run_benchmark(
             benchmark=ListBenchmark(cases=make_cases(200), evaluators=(TopHit(),)),
             recipe=SlowKB(delay=0.05),
