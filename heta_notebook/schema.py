@@ -460,7 +460,8 @@ class EvaluationReport(Record):
     def __repr__(self) -> str:
         modes = ", ".join(self.query_modes) or "-"
         errors = sum(1 for r in self.case_results if r.error is not None)
-        head = ", ".join(f"{k}={v:.4f}" for k, v in list(self.score_summary.items())[:3])
+        items = sorted(self.score_summary.items(), key=lambda kv: not kv[0].endswith("ndcg@10"))
+        head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])  # nDCG@10 first when present
         partial = " PARTIAL" if self.is_partial else ""
         return (
             f"<EvaluationReport {self.report_id!r}{partial} benchmark={self.benchmark.key} "

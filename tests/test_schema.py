@@ -169,3 +169,11 @@ def test_plain_repr_is_short_and_useful() -> None:
     text = repr(make_report(metadata={"partial": True}))
     assert "cranfield:1:test" in text and "cases=2" in text and "errors=1" in text
     assert "PARTIAL" in text and len(text) < 300
+
+
+def test_repr_leads_with_ndcg_at_10_when_present() -> None:
+    summary = {"m.beir_map@1": 0.1, "m.beir_ndcg@1": 0.2, "m.beir_ndcg@10": 0.3}
+    assert "<EvaluationReport 'r1' " in repr(make_report(score_summary=summary))
+    assert repr(make_report(score_summary=summary)).index("m.beir_ndcg@10=0.3000") < repr(
+        make_report(score_summary=summary)
+    ).index("m.beir_map@1")
