@@ -91,3 +91,11 @@ def test_plotly_template_registered_once():
     first = plotly_template()
     assert pio.templates["heta"] is first is plotly_template()
     assert list(first.layout.colorway) == list(PALETTE)
+
+
+def test_recipe_labels_never_take_the_common_mode_colours() -> None:
+    from heta_notebook.display.theme import color_for
+
+    mode_colours = {color_for(m) for m in ("full_text_search", "vector_search", "hybrid_search")}
+    recipes = ["whole-docs", "chunks-100", "lsa-256", "bm25-docs", "my recipe", "r1", "r2", "r3"]
+    assert not {color_for(r) for r in recipes} & mode_colours

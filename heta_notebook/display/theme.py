@@ -42,6 +42,7 @@ PINNED: dict[str, int] = {
     "local": 4,
     "global": 5,
 }
+FIRST_FREE_SLOT = 3  # slots 0-2: the full-text, vector and hybrid colours
 TEMPLATE_NAME = "heta"
 OK, BAD, WARN, MUTED = "#2E7D32", "#C62828", "#B26A00", "#6B7280"
 FONT = "-apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
@@ -52,8 +53,10 @@ def _slot(label: str) -> int:
     if key in PINNED:
         return PINNED[key]
     digest = hashlib.blake2s(key.encode("utf-8"), digest_size=4).digest()
-    # grey (the last colour) is kept for collisions: it reads as "disabled" for a main label
-    return int.from_bytes(digest, "big") % (len(PALETTE) - 1)
+    # Other labels (recipes, custom modes) hash into the slots no common mode name pins, so a
+    # recipe never wears hybrid_search's green; grey (the last colour) is kept for collisions.
+    free = len(PALETTE) - 1 - FIRST_FREE_SLOT
+    return FIRST_FREE_SLOT + int.from_bytes(digest, "big") % free
 
 
 def color_for(label: Any) -> str:
