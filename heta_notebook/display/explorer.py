@@ -445,6 +445,7 @@ class ReportExplorer(StaticFallback):
             errors_only=c.errors_only.value, search=c.search.value,
         )  # fmt: skip
         self._sort_by, self._descending = c.sort_by.value, c.descending.value
+        c.descending.disabled = c.sort_by.value == REPORT_ORDER  # report order has no direction
         self.page = 0
         self._recompute()
 
@@ -553,7 +554,7 @@ def _build_widgets(ex: ReportExplorer) -> tuple[Any, SimpleNamespace]:
         sort_by=w.Dropdown(options=[REPORT_ORDER, LATENCY, *names], value=ex._sort_by,
                            description="sort by", layout=small),
         descending=w.Checkbox(value=ex._descending, description="descending", indent=False,
-                              layout=small),
+                              layout=small, disabled=ex._sort_by == REPORT_ORDER),
         case_list=w.Select(options=[], rows=ex.page_size, layout=w.Layout(width="100%")),
         prev=w.Button(description="◀ previous", layout=small),
         next=w.Button(description="next ▶", layout=small),
