@@ -97,3 +97,23 @@ def test_batch_scores_round_trip_through_json_unchanged():
         for score in row:
             again = EvaluationScore.model_validate_json(score.model_dump_json())
             assert again == score and again.to_dict() == score.to_dict()
+
+
+def test_constructed_scores_are_the_objects_model_construct_builds():
+    from heta_notebook.evaluators import retrieval
+    from heta_notebook.schema import EvaluationScore
+
+    assert retrieval._FAST_CONSTRUCT  # the fast path is the one measured in bench/metrics.py
+    metadata = [{"k": 1}, {"k": 2}]
+    fast = retrieval.constructed_scores("beir_ndcg@10", [0.5, 1.0], [None, True], metadata)
+    slow = [
+        EvaluationScore.model_construct(name="beir_ndcg@10", value=v, passed=p, metadata=m)
+        for v, p, m in zip([0.5, 1.0], [None, True], metadata, strict=True)
+    ]
+    assert fast == slow
+    for a, b in zip(fast, slow, strict=True):
+        assert a.__dict__ == b.__dict__ and a.model_fields_set == b.model_fields_set
+        assert a.__pydantic_extra__ == b.__pydantic_extra__ == {}
+        assert a.__pydantic_private__ is b.__pydantic_private__ is None
+        assert a.model_dump() == b.model_dump() and a.model_copy() == b
+    assert fast[0].metadata is metadata[0]  # shared, read-only (records are frozen)

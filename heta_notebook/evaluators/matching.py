@@ -84,9 +84,21 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
     ranked: list[str] = []
     seen: set[str] = set()
     limit = float("inf") if k is None else k
+    only_benchmark_id = _OTHER_ID_FIELDS.isdisjoint
     for result in results:
-        fast = _only_document_id(result)
-        for doc_id in (fast,) if fast is not None else document_ids(result):
+        # _only_document_id inlined (the hot loop of batch scoring: one pass per chunk)
+        source = result.source
+        doc_id = source.get("benchmark_document_id")
+        if doc_id.__class__ is str and not result.metadata and only_benchmark_id(source):
+            doc_id = doc_id.strip()
+            if doc_id:
+                if doc_id not in seen:
+                    if len(ranked) >= limit:
+                        return ranked
+                    seen.add(doc_id)
+                    ranked.append(doc_id)
+                continue
+        for doc_id in document_ids(result):
             if doc_id not in seen:
                 if len(ranked) >= limit:
                     return ranked
