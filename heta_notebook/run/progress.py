@@ -8,7 +8,7 @@ from heta_notebook.schema import EvaluationCaseResult
 
 
 class RunProgress:
-    """Counts finished cases and errors; draws a bar unless disabled."""
+    """Counts finished cases and errors on a bar; does nothing when disabled."""
 
     def __init__(self, *, total: int, initial: int = 0, desc: str = "", enabled: bool = True):
         self.errors = 0
@@ -21,13 +21,13 @@ class RunProgress:
 
     def update(self, result: EvaluationCaseResult) -> None:
         """Advance by one finished case; show the error count when it changes."""
+        if self._bar is None:  # no bar, nothing to show: skip the scan of every score
+            return
         failed = result.error is not None or any(s.metadata.get("error") for s in result.scores)
         if failed:
             self.errors += 1
-        if self._bar is not None:
-            if failed:
-                self._bar.set_postfix(errors=self.errors, refresh=False)
-            self._bar.update(1)
+            self._bar.set_postfix(errors=self.errors, refresh=False)
+        self._bar.update(1)
 
     def close(self) -> None:
         """Finish the bar (left on screen, like any tqdm bar)."""

@@ -1,7 +1,9 @@
 """Turn finished case results into an EvaluationReport: summary, statistics, environment.
 
-Means come from ``evaluators.aggregation.summarize`` (scored cases only; skipped and failed
-scores are counted, never averaged in). Nothing here formats for display.
+Means follow ``evaluators.aggregation.summarize`` (scored cases only; skipped and failed
+scores are counted, never averaged in), with its column rules and per-column statistics;
+``ScoreColumns`` collects the columns one result at a time as the runner delivers them, so
+the end of a run only orders and summarizes them. Nothing here formats for display.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import copy
 import functools
 import platform
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import metadata as importlib_metadata
@@ -17,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from heta_notebook.evaluators.aggregation import summarize
+# The column rules and per-column statistics of ``summarize``, fed one result at a time.
+from heta_notebook.evaluators.aggregation import _Column, _summarize_column
 from heta_notebook.run.config import BenchmarkRunConfig
 from heta_notebook.schema import EvaluationCaseResult
 
@@ -27,6 +31,8 @@ _VERSIONED = (
 )  # fmt: skip
 # A bootstrap costs n_resamples × n draws per score column; beyond this, keep the t interval.
 _BOOTSTRAP_BUDGET = 20_000_000
+# Resample count matrices up to this many cells (8 MB) are cached across reports.
+_CACHED_COUNTS = 1_000_000
 
 
 def utc_now() -> str:
@@ -38,27 +44,115 @@ def score_statistics(
     results: Sequence[EvaluationCaseResult], config: BenchmarkRunConfig
 ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
     """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
-    aggregates = summarize(results)
-    values = _numeric_columns(results)
-    intervals = bootstrap_intervals(values, config)
-    summary: dict[str, float] = {}
-    stats: dict[str, dict[str, Any]] = {}
-    for key in sorted(aggregates):
-        agg = aggregates[key]
-        if agg.value is not None:
-            summary[key] = agg.value
-        stats[key] = {
-            "mean": agg.value,
-            "n": agg.n_scored,
-            "std": agg.std,
-            "ci95": [agg.ci_low, agg.ci_high] if agg.ci_low is not None else None,
-            "bootstrap_ci95": intervals.get(key),
-            "n_error": agg.n_error,
-            "n_skipped": agg.n_skipped,
-            "pass_rate": agg.pass_rate,
-            **({"counts": agg.counts} if agg.counts else {}),
+    columns = ScoreColumns()
+    for position, result in enumerate(results):
+        columns.add(position, result)
+    return columns.statistics(config)
+
+
+class _Cells:
+    """One ``mode.score`` column while results arrive: values keyed by report position."""
+
+    __slots__ = ("positions", "values", "skipped", "errors", "passed", "judged", "texts")
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []
+        self.values: list[Any] = []
+        self.skipped = self.errors = self.passed = self.judged = 0
+        self.texts: list[tuple[int, str]] = []
+
+    def column(self, failed_queries: int) -> _Column:
+        """The column as ``aggregation.summarize`` collects it: values in report order."""
+        values = np.asarray(self.values, dtype=float)  # converted once: summary and bootstrap
+        if self.positions != sorted(self.positions):
+            values = values[np.argsort(self.positions, kind="stable")]
+        texts = Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
+        return _Column(
+            values=values,  # type: ignore[arg-type] - an array where summarize keeps a list
+            skipped=self.skipped,
+            errors=self.errors + failed_queries,
+            passed=self.passed,
+            judged=self.judged,
+            texts=texts,
+        )
+
+
+class ScoreColumns:
+    """Score columns filled one result at a time, in any order; read back in report order.
+
+    The runner adds each result as it is delivered (a few microseconds, while the loop waits
+    for queries) instead of walking every score of every result after the last case; the
+    statistics are the same as ``score_statistics`` over the results in position order
+    (``aggregation.summarize``'s rules: skipped and failed scores counted, never averaged;
+    a failed query counts as an error for every score of its mode).
+    """
+
+    def __init__(self) -> None:
+        self._modes: dict[str, dict[str, _Cells]] = {}
+        self._failed: Counter[str] = Counter()
+
+    def add(self, position: int, result: EvaluationCaseResult) -> None:
+        """Count one result at ``position`` (its index in the report's case results)."""
+        mode = result.query_mode
+        cells = self._modes.get(mode)
+        if cells is None:
+            cells = self._modes[mode] = {}
+        scores = result.scores
+        if result.error is not None and not scores:
+            self._failed[mode] += 1
+            return
+        for score in scores:  # ``aggregation._add``, unrolled: hot loop
+            column = cells.get(score.name)
+            if column is None:
+                column = cells[score.name] = _Cells()
+            metadata = score.metadata
+            if metadata:
+                if metadata.get("error"):
+                    column.errors += 1
+                    continue
+                if metadata.get("skipped"):
+                    column.skipped += 1
+                    continue
+            value = score.value
+            if value.__class__ is str:
+                column.texts.append((position, value))
+            else:
+                column.positions.append(position)
+                column.values.append(value)
+            if score.passed is not None:
+                column.judged += 1
+                column.passed += score.passed
+
+    def statistics(
+        self, config: BenchmarkRunConfig
+    ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+        """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
+        columns = {
+            f"{mode}.{name}": (mode, name, cells.column(self._failed[mode]))
+            for mode, by_name in self._modes.items()
+            for name, cells in by_name.items()
         }
-    return summary, stats
+        intervals = bootstrap_intervals(
+            {key: column.values for key, (_, _, column) in columns.items()}, config
+        )
+        summary: dict[str, float] = {}
+        stats: dict[str, dict[str, Any]] = {}
+        for key in sorted(columns):
+            agg = _summarize_column(*columns[key], 0.95)
+            if agg.value is not None:
+                summary[key] = agg.value
+            stats[key] = {
+                "mean": agg.value,
+                "n": agg.n_scored,
+                "std": agg.std,
+                "ci95": [agg.ci_low, agg.ci_high] if agg.ci_low is not None else None,
+                "bootstrap_ci95": intervals.get(key),
+                "n_error": agg.n_error,
+                "n_skipped": agg.n_skipped,
+                "pass_rate": agg.pass_rate,
+                **({"counts": agg.counts} if agg.counts else {}),
+            }
+        return summary, stats
 
 
 def latency_statistics(results: Sequence[EvaluationCaseResult]) -> dict[str, dict[str, Any]]:
@@ -106,22 +200,6 @@ def _environment() -> dict[str, Any]:
     }
 
 
-def _numeric_columns(results: Sequence[EvaluationCaseResult]) -> dict[str, list[float]]:
-    """Scored numeric values per ``mode.score`` (``EvaluationScore.numeric``, unrolled: hot loop)."""
-    columns: dict[tuple[str, str], list[float]] = {}
-    for result in results:
-        mode = result.query_mode
-        for score in result.scores:
-            value, metadata = score.value, score.metadata
-            if isinstance(value, str) or metadata.get("error") or metadata.get("skipped"):
-                continue
-            column = columns.get((mode, score.name))
-            if column is None:
-                column = columns[(mode, score.name)] = []
-            column.append(float(value))
-    return {f"{mode}.{name}": values for (mode, name), values in columns.items()}
-
-
 def bootstrap_intervals(
     columns: dict[str, list[float]], config: BenchmarkRunConfig
 ) -> dict[str, list[float] | None]:
@@ -141,13 +219,34 @@ def bootstrap_intervals(
             by_length.setdefault(n, []).append(key)
     alpha = (1 - 0.95) / 2
     for n, keys in by_length.items():
-        draws = np.random.default_rng(config.seed).integers(0, n, size=(resamples, n))
-        offsets = (np.arange(resamples)[:, None] * n + draws).ravel()
-        counts = np.bincount(offsets, minlength=resamples * n).reshape(resamples, n)
         values = np.asarray([columns[key] for key in keys], dtype=float).T  # n × columns
-        means = counts @ values / n
+        means = _resample_counts(config.seed, resamples, n) @ values / n
         low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
         out.update(
             {key: [float(lo), float(hi)] for key, lo, hi in zip(keys, low, high, strict=True)}
         )
     return out
+
+
+def _resample_counts(seed: int, resamples: int, n: int) -> np.ndarray:
+    """How often each of ``n`` values is drawn in each resample (``bootstrap_ci``'s draws).
+
+    Float, so the matrix product needs no conversion. Depends only on (seed, resamples, n):
+    small matrices (≤ 8 MB) are kept, so a notebook rerunning one benchmark draws them once.
+    """
+    if resamples * n <= _CACHED_COUNTS:
+        return _cached_counts(seed, resamples, n)
+    return _draw_counts(seed, resamples, n)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_counts(seed: int, resamples: int, n: int) -> np.ndarray:
+    counts = _draw_counts(seed, resamples, n)
+    counts.flags.writeable = False  # shared between reports
+    return counts
+
+
+def _draw_counts(seed: int, resamples: int, n: int) -> np.ndarray:
+    draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    offsets = (np.arange(resamples)[:, None] * n + draws).ravel()
+    return np.bincount(offsets, minlength=resamples * n).reshape(resamples, n).astype(float)

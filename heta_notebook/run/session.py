@@ -24,10 +24,11 @@ from heta_notebook.run.execute import (
     WorkItem,
     case_metadata,
     execute,
+    frozen_results,
 )
 from heta_notebook.run.inputs import json_manifest
 from heta_notebook.run.progress import RunProgress
-from heta_notebook.run.report import environment, latency_statistics, score_statistics, utc_now
+from heta_notebook.run.report import ScoreColumns, environment, latency_statistics, utc_now
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkManifest,
@@ -79,19 +80,22 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
         if persist
         else None
     )
-    try:
-        execution = await execute(
-            _items(spec, finished),
-            evaluators=spec.evaluators,
-            config=spec.config,
-            sink=sink,
-            progress=progress,
-        )
-    finally:
-        progress.close()
-    results = _ordered_results(spec, finished, execution)
-    seconds = time.perf_counter() - clock
-    report = _report(spec, results, execution, started_at, seconds, resumed=len(finished))
+    columns = ScoreColumns()  # filled as results arrive: the statistics only order them
+    with frozen_results():  # no full GC pass over the results while the loop is needed
+        try:
+            execution = await execute(
+                _items(spec, finished),
+                evaluators=spec.evaluators,
+                config=spec.config,
+                sink=sink,
+                progress=progress,
+                on_result=columns.add,
+            )
+        finally:
+            progress.close()
+        results = _ordered_results(spec, finished, execution, columns)
+        seconds = time.perf_counter() - clock
+        report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
     if persist:
         spec.store.save(report)
     if report.is_partial:
@@ -182,13 +186,19 @@ def _items(spec: RunSpec, finished: dict[tuple[str, str], Any]) -> Iterator[Work
 
 
 def _ordered_results(
-    spec: RunSpec, finished: dict[tuple[str, str], EvaluationCaseResult], execution: Execution
+    spec: RunSpec,
+    finished: dict[tuple[str, str], EvaluationCaseResult],
+    execution: Execution,
+    columns: ScoreColumns,
 ) -> list[EvaluationCaseResult]:
+    """Results in benchmark order × mode order; resumed ones are added to ``columns`` here."""
     ordered = []
     for index, _, case, mode in _pairs(spec):
         result = execution.results.get(index)
         if result is None:
             result = finished.get((case.case_id, mode))
+            if result is not None:
+                columns.add(index, result)  # executed results were added on delivery
         if result is not None:
             ordered.append(result)
     return ordered
@@ -197,12 +207,13 @@ def _ordered_results(
 def _report(
     spec: RunSpec,
     results: list[EvaluationCaseResult],
+    columns: ScoreColumns,
     execution: Execution,
     started_at: str,
     seconds: float,
     resumed: int,
 ) -> EvaluationReport:
-    summary, stats = score_statistics(results, spec.config)
+    summary, stats = columns.statistics(spec.config)
     partial = execution.interrupted is not None or len(results) < _total(spec)
     metadata = {
         **spec.config.metadata,

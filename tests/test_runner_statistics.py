@@ -1,0 +1,101 @@
+"""End-of-run statistics: columns filled as results arrive equal ``summarize`` over the report."""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+
+import pytest
+
+from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from heta_notebook.evaluators.aggregation import summarize
+from heta_notebook.run.report import ScoreColumns, score_statistics
+from heta_notebook.schema import (
+    EvaluationCaseResult,
+    EvaluationError,
+    EvaluationScore,
+    QueryResponse,
+)
+from tests._runner_helpers import MODES, AnswerMatch, Broken, ListBenchmark, TopHit, ToyKB
+
+
+def _mixed_results() -> list[EvaluationCaseResult]:
+    """Numbers, booleans, text, verdicts, skipped and failed scores, failed queries."""
+    results = []
+    for i in range(30):
+        mode = f"m{i % 2}"
+        scores = (
+            EvaluationScore(name="judge", value=("good", "bad", "meh")[i % 3], passed=i % 2 == 0),
+            EvaluationScore(name="num", value=(i % 5) / 4, passed=None if i % 4 else True),
+            EvaluationScore(name="flag", value=bool(i % 3)),
+            EvaluationScore.error_score("other", RuntimeError("x"))
+            if i % 7 == 0
+            else EvaluationScore(name="other", value=i, metadata={"skipped": True} if i % 6 == 0 else {}),
+        )  # fmt: skip
+        results.append(EvaluationCaseResult(case_id=f"c{i}", query="q", query_mode=mode,
+                                            scores=scores, response=QueryResponse(mode=mode)))  # fmt: skip
+        if i % 9 == 0:
+            error = EvaluationError.from_exception(RuntimeError("down"))
+            results.append(EvaluationCaseResult(case_id=f"f{i}", query="q", query_mode=mode, error=error))  # fmt: skip
+    return results
+
+
+def test_columns_added_in_any_order_give_the_same_statistics_as_in_report_order():
+    results, config = _mixed_results(), BenchmarkRunConfig(seed=5)
+    expected = score_statistics(results, config)
+    shuffled = list(enumerate(results))
+    random.Random(2).shuffle(shuffled)
+    columns = ScoreColumns()
+    for position, result in shuffled:
+        columns.add(position, result)
+    assert json.dumps(columns.statistics(config)) == json.dumps(expected)  # key order too
+
+
+def test_statistics_follow_summarize():
+    results = _mixed_results()
+    summary, stats = score_statistics(results, BenchmarkRunConfig())
+    for key, agg in summarize(results).items():
+        assert stats[key]["mean"] == agg.value and stats[key]["n"] == agg.n_scored
+        assert stats[key]["n_error"] == agg.n_error and stats[key]["n_skipped"] == agg.n_skipped
+        assert stats[key]["std"] == agg.std and stats[key].get("counts", {}) == agg.counts
+        assert summary.get(key) == agg.value
+    assert stats["m0.num"]["bootstrap_ci95"] is not None
+
+
+async def test_report_statistics_equal_statistics_over_its_case_results():
+    benchmark = ListBenchmark(evaluators=(TopHit(), AnswerMatch(), Broken()))
+    config = BenchmarkRunConfig(max_concurrent_queries=3)
+    report = (
+        await BenchmarkRunner().run(benchmark=benchmark, recipe=ToyKB(), query_modes=MODES,
+                                    config=config, progress=False)
+    ).report  # fmt: skip
+    summary, stats = score_statistics(report.case_results, config)
+    assert report.score_summary == summary
+    assert json.dumps(report.metadata["score_stats"]) == json.dumps(stats)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+async def test_a_run_freezes_what_is_alive_and_hands_it_back_to_the_collector(fail, tmp_path):
+    frozen_during_run = []
+
+    class Watching(ToyKB):
+        async def query(self, text, *, mode, top_k=10, options=None):
+            frozen_during_run.append(gc.get_freeze_count())
+            return await super().query(text, mode=mode, top_k=top_k, options=options)
+
+    class FullDisk(ReportStore):
+        def append_cases(self, knowledge_base_name, report_id, results):
+            raise OSError("No space left on device")
+
+    assert gc.get_freeze_count() == 0
+    options = {"store": FullDisk(tmp_path), "config": {"checkpoint_every": 1}} if fail else {}
+    run = BenchmarkRunner().run(benchmark=ListBenchmark(), recipe=Watching(), query_modes=MODES,
+                                progress=False, **options)  # fmt: skip
+    if fail:
+        with pytest.raises(OSError, match="No space"):
+            await run
+    else:
+        await run
+    assert frozen_during_run and min(frozen_during_run) > 0
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
