@@ -117,3 +117,7 @@ def test_constructed_scores_are_the_objects_model_construct_builds():
         assert a.__pydantic_private__ is b.__pydantic_private__ is None
         assert a.model_dump() == b.model_dump() and a.model_copy() == b
     assert fast[0].metadata is metadata[0]  # shared, read-only (records are frozen)
+    copied = fast[0].model_copy(update={"passed": False, "note": "x"})
+    assert copied.passed is False and copied.model_extra == {"note": "x"}
+    assert fast[1].model_fields_set == set(slow[1].model_fields_set)  # the shared set is intact
+    assert fast[1].model_extra == {} and fast[1] == slow[1]

@@ -81,8 +81,7 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
 
     Results that name no document are skipped (as heta-framework does).
     """
-    ranked: list[str] = []
-    seen: set[str] = set()
+    seen: dict[str, None] = {}  # an ordered set: first (best) rank wins
     limit = float("inf") if k is None else k
     only_benchmark_id = _OTHER_ID_FIELDS.isdisjoint
     for result in results:
@@ -93,18 +92,16 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
             doc_id = doc_id.strip()
             if doc_id:
                 if doc_id not in seen:
-                    if len(ranked) >= limit:
-                        return ranked
-                    seen.add(doc_id)
-                    ranked.append(doc_id)
+                    if len(seen) >= limit:
+                        break
+                    seen[doc_id] = None
                 continue
         for doc_id in document_ids(result):
             if doc_id not in seen:
-                if len(ranked) >= limit:
-                    return ranked
-                seen.add(doc_id)
-                ranked.append(doc_id)
-    return ranked
+                if len(seen) >= limit:
+                    return list(seen)
+                seen[doc_id] = None
+    return list(seen)
 
 
 def _only_document_id(result: QueryResult) -> str | None:

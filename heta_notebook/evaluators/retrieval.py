@@ -96,9 +96,13 @@ def constructed_scores(
     name: str, values: Sequence[float], passed: Sequence[bool | None], metadata: Sequence[Any]
 ) -> list[EvaluationScore]:
     """``EvaluationScore.model_construct(name=name, value=v, passed=p, metadata=m)`` for each
-    (v, p, m): the same objects (``__dict__``, fields set, extra, private), ~7x faster, since
-    model_construct's per-field alias/default loop is most of the batch path's cost at
-    250,000 scores. Values must already be valid (finite floats)."""
+    (v, p, m): equal objects (``__dict__``, fields set, extra, private), ~7x faster, since
+    model_construct's per-field alias/default loop was most of the batch path's cost at
+    250,000 scores. Values must already be valid (finite floats).
+
+    The scores of one call share one fields-set and one (empty) extra dict, as they share
+    their metadata dicts: records are frozen, pydantic only mutates those on a copy
+    (``model_copy`` copies them first), so treat them as read-only."""
     if not _FAST_CONSTRUCT:
         return [
             EvaluationScore.model_construct(name=name, value=v, passed=p, metadata=m)
@@ -106,13 +110,14 @@ def constructed_scores(
         ]
     new, cls, set_dict = object.__new__, EvaluationScore, object.__setattr__
     set_fields, set_extra, set_private = (BaseModel.__dict__[s].__set__ for s in _SLOTS)
+    fields_set, extra = set(_SCORE_FIELDS), {}
     scores: list[EvaluationScore] = []
     append = scores.append
     for value, ok, meta in zip(values, passed, metadata, strict=True):
         score = new(cls)
         set_dict(score, "__dict__", {"name": name, "value": value, "passed": ok, "metadata": meta})
-        set_fields(score, {"name", "value", "passed", "metadata"})
-        set_extra(score, {})
+        set_fields(score, fields_set)
+        set_extra(score, extra)
         set_private(score, None)
         append(score)
     return scores
@@ -256,8 +261,9 @@ def beir_scores(
     with paused_gc():
         judged, skipped = _judge(cases, responses, depth)
         values = _kernel_values(metrics, judged, depth)
-        metadata = {k: [_beir_metadata(item, k, metrics[0].convention) for item in judged]
-                    for k in {m.k for m in metrics}}  # fmt: skip
+        metadata = {
+            k: _beir_metadata(judged, k, metrics[0].convention) for k in {m.k for m in metrics}
+        }
         return [
             _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], skipped, len(cases))
             for m in metrics
@@ -316,17 +322,27 @@ def _kernel_values(
     return score_matrix(grades, ideal, n_relevant, pairs, metrics[0].convention)
 
 
-def _beir_metadata(item: _Judged, k: int, convention: Convention) -> dict[str, Any]:
-    """heta-framework's BEIR metadata; one dict per (case, k), shared by the metrics at that k
-    (records are frozen: treat metadata as read-only)."""
-    metadata: dict[str, Any] = {
-        "relevant_documents": item.n_relevant,
-        "retrieved_documents": min(len(item.ranked), k),
-        "matched_documents": item.matched(k),
-    }
+def _beir_metadata(judged: list[_Judged], k: int, convention: Convention) -> list[dict[str, Any]]:
+    """heta-framework's BEIR metadata per judged case; one dict per (case, k), shared by the
+    metrics at that k (records are frozen: treat metadata as read-only)."""
     if convention != "trec_eval":
-        metadata["convention"] = convention
-    return metadata
+        return [
+            {
+                "relevant_documents": item.n_relevant,
+                "retrieved_documents": min(len(item.ranked), k),
+                "matched_documents": item.matched(k),
+                "convention": convention,
+            }
+            for item in judged
+        ]
+    return [
+        {
+            "relevant_documents": item.n_relevant,
+            "retrieved_documents": min(len(item.ranked), k),
+            "matched_documents": item.matched(k),
+        }
+        for item in judged
+    ]
 
 
 def evaluate_run(
