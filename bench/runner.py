@@ -14,6 +14,7 @@ Run: ``python bench/runner.py``; results go to ``bench/README.md`` by hand.
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -207,7 +208,13 @@ async def bare_asyncio(n: int, delay=0.02, concurrency=32) -> None:
           f"| {wall:.2f} | {over} |")  # fmt: skip
 
 
+def load_average() -> str:
+    """1-minute load average (the machine is shared: note it with every figure)."""
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "n/a"
+
+
 async def main() -> None:
+    print(f"load average before: {load_average()}\n")
     ranked = await rankings()
     await throughput(ranked)
     print("\n| 20 ms/query, concurrency 32, evaluators | cases | wall s | ideal s | over ideal "
@@ -217,6 +224,7 @@ async def main() -> None:
     await latency_bound(ranked, (), "none (runner machinery only)")
     await latency_bound(ranked, beir_default_metrics(k_values=(10,)), "5 BEIR metrics @10")
     await latency_bound(ranked, beir_default_metrics(), "25 default BEIR metrics")
+    print(f"\nload average after: {load_average()}")
 
 
 if __name__ == "__main__":
