@@ -99,3 +99,18 @@ async def test_a_run_freezes_what_is_alive_and_hands_it_back_to_the_collector(fa
         await run
     assert frozen_during_run and min(frozen_during_run) > 0
     assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+async def test_a_resumed_report_counts_checkpointed_and_new_results_alike(tmp_path):
+    benchmark = ListBenchmark(evaluators=(TopHit(), AnswerMatch()))
+    config = BenchmarkRunConfig(report_id="r1", checkpoint_every=1, max_concurrent_queries=2)
+    options = {"benchmark": benchmark, "query_modes": MODES, "config": config,
+               "store": ReportStore(tmp_path), "progress": False}  # fmt: skip
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        first = (await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=7), **options)).report
+    assert first.is_partial
+    report = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
+    assert report.metadata["resumed"] > 0 and not report.is_partial
+    summary, stats = score_statistics(report.case_results, config)
+    assert report.score_summary == summary
+    assert json.dumps(report.metadata["score_stats"]) == json.dumps(stats)
