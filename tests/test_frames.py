@@ -187,3 +187,22 @@ def test_empty_report_gives_empty_frames():
     frames = empty.frames()
     assert frames.summary().empty and frames.cases().empty and frames.scores().empty
     assert frames.evidence().empty and frames.results().empty
+
+
+def test_summary_from_extracted_columns_equals_aggregation_summary(report):
+    """After scores(), summary() is computed from the extracted columns, not by
+    ``aggregation.summarize``: the numbers must be identical (text scores, errors included)."""
+    from heta_notebook.schema import EvaluationScore
+
+    first = report.case_results[0]
+    labelled = first.model_copy(
+        update={
+            "scores": (*first.scores, EvaluationScore(name="verdict", value="good", passed=True))
+        }  # fmt: skip
+    )
+    other = report.model_copy(update={"case_results": (labelled, *report.case_results[1:])})
+    cold = ReportFrames(other).summary()  # aggregation.summarize
+    warm = ReportFrames(other)
+    warm.scores()
+    pd.testing.assert_frame_equal(warm.summary(), cold, check_exact=True)
+    assert cold.set_index(["query_mode", "score"]).loc[("bm25", "verdict"), "counts"] == {"good": 1}

@@ -1,8 +1,10 @@
 """A report as tidy pandas DataFrames: summary, cases, scores, evidence, retrieved results.
 
-``ReportFrames(report)`` builds each frame lazily on first use and caches it. Frames are
-built in one pass over plain Python lists and numpy arrays (no per-row pandas work), so a
-10,000-case × 3-mode × 25-score report turns into frames in well under a second.
+``ReportFrames(report)`` builds each frame lazily on first use and caches it. The scores are
+read once, in C-level ``map`` passes, into numpy columns (no per-row Python or pandas work);
+the long frame, the wide cases frame and (once those columns exist) the summary are all
+built from them, so a 10,000-case × 3-mode × 25-score report turns into frames in about a
+second.
 
 Analysis never renders: the card, figures and explorers in ``heta_notebook.display`` read
 these frames and the per-case helpers at the bottom (``case_evidence``, ``case_results``).
@@ -10,9 +12,11 @@ these frames and the per-case helpers at the bottom (``case_evidence``, ``case_r
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
-from itertools import compress
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -20,7 +24,12 @@ import pandas as pd
 
 from heta_notebook._gc import paused_gc
 from heta_notebook.evaluators import matching
-from heta_notebook.evaluators.aggregation import summarize
+from heta_notebook.evaluators.aggregation import (
+    ScoreAggregate,
+    _Column,
+    _summarize_column,
+    summarize,
+)
 from heta_notebook.schema import (
     REASON_KEYS,
     BenchmarkEvidence,
@@ -142,8 +151,12 @@ class ReportFrames:
     # -- builders -------------------------------------------------------------------------
 
     def _build_summary(self) -> pd.DataFrame:
+        if "columns" in self._cache:  # reuse the extracted score columns: no second pass
+            aggregates = _summarize_columns(self.report.case_results, self._columns())
+        else:  # a card only needs the summary: one pass in the evaluators, no long frame
+            aggregates = list(summarize(self.report.case_results).values())
         rows = []
-        for agg in summarize(self.report.case_results).values():
+        for agg in aggregates:
             d = asdict(agg)
             rows.append({**d, "score": agg.name, "mean": agg.value, "n": agg.n,
                          "pass_rate": agg.pass_rate})  # fmt: skip
@@ -153,24 +166,11 @@ class ReportFrames:
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
         return frame.reset_index(drop=True)
 
+    def _columns(self) -> dict[str, Any]:
+        return self._cached("columns", lambda: _extract_scores(self.report.case_results))
+
     def _build_scores(self) -> pd.DataFrame:
-        rows: list[int] = []
-        names: list[str] = []
-        values: list[Any] = []
-        passed: list[bool | None] = []
-        mds: list[dict[str, Any]] = []
-        add_row, add_name, add_value = rows.append, names.append, values.append
-        add_passed, add_md = passed.append, mds.append
-        with paused_gc():  # hundreds of thousands of new references: skip GC passes
-            for row, result in enumerate(self.report.case_results):
-                for score in result.scores:
-                    add_row(row)
-                    add_name(score.name)
-                    add_value(score.value)
-                    add_passed(score.passed)
-                    add_md(score.metadata)
-            cols = {"row": rows, "name": names, "value": values, "passed": passed, "md": mds}
-            return _scores_frame(self.report.case_results, cols, list(dict.fromkeys(names)))
+        return _scores_frame(self.report.case_results, self._columns())
 
     def _build_cases(self) -> pd.DataFrame:
         base = _case_base(self.report.case_results)
@@ -252,14 +252,66 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
     return np.asarray([getattr(r, name) for r in case_results], dtype=object)
 
 
-def _scores_frame(
-    case_results: Sequence[EvaluationCaseResult], cols: dict[str, list[Any]], names: list[str]
-) -> pd.DataFrame:
-    rows = np.asarray(cols["row"], dtype=np.int64)
-    values, texts = _split_values(cols["value"])
-    status, reason = _status_and_reason(cols["md"])
-    status_arr = np.asarray(status, dtype=object)
-    values[status_arr != "scored"] = np.nan
+_STATUSES = ("scored", "skipped", "error")
+
+
+class _FirstSeenCodes(dict):
+    """name → code in first-seen order; ``__getitem__`` stays in C for names already seen."""
+
+    def __missing__(self, key: str) -> int:
+        self[key] = code = len(self)
+        return code
+
+
+_PASSED_CODE = {False: 0, True: 1, None: 2}.__getitem__
+_SCORE_FIELDS = itemgetter("name", "value", "passed", "metadata")
+
+
+def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, Any]:
+    """Every score of every case result as flat numpy columns, read in C-level ``map`` passes.
+
+    ``status`` is an int8 code into ``_STATUSES``; only scores whose metadata has a flag or
+    reason key (a minority) are looked at in Python for their status and reason.
+    """
+    n_cases = len(case_results)
+    with paused_gc():  # hundreds of thousands of new references: skip GC passes
+        per_case = list(map(attrgetter("scores"), case_results))
+        counts = np.fromiter(map(len, per_case), dtype=np.int64, count=n_cases)
+        n = int(counts.sum())
+        # one pass over the scores (each read once: the pass is bound by memory, not Python);
+        # pydantic keeps a model's fields in its __dict__, where itemgetter reads them fastest
+        records = map(_SCORE_FIELDS, map(attrgetter("__dict__"), chain.from_iterable(per_case)))
+        names, raw, verdicts, mds = zip(*records, strict=True) if n else ((), (), (), ())
+        del per_case
+        code_of = _FirstSeenCodes()
+        name_codes = np.fromiter(map(code_of.__getitem__, names), dtype=np.int32, count=n)
+        try:
+            values = np.fromiter(raw, dtype=float, count=n)
+            texts: list[str | None] = [None] * n
+        except (TypeError, ValueError):  # some text scores
+            values, texts = _split_values(list(raw))
+        passed = np.fromiter(map(_PASSED_CODE, verdicts), dtype=np.int8, count=n)
+        metadata = np.fromiter(mds, dtype=object, count=n)
+        # drop the big tuples before the GC resumes: its first pass would traverse them
+        del names, raw, verdicts, mds
+        status = np.zeros(n, dtype=np.int8)
+        reason = np.full(n, None, dtype=object)
+        clean = np.fromiter(map(_FLAG_KEYS.isdisjoint, metadata), dtype=bool, count=n)
+        flagged = np.flatnonzero(~clean)
+        if len(flagged):
+            found = list(map(_status_and_reason, metadata[flagged]))
+            status[flagged] = [code for code, _ in found]
+            reason[flagged] = [text for _, text in found]
+            del found
+    values[status != 0] = np.nan
+    return {"rows": np.repeat(np.arange(n_cases, dtype=np.int64), counts),
+            "names": list(code_of), "name_codes": name_codes, "values": values, "texts": texts,
+            "passed": passed, "status": status, "reason": reason,
+            "metadata": metadata}  # fmt: skip
+
+
+def _scores_frame(case_results: Sequence[EvaluationCaseResult], cols: dict) -> pd.DataFrame:
+    rows = cols["rows"]
     case_id = np.asarray([r.case_id for r in case_results], dtype=object)
     modes = list(dict.fromkeys(r.query_mode for r in case_results))
     mode_code = {m: i for i, m in enumerate(modes)}
@@ -268,14 +320,58 @@ def _scores_frame(
         "row": rows,
         "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
         "query_mode": pd.Categorical.from_codes(codes[rows] if len(rows) else [], categories=modes),
-        "score": pd.Categorical(cols["name"], categories=names),
-        "value": values,
-        "text": texts,
-        "passed": pd.array(cols["passed"], dtype="boolean"),
-        "status": pd.Categorical(status, categories=["scored", "skipped", "error"]),
-        "reason": reason,
-        "metadata": cols["md"],
+        "score": pd.Categorical.from_codes(cols["name_codes"], categories=cols["names"]),
+        "value": cols["values"],
+        "text": cols["texts"],
+        "passed": pd.arrays.BooleanArray(cols["passed"] == 1, cols["passed"] == 2),
+        "status": pd.Categorical.from_codes(cols["status"], categories=list(_STATUSES)),
+        "reason": cols["reason"],
+        "metadata": cols["metadata"],
     })  # fmt: skip
+
+
+def _summarize_columns(
+    case_results: Sequence[EvaluationCaseResult], cols: dict[str, Any]
+) -> list[ScoreAggregate]:
+    """``aggregation.summarize`` from the extracted columns: the same groups, counts and
+    numbers (each group's values kept in report order, so means and stds are identical)."""
+    modes = list(dict.fromkeys(r.query_mode for r in case_results))
+    mode_code = {m: i for i, m in enumerate(modes)}
+    case_modes = np.fromiter(map(mode_code.__getitem__, map(attrgetter("query_mode"), case_results)),
+                             dtype=np.int64, count=len(case_results))  # fmt: skip
+    failed = Counter(r.query_mode for r in case_results if r.error is not None and not r.scores)
+    rows, name_codes, status, names = (
+        cols["rows"],
+        cols["name_codes"],
+        cols["status"],
+        cols["names"],
+    )
+    width = max(len(names), 1)
+    keys = case_modes[rows] * width + name_codes
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if len(keys) else ()
+    bounds = [*np.asarray(starts, dtype=np.int64).tolist(), len(keys)]
+    texts = cols["texts"]
+    has_text = np.fromiter((t is not None for t in texts), bool, len(texts)) if any(texts) else None
+    passed = cols["passed"]
+    out = []
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        idx = order[start:stop]
+        key = int(sorted_keys[start])
+        mode_, name = modes[key // width], names[key % width]
+        st = status[idx]
+        scored = idx[st == 0]
+        column = _Column(skipped=int((st == 1).sum()), errors=int((st == 2).sum()) + failed[mode_])
+        numeric = scored
+        if has_text is not None and has_text[scored].any():
+            column.texts = Counter(texts[i] for i in scored[has_text[scored]].tolist())
+            numeric = scored[~has_text[scored]]
+        column.values = cols["values"][numeric]
+        verdicts = passed[scored]
+        column.judged, column.passed = int((verdicts != 2).sum()), int((verdicts == 1).sum())
+        out.append(_summarize_column(mode_, name, column, 0.95))
+    return out
 
 
 def _split_values(raw: list[Any]) -> tuple[np.ndarray, list[str | None]]:
@@ -291,22 +387,14 @@ def _split_values(raw: list[Any]) -> tuple[np.ndarray, list[str | None]]:
 _FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 
 
-def _status_and_reason(metadata: list[dict[str, Any]]) -> tuple[list[str], list[str | None]]:
-    status: list[str] = ["scored"] * len(metadata)
-    reason: list[str | None] = [None] * len(metadata)
-    flagged = [bool(md) and not md.keys().isdisjoint(_FLAG_KEYS) for md in metadata]
-    for i in compress(range(len(metadata)), flagged):
-        md = metadata[i]
-        if md.get("error"):
-            status[i] = "error"
-            error = md["error"]
-            reason[i] = str(error.get("message") if isinstance(error, dict) else error)
-        elif md.get("skipped"):
-            status[i] = "skipped"
-            reason[i] = md.get("skip_reason")
-        else:
-            reason[i] = next((str(md[k]) for k in REASON_KEYS if md.get(k)), None)
-    return status, reason
+def _status_and_reason(md: dict[str, Any]) -> tuple[int, str | None]:
+    """Status code (index into ``_STATUSES``) and reason of one flagged score's metadata."""
+    if md.get("error"):
+        error = md["error"]
+        return 2, str(error.get("message") if isinstance(error, dict) else error)
+    if md.get("skipped"):
+        return 1, md.get("skip_reason")
+    return 0, next((str(md[k]) for k in REASON_KEYS if md.get(k)), None)
 
 
 def _wide_scores(long: pd.DataFrame, n_rows: int, names: list[str]) -> dict[str, Any]:
