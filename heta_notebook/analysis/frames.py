@@ -26,9 +26,9 @@ from heta_notebook._gc import paused_gc
 from heta_notebook.evaluators import matching
 from heta_notebook.evaluators.aggregation import (
     ScoreAggregate,
-    _Column,
-    _summarize_column,
+    ScoreColumn,
     summarize,
+    summarize_column,
 )
 from heta_notebook.schema import (
     REASON_KEYS,
@@ -362,7 +362,9 @@ def _summarize_columns(
         mode_, name = modes[key // width], names[key % width]
         st = status[idx]
         scored = idx[st == 0]
-        column = _Column(skipped=int((st == 1).sum()), errors=int((st == 2).sum()) + failed[mode_])
+        column = ScoreColumn(
+            skipped=int((st == 1).sum()), errors=int((st == 2).sum()) + failed[mode_]
+        )
         numeric = scored
         if has_text is not None and has_text[scored].any():
             column.texts = Counter(texts[i] for i in scored[has_text[scored]].tolist())
@@ -370,7 +372,7 @@ def _summarize_columns(
         column.values = cols["values"][numeric]
         verdicts = passed[scored]
         column.judged, column.passed = int((verdicts != 2).sum()), int((verdicts == 1).sum())
-        out.append(_summarize_column(mode_, name, column, 0.95))
+        out.append(summarize_column(mode_, name, column, 0.95))
     return out
 
 

@@ -178,13 +178,19 @@ def summarize(
     """
     columns = _collect_columns(case_results)
     return {
-        f"{mode_}.{name}": _summarize_column(mode_, name, column, confidence)
+        f"{mode_}.{name}": summarize_column(mode_, name, column, confidence)
         for (mode_, name), column in columns.items()
     }
 
 
 @dataclass
-class _Column:
+class ScoreColumn:
+    """One (query mode, score) column being aggregated: values, texts and skip/error/pass counts.
+
+    Public so the runner and the frames, which collect columns their own fast way, feed the
+    same rules (:func:`summarize_column`) as :func:`summarize`.
+    """
+
     values: list[float] = field(default_factory=list)
     skipped: int = 0
     errors: int = 0
@@ -195,8 +201,8 @@ class _Column:
 
 def _collect_columns(
     case_results: Iterable[EvaluationCaseResult],
-) -> dict[tuple[str, str], _Column]:
-    by_mode: dict[str, dict[str, _Column]] = {}
+) -> dict[tuple[str, str], ScoreColumn]:
+    by_mode: dict[str, dict[str, ScoreColumn]] = {}
     failed_queries: Counter[str] = Counter()
     for result in case_results:
         columns = by_mode.setdefault(result.query_mode, {})
@@ -206,7 +212,7 @@ def _collect_columns(
         for score in result.scores:
             column = columns.get(score.name)
             if column is None:
-                column = columns[score.name] = _Column()
+                column = columns[score.name] = ScoreColumn()
             _add(column, score)
     for mode_, columns in by_mode.items():
         for column in columns.values():
@@ -214,7 +220,7 @@ def _collect_columns(
     return {(m, name): col for m, columns in by_mode.items() for name, col in columns.items()}
 
 
-def _add(column: _Column, score: EvaluationScore) -> None:
+def _add(column: ScoreColumn, score: EvaluationScore) -> None:
     metadata = score.metadata
     if metadata:
         if metadata.get("error"):
@@ -233,7 +239,10 @@ def _add(column: _Column, score: EvaluationScore) -> None:
         column.passed += score.passed
 
 
-def _summarize_column(mode_: str, name: str, column: _Column, confidence: float) -> ScoreAggregate:
+def summarize_column(
+    mode_: str, name: str, column: ScoreColumn, confidence: float
+) -> ScoreAggregate:
+    """The aggregate of one collected column: mean, std, clipped t CI, counts, pass rate."""
     values = np.asarray(column.values, dtype=float)
     n = len(values)
     value = float(values.mean()) if n else None
@@ -303,7 +312,9 @@ __all__ = [
     "mean",
     "median",
     "mode",
+    "ScoreColumn",
     "summarize",
+    "summarize_column",
     "summary_table",
     "weighted_mean",
 ]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 # The column rules and per-column statistics of ``summarize``, fed one result at a time.
-from heta_notebook.evaluators.aggregation import _Column, _summarize_column
+from heta_notebook.evaluators.aggregation import ScoreColumn, summarize_column
 from heta_notebook.run.config import BenchmarkRunConfig
 from heta_notebook.schema import EvaluationCaseResult
 
@@ -61,13 +61,13 @@ class _Cells:
         self.skipped = self.errors = self.passed = self.judged = 0
         self.texts: list[tuple[int, str]] = []
 
-    def column(self, failed_queries: int) -> _Column:
+    def column(self, failed_queries: int) -> ScoreColumn:
         """The column as ``aggregation.summarize`` collects it: values in report order."""
         values = np.asarray(self.values, dtype=float)  # converted once: summary and bootstrap
         if self.positions != sorted(self.positions):
             values = values[np.argsort(self.positions, kind="stable")]
         texts = Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
-        return _Column(
+        return ScoreColumn(
             values=values,  # type: ignore[arg-type] - an array where summarize keeps a list
             skipped=self.skipped,
             errors=self.errors + failed_queries,
@@ -138,7 +138,7 @@ class ScoreColumns:
         summary: dict[str, float] = {}
         stats: dict[str, dict[str, Any]] = {}
         for key in sorted(columns):
-            agg = _summarize_column(*columns[key], 0.95)
+            agg = summarize_column(*columns[key], 0.95)
             if agg.value is not None:
                 summary[key] = agg.value
             stats[key] = {
