@@ -128,28 +128,12 @@ def offline_tiktoken() -> None:
 
 
 def heta_recipe(objects_root: Path):
-    from heta_framework.common.stores.object import LocalObjectStore
-    from heta_framework.common.stores.text_index import InMemoryTextIndexStore
-    from heta_framework.kb import (
-        DocumentParserRegistry,
-        KnowledgeParsers,
-        KnowledgeRecipe,
-        KnowledgeStores,
-        TextParser,
-    )
-    from heta_framework.kb.steps import (
-        IndexFullText,
-        ParseDocuments,
-        SplitDocuments,
-        SplitDocumentsConfig,
-    )
-
-    return KnowledgeRecipe(
-        stores=KnowledgeStores(objects=LocalObjectStore(objects_root), text_index=InMemoryTextIndexStore()),
-        parsers=KnowledgeParsers(documents=DocumentParserRegistry([TextParser()])),
-        steps=(ParseDocuments(), SplitDocuments(SplitDocumentsConfig(encoding_name="unicode", chunk_size=600, overlap=60)), IndexFullText()),
-        metadata={"name": "heta-bm25-offline"},
-    )  # fmt: skip
+    """heta-framework's offline full-text recipe: the one that made the committed fixture."""
+    path = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "make_heta_report.py"
+    spec = importlib.util.spec_from_file_location("make_heta_report", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.offline_recipe(objects_root)
 
 
 def heta_build_and_query(manifest, documents, cases, top_k: int = 10):
