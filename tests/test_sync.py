@@ -1,8 +1,9 @@
 """run_sync: plain code runs coroutines in scripts and in a notebook's running loop alike.
 
-Inside a running loop (a Jupyter cell) the notebook's loop must not be re-entered: its other
-pending tasks (the kernel's message handlers) must not run mid-cell, which is what hung a
-live JupyterLab kernel with nest_asyncio. The stop button must still end a run cleanly.
+Inside a running loop (a Jupyter cell) the coroutine runs on that loop (nest-asyncio2), so
+objects bound to it keep working; a loop nest-asyncio2 cannot patch falls back to a helper
+thread and a "different loop" failure names the await form. The stop button must still end
+a run cleanly.
 """
 
 from __future__ import annotations
@@ -11,13 +12,18 @@ import _thread
 import asyncio
 import contextlib
 import signal
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, ReportStore, run_benchmark
 from heta_notebook.runner.loop import run_sync
 from tests._runner_helpers import ListBenchmark, TopHit, ToyKB, make_cases
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 async def _value() -> str:
@@ -29,23 +35,16 @@ def test_in_a_script_it_is_asyncio_run() -> None:
     assert run_sync(_value) == "done"
 
 
-async def test_in_a_running_loop_the_loop_is_not_reentered() -> None:
-    events: list[str] = []
+async def test_in_a_running_loop_it_runs_on_that_loop() -> None:
+    loop = asyncio.get_running_loop()
+    bound = loop.create_future()  # bound to this loop, like a client made in an earlier cell
+    loop.call_later(0.05, bound.set_result, "from the notebook's loop")
 
-    async def kernel_handler() -> None:  # stands for the kernel's next queued message
-        events.append("kernel task ran")
+    async def work() -> tuple[str, bool]:
+        return await bound, asyncio.get_running_loop() is loop
 
-    async def work() -> str:
-        await asyncio.sleep(0.05)
-        events.append("work finished")
-        return "done"
-
-    asyncio.get_running_loop().create_task(kernel_handler())
-    assert run_sync(work) == "done"  # blocks this cell, as a sync call in a notebook does
-    assert events == ["work finished"]
-    assert not hasattr(asyncio, "_nest_patched")
-    await asyncio.sleep(0)
-    assert events == ["work finished", "kernel task ran"]
+    assert run_sync(work) == ("from the notebook's loop", True)
+    assert getattr(asyncio, "_nest_patched", False)  # applied on this first nested call
 
 
 async def test_errors_reach_the_caller() -> None:
@@ -120,3 +119,56 @@ async def test_stop_button_during_run_benchmark_saves_a_partial_report(tmp_path)
     assert result.report.is_partial
     assert 0 < len(result.report.case_results) < 400
     assert store.load(result.report.knowledge_base_name, "stopped").is_partial
+
+
+FALLBACK = """
+import asyncio, sys, warnings
+sys.path.insert(0, {root!r})
+warnings.simplefilter("ignore", DeprecationWarning)
+{policy}
+from heta_notebook import evaluate, run_benchmark
+from heta_notebook.runner.loop import LoopMismatchError
+from tests._runner_helpers import ListBenchmark, ToyKB, TopHit, make_cases
+
+async def cell():
+    pending = asyncio.get_running_loop().create_future()  # made on the notebook's loop
+
+    async def uses_the_notebook_loop(inputs):
+        return await pending  # from the helper thread's loop: "attached to a different loop"
+
+    plain = evaluate(lambda inputs: "ok", [{{"inputs": {{"q": 1}}}}], progress=False)
+    bench = run_benchmark(benchmark=ListBenchmark(cases=make_cases(2), evaluators=(TopHit(),)),
+                          recipe=ToyKB(), progress=False)
+    try:
+        evaluate(uses_the_notebook_loop, [{{"inputs": {{"q": 1}}}}], progress=False)
+    except LoopMismatchError as exc:
+        message = str(exc)
+    else:
+        message = "no error"
+    print(len(plain.case_results), len(bench.report.case_results))
+    print(getattr(asyncio, "_nest_patched", False))
+    print(message)
+
+asyncio.run(cell())
+"""
+
+POLICIES = {
+    "custom policy": "class OtherPolicy(asyncio.DefaultEventLoopPolicy): pass\n"
+    "asyncio.set_event_loop_policy(OtherPolicy())",
+    "uvloop": "import uvloop\nasyncio.set_event_loop_policy(uvloop.EventLoopPolicy())",
+}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_a_loop_that_cannot_be_patched_falls_back_and_names_the_await_form(policy) -> None:
+    if policy == "uvloop":
+        pytest.importorskip("uvloop")
+    code = FALLBACK.format(root=str(ROOT), policy=POLICIES[policy])
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    counts, patched, message = done.stdout.splitlines()[:3]
+    assert counts == "1 4"  # plain functions and KBs run fine on the helper thread
+    assert patched == "False"  # this loop was not patched
+    assert "attached to a different loop" in message and "`await aevaluate(...)`" in message

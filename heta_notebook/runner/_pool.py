@@ -19,6 +19,7 @@ from typing import Any
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
 from heta_notebook.runner.config import BenchmarkRunConfig
+from heta_notebook.runner.loop import loop_mismatch
 from heta_notebook.schema import (
     BenchmarkCase,
     EvaluationCaseResult,
@@ -294,6 +295,8 @@ async def answer_item(
         )
         response = as_response(raw, mode)
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
+        if (mismatch := loop_mismatch(exc)) is not None:
+            raise mismatch from exc  # every case would fail alike: stop, say what works
         return EvaluationCaseResult(
             case_id=case.case_id,
             query=case.query,

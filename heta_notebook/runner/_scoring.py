@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from heta_notebook.evaluators.protocol import settings_of
+from heta_notebook.runner.loop import loop_mismatch
 from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
 
 T = TypeVar("T")
@@ -67,6 +68,8 @@ async def score_one(
             score = await with_timeout(call, timeout, f"evaluator {name!r}")
             return as_score(score, name)
         except Exception as exc:  # noqa: BLE001 - isolation: any failure becomes an error score
+            if (mismatch := loop_mismatch(exc)) is not None:
+                raise mismatch from exc
             error = exc
     assert error is not None
     extra = {"attempts": retries + 1} if retries else {}

@@ -105,11 +105,12 @@ class BenchmarkRunner:
             for label, each in named_recipes(adapted).items()
         ]
         done = await (executor or LocalExecutor()).run(jobs)
-        return RunCollection({job.label: result for job, result in zip(jobs, done, strict=True)})
+        # a stop ends ``done`` early: the recipes after the stopped one have no result
+        return RunCollection({job.label: result for job, result in zip(jobs, done, strict=False)})
 
     def run_sync(self, **kwargs: Any) -> BenchmarkRunResult | RunCollection:
         """``run(...)`` for plain code: works in a script and inside Jupyter's running loop."""
-        return run_sync(lambda: self.run(**kwargs))
+        return run_sync(lambda: self.run(**kwargs), await_form="await BenchmarkRunner().run(...)")
 
 
 run_benchmark = sync_form(

@@ -46,7 +46,7 @@ class Executor(Protocol):
     """Carries out recipe runs and returns their results in the order given."""
 
     async def run(self, runs: Sequence[RecipeRun]) -> list[BenchmarkRunResult]:
-        """One ``BenchmarkRunResult`` per ``RecipeRun``, in order (partial ones included)."""
+        """A ``BenchmarkRunResult`` per ``RecipeRun``, in order; after a stop, the ones begun."""
         ...
 
 
@@ -54,10 +54,15 @@ class LocalExecutor:
     """The default: each recipe run in turn on the current event loop, in this process."""
 
     async def run(self, runs: Sequence[RecipeRun]) -> list[BenchmarkRunResult]:
-        """Run every recipe in order; a stop keeps the finished ones (each saved if stored)."""
+        """Run every recipe in order; a stop ends the list with that (partial) run's result."""
         from heta_notebook.runner.benchmark import run_recipe
 
-        return [await run_recipe(job) for job in runs]
+        results = []
+        for job in runs:
+            results.append(await run_recipe(job))
+            if results[-1].report.metadata.get("interrupted"):
+                break  # stop means stop: the next recipes do not start
+        return results
 
     def __repr__(self) -> str:
         return "LocalExecutor()"

@@ -1,17 +1,21 @@
-"""``run_sync``: run a coroutine from plain code, in a script or inside a notebook cell.
+"""Sync entry points and the notebook's event loop: ``run_sync`` and ``sync_form``.
 
-In a script this is ``asyncio.run``. Inside Jupyter a loop is already running; re-entering it
-(nest_asyncio) lets the kernel's own pending tasks run mid-cell, which hangs a live
-JupyterLab kernel during "run all" ("cannot enter context", "Task was destroyed but it is
-pending"). So there the coroutine runs on a fresh loop in a helper thread while the cell
-waits, and the notebook's loop is never re-entered or patched. The stop button still works:
-the interrupt cancels the coroutine, which may return a partial result (the runner does).
+In a script ``run_sync`` is ``asyncio.run``. Inside a running loop (a Jupyter cell) the
+coroutine runs ON that loop, re-entered through nest-asyncio2, so objects bound to the
+notebook's loop (an ``httpx.AsyncClient`` or ``AsyncOpenAI`` made in an earlier cell) work
+in the evaluated function and stay usable afterwards. nest-asyncio2 is applied on the first
+such call, never at import; it is the maintained fork that ipykernel 7 itself depends on
+(nest-asyncio 1.6 hangs "Run All" with ipykernel 7). A loop it cannot patch (uvloop, or
+another event-loop policy) makes the coroutine run on a fresh loop in a helper thread; a
+"different loop" failure there becomes a ``LoopMismatchError`` naming the ``await`` form.
+The stop button cancels the coroutine, which may return a partial result (the runner does).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
@@ -20,32 +24,104 @@ from typing import Any, ParamSpec, TypeVar
 T = TypeVar("T")
 P = ParamSpec("P")
 
+# Set while a coroutine runs on the helper thread's loop: the ``await`` form to suggest.
+_HELPER_AWAIT_FORM: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "heta_notebook_helper_await_form", default=None
+)
+_MISMATCH = ("attached to a different loop", "bound to a different event loop")
+
+
+class LoopMismatchError(RuntimeError):
+    """An object bound to the notebook's loop was used from the helper thread's loop."""
+
 
 def sync_form(
     coroutine_function: Callable[P, Coroutine[Any, Any, T]], name: str, doc: str
 ) -> Callable[P, T]:
     """The ``run_sync`` twin of an ``async`` entry point: same parameters, no ``await``."""
+    await_form = f"await {coroutine_function.__name__}(...)"
+    if coroutine_function.__qualname__.startswith("BenchmarkRunner."):
+        await_form = f"await BenchmarkRunner().{coroutine_function.__name__}(...)"
 
     @functools.wraps(coroutine_function)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
-        return run_sync(lambda: coroutine_function(*args, **kwargs))
+        return run_sync(lambda: coroutine_function(*args, **kwargs), await_form=await_form)
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = doc
     return call
 
 
-def run_sync(make: Callable[[], Awaitable[T]]) -> T:
+def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await form") -> T:
     """Run ``make()`` to completion and return its value, in or out of a running loop.
 
-    A Ctrl-C / stop button that arrives after the coroutine produced its (partial) result
-    returns that result rather than losing it.
+    Inside a running loop it runs on that loop (nest-asyncio2, applied on first use), or on
+    a helper thread's loop when that loop cannot be patched. A Ctrl-C / stop button cancels
+    the run; a (partial) result it still returns is returned rather than lost.
     """
     try:
-        asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         return _run_here(make)
-    return _run_in_thread(make)
+    if _can_nest(loop):
+        return _run_nested(loop, make)
+    return _run_in_thread(make, await_form)
+
+
+def loop_mismatch(error: BaseException) -> LoopMismatchError | None:
+    """A clear error for a "different loop" failure on the helper thread, else None."""
+    await_form = _HELPER_AWAIT_FORM.get()
+    if await_form is None or not any(text in str(error) for text in _MISMATCH):
+        return None
+    return LoopMismatchError(
+        f"{error} -- this notebook's event loop could not be patched with nest-asyncio2 "
+        f"({type(asyncio.get_event_loop_policy()).__module__} policy), so the run went to a "
+        "helper thread's loop, where objects made on the notebook's loop (e.g. an "
+        f"httpx.AsyncClient or AsyncOpenAI from an earlier cell) do not work: use "
+        f"`{await_form}` in the cell instead"
+    )
+
+
+def _can_nest(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether nest-asyncio2 can patch ``loop``: a stdlib loop under a stdlib policy."""
+    if getattr(type(loop), "_nest_patched", False):
+        return True
+    policy = asyncio.get_event_loop_policy()
+    stdlib_policy = type(policy).__module__.split(".")[0] == "asyncio"
+    return isinstance(loop, asyncio.BaseEventLoop) and stdlib_policy
+
+
+def _run_nested(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable[T]]) -> T:
+    """Run on the caller's own (running) loop, re-entered through nest-asyncio2."""
+    import nest_asyncio2
+
+    nest_asyncio2.apply(loop)  # idempotent; patches on the first call only
+    task = asyncio.ensure_future(make(), loop=loop)
+    _wake_while(task, loop)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:  # the stop button: cancel the run and keep what it returns
+        if task.done():
+            raise
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            value = loop.run_until_complete(task)
+            return value
+        raise
+
+
+def _wake_while(task: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
+    """Wake the loop every 0.1 s until ``task`` is done, so a pending interrupt is seen.
+
+    A signal that lands on another thread only sets a flag; the main thread acts on it
+    when it next runs Python code, which an idle ``select`` would put off indefinitely.
+    """
+
+    def beat() -> None:
+        if not task.done():
+            loop.call_later(0.1, beat)
+
+    loop.call_later(0.1, beat)
 
 
 def _run_here(make: Callable[[], Awaitable[T]]) -> T:
@@ -63,12 +139,13 @@ def _run_here(make: Callable[[], Awaitable[T]]) -> T:
         raise
 
 
-def _run_in_thread(make: Callable[[], Awaitable[T]]) -> T:
+def _run_in_thread(make: Callable[[], Awaitable[T]], await_form: str) -> T:
     box: dict[str, Any] = {}
     started, finished = threading.Event(), threading.Event()
 
     async def main() -> None:
         box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        _HELPER_AWAIT_FORM.set(await_form)
         started.set()
         box["value"] = await make()
 
