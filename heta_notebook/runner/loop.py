@@ -68,6 +68,37 @@ def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await f
     return _run_in_thread(make, await_form)
 
 
+async def in_daemon_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``function(*args, **kwargs)`` in its own daemon thread, awaited without blocking the loop.
+
+    Unlike ``asyncio.to_thread`` (the loop's shared executor, joined when ``asyncio.run``
+    ends), a call that hangs past a timeout here occupies no pool worker and holds up no
+    shutdown: the caller stops waiting on time and the thread runs on, unseen, until the
+    function returns (Python cannot stop a thread).
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def target() -> None:
+        try:
+            value = context.run(function, *args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            report = functools.partial(settle, functools.partial(future.set_exception, exc))
+        else:
+            report = functools.partial(settle, functools.partial(future.set_result, value))
+        with contextlib.suppress(RuntimeError):  # the loop closed while the thread ran on
+            loop.call_soon_threadsafe(report)
+
+    name = f"heta-notebook-call-{getattr(function, '__name__', 'function')}"
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return await future
+
+
 def loop_mismatch(error: BaseException) -> LoopMismatchError | None:
     """A clear error for a "different loop" failure on the helper thread, else None."""
     await_form = _HELPER_AWAIT_FORM.get()
