@@ -17,8 +17,9 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import signal
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
@@ -129,16 +130,51 @@ def _run_nested(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable[T]
     nest_asyncio2.apply(loop)  # idempotent; patches on the first call only
     task = asyncio.ensure_future(make(), loop=loop)
     _wake_while(task, loop)
-    try:
-        return loop.run_until_complete(task)
-    except KeyboardInterrupt:  # the stop button: cancel the run and keep what it returns
-        if task.done():
+    with _stop_cancels(task, loop) as stopped:
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if stopped:  # stopped before any result existed (e.g. during the index build)
+                raise KeyboardInterrupt from None
             raise
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            value = loop.run_until_complete(task)
-            return value
-        raise
+        except KeyboardInterrupt:  # raised in our code after all: cancel, keep what it returns
+            if task.done():
+                raise
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                value = loop.run_until_complete(task)
+                return value
+            raise
+
+
+@contextlib.contextmanager
+def _stop_cancels(
+    task: asyncio.Future[Any], loop: asyncio.AbstractEventLoop
+) -> Iterator[list[bool]]:
+    """While ``task`` runs, the stop button (SIGINT) cancels it instead of raising anywhere.
+
+    A KeyboardInterrupt raised wherever the main thread happens to be (a checkpoint write,
+    a progress update) would tear the run apart; a cancel lets it save its partial report.
+    A second press while it winds down raises KeyboardInterrupt as usual. Only where the
+    handler is Python's default (the main thread of a kernel or a script).
+    """
+    stopped: list[bool] = []
+    on_main = threading.current_thread() is threading.main_thread()
+    if not on_main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield stopped
+        return
+
+    def on_stop(signum: int, frame: Any) -> None:
+        if stopped or task.done():
+            signal.default_int_handler(signum, frame)
+        stopped.append(True)
+        loop.call_soon_threadsafe(task.cancel)
+
+    signal.signal(signal.SIGINT, on_stop)
+    try:
+        yield stopped
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _wake_while(task: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
