@@ -256,11 +256,9 @@ class EvaluationScore(Record):
     @property
     def status(self) -> Literal["scored", "skipped", "error"]:
         """``error`` if the evaluator failed, ``skipped`` if it had nothing to score, else ``scored``."""
-        if self.metadata.get("error"):
-            return "error"
-        if self.metadata.get("skipped"):
-            return "skipped"
-        return "scored"
+        from heta_notebook.evaluators.aggregation import status_name  # the one rule
+
+        return status_name(self.metadata)  # type: ignore[return-value]
 
     @property
     def numeric(self) -> float | None:

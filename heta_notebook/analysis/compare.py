@@ -26,6 +26,7 @@ import pandas as pd
 from heta_notebook.analysis import stats
 from heta_notebook.analysis.alignment import Aligned, Variant, align
 from heta_notebook.analysis.frames import ReportFrames
+from heta_notebook.evaluators.aggregation import matrix_stats, pass_rate
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
 
 PREFERRED_SCORES = (
@@ -541,25 +542,14 @@ SUMMARY_COLUMNS = ["variant", "report", "query_mode", "score", "mean", "n", "std
 def summary_stats(
     values: np.ndarray, passed: np.ndarray, confidence: float
 ) -> dict[str, np.ndarray]:
-    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants."""
-    from scipy.stats import t
+    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants.
 
-    ok = ~np.isnan(values)
-    n = ok.sum(axis=1)
-    total = np.where(ok, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, total / n, np.nan)
-        sq = np.where(ok, (values - mean[:, None, :]) ** 2, 0.0).sum(axis=1)
-        std = np.where(n > 1, np.sqrt(sq / np.maximum(n - 1, 1)), np.nan)
-        half = t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
-        judged = (~np.isnan(passed)).sum(axis=1)
-        n_passed = np.nansum(passed, axis=1)
-        pass_rate = np.where(judged > 0, n_passed / np.maximum(judged, 1), np.nan)
-        lowest = np.where(ok, values, np.inf).min(axis=1)  # a mean never leaves the observed
-        highest = np.where(ok, values, -np.inf).max(axis=1)  # range (as aggregation clips)
-        low, high = np.maximum(mean - half, lowest), np.minimum(mean + half, highest)
-    return {"mean": mean, "n": n, "std": std, "ci_low": low, "ci_high": high,
-            "pass_rate": pass_rate, "n_passed": n_passed.astype(int)}  # fmt: skip
+    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices.
+    """
+    out = matrix_stats(values, passed, axis=1, confidence=confidence)
+    return {"mean": out["mean"], "n": out["n"], "std": out["std"], "ci_low": out["ci_low"],
+            "ci_high": out["ci_high"], "pass_rate": pass_rate(out["n_passed"], out["n_judged"]),
+            "n_passed": out["n_passed"]}  # fmt: skip
 
 
 def _significance_frame(
