@@ -427,9 +427,18 @@ class EvaluationReport(Record):
 
         return ReportFrames(self)
 
-    def summary(self) -> pd.DataFrame:
-        """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors."""
-        return self.frames().summary()
+    def summary(self, by: Any = None) -> pd.DataFrame:
+        """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors.
+
+        ``by="topic"`` (a case label or metadata key) gives the same per slice.
+        """
+        return self.frames().summary(by=by)
+
+    def card(self, by: Any = None, scores: Any = None) -> Any:
+        """The report card; ``by="topic"`` adds a per-slice table of ``scores`` (headline score)."""
+        from heta_notebook.display.card import ReportCard
+
+        return ReportCard(self, by=by, scores=scores)
 
     @property
     def plot(self) -> Any:

@@ -65,8 +65,17 @@ class ReportFrames:
 
     # -- frames ---------------------------------------------------------------------------
 
-    def summary(self) -> pd.DataFrame:
-        """query_mode × score: mean, n, std, 95% CI, pass rate, n_passed, n_skipped, n_error."""
+    def summary(self, by: Any = None) -> pd.DataFrame:
+        """query_mode × score: mean, n, std, 95% CI, pass rate, n_passed, n_skipped, n_error.
+
+        ``by`` (a case label or metadata key; see ``analysis.slices``) adds a first column
+        and gives one row per slice × query_mode × score.
+        """
+        if by is not None:
+            from heta_notebook.analysis.slices import slice_summary
+
+            build = lambda: slice_summary(self, by)  # noqa: E731
+            return (self._cached(f"summary:{by}", build) if isinstance(by, str) else build()).copy()
         return self._cached("summary", self._build_summary).copy()
 
     def cases(self) -> pd.DataFrame:
