@@ -304,43 +304,40 @@ def _regression_rows(comparison: Any, sig: pd.DataFrame, max_drop: float, alpha:
 
 
 def _examples(comparison: Any, score: str, a: Any, b: Any, slice_: Any) -> list[str]:
-    """A few cases that lost evidence or flipped verdict, else the largest per-case drops."""
-    keep = None
-    if slice_ is not None:
-        keep = {s: m for s, m in comparison.slice_masks(comparison.by)}.get(slice_)
-        keep = set(comparison.aligned.case_ids[keep]) if keep is not None else None
-    out: list[str] = []
-    flips = comparison.verdict_flips(score, a, b)
-    for case in flips[flips["passed_a"] & ~flips["passed_b"]]["case_id"]:
-        if keep is None or case in keep:
-            out.append(f"{case}: verdict passed → failed")
-    try:
-        lost = comparison.evidence_changes(a, b)
-        lost = lost[lost["change"] == "lost"]
-    except (KeyError, ValueError):
-        lost = pd.DataFrame(columns=["case_id", "label"])
-    for case, group in lost.groupby("case_id", sort=False):
-        if keep is None or case in keep:
-            labels = ", ".join(map(str, group["label"].head(3)))
-            out.append(f"{case}: lost evidence {labels}")
+    """A few cases that lost evidence or flipped verdict, among the largest per-case drops."""
     deltas = comparison.deltas(score, a, b)
-    if keep is not None:
-        deltas = deltas[deltas["case_id"].isin(keep)]
-    for d in deltas.nsmallest(MAX_EXAMPLES, "delta").itertuples(index=False):
-        if d.delta < 0 and not any(line.startswith(f"{d.case_id}:") for line in out):
-            out.append(f"{d.case_id}: {score} {d.baseline_value:.3f} → {d.value:.3f}")
-    return _prioritise(out)[:MAX_EXAMPLES]
+    if slice_ is not None:
+        mask = dict(comparison.slice_masks(comparison.by)).get(slice_)
+        deltas = deltas[deltas["case_id"].isin(set(comparison.aligned.case_ids[mask]))]
+    drops = deltas[deltas["delta"] < 0].sort_values("delta", kind="stable")
+    flips = comparison.verdict_flips(score, a, b)
+    flipped = set(flips[flips["passed_a"] & ~flips["passed_b"]]["case_id"])
+    lines, plain = [], []
+    for d in drops.head(_CANDIDATES).itertuples(index=False):
+        change = f"{score} {d.baseline_value:.3f} → {d.value:.3f}"
+        lost = _lost_evidence(comparison, a, b, d.case_id)
+        if lost or d.case_id in flipped:
+            what = [f"lost evidence {', '.join(lost[:3])}"] if lost else []
+            what += ["verdict passed → failed"] if d.case_id in flipped else []
+            lines.append(f"{d.case_id}: {'; '.join(what)} ({change})")
+        else:
+            plain.append(f"{d.case_id}: {change}")
+    return (lines + plain)[:MAX_EXAMPLES]
 
 
-def _prioritise(lines: list[str]) -> list[str]:
-    """Evidence losses and verdict flips first, each case once."""
-    seen, out = set(), []
-    for line in sorted(lines, key=lambda s: 0 if "lost evidence" in s or "verdict" in s else 1):
-        case = line.split(":", 1)[0]
-        if case not in seen:
-            seen.add(case)
-            out.append(line)
-    return out
+_CANDIDATES = 20  # the largest drops looked at for lost evidence / flipped verdicts
+
+
+def _lost_evidence(comparison: Any, a: Any, b: Any, case_id: str) -> list[str]:
+    """Labels of expected evidence matched under ``a`` and missed under ``b`` for one case."""
+    from heta_notebook.analysis.frames import case_evidence
+
+    ra, rb = comparison.case_result(a, case_id), comparison.case_result(b, case_id)
+    if ra is None or rb is None:
+        return []
+    found_b = {row["label"] for row in case_evidence(rb) if row["matched"]}
+    return [str(row["label"]) for row in case_evidence(ra)
+            if row["matched"] and row["label"] not in found_b]  # fmt: skip
 
 
 # --------------------------------------------------------------------------- messages
