@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.evaluators.aggregation import ERROR, SCORED, SKIPPED, status_code
+from heta_notebook.evaluators.aggregation import ERROR, SCORED, SKIPPED, status_codes
 from heta_notebook.schema import EvaluationReport
 
 SEPARATOR = " · "
@@ -148,7 +148,7 @@ def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
             cols["raw"].extend(map(_VALUE, scores))
             cols["passed"].extend(map(_PASSED, scores))
             cols["md"].extend(map(_METADATA, scores))
-    status = np.array([status_code(md) if md else SCORED for md in cols["md"]], dtype=np.int8)
+    status = status_codes(cols["md"])
     value, text = _numbers(cols["raw"])
     value[status != SCORED] = np.nan
     passed = np.array(cols["passed"], dtype=object)

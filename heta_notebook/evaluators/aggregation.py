@@ -22,10 +22,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any, Literal
 
 import numpy as np
 
+from heta_notebook._gc import paused_gc
 from heta_notebook.schema import EvaluationCaseResult, EvaluationScore
 
 Method = Literal["mean", "median", "mode", "weighted_mean"]
@@ -186,6 +189,19 @@ def status_code(metadata: Mapping[str, Any] | None) -> int:
     if metadata.get("error"):
         return ERROR
     return SKIPPED if metadata.get("skipped") else SCORED
+
+
+_RULE_KEYS = frozenset(("error", "skipped"))
+
+
+def status_codes(metadatas: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """:func:`status_code` of many scores' metadata (int8); the rule runs only where a flag is."""
+    mds = np.fromiter(metadatas, dtype=object, count=len(metadatas))
+    out = np.zeros(len(mds), dtype=np.int8)
+    flagged = np.flatnonzero(~np.fromiter(map(_RULE_KEYS.isdisjoint, mds), bool, len(mds)))
+    if len(flagged):
+        out[flagged] = list(map(status_code, mds[flagged]))
+    return out
 
 
 def status_name(metadata: Mapping[str, Any] | None) -> str:
@@ -405,32 +421,57 @@ def summarize(
 
     A case whose query failed counts as an error for every score its mode reports.
     """
-    keys: dict[tuple[str, str], int] = {}
-    codes, values, status, passed, texts = [], [], [], [], []
-    failed: Counter[str] = Counter()
-    for result in case_results:
-        mode_ = result.query_mode
-        if result.error is not None and not result.scores:
-            failed[mode_] += 1
-            continue
-        for score in result.scores:
-            codes.append(keys.setdefault((mode_, score.name), len(keys)))
-            value = score.value
-            is_text = value.__class__ is str
-            texts.append(value if is_text else None)
-            values.append(np.nan if is_text else value)
-            status.append(status_code(score.metadata))
-            passed.append(np.nan if score.passed is None else score.passed)
-    stats = grouped_stats(np.asarray(codes, dtype=np.int64), len(keys), np.asarray(values, float),
-                          status=np.asarray(status, dtype=np.int8),
-                          passed=np.asarray(passed, dtype=float), confidence=confidence)  # fmt: skip
-    for (m, _), code in keys.items():  # a failed query: an error for each score of its mode
-        stats["n_error"][code] += failed[m]
-    counts = text_counts(codes, status, texts)
-    return {
-        f"{m}.{name}": aggregate_of(stats, code, name=name, mode=m, counts=counts.get(code))
-        for (m, name), code in keys.items()
-    }
+    results = case_results if isinstance(case_results, Sequence) else list(case_results)
+    per_case = list(map(_SCORES, results))
+    counts = np.fromiter(map(len, per_case), dtype=np.int64, count=len(per_case))
+    mode_codes: dict[str, int] = {}
+    case_modes = np.fromiter((mode_codes.setdefault(r.query_mode, len(mode_codes)) for r in results),
+                             dtype=np.int64, count=len(results))  # fmt: skip
+    failed = Counter(r.query_mode for r, n in zip(results, counts, strict=True)
+                     if not n and r.error is not None)  # fmt: skip
+    n = int(counts.sum())
+    # one pass over the scores: pydantic keeps fields in __dict__, where itemgetter is fastest
+    with paused_gc():  # many short-lived tuples: skip the collector's rescans
+        fields = map(_FIELDS, map(_DICT, chain.from_iterable(per_case)))
+        raw_names, raw, verdicts, mds = zip(*fields, strict=True) if n else ((), (), (), ())
+    name_codes = _FirstSeen()
+    names = np.fromiter(map(name_codes.__getitem__, raw_names), np.int64, n)
+    width = max(len(name_codes), 1)
+    keys = np.repeat(case_modes, counts) * width + names
+    present, first, codes = np.unique(keys, return_index=True, return_inverse=True)
+    codes = codes.reshape(-1)
+    try:
+        values, texts = np.fromiter(raw, dtype=float, count=len(raw)), None
+    except (TypeError, ValueError):  # text scores are counted, not averaged
+        texts = [v if v.__class__ is str else None for v in raw]
+        values = np.array([np.nan if t is not None else v for v, t in zip(raw, texts, strict=True)],
+                          dtype=float)  # fmt: skip
+    status = status_codes(mds)
+    passed = np.fromiter(map(_VERDICT.__getitem__, verdicts), float, n)
+    stats = grouped_stats(codes, len(present), values, status=status, passed=passed,
+                          confidence=confidence)  # fmt: skip
+    modes, labels = list(mode_codes), list(name_codes)
+    tallies = text_counts(codes, status, texts) if texts is not None else {}
+    out = {}
+    for i in np.argsort(first, kind="stable").tolist():  # first-seen order of mode.score
+        mode_, name = modes[present[i] // width], labels[present[i] % width]
+        stats["n_error"][i] += failed[mode_]  # a failed query: an error for each score of its mode
+        out[f"{mode_}.{name}"] = aggregate_of(stats, i, name=name, mode=mode_,
+                                              counts=tallies.get(i))  # fmt: skip
+    return out
+
+
+class _FirstSeen(dict):
+    """name → code in first-seen order; ``__getitem__`` stays in C for names already seen."""
+
+    def __missing__(self, key: str) -> int:
+        self[key] = code = len(self)
+        return code
+
+
+_VERDICT = {True: 1.0, False: 0.0, None: np.nan}
+_SCORES, _DICT = attrgetter("scores"), attrgetter("__dict__")
+_FIELDS = itemgetter("name", "value", "passed", "metadata")
 
 
 def text_counts(codes: Sequence[int], status: Sequence[int], texts: Sequence[Any]) -> dict:
@@ -532,6 +573,7 @@ __all__ = [
     "mode",
     "pass_rate",
     "status_code",
+    "status_codes",
     "status_name",
     "summarize",
     "summarize_column",
