@@ -468,8 +468,11 @@ def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str
 
     header, body = _table_rows(result, only_failed=False)
     verdict = "passed" if result.passed else "FAILED"
-    gate = [tag("h2", f"Regression gate {verdict}"), tag("pre", result.message()),
-            table(header, body)]  # fmt: skip
+    head = result.message().split("\n", 1)[0]
+    examples = [tag("li", f"{r['score']} · {r['mode']}: {e}")
+                for r in result.failures.to_dict("records") for e in r["examples"]]  # fmt: skip
+    gate = [tag("h2", f"Regression gate {verdict}"), tag("p", head), table(header, body),
+            tag("ul", *examples) if examples else ""]  # fmt: skip
     html = html_page(f"heta gate · {stem}", [*gate, raw(comparison.to_html())], plotly=False)
     folder.mkdir(parents=True, exist_ok=True)
     path = (folder / f"{stem}.html").resolve()
