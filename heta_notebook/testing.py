@@ -426,6 +426,7 @@ def format_markdown(result: GateResult) -> str:
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     lines += ["| " + " | ".join(map(esc, row)) + " |" for row in body]
+    lines.append("")
     for r in result.failures.to_dict("records") if result.kind == "regression" else ():
         for example in r.get("examples") or ():
             lines.append(f"- `{esc(r['score'])}` · {esc(r['mode'])}: {esc(example)}")
