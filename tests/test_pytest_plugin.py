@@ -101,3 +101,16 @@ def test_named_baseline_in_a_report_store(pytester, monkeypatch, report_files):
     assert list(listing["report_id"]) == ["cranfield-bm25"]
     monkeypatch.setenv("HETA_NEW_REPORT", str(report_files["worse"]))
     run(pytester, *store).assert_outcomes(failed=1)
+
+
+def test_the_ci_gate_example_passes_against_its_committed_baseline(pytester):
+    """examples/ci_gate: a small Cranfield run gated against the committed baseline."""
+    import shutil
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "ci_gate"
+    shutil.copytree(example, pytester.path / "ci_gate")
+    result = run(pytester, "ci_gate")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*= heta gates =*", "PASS 2 checks, worst *",
+                                 "2 gate(s): 2 passed, 0 failed"])  # fmt: skip
