@@ -3,6 +3,7 @@
 python -m heta_notebook export REPORT.json [MORE.json ...] -o report.html
 python -m heta_notebook ls STORE [--json]
 python -m heta_notebook run-notebook NOTEBOOK.ipynb -o OUTDIR
+python -m heta_notebook gate NEW --baseline OLD [--score S ...] [--max-drop X] [--alpha A]
 """
 
 from __future__ import annotations
@@ -107,8 +108,79 @@ def cmd_run_notebook(args: argparse.Namespace) -> int:
     return 0
 
 
+GATE_EXIT = {"pass": 0, "regression": 1, "input": 2}
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    """Gate NEW against --baseline: 0 pass, 1 significant regression, 2 unusable input."""
+    from heta_notebook.testing import GateInputError, check_regression
+
+    try:
+        result = check_regression(
+            args.new, args.baseline, scores=args.score or ["beir_ndcg@10"],
+            max_drop=args.max_drop, alpha=args.alpha, modes=args.mode or None, by=args.by,
+            output_dir=args.page_dir, n_resamples=args.resamples,
+        )  # fmt: skip
+    except GateInputError as exc:
+        print(f"gate: unusable input: {exc}", file=sys.stderr)
+        if args.summary_md:
+            Path(args.summary_md).write_text(f"### Regression gate: unusable input\n\n{exc}\n")
+        return GATE_EXIT["input"]
+    markdown = result.to_markdown()
+    if args.summary_md:
+        with open(args.summary_md, "a", encoding="utf-8") as handle:  # CI step summaries append
+            handle.write(markdown)
+        print(result.message())
+    else:
+        print(markdown)
+    if args.junit_xml:
+        write_gate_junit(result, Path(args.junit_xml))
+    return GATE_EXIT["pass" if result.passed else "regression"]
+
+
+def write_gate_junit(result: Any, path: Path) -> None:
+    """One JUnit test case per score × mode (× slice); regressions are failures."""
+    import xml.etree.ElementTree as ET
+
+    rows = result.rows
+    suite = ET.Element("testsuite", name="heta-gate", tests=str(len(rows)),
+                       failures=str(int(rows["failed"].sum())), errors="0")  # fmt: skip
+    for r in rows.to_dict("records"):
+        name = " · ".join(str(x) for x in (r.get("slice"), r["score"], r["mode"]) if x is not None)
+        case = ET.SubElement(suite, "testcase", classname="heta_gate", name=name)
+        detail = (f"{r['baseline_mean']:.4f} -> {r['new_mean']:.4f}, delta {r['delta']:+.4f} "
+                  f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}], p_holm {r['p_holm']:.4g}")  # fmt: skip
+        if r["failed"]:
+            failure = ET.SubElement(case, "failure", message=f"regression: {detail}")
+            failure.text = "\n".join(r["examples"])
+        else:
+            ET.SubElement(case, "system-out").text = detail
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def add_gate_parser(sub: Any) -> None:
+    """The ``gate`` subcommand (its own function: other commands change independently)."""
+    gate = sub.add_parser("gate", help="fail (exit 1) on a significant regression vs a baseline")
+    gate.add_argument("new", help="the new report.json (or a folder holding one)")
+    gate.add_argument("--baseline", required=True, help="the baseline report.json (or folder)")
+    gate.add_argument("--score", action="append",
+                      help="score to gate (repeatable; default beir_ndcg@10)")  # fmt: skip
+    gate.add_argument("--mode", action="append", help="query mode (repeatable; default: shared)")
+    gate.add_argument("--by", help="also test each slice of this case label / metadata key")
+    gate.add_argument("--max-drop", type=float, default=0.0,
+                      help="ignore significant drops up to this much (default 0)")  # fmt: skip
+    gate.add_argument("--alpha", type=float, default=0.05, help="significance level (Holm)")
+    gate.add_argument("--resamples", type=int, default=10_000, help="permutation resamples")
+    gate.add_argument("--summary-md", help="append the Markdown summary here (e.g. "
+                      "$GITHUB_STEP_SUMMARY) instead of printing it")  # fmt: skip
+    gate.add_argument("--junit-xml", help="write a JUnit XML file")
+    gate.add_argument("--page-dir", help="folder for the comparison page (default heta-gates/)")
+    gate.set_defaults(func=cmd_gate)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse tree of the three commands."""
+    """The argparse tree of the commands."""
     parser = argparse.ArgumentParser(prog="python -m heta_notebook", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
@@ -131,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", required=True, help="folder for NAME.ipynb and NAME.html")
     run.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
     run.set_defaults(func=cmd_run_notebook)
+
+    add_gate_parser(sub)
     return parser
 
 

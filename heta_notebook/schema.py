@@ -256,11 +256,9 @@ class EvaluationScore(Record):
     @property
     def status(self) -> Literal["scored", "skipped", "error"]:
         """``error`` if the evaluator failed, ``skipped`` if it had nothing to score, else ``scored``."""
-        if self.metadata.get("error"):
-            return "error"
-        if self.metadata.get("skipped"):
-            return "skipped"
-        return "scored"
+        from heta_notebook.evaluators.aggregation import status_name  # the one rule
+
+        return status_name(self.metadata)  # type: ignore[return-value]
 
     @property
     def numeric(self) -> float | None:
@@ -429,9 +427,18 @@ class EvaluationReport(Record):
 
         return ReportFrames(self)
 
-    def summary(self) -> pd.DataFrame:
-        """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors."""
-        return self.frames().summary()
+    def summary(self, by: Any = None) -> pd.DataFrame:
+        """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors.
+
+        ``by="topic"`` (a case label or metadata key) gives the same per slice.
+        """
+        return self.frames().summary(by=by)
+
+    def card(self, by: Any = None, scores: Any = None) -> Any:
+        """The report card; ``by="topic"`` adds a per-slice table of ``scores`` (headline score)."""
+        from heta_notebook.display.card import ReportCard
+
+        return ReportCard(self, by=by, scores=scores)
 
     @property
     def plot(self) -> Any:

@@ -138,3 +138,63 @@ def test_summary_ci_never_leaves_the_observed_range() -> None:
     ]
     agg = summarize(results)["m.recall@10"]
     assert agg.ci_high == 1.0 and 0.5 <= agg.ci_low < agg.value
+
+
+# --------------------------------------------------------------------------- the one engine
+
+
+def test_status_rule_is_one_function_used_by_the_schema_and_the_vectorised_form():
+    from heta_notebook.evaluators.aggregation import STATUSES, status_code, status_codes
+
+    cases = [{}, {"reason": "x"}, {"skipped": True}, {"error": {"message": "m"}},
+             {"error": {"message": "m"}, "skipped": True}, {"skipped": False}, {"error": None}]  # fmt: skip
+    codes = status_codes(cases)
+    assert codes.tolist() == [status_code(md) for md in cases] == [0, 0, 1, 2, 2, 0, 0]
+    for md, code in zip(cases, codes, strict=True):
+        assert EvaluationScore(name="m", value=0.0, metadata=md).status == STATUSES[code]
+
+
+def test_grouped_and_matrix_stats_match_hand_computed_numbers():
+    from heta_notebook.evaluators.aggregation import grouped_stats, matrix_stats
+
+    groups = np.array([0, 1, 0, 0, 1, 2, 1])
+    values = np.array([0.2, 1.0, 0.4, 0.9, np.nan, 0.5, 0.0])
+    status = np.array([0, 0, 0, 0, 0, 1, 2], dtype=np.int8)  # group 2 only skipped
+    passed = np.array([0, 1, np.nan, 1, 1, np.nan, 0])
+    out = grouped_stats(groups, 3, values, status=status, passed=passed)
+    g0 = np.array([0.2, 0.4, 0.9])
+    assert out["mean"][0] == pytest.approx(g0.mean()) and out["std"][0] == pytest.approx(
+        g0.std(ddof=1)
+    )
+    half = stats.t.ppf(0.975, 2) * g0.std(ddof=1) / math.sqrt(3)
+    assert out["ci_low"][0] == pytest.approx(max(g0.mean() - half, 0.2))
+    assert out["ci_high"][0] == pytest.approx(min(g0.mean() + half, 0.9))
+    # group 1: one number (1.0), one scored non-number (text), one error
+    assert (out["n"][1], out["n_scored"][1], out["n_error"][1]) == (1, 2, 1)
+    assert out["mean"][1] == 1.0 and np.isnan(out["std"][1])
+    assert (out["n_passed"].tolist(), out["n_judged"].tolist()) == ([1, 2, 0], [2, 2, 0])
+    assert (out["n_skipped"][2], out["n"][2]) == (1, 0) and np.isnan(out["mean"][2])
+    matrix = np.array([[0.2, 1.0], [0.4, np.nan], [0.9, np.nan]])
+    m = matrix_stats(matrix, axis=0)
+    assert m["mean"][0] == out["mean"][0] or m["mean"][0] == pytest.approx(out["mean"][0])
+    assert m["ci_low"][0] == pytest.approx(out["ci_low"][0]) and m["n"].tolist() == [3, 1]
+
+
+def test_one_bootstrap_kernel_gives_the_same_draws_on_every_path():
+    from heta_notebook.evaluators import aggregation as agg
+
+    rng = np.random.default_rng(5)
+    x = rng.random((700, 3))
+    cached = agg.bootstrap_means(x, 1000, seed=4)  # 700 × 1000 ≤ the cache size
+    blocked = agg._resample_counts(np.random.default_rng(4), 1000, 700, np.float64) @ x / 700
+    np.testing.assert_allclose(cached, blocked, rtol=1e-12)
+    old = agg._STEP_ELEMENTS, agg._CHUNK_ELEMENTS, agg._CACHED_COUNTS
+    try:  # force several blocks of several draw steps, no cache: still the same numbers
+        agg._STEP_ELEMENTS, agg._CHUNK_ELEMENTS, agg._CACHED_COUNTS = 7000, 140_000, 0
+        np.testing.assert_allclose(agg.bootstrap_means(x, 1000, seed=4), cached, rtol=1e-12)
+    finally:
+        agg._STEP_ELEMENTS, agg._CHUNK_ELEMENTS, agg._CACHED_COUNTS = old
+    intervals = agg.bootstrap_intervals({"a": x[:, 0], "b": x[:, 1], "one": [1.0]}, seed=9)
+    assert intervals["a"] == pytest.approx(list(bootstrap_ci(x[:, 0], seed=9)), abs=1e-12)
+    assert intervals["one"] is None
+    assert agg.bootstrap_intervals({"a": x[:, 0]}, budget=10)["a"] is None

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from heta_notebook.evaluators.aggregation import ERROR, SCORED, SKIPPED, status_codes
 from heta_notebook.schema import EvaluationReport
 
 SEPARATOR = " · "
@@ -147,7 +148,7 @@ def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
             cols["raw"].extend(map(_VALUE, scores))
             cols["passed"].extend(map(_PASSED, scores))
             cols["md"].extend(map(_METADATA, scores))
-    status = np.array([_status(md) if md else SCORED for md in cols["md"]], dtype=np.int8)
+    status = status_codes(cols["md"])
     value, text = _numbers(cols["raw"])
     value[status != SCORED] = np.nan
     passed = np.array(cols["passed"], dtype=object)
@@ -162,15 +163,6 @@ def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
 
 _NAME, _VALUE = attrgetter("name"), attrgetter("value")
 _PASSED, _METADATA = attrgetter("passed"), attrgetter("metadata")
-SCORED, SKIPPED, ERROR = 0, 1, 2
-
-
-def _status(metadata: dict[str, Any]) -> int:
-    if not metadata:
-        return SCORED
-    if metadata.get("error"):
-        return ERROR
-    return SKIPPED if metadata.get("skipped") else SCORED
 
 
 def _numbers(raw: list[Any]) -> tuple[np.ndarray, np.ndarray]:

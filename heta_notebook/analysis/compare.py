@@ -26,6 +26,8 @@ import pandas as pd
 from heta_notebook.analysis import stats
 from heta_notebook.analysis.alignment import Aligned, Variant, align
 from heta_notebook.analysis.frames import ReportFrames
+from heta_notebook.analysis.slices import SliceKey, case_slices
+from heta_notebook.evaluators.aggregation import matrix_stats, pass_rate
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
 
 PREFERRED_SCORES = (
@@ -47,6 +49,7 @@ def compare(
     n_resamples: int = stats.DEFAULT_RESAMPLES,
     seed: int = stats.DEFAULT_SEED,
     confidence: float = 0.95,
+    by: SliceKey | None = None,
     **filters: Any,
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
@@ -54,11 +57,13 @@ def compare(
     ``baseline`` is a report label (each mode is compared with that report's same mode) or
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
     Reports of different benchmarks are refused unless ``allow_different_benchmarks``.
+    ``by`` (a case label or metadata key) makes ``significance()`` test each slice, with
+    every slice inside the Holm family.
     """
     collected = collect_reports(reports, **filters)
     check_benchmarks(collected, allow_different_benchmarks)
     return Comparison(collected, baseline=baseline, n_resamples=n_resamples, seed=seed,
-                      confidence=confidence)  # fmt: skip
+                      confidence=confidence, by=by)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- inputs
@@ -146,10 +151,12 @@ class Comparison:
         seed: int = stats.DEFAULT_SEED,
         confidence: float = 0.95,
         pivoted: bool = False,
+        by: SliceKey | None = None,
         _state: dict[str, Any] | None = None,
     ) -> None:
         self.reports = dict(reports)
         self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
+        self.by = by
         self.pivoted = pivoted
         state = _state or {}
         self._frames: dict[str, ReportFrames] = state.get("frames") or {}
@@ -171,7 +178,8 @@ class Comparison:
                  "variants": self._variants}  # fmt: skip
         state.update({k: v for k, v in changes.items() if k in state})
         options = {"baseline": self.baseline, "n_resamples": self.n_resamples, "seed": self.seed,
-                   "confidence": self.confidence, "pivoted": self.pivoted}  # fmt: skip
+                   "confidence": self.confidence, "pivoted": self.pivoted,
+                   "by": self.by}  # fmt: skip
         options.update({k: v for k, v in changes.items() if k in options})
         return Comparison(self.reports, _state=state, **options)
 
@@ -338,21 +346,29 @@ class Comparison:
         columns = ["case_id", "baseline", "variant", "baseline_value", "value", "delta"]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
-    def significance(self, all_pairs: bool = False) -> pd.DataFrame:
+    def significance(self, all_pairs: bool = False, by: Any = ...) -> pd.DataFrame:
         """Per pair shown and score: mean delta, bootstrap CI, permutation p (raw and Holm), W/T/L.
 
         ``all_pairs=True`` tests every pair of variants instead (Holm across all of them).
+        ``by`` (default: the comparison's ``by``) tests each slice: one row per slice × score ×
+        pair, in a first ``slice`` column, Holm across all of them.
         """
+        by = self.by if by is ... else by
         if all_pairs:
-            return self.test_pairs(list(combinations(self._variants, 2)), self._scores)
+            return self.test_pairs(list(combinations(self._variants, 2)), self._scores, by=by)
+        if by is not None:
+            return self.test_pairs(self.pairs(), self._scores, by=by)
         return self._significance.copy()
 
     @cached_property
     def _significance(self) -> pd.DataFrame:
         return self.test_pairs(self.pairs(), self._scores)
 
-    def test_pairs(self, pairs: Sequence[tuple[Any, Any]], scores: Sequence[str]) -> pd.DataFrame:
-        """Run the paired tests for any pairs × scores (Holm across exactly these rows)."""
+    def test_pairs(
+        self, pairs: Sequence[tuple[Any, Any]], scores: Sequence[str], by: SliceKey | None = None
+    ) -> pd.DataFrame:
+        """Run the paired tests for any pairs × scores (× slices of ``by``; Holm across exactly
+        these rows)."""
         pairs = [(self.variant(a), self.variant(b)) for a, b in pairs]
         s_idx = [self.aligned.score_index(s) for s in scores]
         a_idx = [self.aligned.variant_index(a) for a, _ in pairs]
@@ -360,9 +376,17 @@ class Comparison:
         values = self.aligned.values[s_idx]  # scores × cases × variants
         d = values[:, :, b_idx] - values[:, :, a_idx]  # scores × cases × pairs
         d = d.transpose(1, 0, 2).reshape(len(self.aligned.case_ids), -1)
+        masks = self.slice_masks(by) if by is not None else [(None, slice(None))]
+        if by is not None:  # one block of columns per slice, NaN outside it
+            d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
         result = stats.paired_test(d, n_resamples=self.n_resamples, confidence=self.confidence,
                                    seed=self.seed)  # fmt: skip
-        return _significance_frame(self, pairs, scores, result)
+        return _significance_frame(self, pairs, scores, result, masks)
+
+    def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
+        """(slice, mask over the aligned cases) per slice of ``by``, in first-seen order."""
+        labels = case_slices(self.reports, self.aligned.case_ids, by)
+        return [(name, labels == name) for name in dict.fromkeys(labels.tolist())]
 
     def missing_cases(self) -> pd.DataFrame:
         """Cases absent from a variant (``missing``) or whose query failed (``query error``).
@@ -541,25 +565,14 @@ SUMMARY_COLUMNS = ["variant", "report", "query_mode", "score", "mean", "n", "std
 def summary_stats(
     values: np.ndarray, passed: np.ndarray, confidence: float
 ) -> dict[str, np.ndarray]:
-    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants."""
-    from scipy.stats import t
+    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants.
 
-    ok = ~np.isnan(values)
-    n = ok.sum(axis=1)
-    total = np.where(ok, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, total / n, np.nan)
-        sq = np.where(ok, (values - mean[:, None, :]) ** 2, 0.0).sum(axis=1)
-        std = np.where(n > 1, np.sqrt(sq / np.maximum(n - 1, 1)), np.nan)
-        half = t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
-        judged = (~np.isnan(passed)).sum(axis=1)
-        n_passed = np.nansum(passed, axis=1)
-        pass_rate = np.where(judged > 0, n_passed / np.maximum(judged, 1), np.nan)
-        lowest = np.where(ok, values, np.inf).min(axis=1)  # a mean never leaves the observed
-        highest = np.where(ok, values, -np.inf).max(axis=1)  # range (as aggregation clips)
-        low, high = np.maximum(mean - half, lowest), np.minimum(mean + half, highest)
-    return {"mean": mean, "n": n, "std": std, "ci_low": low, "ci_high": high,
-            "pass_rate": pass_rate, "n_passed": n_passed.astype(int)}  # fmt: skip
+    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices.
+    """
+    out = matrix_stats(values, passed, axis=1, confidence=confidence)
+    return {"mean": out["mean"], "n": out["n"], "std": out["std"], "ci_low": out["ci_low"],
+            "ci_high": out["ci_high"], "pass_rate": pass_rate(out["n_passed"], out["n_judged"]),
+            "n_passed": out["n_passed"]}  # fmt: skip
 
 
 def _significance_frame(
@@ -567,23 +580,26 @@ def _significance_frame(
     pairs: Sequence[tuple[Variant, Variant]],
     scores: Sequence[str],
     result: stats.PairedTest,
+    masks: Sequence[tuple[str | None, Any]] = ((None, slice(None)),),
 ) -> pd.DataFrame:
     al = comparison.aligned
     rows = []
-    for i, score in enumerate(scores):
-        s = al.score_index(score)
-        for j, (a, b) in enumerate(pairs):
-            k = i * len(pairs) + j
-            rows.append({
-                "score": score, "baseline": a.name, "variant": b.name,
-                "baseline_mean": _nanmean(al.values[s][:, al.variant_index(a)]),
-                "variant_mean": _nanmean(al.values[s][:, al.variant_index(b)]),
-                "delta": result.mean_diff[k], "ci_low": result.ci_low[k],
-                "ci_high": result.ci_high[k], "p_value": result.p_value[k],
-                "n_pairs": int(result.n[k]), "wins": int(result.wins[k]),
-                "ties": int(result.ties[k]), "losses": int(result.losses[k]),
-                "p_method": result.method[k],
-            })  # fmt: skip
+    for block, (name, mask) in enumerate(masks):
+        for i, score in enumerate(scores):
+            s = al.score_index(score)
+            for j, (a, b) in enumerate(pairs):
+                k = (block * len(scores) + i) * len(pairs) + j
+                rows.append({
+                    **({"slice": name} if name is not None else {}),
+                    "score": score, "baseline": a.name, "variant": b.name,
+                    "baseline_mean": _nanmean(al.values[s][mask, al.variant_index(a)]),
+                    "variant_mean": _nanmean(al.values[s][mask, al.variant_index(b)]),
+                    "delta": result.mean_diff[k], "ci_low": result.ci_low[k],
+                    "ci_high": result.ci_high[k], "p_value": result.p_value[k],
+                    "n_pairs": int(result.n[k]), "wins": int(result.wins[k]),
+                    "ties": int(result.ties[k]), "losses": int(result.losses[k]),
+                    "p_method": result.method[k],
+                })  # fmt: skip
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=["score", "baseline", "variant", "delta", "ci_low", "ci_high",

@@ -25,10 +25,13 @@ import pandas as pd
 from heta_notebook._gc import paused_gc
 from heta_notebook.evaluators import matching
 from heta_notebook.evaluators.aggregation import (
+    STATUSES,
     ScoreAggregate,
-    ScoreColumn,
+    aggregate_of,
+    grouped_stats,
+    status_code,
     summarize,
-    summarize_column,
+    text_counts,
 )
 from heta_notebook.schema import (
     REASON_KEYS,
@@ -62,8 +65,17 @@ class ReportFrames:
 
     # -- frames ---------------------------------------------------------------------------
 
-    def summary(self) -> pd.DataFrame:
-        """query_mode × score: mean, n, std, 95% CI, pass rate, n_passed, n_skipped, n_error."""
+    def summary(self, by: Any = None) -> pd.DataFrame:
+        """query_mode × score: mean, n, std, 95% CI, pass rate, n_passed, n_skipped, n_error.
+
+        ``by`` (a case label or metadata key; see ``analysis.slices``) adds a first column
+        and gives one row per slice × query_mode × score.
+        """
+        if by is not None:
+            from heta_notebook.analysis.slices import slice_summary
+
+            build = lambda: slice_summary(self, by)  # noqa: E731
+            return (self._cached(f"summary:{by}", build) if isinstance(by, str) else build()).copy()
         return self._cached("summary", self._build_summary).copy()
 
     def cases(self) -> pd.DataFrame:
@@ -252,7 +264,7 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
     return np.asarray([getattr(r, name) for r in case_results], dtype=object)
 
 
-_STATUSES = ("scored", "skipped", "error")
+_STATUSES = STATUSES
 
 
 class _FirstSeenCodes(dict):
@@ -333,46 +345,27 @@ def _scores_frame(case_results: Sequence[EvaluationCaseResult], cols: dict) -> p
 def _summarize_columns(
     case_results: Sequence[EvaluationCaseResult], cols: dict[str, Any]
 ) -> list[ScoreAggregate]:
-    """``aggregation.summarize`` from the extracted columns: the same groups, counts and
-    numbers (each group's values kept in report order, so means and stds are identical)."""
+    """``aggregation.summarize`` from the extracted columns: ``grouped_stats`` over the same
+    groups in the same order, so the numbers are identical."""
     modes = list(dict.fromkeys(r.query_mode for r in case_results))
     mode_code = {m: i for i, m in enumerate(modes)}
     case_modes = np.fromiter(map(mode_code.__getitem__, map(attrgetter("query_mode"), case_results)),
                              dtype=np.int64, count=len(case_results))  # fmt: skip
     failed = Counter(r.query_mode for r in case_results if r.error is not None and not r.scores)
-    rows, name_codes, status, names = (
-        cols["rows"],
-        cols["name_codes"],
-        cols["status"],
-        cols["names"],
-    )
-    width = max(len(names), 1)
-    keys = case_modes[rows] * width + name_codes
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if len(keys) else ()
-    bounds = [*np.asarray(starts, dtype=np.int64).tolist(), len(keys)]
+    names, width = cols["names"], max(len(cols["names"]), 1)
+    keys = case_modes[cols["rows"]] * width + cols["name_codes"]
+    present, groups = np.unique(keys, return_inverse=True)
+    groups = groups.reshape(-1)
+    passed = np.where(cols["passed"] == 2, np.nan, cols["passed"].astype(float))
+    stats = grouped_stats(groups, len(present), cols["values"], status=cols["status"],
+                          passed=passed)  # fmt: skip
     texts = cols["texts"]
-    has_text = np.fromiter((t is not None for t in texts), bool, len(texts)) if any(texts) else None
-    passed = cols["passed"]
+    counts = text_counts(groups, cols["status"], texts) if any(texts) else {}
     out = []
-    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
-        idx = order[start:stop]
-        key = int(sorted_keys[start])
+    for i, key in enumerate(present.tolist()):
         mode_, name = modes[key // width], names[key % width]
-        st = status[idx]
-        scored = idx[st == 0]
-        column = ScoreColumn(
-            skipped=int((st == 1).sum()), errors=int((st == 2).sum()) + failed[mode_]
-        )
-        numeric = scored
-        if has_text is not None and has_text[scored].any():
-            column.texts = Counter(texts[i] for i in scored[has_text[scored]].tolist())
-            numeric = scored[~has_text[scored]]
-        column.values = cols["values"][numeric]
-        verdicts = passed[scored]
-        column.judged, column.passed = int((verdicts != 2).sum()), int((verdicts == 1).sum())
-        out.append(summarize_column(mode_, name, column, 0.95))
+        stats["n_error"][i] += failed[mode_]
+        out.append(aggregate_of(stats, i, name=name, mode=mode_, counts=counts.get(i)))
     return out
 
 
@@ -391,10 +384,11 @@ _FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 
 def _status_and_reason(md: dict[str, Any]) -> tuple[int, str | None]:
     """Status code (index into ``_STATUSES``) and reason of one flagged score's metadata."""
-    if md.get("error"):
+    code = status_code(md)
+    if code == 2:
         error = md["error"]
         return 2, str(error.get("message") if isinstance(error, dict) else error)
-    if md.get("skipped"):
+    if code == 1:
         return 1, md.get("skip_reason")
     return 0, next((str(md[k]) for k in REASON_KEYS if md.get(k)), None)
 

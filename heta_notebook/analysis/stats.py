@@ -27,6 +27,8 @@ from itertools import product
 
 import numpy as np
 
+from heta_notebook.evaluators.aggregation import bootstrap_means
+
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 EXACT_MAX_N = 12
@@ -248,28 +250,8 @@ def _random_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
 
 
 def _bootstrap_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """Means of ``n_resamples`` resamples of the rows of x: count matrix @ x, in blocks."""
-    rng = np.random.default_rng(seed + 1)
-    n = x.shape[0]
-    dtype = np.float64 if n * x.shape[1] <= 200_000 else np.float32
-    xs = x.astype(dtype)
-    means = np.empty((n_resamples, x.shape[1]))
-    for start, stop in _blocks(n_resamples, n):
-        counts = _resample_counts(rng, stop - start, n, dtype)
-        means[start:stop] = counts @ xs
-    return means / n
-
-
-def _resample_counts(rng: np.random.Generator, rows: int, n: int, dtype: type) -> np.ndarray:
-    """How often each case is drawn in ``rows`` bootstrap resamples (multinomial counts)."""
-    counts = np.empty((rows, n), dtype=dtype)
-    step = max(1, 500_000 // n)  # a few resamples at a time: the bincount stays in cache
-    offsets = np.arange(step, dtype=np.int64)[:, None] * n
-    for r in range(0, rows, step):
-        k = min(step, rows - r)
-        index = rng.integers(0, n, size=(k, n), dtype=np.int64) + offsets[:k]
-        counts[r : r + k] = np.bincount(index.ravel(), minlength=k * n).reshape(k, n)
-    return counts
+    """Means of ``n_resamples`` resamples of the rows of x (``aggregation.bootstrap_means``)."""
+    return bootstrap_means(x, n_resamples, seed + 1)
 
 
 def _rtol(dtype: type) -> float:

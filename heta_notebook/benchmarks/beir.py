@@ -35,6 +35,7 @@ from heta_notebook.benchmarks._io import (
     require_file,
     text_field,
 )
+from heta_notebook.benchmarks.labels import LabelSource, read_labels
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkDocument,
@@ -66,9 +67,12 @@ class BeirBenchmark(InMemoryBenchmark):
         version: str = "local",
         evaluators: Sequence[Any] | None = None,
         manifest_fields: Mapping[str, Any] | None = None,
+        labels: LabelSource | None = None,
     ):
+        """``labels``: a labels file (JSONL/TSV/CSV) or mapping query id → case labels."""
         self.folder = Path(folder)
         self.split = split
+        self.labels_source = labels
         self.dataset = (dataset or self.folder.name or "beir").lower()
         manifest = BenchmarkManifest(
             name=f"beir_{self.dataset}",
@@ -110,14 +114,20 @@ class BeirBenchmark(InMemoryBenchmark):
         documents, doc_ids = read_corpus(corpus)
         queries = read_queries(queries_path)
         qrels, dropped = read_qrels(qrels_path, queries, doc_ids)
+        extra = {} if self.labels_source is None else read_labels(self.labels_source, queries)
         cases = [
-            self._case(qid, queries[qid], labels, doc_ids)
+            self._case(qid, queries[qid], labels, doc_ids, extra.get(qid))
             for qid, labels in _in_order(queries, qrels)
         ]
         return documents, cases, {"qrels_dropped": dropped, "split": self.split}
 
     def _case(
-        self, query_id: str, query: dict[str, Any], labels: dict[str, int], doc_ids: dict[str, str]
+        self,
+        query_id: str,
+        query: dict[str, Any],
+        labels: dict[str, int],
+        doc_ids: dict[str, str],
+        case_labels: Mapping[str, Any] | None = None,
     ) -> BenchmarkCase:
         evidence = tuple(
             BenchmarkEvidence(
@@ -140,7 +150,7 @@ class BeirBenchmark(InMemoryBenchmark):
             case_id=query_id,
             query=query["text"],
             expected=BenchmarkExpected(evidence=evidence, metadata=expected_meta),
-            labels={"dataset": self.dataset, "split": self.split},
+            labels={"dataset": self.dataset, "split": self.split, **(case_labels or {})},
             metadata={**query["metadata"], "beir_query_id": query_id, "dataset": self.dataset},
         )
 

@@ -7,6 +7,7 @@ latency p50/p95 and run time. Every value that came from data is escaped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,15 +28,43 @@ from heta_notebook.schema import EvaluationReport
 MAX_MANIFEST_ITEMS = 10
 
 
-def report_card_html(report: EvaluationReport, *, standalone_style: bool = True) -> str:
-    """The card as an HTML fragment (with the shared ``<style>`` unless told not to)."""
+def report_card_html(
+    report: EvaluationReport,
+    *,
+    standalone_style: bool = True,
+    by: Any = None,
+    scores: Sequence[str] | None = None,
+) -> str:
+    """The card as an HTML fragment (with the shared ``<style>`` unless told not to).
+
+    ``by`` (a case label or metadata key) adds a per-slice table of ``scores`` (default: the
+    headline score, nDCG@10 when present).
+    """
     frames = report.frames()
     parts = [
         _header(report),
         _facts(report, frames),
         _metrics(report, frames),
     ]
+    if by is not None:
+        parts.append(_slices(frames, by, scores))
     return str(panel(style() if standalone_style else "", *parts, class_="hn-card"))
+
+
+class ReportCard:
+    """The card as an object a notebook displays (``report.card(by="topic")``)."""
+
+    def __init__(self, report: EvaluationReport, **options: Any) -> None:
+        self.report, self.options = report, options
+
+    def _repr_html_(self) -> str:
+        return report_card_html(self.report, **self.options)
+
+    def __str__(self) -> str:
+        return self._repr_html_()
+
+    def __repr__(self) -> str:
+        return f"<ReportCard {self.report.report_id!r} {self.options}>"
 
 
 # --------------------------------------------------------------------------- header and facts
@@ -191,6 +220,40 @@ def _latency_rows(frames: Any, modes: list[str]) -> list[list[Any]]:
     return rows
 
 
+# --------------------------------------------------------------------------- slices
+
+HEADLINE_SCORES = ("ndcg@10", "beir_ndcg@10", "ndcg_cut_10", "evidence_recall@10")
+
+
+def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
+    """Slices as rows, query modes as columns: mean of each score with n and CI in small print."""
+    summary = frames.summary(by=by)
+    key = summary.columns[0]
+    names = list(scores or [])
+    if not names:
+        names = [next((s for s in HEADLINE_SCORES if s in frames.score_names),
+                      frames.score_names[0] if frames.score_names else "")]  # fmt: skip
+    unknown = [n for n in names if n not in set(summary["score"])]
+    if unknown:
+        raise KeyError(f"no score {unknown[0]!r} in this report (scores: "
+                       f"{', '.join(frames.score_names)})")  # fmt: skip
+    modes = frames.modes
+    rows = []
+    for name in names:
+        picked = summary[summary["score"] == name]
+        for value, group in picked.groupby(key, sort=False):
+            by_mode = {r.query_mode: r for r in group.itertuples(index=False)}
+            means = [r.mean for r in by_mode.values() if pd.notna(r.mean)]
+            best = max(means) if len(means) > 1 else None
+            cells = [_metric_cell(by_mode[m], best) if m in by_mode else "–" for m in modes]
+            rows.append([f"{value}", name, *cells])
+    title = tag("div", tag("b", f"By {key}"), class_="hn-note")
+    note = tag("div", "One row per slice: mean over its scored cases, n and 95% CI in small "
+               "print (compare slices with compare(..., by=...) for paired tests).",
+               class_="hn-note")  # fmt: skip
+    return join([title, table([key, "score", *modes], rows), note])
+
+
 def _summary_only(report: EvaluationReport) -> Markup:
     if not report.score_summary:
         return tag("div", "No case results in this report.", class_="hn-note")
@@ -199,4 +262,4 @@ def _summary_only(report: EvaluationReport) -> Markup:
                  tag("div", "Stored score summary (no case results).", class_="hn-note")])  # fmt: skip
 
 
-__all__ = ["report_card_html"]
+__all__ = ["ReportCard", "report_card_html"]

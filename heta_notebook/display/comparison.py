@@ -40,7 +40,7 @@ def comparison_html(comparison: Comparison) -> str:
     """The whole comparison view as an HTML fragment (styles included)."""
     if not comparison.score_names:
         return str(panel(style(), tag("p", "No numeric scores to compare.")))
-    sig = comparison.significance()
+    sig = comparison.significance(by=None)  # the table shows overall tests; slices below
     body = [
         style(),
         raw(f"<style>{CSS}</style>"),
@@ -51,6 +51,8 @@ def comparison_html(comparison: Comparison) -> str:
         _manifest_section(comparison),
         _significance_section(sig),
     ]
+    if comparison.by is not None:
+        body.append(_slice_section(comparison))
     return str(panel(*body, class_="hn-cmp"))
 
 
@@ -219,6 +221,21 @@ def _significance_section(sig: pd.DataFrame) -> Markup:
         _simple_table(header, rows),
         tail if more > 0 else raw(""),
     )
+
+
+def _slice_section(comparison: Comparison) -> Markup:
+    """Per-slice paired tests of the headline score (Holm over every slice × score × pair)."""
+    sig = comparison.significance()
+    sig = sig[sig["score"] == comparison.primary_score]
+    header = ["slice", "variant", "baseline", "mean", "delta", "95% CI", "p (Holm)", "pairs"]
+    rows = [
+        [r.slice, r.variant, r.baseline, fmt_num(r.variant_mean),
+         join([format_delta(r.delta), significance_mark(r.p_holm)]),
+         fmt_ci(r.ci_low, r.ci_high), _p(r.p_holm), fmt_int(r.n_pairs)]
+        for r in sig.head(MAX_DETAIL_ROWS).itertuples(index=False)
+    ]  # fmt: skip
+    return details(f"By slice: {comparison.primary_score} per slice (Holm across slices)",
+                   _simple_table(header, rows), open_=True)  # fmt: skip
 
 
 def _simple_table(header: list[Any], rows: list[list[Any]]) -> Markup:

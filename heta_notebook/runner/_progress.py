@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from heta_notebook.evaluators.aggregation import ERROR, status_code
 from heta_notebook.schema import EvaluationCaseResult
 
 
@@ -23,7 +24,9 @@ class RunProgress:
         """Advance by one finished case; show the error count when it changes."""
         if self._bar is None:  # no bar, nothing to show: skip the scan of every score
             return
-        failed = result.error is not None or any(s.metadata.get("error") for s in result.scores)
+        failed = result.error is not None or any(
+            status_code(s.metadata) == ERROR for s in result.scores
+        )
         if failed:
             self.errors += 1
             self._bar.set_postfix(errors=self.errors, refresh=False)

@@ -21,7 +21,16 @@ from typing import Any
 import numpy as np
 
 # The column rules and per-column statistics of ``summarize``, fed one result at a time.
-from heta_notebook.evaluators.aggregation import ScoreColumn, summarize_column
+from heta_notebook.evaluators.aggregation import (
+    ERROR,
+    SKIPPED,
+    ScoreColumn,
+    status_code,
+    summarize_column,
+)
+from heta_notebook.evaluators.aggregation import (
+    bootstrap_intervals as aggregation_bootstrap_intervals,
+)
 from heta_notebook.runner.config import BenchmarkRunConfig
 from heta_notebook.schema import EvaluationCaseResult
 
@@ -31,8 +40,6 @@ _VERSIONED = (
 )  # fmt: skip
 # A bootstrap costs n_resamples × n draws per score column; beyond this, keep the t interval.
 _BOOTSTRAP_BUDGET = 20_000_000
-# Resample count matrices up to this many cells (8 MB) are cached across reports.
-_CACHED_COUNTS = 1_000_000
 
 
 def utc_now() -> str:
@@ -107,10 +114,11 @@ class ScoreColumns:
                 column = cells[score.name] = _Cells()
             metadata = score.metadata
             if metadata:
-                if metadata.get("error"):
+                status = status_code(metadata)  # the one scored/skipped/error rule
+                if status == ERROR:
                     column.errors += 1
                     continue
-                if metadata.get("skipped"):
+                if status == SKIPPED:
                     column.skipped += 1
                     continue
             value = score.value
@@ -203,50 +211,8 @@ def _environment() -> dict[str, Any]:
 def bootstrap_intervals(
     columns: dict[str, list[float]], config: BenchmarkRunConfig
 ) -> dict[str, list[float] | None]:
-    """95% percentile-bootstrap CI of the mean per column (as ``aggregation.bootstrap_ci``).
-
-    Same draws as ``bootstrap_ci`` (same seed, same length), computed for every column of one
-    length at once: resample counts × values is one matrix product, so a report with 400
-    score columns costs about what one column costs.
-    """
-    resamples, out = config.bootstrap_resamples, {}
-    by_length: dict[int, list[str]] = {}
-    for key, values in columns.items():
-        n = len(values)
-        if not resamples or n < 2 or n * resamples > _BOOTSTRAP_BUDGET:
-            out[key] = None  # too small, or too large for the budget: ``ci95`` (t) stands
-        else:
-            by_length.setdefault(n, []).append(key)
-    alpha = (1 - 0.95) / 2
-    for n, keys in by_length.items():
-        values = np.asarray([columns[key] for key in keys], dtype=float).T  # n × columns
-        means = _resample_counts(config.seed, resamples, n) @ values / n
-        low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
-        out.update(
-            {key: [float(lo), float(hi)] for key, lo, hi in zip(keys, low, high, strict=True)}
-        )
-    return out
-
-
-def _resample_counts(seed: int, resamples: int, n: int) -> np.ndarray:
-    """How often each of ``n`` values is drawn in each resample (``bootstrap_ci``'s draws).
-
-    Float, so the matrix product needs no conversion. Depends only on (seed, resamples, n):
-    small matrices (≤ 8 MB) are kept, so a notebook rerunning one benchmark draws them once.
-    """
-    if resamples * n <= _CACHED_COUNTS:
-        return _cached_counts(seed, resamples, n)
-    return _draw_counts(seed, resamples, n)
-
-
-@functools.lru_cache(maxsize=4)
-def _cached_counts(seed: int, resamples: int, n: int) -> np.ndarray:
-    counts = _draw_counts(seed, resamples, n)
-    counts.flags.writeable = False  # shared between reports
-    return counts
-
-
-def _draw_counts(seed: int, resamples: int, n: int) -> np.ndarray:
-    draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    offsets = (np.arange(resamples)[:, None] * n + draws).ravel()
-    return np.bincount(offsets, minlength=resamples * n).reshape(resamples, n).astype(float)
+    """95% percentile-bootstrap CI of the mean per column (``aggregation.bootstrap_intervals``:
+    every column of one length in one matrix product; None beyond the draw budget)."""
+    return aggregation_bootstrap_intervals(
+        columns, n_resamples=config.bootstrap_resamples, seed=config.seed, budget=_BOOTSTRAP_BUDGET
+    )
