@@ -35,6 +35,7 @@ from heta_notebook.benchmarks._base import InMemoryBenchmark, Parsed, default_an
 from heta_notebook.benchmarks._io import (
     BenchmarkFormatError,
     IdRegistry,
+    check_evidence_grades,
     validation_problem,
 )
 from heta_notebook.benchmarks.jsonl import as_manifest, case_from_row, document_from_row
@@ -76,6 +77,8 @@ class RecordsBenchmark(InMemoryBenchmark):
             case = case_from_record(row, row_number, known_documents=known, contexts=contexts)
             ids.add(case.case_id, row_number)
             cases.append(case)
+        if not cases:
+            raise BenchmarkFormatError("no cases: the records list is empty", file=SOURCE)
         if self._document_rows is None:
             documents = [
                 BenchmarkDocument(document_id=doc_id, name=f"{doc_id}.txt", text=text)
@@ -141,6 +144,7 @@ def _expected(
     for key in EVIDENCE_KEYS:
         for item in _as_list(source.get(key)):
             evidence.append(_evidence(key, item, known, contexts, row_number))
+    check_evidence_grades(evidence, file=SOURCE, line=row_number)
     expected: dict[str, Any] = {"answers": [str(a) for a in answers or ()], "evidence": evidence}
     if source.get("value") is not None:
         expected["value"] = source["value"]
