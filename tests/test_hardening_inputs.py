@@ -150,3 +150,47 @@ def test_records_relevance_is_checked_too():
         BenchmarkFormatError, match=r"<records>:1: .*relevance must be an integer grade"
     ):
         RecordsBenchmark(rows).load()
+
+
+# -- Windows-reserved names ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CON",
+        "nul",
+        "Com1",
+        "LPT9",
+        "aux.txt",
+        "con .json",
+        "report.",
+        "trail ",
+        "ab:c",
+        "q?",
+        "x*y",
+        "a|b",
+    ],
+)
+def test_windows_reserved_names_are_refused(name):
+    from heta_notebook.paths import UnsafeNameError, safe_name
+
+    with pytest.raises(UnsafeNameError, match="reserved on Windows"):
+        safe_name(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["console", "com10", "nul_report", "lpt", "a.b", "beir_cranfield-whole-docs"]
+)
+def test_names_near_reserved_ones_stay_allowed(name):
+    from heta_notebook.paths import safe_name
+
+    assert safe_name(name) == name
+
+
+def test_store_refuses_a_reserved_knowledge_base_name(tmp_path):
+    from heta_notebook import ReportStore
+    from heta_notebook.paths import UnsafeNameError
+
+    with pytest.raises(UnsafeNameError, match="reserved on Windows"):
+        ReportStore(tmp_path).load("NUL", "r1")
