@@ -387,7 +387,7 @@ class EvaluationReport(Record):
         except FileNotFoundError:
             raise FileNotFoundError(f"no report at {path}") from None
         except ValueError as exc:
-            raise ValueError(f"{path}: not a valid evaluation report:\n{exc}") from exc
+            raise ReportFormatError(path, exc) from exc
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Serialise to JSON text (the ``report.json`` layout)."""
@@ -472,6 +472,30 @@ class EvaluationReport(Record):
     __str__ = __repr__
 
 
+class ReportFormatError(ValueError):
+    """A ``report.json`` that cannot be read: one line naming the file and the first fields wrong."""
+
+    def __init__(self, file: str | PathLike[str] | None, error: Exception):
+        self.file = None if file is None else str(file)
+        self.error = error
+        where = f"{self.file}: " if self.file else ""
+        super().__init__(f"{where}not a valid evaluation report: {_one_line(error)}")
+
+
+def _one_line(error: Exception, limit: int = 3) -> str:
+    """``field.path: message; ...`` for a pydantic error (first ``limit``), else the message."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return " ".join(str(error).split()) or type(error).__name__
+    items = errors(include_url=False)
+    parts = [
+        f"{'.'.join(map(str, e.get('loc', ()))) or 'report'}: {e.get('msg', 'invalid')}"
+        for e in items[:limit]
+    ]
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return "; ".join(parts) + more
+
+
 def report_key(knowledge_base_name: str, report_id: str) -> str:
     """heta-framework's store key of a report: ``_heta/knowledge_bases/{kb}/evaluations/{id}/report.json``."""
     from heta_notebook.paths import safe_name
@@ -504,5 +528,6 @@ __all__ = [
     "QueryResult",
     "QueryTraceEvent",
     "Record",
+    "ReportFormatError",
     "report_key",
 ]
