@@ -121,31 +121,32 @@ _LS_COLUMNS = [
     "knowledge_base_name", "report_id", "label", "benchmark", "split",
     "query_modes", "n_cases", "finished_at", "partial",
 ]  # fmt: skip
-_LS_HEADER = ["knowledge_base", "report_id", "label", "benchmark", "modes", "cases", "finished"]
-_LS_MIN_WIDTH = [8, 12, 6, 9, 5, 5, 8]
+_LS_HEADER = ["knowledge_base", "report_id", "label", "benchmark", "cases", "finished"]
+# Shrink order and floors when the table is too wide: ids first (their heads tell reports
+# apart; the time is in "finished"), then the free text, never a header.
+_LS_SHRINK = [(1, 14), (0, 14), (3, 10), (2, 8)]
 
 
 def ls_table(rows: Sequence[dict[str, Any]], width: int = 80) -> str:
-    """The compact listing: key columns, long ids shortened in the middle, at most ``width`` wide."""
+    """The compact listing: key columns, long ids shortened, at most ``width`` wide when it can be."""
     table = [_LS_HEADER] + [_ls_cells(row) for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(_LS_HEADER))]
-    while sum(widths) + 2 * (len(widths) - 1) > width:
-        slack = [w - m for w, m in zip(widths, _LS_MIN_WIDTH, strict=True)]
-        if max(slack) <= 0:
-            break
-        widths[slack.index(max(slack))] -= 1
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for column, floor in _LS_SHRINK:
+        cut = max(0, min(excess, widths[column] - max(floor, len(_LS_HEADER[column]))))
+        widths[column] -= cut
+        excess -= cut
     lines = []
     for line in table:
         cells = []
         for i, (cell, w) in enumerate(zip(line, widths, strict=True)):
-            text = _fit(cell, w, middle=i < 2)
-            cells.append(text.rjust(w) if i in (4, 5) else text.ljust(w))
+            text = _fit(cell, w, middle=i == 0)
+            cells.append(text.rjust(w) if i == 4 else text.ljust(w))
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 
 
 def _ls_cells(row: dict[str, Any]) -> list[str]:
-    modes = row.get("query_modes")
     benchmark = str(row.get("benchmark") or "")
     if row.get("split") and str(row["split"]) != "test":
         benchmark += f"/{row['split']}"
@@ -155,14 +156,13 @@ def _ls_cells(row: dict[str, Any]) -> list[str]:
         str(row.get("report_id") or ""),
         str(row.get("label") or ""),
         benchmark,
-        str(len(modes)) if isinstance(modes, (list, tuple)) else "",
         "" if row.get("n_cases") is None else str(row["n_cases"]),
         finished[:16].replace("T", " "),
     ]
 
 
 def _fit(text: str, width: int, *, middle: bool) -> str:
-    """``text`` cut to ``width`` with an ellipsis (in the middle for ids, whose ends differ)."""
+    """``text`` cut to ``width`` with an ellipsis (in the middle for names whose ends differ)."""
     if len(text) <= width:
         return text
     if middle:
