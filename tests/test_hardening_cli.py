@@ -110,7 +110,7 @@ def test_ls_is_a_compact_80_column_table_with_short_ids(tmp_path, capsys):
     out = capsys.readouterr().out
     lines = out.rstrip("\n").splitlines()
     assert len(lines) == 2 and all(len(line) <= 80 for line in lines)
-    assert LONG_ID not in out and LONG_ID[:12] + "…" in out and "…25-only " in out
+    assert LONG_ID not in out and LONG_ID[:13] + "…" in out and "…25-only " in out
     assert main(["ls", str(tmp_path), "--long"]) == 0
     assert LONG_ID in capsys.readouterr().out
 
