@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from heta_notebook.redaction import redact_text
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -281,7 +283,8 @@ class EvaluationScore(Record):
     @classmethod
     def error_score(cls, name: str, exc: BaseException, **metadata: Any) -> EvaluationScore:
         """A score recording that evaluator ``name`` failed with ``exc``."""
-        error = {"message": str(exc) or type(exc).__name__, "error_type": type(exc).__name__}
+        message = redact_text(str(exc)) or type(exc).__name__
+        error = {"message": message, "error_type": type(exc).__name__}
         return cls(name=name, value=0.0, passed=None, metadata={**metadata, "error": error})
 
     @classmethod
@@ -308,7 +311,7 @@ class EvaluationError(Record):
         """Record ``exc`` (type and message); timeouts are marked retryable."""
         retryable = isinstance(exc, (TimeoutError, ConnectionError))
         return cls(
-            message=str(exc) or type(exc).__name__,
+            message=redact_text(str(exc)) or type(exc).__name__,
             error_type=type(exc).__name__,
             retryable=retryable,
             metadata=metadata,
