@@ -59,7 +59,7 @@ def test_non_utf8_qrels_names_line(tmp_path):
 def test_utf8_bom_is_accepted(tmp_path):
     bench = jsonl(tmp_path)
     bench.cases_jsonl.write_bytes(b"\xef\xbb\xbf" + json.dumps(CASE).encode() + b"\n")
-    assert [c.case_id for c in bench.load()[2]] == ["q1"]
+    assert [c.case_id for c in list(bench.load())[2]] == ["q1"]
 
 
 # -- empty inputs ------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def test_non_integer_relevance_is_refused_with_its_field(tmp_path, grade):
 
 @pytest.mark.parametrize(("grade", "expected"), [(2, 2), (2.0, 2), ("3", 3), (0, 0), (-1, -1)])
 def test_integral_relevance_is_kept_as_int(tmp_path, grade, expected):
-    case = jsonl(tmp_path, cases=[_graded(grade)]).load()[2][0]
+    case = jsonl(tmp_path, cases=[_graded(grade)]).load().cases[0]
     assert case.expected.evidence[0].metadata["relevance"] == expected
     assert type(case.expected.evidence[0].metadata["relevance"]) is int
 
