@@ -72,11 +72,6 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
-def redact_url(url: str) -> str:
-    """A URL safe to store: user info and secret query values replaced, the rest kept."""
-    return redact_text(url)
-
-
 def url_secrets(url: str | None) -> tuple[str, ...]:
     """The credentials a URL carries (user info password/user, secret query values), to hide
     their echoes elsewhere (e.g. in an HTTP library's error message)."""
@@ -126,7 +121,6 @@ __all__ = [
     "is_secret_key",
     "redact",
     "redact_text",
-    "redact_url",
     "secret_forms",
     "strip_url",
     "url_secrets",

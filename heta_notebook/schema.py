@@ -8,7 +8,6 @@ newer writers are kept (``extra="allow"``) and written back out unchanged.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from os import PathLike
@@ -507,11 +506,6 @@ def report_key(knowledge_base_name: str, report_id: str) -> str:
         f"_heta/knowledge_bases/{safe_name(knowledge_base_name)}"
         f"/evaluations/{safe_name(report_id)}/report.json"
     )
-
-
-def dumps(data: Any) -> str:
-    """Compact, deterministic JSON for checkpoints and caches."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 __all__ = [

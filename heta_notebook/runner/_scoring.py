@@ -130,14 +130,6 @@ class CaseScorer:
             for index, score in zip(self.batch_indices, row, strict=True):
                 scores[index] = score
 
-    async def score(
-        self, case: BenchmarkCase, response: QueryResponse
-    ) -> tuple[EvaluationScore, ...]:
-        """Every evaluator's score for one case, in evaluator order."""
-        scores = await self.score_per_case(case, response)
-        self.score_batch([case], [response], [scores])
-        return tuple(scores)
-
 
 def _row_alone(
     evaluators: Sequence[Any], case: BenchmarkCase, response: QueryResponse
