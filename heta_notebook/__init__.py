@@ -81,6 +81,10 @@ _EXPORTS: dict[str, str] = {
     "compare": "heta_notebook.analysis.compare",
     "Comparison": "heta_notebook.analysis.compare",
     "setup_notebook": "heta_notebook.display.setup",
+    # heta-framework interop (heta_framework itself is imported only when these are called)
+    "to_heta_report": "heta_notebook.integrations.heta",
+    "from_heta_report": "heta_notebook.integrations.heta",
+    "as_heta_evaluator": "heta_notebook.integrations.heta",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -174,6 +178,11 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         beir_default_metrics,
         evaluate_batch,
         evaluate_run,
+    )
+    from heta_notebook.integrations.heta import (  # noqa: F401
+        as_heta_evaluator,
+        from_heta_report,
+        to_heta_report,
     )
     from heta_notebook.kb.embedders import (  # noqa: F401
         Embedder,

@@ -65,3 +65,27 @@ def test_dead_code_is_gone():
     assert not hasattr(schema, "dumps")
     assert not hasattr(compare, "_order_rows")
     assert not hasattr(_scoring.CaseScorer, "score")
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _user_code() -> dict[str, str]:
+    """README code, notebook cells and example scripts: what a newcomer copies."""
+    import json
+
+    texts = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts[str(path.relative_to(ROOT))] = "\n".join("".join(c["source"]) for c in cells)
+    return texts
+
+
+def test_readme_notebooks_and_examples_import_from_the_top_level_only():
+    import re
+
+    deep = re.compile(r"^\s*(from heta_notebook\.\w+|import heta_notebook\.\w+)", re.MULTILINE)
+    offenders = {name: deep.findall(text) for name, text in _user_code().items()}
+    assert {name: found for name, found in offenders.items() if found} == {}
