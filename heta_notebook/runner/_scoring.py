@@ -25,12 +25,18 @@ async def with_timeout(awaitable: Awaitable[T], seconds: float | None, what: str
     """Await ``awaitable`` for at most ``seconds`` (None: no bound); raise a named TimeoutError."""
     if seconds is None:
         return await awaitable
+    if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
+        try:
+            return await asyncio.wait_for(awaitable, seconds)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"{what} timed out after {seconds:g} s") from None
+    bound = asyncio.timeout(seconds)
     try:
-        if sys.version_info >= (3, 11):
-            async with asyncio.timeout(seconds):
-                return await awaitable
-        return await asyncio.wait_for(awaitable, seconds)  # pragma: no cover - Python 3.10
+        async with bound:
+            return await awaitable
     except TimeoutError:
+        if not bound.expired():  # the user's own asyncio.timeout: keep it as it is
+            raise
         raise TimeoutError(f"{what} timed out after {seconds:g} s") from None
 
 
