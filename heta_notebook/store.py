@@ -157,7 +157,10 @@ class ReportStore:
             return pd.DataFrame(columns=columns)
         front = [c for c in columns if c in frame.columns]
         rest = [c for c in frame.columns if c not in front]
-        return frame[front + rest].sort_values("started_at", ignore_index=True)
+        frame = frame[front + rest]
+        if "started_at" not in frame:  # only foreign or hand-made summaries: keep folder order
+            return frame
+        return frame.sort_values("started_at", ignore_index=True, key=lambda c: c.astype(str))
 
     # -- checkpoints ----------------------------------------------------------------------
 

@@ -143,3 +143,11 @@ def test_different_benchmarks_flag_is_separate_from_force(tmp_path):
         warnings.simplefilter("ignore")
         assert main(["export", str(a), str(b), "-o", str(out), "--allow-different-benchmarks"]) == 0
     assert out.is_file()
+
+
+def test_store_list_survives_summaries_without_times(tmp_path):
+    store = ReportStore(tmp_path / "store")
+    path = _saved(tmp_path, "odd")
+    (path.parent / "summary.json").write_text('{"report_id": "odd", "started_at": 5}')
+    _saved(tmp_path, "fine")
+    assert sorted(store.list()["report_id"]) == ["fine", "odd"]
