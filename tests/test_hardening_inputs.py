@@ -192,3 +192,20 @@ def test_store_refuses_a_reserved_knowledge_base_name(tmp_path):
 
     with pytest.raises(UnsafeNameError, match="reserved on Windows"):
         ReportStore(tmp_path).load("NUL", "r1")
+
+
+# -- found by tests/test_fuzz_loaders.py -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [
+        ({"case_id": "d1", "query": "q", "metadata": "0"}, "metadata"),
+        ({"case_id": "d1", "query": "q", "labels": [1]}, "labels"),
+        ({"case_id": "d1", "query": "q", "answers": {"a": 1}}, "answers"),
+        ({"case_id": "d1", "query": "q", "answers": 1.5, "contexts": 2.5}, "contexts items"),
+    ],
+)
+def test_records_with_wrong_types_name_the_row(row, field):
+    with pytest.raises(BenchmarkFormatError, match=rf"<records>:1: .*{field}"):
+        RecordsBenchmark([row]).load()
