@@ -209,3 +209,20 @@ def test_store_refuses_a_reserved_knowledge_base_name(tmp_path):
 def test_records_with_wrong_types_name_the_row(row, field):
     with pytest.raises(BenchmarkFormatError, match=rf"<records>:1: .*{field}"):
         RecordsBenchmark([row]).load()
+
+
+def test_a_custom_benchmark_without_cases_is_named():
+    from heta_notebook import BenchmarkManifest, load_benchmark_sync
+
+    class Empty:
+        manifest = BenchmarkManifest(name="my-bench", version="3")
+
+        async def documents(self, prepared):
+            yield BenchmarkDocument(document_id="d1", text="x")
+
+        async def cases(self, prepared):
+            return
+            yield
+
+    with pytest.raises(ValueError, match=r"'my-bench:3:test' produced no cases"):
+        load_benchmark_sync(Empty())
