@@ -4,7 +4,7 @@ Each input, however broken, must give a result or one of the library's own error
 file (and the line or field when there is one): ``BenchmarkFormatError`` for benchmarks,
 ``ReportFormatError`` for reports. Never an unhandled exception from a dependency (json,
 pydantic, base64, pathlib, ...). ``HETA_FUZZ_EXAMPLES`` scales the number of inputs per test
-(default 150); the figure in the README's "Reliability" section comes from a run with 5,000.
+(default 150); the figure in the README's "Reliability" section comes from a run with 1,500.
 """
 
 from __future__ import annotations
