@@ -140,6 +140,7 @@ def _loads_or_names_the_file(load, files: set[str], *, line_required: bool = Fal
                 assert exc.line is not None, str(exc)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(documents=jsonl_files(document_rows), cases=jsonl_files(case_rows))
 def test_fuzz_jsonl_benchmark(documents: bytes, cases: bytes) -> None:
@@ -152,6 +153,7 @@ def test_fuzz_jsonl_benchmark(documents: bytes, cases: bytes) -> None:
         _loads_or_names_the_file(bench.load, {str(docs), str(cs)})
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     corpus=jsonl_files(_optional(_id=ids, title=texts, text=texts, metadata=json_values)),
@@ -170,6 +172,7 @@ def test_fuzz_beir_benchmark(corpus: bytes, queries: bytes, qrels: bytes) -> Non
         _loads_or_names_the_file(BeirBenchmark.from_folder(folder, evaluators=()).load, files)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     records=st.lists(case_rows | json_values, max_size=5),
@@ -226,6 +229,7 @@ report_bytes = (
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=report_bytes)
 def test_fuzz_evaluation_report_load(data: bytes) -> None:
@@ -240,6 +244,7 @@ def test_fuzz_evaluation_report_load(data: bytes) -> None:
             assert "\n" not in str(exc)
 
 
+@pytest.mark.slow
 def test_fuzz_squad_benchmark_when_present() -> None:
     """Hook for the SQuAD loader (benchmarks/squad.py, another branch): fuzzed once it exists."""
     squad = pytest.importorskip(
