@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import time
 
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.evaluators.aggregation import aggregate
-from heta_notebook.evaluators.retrieval import BeirRetrievalMetric
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import Chunking, Recipe
+from heta_notebook import (
+    BeirBenchmark,
+    BeirRetrievalMetric,
+    Chunking,
+    KnowledgeBase,
+    Recipe,
+    aggregate,
+)
 
 RECIPES = (
     Recipe(name="whole documents"),

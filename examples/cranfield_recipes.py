@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import sys
 
-from heta_notebook import BenchmarkRunConfig, Recipe, ReportStore, run_benchmark
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.kb.recipe import Chunking
+from heta_notebook import (
+    BeirBenchmark,
+    BenchmarkRunConfig,
+    Chunking,
+    Recipe,
+    ReportStore,
+    run_benchmark,
+)
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 

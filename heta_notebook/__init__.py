@@ -7,6 +7,7 @@ Everything a notebook needs is importable from here. Names load lazily on first 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -34,7 +35,7 @@ _EXPORTS: dict[str, str] = {
     "AnswerTokenF1": "heta_notebook.evaluators.answer",
     "mean": "heta_notebook.evaluators.aggregation",
     "median": "heta_notebook.evaluators.aggregation",
-    "mode": "heta_notebook.evaluators.aggregation",
+    "most_common": "heta_notebook.evaluators.aggregation",
     "weighted_mean": "heta_notebook.evaluators.aggregation",
     "aggregate": "heta_notebook.evaluators.aggregation",
     "summarize": "heta_notebook.evaluators.aggregation",
@@ -80,16 +81,34 @@ _EXPORTS: dict[str, str] = {
     "compare": "heta_notebook.analysis.compare",
     "Comparison": "heta_notebook.analysis.compare",
     "setup_notebook": "heta_notebook.display.setup",
+    # heta-framework interop (heta_framework itself is imported only when these are called)
+    "to_heta_report": "heta_notebook.integrations.heta",
+    "from_heta_report": "heta_notebook.integrations.heta",
+    "as_heta_evaluator": "heta_notebook.integrations.heta",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
+# Public name -> its name in the module, where the two differ.
+_MODULE_NAMES = {"most_common": "mode"}
+# Old public names, still importable with a DeprecationWarning: old -> new.
+_DEPRECATED = {"mode": "most_common"}
+
 
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"heta_notebook.{name} is deprecated (it reads like a query mode); use "
+            f"heta_notebook.{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return __getattr__(new)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'heta_notebook' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), _MODULE_NAMES.get(name, name))
     globals()[name] = value
     return value
 
@@ -98,7 +117,101 @@ def __dir__() -> list[str]:
     return __all__
 
 
-if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports for type checkers
+if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
+    # Kept equal to _EXPORTS by tests/test_public_api_static.py.
+    from heta_notebook.analysis.compare import (  # noqa: F401
+        Comparison,
+        compare,
+    )
+    from heta_notebook.benchmarks._io import (  # noqa: F401
+        BenchmarkFormatError,
+    )
+    from heta_notebook.benchmarks.beir import (  # noqa: F401
+        BeirBenchmark,
+    )
+    from heta_notebook.benchmarks.jsonl import (  # noqa: F401
+        JsonlBenchmark,
+    )
+    from heta_notebook.benchmarks.protocol import (  # noqa: F401
+        BenchmarkProtocol,
+        load_benchmark,
+        load_benchmark_sync,
+    )
+    from heta_notebook.benchmarks.records import (  # noqa: F401
+        RecordsBenchmark,
+    )
+    from heta_notebook.display.setup import (  # noqa: F401
+        setup_notebook,
+    )
+    from heta_notebook.evaluators.aggregation import (  # noqa: F401
+        aggregate,
+        bootstrap_ci,
+        mean,
+        median,
+        summarize,
+        weighted_mean,
+    )
+    from heta_notebook.evaluators.aggregation import mode as most_common  # noqa: F401
+    from heta_notebook.evaluators.answer import (  # noqa: F401
+        AnswerContains,
+        AnswerExactMatch,
+        AnswerTokenF1,
+    )
+    from heta_notebook.evaluators.decorators import (  # noqa: F401
+        aevaluator,
+        evaluator,
+    )
+    from heta_notebook.evaluators.judge import (  # noqa: F401
+        AnswerCorrectnessJudge,
+        ContextRelevanceJudge,
+        FaithfulnessJudge,
+        LLMJudge,
+        judge_configured,
+    )
+    from heta_notebook.evaluators.protocol import (  # noqa: F401
+        BenchmarkEvaluatorProtocol,
+        EvaluatorSettings,
+    )
+    from heta_notebook.evaluators.retrieval import (  # noqa: F401
+        BeirRetrievalMetric,
+        EvidenceRecallAtK,
+        beir_default_metrics,
+        evaluate_batch,
+        evaluate_run,
+    )
+    from heta_notebook.integrations.heta import (  # noqa: F401
+        as_heta_evaluator,
+        from_heta_report,
+        to_heta_report,
+    )
+    from heta_notebook.kb.embedders import (  # noqa: F401
+        Embedder,
+        LsaEmbedder,
+        SentenceTransformerEmbedder,
+    )
+    from heta_notebook.kb.knowledge_base import (  # noqa: F401
+        KnowledgeBase,
+    )
+    from heta_notebook.kb.protocol import (  # noqa: F401
+        KnowledgeBaseProtocol,
+        RecipeProtocol,
+    )
+    from heta_notebook.kb.recipe import (  # noqa: F401
+        Bm25,
+        Chunking,
+        Dense,
+        Hybrid,
+        Recipe,
+    )
+    from heta_notebook.runner import (  # noqa: F401
+        BenchmarkRunConfig,
+        BenchmarkRunner,
+        BenchmarkRunResult,
+        RunCollection,
+        aevaluate,
+        evaluate,
+        run_benchmark,
+    )
     from heta_notebook.schema import (  # noqa: F401
         BenchmarkCase,
         BenchmarkDocument,
@@ -114,4 +227,6 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy exports for type
         QueryResult,
         QueryTraceEvent,
     )
-    from heta_notebook.store import ReportStore  # noqa: F401
+    from heta_notebook.store import (  # noqa: F401
+        ReportStore,
+    )

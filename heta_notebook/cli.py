@@ -1,7 +1,7 @@
 """The command line: share reports and notebooks without opening Jupyter.
 
-python -m heta_notebook export REPORT.json [MORE.json ...] -o report.html
-python -m heta_notebook ls STORE [--json]
+python -m heta_notebook export REPORT.json [MORE.json ...] -o report.html [--force]
+python -m heta_notebook ls STORE [--long | --json]
 python -m heta_notebook run-notebook NOTEBOOK.ipynb -o OUTDIR
 python -m heta_notebook gate NEW --baseline OLD [--score S ...] [--max-drop X] [--alpha A]
 """
@@ -60,32 +60,61 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Write one report, or a comparison of several, to a self-contained HTML file."""
     from heta_notebook.store import atomic_write_text
 
+    inputs = [_report_path(text) for text in args.reports]
+    out = _output_path(args.output, inputs, force=args.force)
     reports = _load_reports(args.reports)
-    out = Path(args.output)
     if len(reports) == 1:
         html = reports[0].to_html()
     else:
-        html = _comparison_html(reports, args.baseline, args.force)
-    atomic_write_text(out, html)
+        allow = args.force or args.allow_different_benchmarks
+        html = _comparison_html(reports, args.baseline, allow)
+    try:
+        atomic_write_text(out, html)
+    except OSError as exc:
+        raise SystemExit(f"error: cannot write {out}: {exc.strerror or exc}") from None
     print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {len(reports)} report(s))")
     return 0
 
 
+def _output_path(text: str, inputs: Sequence[Path], *, force: bool) -> Path:
+    """The HTML file to write: never one of the inputs, an existing file only with ``--force``."""
+    if not text.strip():
+        raise SystemExit("error: -o needs a file name, e.g. -o report.html")
+    out = Path(text)
+    if out.is_dir():
+        example = out / "report.html"
+        raise SystemExit(f"error: -o {out} is a folder; give a file name, e.g. {example}")
+    if any(out.resolve() == path.resolve() for path in inputs):
+        raise SystemExit(f"error: -o {out} is one of the input reports; refusing to overwrite it")
+    if out.exists() and not force:
+        raise SystemExit(f"error: {out} exists; pass --force to replace it")
+    return out
+
+
 def cmd_ls(args: argparse.Namespace) -> int:
-    """Print the reports saved in a ReportStore folder, oldest first."""
-    from heta_notebook.store import ReportStore
+    """Print the reports saved in a ReportStore folder, oldest first, as an 80-column table."""
+    import warnings
+
+    from heta_notebook.store import ReportStore, ReportWarning
 
     if "://" not in args.store and not Path(args.store).is_dir():
         raise SystemExit(f"error: {args.store} is not a folder")
-    frame = ReportStore(args.store).list()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ReportWarning)
+        frame = ReportStore(args.store).list()
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
     if args.json:
         print(frame.to_json(orient="records", indent=2))
         return 0
     if frame.empty:
         print(f"no reports in {args.store}")
         return 0
-    columns = [c for c in _LS_COLUMNS if c in frame.columns]
-    print(frame[columns].to_string(index=False, max_colwidth=40))
+    if args.long:
+        columns = [c for c in _LS_COLUMNS if c in frame.columns]
+        print(frame[columns].to_string(index=False))
+        return 0
+    print(ls_table(frame.to_dict(orient="records")))
     return 0
 
 
@@ -93,6 +122,54 @@ _LS_COLUMNS = [
     "knowledge_base_name", "report_id", "label", "benchmark", "split",
     "query_modes", "n_cases", "finished_at", "partial",
 ]  # fmt: skip
+_LS_HEADER = ["knowledge_base", "report_id", "label", "benchmark", "cases", "finished"]
+# Shrink order and floors when the table is too wide: ids first (their heads tell reports
+# apart; the time is in "finished"), then the free text, never a header.
+_LS_SHRINK = [(1, 14), (0, 14), (3, 10), (2, 8)]
+
+
+def ls_table(rows: Sequence[dict[str, Any]], width: int = 80) -> str:
+    """The compact listing: key columns, long ids shortened, at most ``width`` wide when it can be."""
+    table = [_LS_HEADER] + [_ls_cells(row) for row in rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(_LS_HEADER))]
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for column, floor in _LS_SHRINK:
+        cut = max(0, min(excess, widths[column] - max(floor, len(_LS_HEADER[column]))))
+        widths[column] -= cut
+        excess -= cut
+    lines = []
+    for line in table:
+        cells = []
+        for i, (cell, w) in enumerate(zip(line, widths, strict=True)):
+            text = _fit(cell, w, middle=i == 0)
+            cells.append(text.rjust(w) if i == 4 else text.ljust(w))
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _ls_cells(row: dict[str, Any]) -> list[str]:
+    benchmark = str(row.get("benchmark") or "")
+    if row.get("split") and str(row["split"]) != "test":
+        benchmark += f"/{row['split']}"
+    finished = "partial" if row.get("partial") else str(row.get("finished_at") or "-")
+    return [
+        str(row.get("knowledge_base_name") or ""),
+        str(row.get("report_id") or ""),
+        str(row.get("label") or ""),
+        benchmark,
+        "" if row.get("n_cases") is None else str(row["n_cases"]),
+        finished[:16].replace("T", " "),
+    ]
+
+
+def _fit(text: str, width: int, *, middle: bool) -> str:
+    """``text`` cut to ``width`` with an ellipsis (in the middle for names whose ends differ)."""
+    if len(text) <= width:
+        return text
+    if middle:
+        head = (width - 1) // 2
+        return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+    return text[: width - 1] + "…"
 
 
 def cmd_run_notebook(args: argparse.Namespace) -> int:
@@ -189,13 +266,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("reports", nargs="+", help="report.json files (or folders holding one)")
     export.add_argument("-o", "--output", required=True, help="HTML file to write")
     export.add_argument("--baseline", help="label of the baseline report when comparing")
-    export.add_argument("--force", action="store_true",
+    export.add_argument("--force", action="store_true", help="replace an existing output file")
+    export.add_argument("--allow-different-benchmarks", action="store_true",
                         help="compare reports of different benchmarks anyway")  # fmt: skip
     export.set_defaults(func=cmd_export)
 
     ls = sub.add_parser("ls", help="list the reports saved in a ReportStore")
     ls.add_argument("store", help="the store's root folder (or fsspec URL)")
     ls.add_argument("--json", action="store_true", help="print JSON records instead of a table")
+    ls.add_argument("--long", action="store_true", help="full ids and every column (wide)")
     ls.set_defaults(func=cmd_ls)
 
     run = sub.add_parser("run-notebook", help="execute a notebook and export offline HTML")

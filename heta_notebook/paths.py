@@ -30,7 +30,8 @@ def safe_name(value: str, *, what: str = "name") -> str:
     """Return ``value`` slugged as heta-framework does, or raise if it is not one safe path part.
 
     Rejected: empty names, ``.`` and ``..``, path separators (``/`` and ``\\``), NUL and other
-    control characters, drive letters and absolute paths.
+    control characters, drive letters and absolute paths, and names Windows reserves
+    (``CON``, ``NUL``, ``COM1``, ``aux.txt``, ``<>:"|?*``, a trailing dot or space).
     """
     if not isinstance(value, str):
         raise UnsafeNameError(f"{what} must be a string, got {type(value).__name__}")
@@ -45,7 +46,30 @@ def safe_name(value: str, *, what: str = "name") -> str:
         raise UnsafeNameError(f"{what} {value!r} must not contain path separators")
     if PurePosixPath(name).is_absolute() or PureWindowsPath(name).drive:
         raise UnsafeNameError(f"{what} {value!r} must not be an absolute path")
+    if is_windows_reserved(name):
+        raise UnsafeNameError(
+            f"{what} {value!r} is reserved on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, "
+            "or a name ending in a dot or space); a store must open on every system"
+        )
     return name
+
+
+_WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul", "conin$", "conout$"]
+    + [
+        f"{kind}{n}"
+        for kind in ("com", "lpt")
+        for n in [*"123456789", "\u00b9", "\u00b2", "\u00b3"]
+    ]
+)
+
+
+def is_windows_reserved(name: str) -> bool:
+    """True for names Windows cannot create: devices (also with an extension), or a trailing dot/space."""
+    device = name.split(".", 1)[0].rstrip(" ").lower()
+    return (
+        device in _WINDOWS_DEVICES or name.endswith((".", " ")) or any(c in name for c in '<>:"|?*')
+    )
 
 
 def safe_join(root: str | os.PathLike[str], *parts: str) -> Path:

@@ -8,7 +8,6 @@ newer writers are kept (``extra="allow"``) and written back out unchanged.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from os import PathLike
@@ -23,6 +22,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from heta_notebook.redaction import redact_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -279,7 +280,8 @@ class EvaluationScore(Record):
     @classmethod
     def error_score(cls, name: str, exc: BaseException, **metadata: Any) -> EvaluationScore:
         """A score recording that evaluator ``name`` failed with ``exc``."""
-        error = {"message": str(exc) or type(exc).__name__, "error_type": type(exc).__name__}
+        message = redact_text(str(exc)) or type(exc).__name__
+        error = {"message": message, "error_type": type(exc).__name__}
         return cls(name=name, value=0.0, passed=None, metadata={**metadata, "error": error})
 
     @classmethod
@@ -306,7 +308,7 @@ class EvaluationError(Record):
         """Record ``exc`` (type and message); timeouts are marked retryable."""
         retryable = isinstance(exc, (TimeoutError, ConnectionError))
         return cls(
-            message=str(exc) or type(exc).__name__,
+            message=redact_text(str(exc)) or type(exc).__name__,
             error_type=type(exc).__name__,
             retryable=retryable,
             metadata=metadata,
@@ -385,7 +387,7 @@ class EvaluationReport(Record):
         except FileNotFoundError:
             raise FileNotFoundError(f"no report at {path}") from None
         except ValueError as exc:
-            raise ValueError(f"{path}: not a valid evaluation report:\n{exc}") from exc
+            raise ReportFormatError(path, exc) from exc
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Serialise to JSON text (the ``report.json`` layout)."""
@@ -479,6 +481,30 @@ class EvaluationReport(Record):
     __str__ = __repr__
 
 
+class ReportFormatError(ValueError):
+    """A ``report.json`` that cannot be read: one line naming the file and the first fields wrong."""
+
+    def __init__(self, file: str | PathLike[str] | None, error: Exception):
+        self.file = None if file is None else str(file)
+        self.error = error
+        where = f"{self.file}: " if self.file else ""
+        super().__init__(f"{where}not a valid evaluation report: {_one_line(error)}")
+
+
+def _one_line(error: Exception, limit: int = 3) -> str:
+    """``field.path: message; ...`` for a pydantic error (first ``limit``), else the message."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return " ".join(str(error).split()) or type(error).__name__
+    items = errors(include_url=False)
+    parts = [
+        f"{'.'.join(map(str, e.get('loc', ()))) or 'report'}: {e.get('msg', 'invalid')}"
+        for e in items[:limit]
+    ]
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return "; ".join(parts) + more
+
+
 def report_key(knowledge_base_name: str, report_id: str) -> str:
     """heta-framework's store key of a report: ``_heta/knowledge_bases/{kb}/evaluations/{id}/report.json``."""
     from heta_notebook.paths import safe_name
@@ -487,11 +513,6 @@ def report_key(knowledge_base_name: str, report_id: str) -> str:
         f"_heta/knowledge_bases/{safe_name(knowledge_base_name)}"
         f"/evaluations/{safe_name(report_id)}/report.json"
     )
-
-
-def dumps(data: Any) -> str:
-    """Compact, deterministic JSON for checkpoints and caches."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 __all__ = [
@@ -511,5 +532,6 @@ __all__ = [
     "QueryResult",
     "QueryTraceEvent",
     "Record",
+    "ReportFormatError",
     "report_key",
 ]

@@ -16,17 +16,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook.paths import atomic_write_text, safe_join, safe_name
-from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
+from heta_notebook.schema import EvaluationCaseResult, EvaluationReport, ReportFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 _PREFIX = ("_heta", "knowledge_bases")
+
+
+class ReportWarning(UserWarning):
+    """A saved report that ``ReportStore.list()`` could not read and left out; names the file."""
 
 
 class ReportStore:
@@ -93,7 +98,14 @@ class ReportStore:
                 f"no report {report_id!r} for knowledge base {knowledge_base_name!r} in {self.root} "
                 f"(reports there: {known})"
             )
-        return EvaluationReport.load(self._read(path))
+        return self._load_report(path)
+
+    def _load_report(self, path: Path) -> EvaluationReport:
+        """``EvaluationReport.load`` with the file named in any error (also for fsspec stores)."""
+        try:
+            return EvaluationReport.load(self._read(path))
+        except ValueError as exc:
+            raise ReportFormatError(path, exc) from exc
 
     def load_all(self, **filters: Any) -> list[EvaluationReport]:
         """Load every report whose listing row matches ``filters`` (e.g. ``benchmark="cranfield"``)."""
@@ -145,7 +157,10 @@ class ReportStore:
             return pd.DataFrame(columns=columns)
         front = [c for c in columns if c in frame.columns]
         rest = [c for c in frame.columns if c not in front]
-        return frame[front + rest].sort_values("started_at", ignore_index=True)
+        frame = frame[front + rest]
+        if "started_at" not in frame:  # only foreign or hand-made summaries: keep folder order
+            return frame
+        return frame.sort_values("started_at", ignore_index=True, key=lambda c: c.astype(str))
 
     # -- checkpoints ----------------------------------------------------------------------
 
@@ -230,11 +245,21 @@ class ReportStore:
             yield from sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
 
     def _header_of(self, report_dir: Path) -> dict[str, Any] | None:
+        """The listing row of one report; a corrupt file is skipped with a warning naming it."""
         summary, report = report_dir / "summary.json", report_dir / "report.json"
-        if self._exists(summary):
-            return json.loads(self._read(summary))
-        if self._exists(report):  # written by heta-framework: no summary sidecar
-            return _header(EvaluationReport.load(self._read(report)))
+        try:
+            if self._exists(summary):
+                try:
+                    row = json.loads(self._read(summary))
+                except ValueError as exc:
+                    raise ReportFormatError(summary, exc) from exc
+                if not isinstance(row, dict):
+                    raise ReportFormatError(summary, ValueError("expected a JSON object"))
+                return row
+            if self._exists(report):  # written by heta-framework: no summary sidecar
+                return _header(self._load_report(report))
+        except ReportFormatError as exc:
+            warnings.warn(f"skipped a report: {exc}", ReportWarning, stacklevel=3)
         return None
 
 

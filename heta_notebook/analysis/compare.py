@@ -615,13 +615,6 @@ def _nanmean(x: np.ndarray) -> float:
     return float(x[ok].mean()) if ok.any() else float("nan")
 
 
-def _order_rows(frame: pd.DataFrame, variants: list[Variant], scores: list[str]) -> pd.DataFrame:
-    v_rank = {v.name: i for i, v in enumerate(variants)}
-    s_rank = {s: i for i, s in enumerate(scores)}
-    key = frame["variant"].map(v_rank) * (len(scores) + 1) + frame["score"].map(s_rank)
-    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
-
-
 def _label_of(comparison: Comparison, item: Any) -> str:
     if isinstance(item, str) and item in comparison.reports:
         return item

@@ -42,24 +42,79 @@ def require_file(path: Path, what: str) -> Path:
     return path
 
 
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)``; bytes that are not UTF-8 raise naming line and byte offset."""
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                problem = (
+                    f"not UTF-8: byte {raw[exc.start]:#04x} at byte offset {offset + exc.start} "
+                    f"(column {exc.start + 1}); save the file as UTF-8"
+                )
+                raise BenchmarkFormatError(problem, file=path, line=number) from None
+            offset += len(raw)
+            yield number, text
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line; malformed lines raise."""
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BenchmarkFormatError(
-                    f"malformed JSON: {exc.msg}", file=path, line=number
-                ) from exc
-            if not isinstance(value, dict):
-                kind = type(value).__name__
-                raise BenchmarkFormatError(
-                    f"each line must be a JSON object, got {kind}", file=path, line=number
-                )
-            yield number, value
+    for number, line in read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BenchmarkFormatError(
+                f"malformed JSON: {exc.msg} (column {exc.colno})", file=path, line=number
+            ) from None
+        except (ValueError, RecursionError) as exc:  # huge integers, absurd nesting
+            raise BenchmarkFormatError(f"unreadable JSON: {exc}", file=path, line=number) from None
+        if not isinstance(value, dict):
+            kind = type(value).__name__
+            raise BenchmarkFormatError(
+                f"each line must be a JSON object, got {kind}", file=path, line=number
+            )
+        yield number, value
+
+
+def relevance_grade(value: Any, *, field: str, file: Any, line: int | None) -> int:
+    """An integer relevance grade; ``2.0`` and ``"2"`` are accepted, ``2.7``/``"high"`` refused.
+
+    Refusing (rather than rounding) keeps a benchmark's scores what its author meant.
+    """
+    grade = value
+    if isinstance(value, str):
+        try:
+            grade = float(value.strip())
+        except ValueError:
+            grade = None
+    if isinstance(grade, float) and grade.is_integer():
+        grade = int(grade)
+    if type(grade) is not int:
+        problem = f"{field} must be an integer grade (0, 1, 2, ...), got {value!r}"
+        raise BenchmarkFormatError(problem, file=file, line=line)
+    return grade
+
+
+def check_evidence_grades(evidence: Any, *, file: Any, line: int | None) -> None:
+    """Make every ``metadata.relevance`` in a list of evidence dicts an int, or raise."""
+    for index, item in enumerate(evidence or ()):
+        metadata = item.get("metadata") if isinstance(item, Mapping) else None
+        if isinstance(metadata, Mapping) and "relevance" in metadata:
+            field = f"expected.evidence[{index}].metadata.relevance"
+            grade = relevance_grade(metadata["relevance"], field=field, file=file, line=line)
+            item["metadata"] = {**metadata, "relevance": grade}
+
+
+def require_some_text(documents: Any, *, file: Any) -> None:
+    """Refuse a corpus whose documents are all empty text: there would be nothing to search."""
+    texts = [d.text for d in documents]
+    if texts and all(t is not None and not t.strip() for t in texts):
+        problem = f"all {len(texts)} documents are empty: there is nothing to search"
+        raise BenchmarkFormatError(problem, file=file)
 
 
 def validation_problem(exc: ValidationError) -> str:

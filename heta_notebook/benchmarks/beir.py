@@ -32,7 +32,9 @@ from heta_notebook.benchmarks._io import (
     IdRegistry,
     mapping_field,
     read_jsonl,
+    read_lines,
     require_file,
+    require_some_text,
     text_field,
 )
 from heta_notebook.benchmarks.labels import LabelSource, read_labels
@@ -112,6 +114,7 @@ class BeirBenchmark(InMemoryBenchmark):
         queries_path = require_file(self.folder / "queries.jsonl", "BEIR queries")
         qrels_path = require_file(self.folder / "qrels" / f"{self.split}.tsv", "BEIR qrels")
         documents, doc_ids = read_corpus(corpus)
+        require_some_text(documents, file=corpus)
         queries = read_queries(queries_path)
         qrels, dropped = read_qrels(qrels_path, queries, doc_ids)
         extra = {} if self.labels_source is None else read_labels(self.labels_source, queries)
@@ -119,6 +122,9 @@ class BeirBenchmark(InMemoryBenchmark):
             self._case(qid, queries[qid], labels, doc_ids, extra.get(qid))
             for qid, labels in _in_order(queries, qrels)
         ]
+        if not cases:
+            problem = "no cases: no qrels row names a query of " + str(queries_path)
+            raise BenchmarkFormatError(problem, file=qrels_path)
         return documents, cases, {"qrels_dropped": dropped, "split": self.split}
 
     def _case(
@@ -208,21 +214,28 @@ def read_qrels(
     qrels: Qrels = {}
     first_line: dict[tuple[str, str], int] = {}
     unknown: dict[str, list[int]] = {"query": [], "document": []}
-    with path.open(encoding="utf-8") as handle:
-        for line, raw in enumerate(handle, start=1):
-            parts = raw.rstrip("\r\n").split("\t")
-            if not raw.strip() or (line == 1 and _is_header(parts)):
-                continue
-            query_id, beir_id, grade = _qrels_row(parts, path, line)
-            pair = (query_id, beir_id)
-            if pair in first_line:
-                problem = f"duplicate qrels row {query_id!r} → {beir_id!r} (first on line {first_line[pair]})"
-                raise BenchmarkFormatError(problem, file=path, line=line)
-            first_line[pair] = line
-            if query_id not in queries or beir_id not in doc_ids:
-                unknown["query" if query_id not in queries else "document"].append(line)
-                continue
-            qrels.setdefault(query_id, {})[beir_id] = grade
+    rows = 0
+    for line, raw in read_lines(path):
+        parts = raw.rstrip("\r\n").split("\t")
+        if not raw.strip() or (line == 1 and _is_header(parts)):
+            continue
+        rows += 1
+        query_id, beir_id, grade = _qrels_row(parts, path, line)
+        pair = (query_id, beir_id)
+        if pair in first_line:
+            problem = (
+                f"duplicate qrels row {query_id!r} → {beir_id!r} (first on line {first_line[pair]})"
+            )
+            raise BenchmarkFormatError(problem, file=path, line=line)
+        first_line[pair] = line
+        if query_id not in queries or beir_id not in doc_ids:
+            unknown["query" if query_id not in queries else "document"].append(line)
+            continue
+        qrels.setdefault(query_id, {})[beir_id] = grade
+    if rows == 0:
+        warnings.warn(
+            f"{path}: no qrels rows, so no query is judged", BenchmarkWarning, stacklevel=4
+        )
     _warn_unknown(path, unknown)
     return qrels, {f"unknown_{kind}": len(lines) for kind, lines in unknown.items()}
 

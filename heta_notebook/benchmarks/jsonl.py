@@ -31,9 +31,11 @@ from heta_notebook.benchmarks._base import InMemoryBenchmark, Parsed, default_an
 from heta_notebook.benchmarks._io import (
     BenchmarkFormatError,
     IdRegistry,
+    check_evidence_grades,
     mapping_field,
     read_jsonl,
     require_file,
+    require_some_text,
     text_field,
     validation_problem,
 )
@@ -90,7 +92,10 @@ class JsonlBenchmark(InMemoryBenchmark):
         documents_path = require_file(self.documents_jsonl, "documents_jsonl")
         cases_path = require_file(self.cases_jsonl, "cases_jsonl")
         documents = read_documents(documents_path, self._root_dir or documents_path.parent)
+        require_some_text(documents, file=documents_path)
         cases = read_cases(cases_path)
+        if not cases:
+            raise BenchmarkFormatError("no cases: the file has no JSON lines", file=cases_path)
         facts = {"documents_jsonl": str(documents_path), "cases_jsonl": str(cases_path)}
         return documents, cases, facts
 
@@ -172,6 +177,11 @@ def case_from_row(row: Mapping[str, Any], *, file: Any, line: int | None) -> Ben
         expected["answers"] = [str(a) if isinstance(a, (int, float)) else a for a in answers]
     if expected.get("evidence") is not None and not isinstance(expected["evidence"], list):
         raise BenchmarkFormatError("expected.evidence must be a list", file=file, line=line)
+    if expected.get("evidence"):
+        expected["evidence"] = [
+            dict(e) if isinstance(e, Mapping) else e for e in expected["evidence"]
+        ]
+        check_evidence_grades(expected["evidence"], file=file, line=line)
     try:
         return BenchmarkCase(
             case_id=case_id,

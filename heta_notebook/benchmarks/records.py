@@ -35,6 +35,8 @@ from heta_notebook.benchmarks._base import InMemoryBenchmark, Parsed, default_an
 from heta_notebook.benchmarks._io import (
     BenchmarkFormatError,
     IdRegistry,
+    check_evidence_grades,
+    mapping_field,
     validation_problem,
 )
 from heta_notebook.benchmarks.jsonl import as_manifest, case_from_row, document_from_row
@@ -76,6 +78,8 @@ class RecordsBenchmark(InMemoryBenchmark):
             case = case_from_record(row, row_number, known_documents=known, contexts=contexts)
             ids.add(case.case_id, row_number)
             cases.append(case)
+        if not cases:
+            raise BenchmarkFormatError("no cases: the records list is empty", file=SOURCE)
         if self._document_rows is None:
             documents = [
                 BenchmarkDocument(document_id=doc_id, name=f"{doc_id}.txt", text=text)
@@ -113,8 +117,8 @@ def case_from_record(
         or f"case_{row_number}",
         "query": _first(flat, QUERY_KEYS),
         "expected": _expected({**row, **truth}, row_number, known_documents, contexts),
-        "labels": row.get("labels") or {},
-        "metadata": dict(row.get("metadata") or {}),
+        "labels": mapping_field(row, "labels", file=SOURCE, line=row_number),
+        "metadata": mapping_field(row, "metadata", file=SOURCE, line=row_number),
     }
     fields["case_id"] = str(fields["case_id"])
     if fields["query"] is None:
@@ -135,12 +139,16 @@ def _expected(
     source: Mapping[str, Any], row_number: int, known: set[str], contexts: dict[str, str] | None
 ) -> dict[str, Any]:
     answers = _first(source, ANSWER_KEYS)
-    if answers is not None:
-        answers = [answers] if isinstance(answers, (str, int, float)) else list(answers)
+    if isinstance(answers, (str, int, float)):
+        answers = [answers]
+    elif answers is not None and not isinstance(answers, (list, tuple)):
+        problem = f"answers must be text or a list of texts, got {type(answers).__name__}"
+        raise BenchmarkFormatError(problem, file=SOURCE, line=row_number)
     evidence = []
     for key in EVIDENCE_KEYS:
         for item in _as_list(source.get(key)):
             evidence.append(_evidence(key, item, known, contexts, row_number))
+    check_evidence_grades(evidence, file=SOURCE, line=row_number)
     expected: dict[str, Any] = {"answers": [str(a) for a in answers or ()], "evidence": evidence}
     if source.get("value") is not None:
         expected["value"] = source["value"]
@@ -223,7 +231,7 @@ def _first(row: Mapping[str, Any], keys: Iterable[str]) -> Any:
 def _as_list(value: Any) -> list[Any]:
     if _missing(value):
         return []
-    return [value] if isinstance(value, (str, int, Mapping)) else list(value)
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _missing(value: Any) -> bool:

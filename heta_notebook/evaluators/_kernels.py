@@ -55,7 +55,11 @@ def score_matrix(
     depth = max(k for _, k in metrics)
     grades, ideal = _to_depth(grades, depth), _to_depth(ideal, depth)
     parts = _Parts(grades, ideal, np.asarray(n_relevant, dtype=float), convention)
-    return {(metric, k): parts.metric(metric, k) for metric, k in metrics}
+    scores = {(metric, k): parts.metric(metric, k) for metric, k in metrics}
+    for (metric, k), values in scores.items():
+        if not np.isfinite(values).all():  # a score that could not be saved and read back
+            raise ValueError(f"{metric}@{k} is not finite for some queries: check the qrels grades")
+    return scores
 
 
 def _to_depth(matrix: np.ndarray, depth: int) -> np.ndarray:
@@ -112,7 +116,21 @@ class _Parts:
 
     def _gain(self, grades: np.ndarray) -> np.ndarray:
         positive = np.maximum(grades, 0.0)
-        return np.exp2(positive) - 1.0 if self.convention == "heta" else positive
+        if self.convention != "heta":
+            return positive
+        # 2**grade - 1 overflows to inf (and nDCG to inf/inf = NaN) from grade 1024 on. nDCG is
+        # a ratio, so rows with huge grades are scaled by 2**-top: 2**(g - top) - 2**-top.
+        # Ordinary rows keep shift 0, i.e. exactly 2**g - 1 as before.
+        shift = self._gain_shift()
+        return np.exp2(positive - shift) - np.exp2(-shift)
+
+    def _gain_shift(self) -> np.ndarray:
+        if "shift" not in self._cache:
+            top = np.maximum(
+                self.ideal.max(axis=1, initial=0.0), self.grades.max(axis=1, initial=0.0)
+            )
+            self._cache["shift"] = np.where(top > _GAIN_SAFE_GRADE, top, 0.0)[:, None]
+        return self._cache["shift"]
 
     def _first_relevant_rank(self) -> np.ndarray:
         if "first" not in self._cache:
@@ -120,6 +138,9 @@ class _Parts:
             first = self.relevant.argmax(axis=1) + 1.0
             self._cache["first"] = np.where(any_relevant, first, np.inf)
         return self._cache["first"]
+
+
+_GAIN_SAFE_GRADE = 64.0  # 2**64 * depth stays far from float overflow
 
 
 def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

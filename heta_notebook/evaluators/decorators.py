@@ -22,6 +22,7 @@ import functools
 import inspect
 import math
 import numbers
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, overload
 
@@ -151,9 +152,20 @@ class FunctionEvaluator:
             call = in_daemon_thread(self.func, *args, **kwargs)
         if timeout is None:
             return await call
+        if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
+            try:
+                return await asyncio.wait_for(call, timeout)
+            except asyncio.TimeoutError:
+                raise TimeoutError(
+                    f"evaluator {self.name!r} timed out after {timeout:g} s"
+                ) from None
+        bound = asyncio.timeout(timeout)
         try:
-            return await asyncio.wait_for(call, timeout)
-        except asyncio.TimeoutError:
+            async with bound:
+                return await call
+        except TimeoutError:
+            if not bound.expired():  # the function's own asyncio.timeout: not ours to rename
+                raise
             raise TimeoutError(f"evaluator {self.name!r} timed out after {timeout:g} s") from None
 
 

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -52,6 +51,7 @@ from heta_notebook.evaluators.judge_prompts import (
     render,
 )
 from heta_notebook.evaluators.protocol import EvaluatorSettings
+from heta_notebook.redaction import redact_text, strip_url, url_secrets
 from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -282,7 +282,7 @@ class LLMJudge:
             "name": self.name,
             "type": type(self).__name__,
             "model": self.model,
-            "base_url": _redact_url(self.base_url),
+            "base_url": strip_url(self.base_url),
             "api_key_env": self.api_key_env or list(ENV_API_KEY),
             "prompt_version": self.prompt.version,
             "temperature": self.temperature,
@@ -296,7 +296,7 @@ class LLMJudge:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, "
-            f"base_url={_redact_url(self.base_url)!r}, prompt_version={self.prompt.version!r}, "
+            f"base_url={strip_url(self.base_url)!r}, prompt_version={self.prompt.version!r}, "
             f"output={self.output!r})"
         )
 
@@ -371,7 +371,11 @@ class LLMJudge:
             max_tokens=self.max_tokens,
         )
         score = self._from_cache(key) or await self._ask_once(messages, key, api_key)
-        return _redact_score(score, api_key)
+        return _redact_score(score, self._secrets(api_key))
+
+    def _secrets(self, api_key: str | None) -> tuple[str, ...]:
+        """Everything that must never be stored: the key and the base URL's credentials."""
+        return tuple(filter(None, (api_key, *url_secrets(self.base_url))))
 
     async def _ask_once(
         self, messages: list[dict[str, str]], key: str, api_key: str | None
@@ -502,7 +506,7 @@ class LLMJudge:
             "latency_ms": reply.latency_ms,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
-        return json.loads(_redact_text(json.dumps(entry), api_key))
+        return json.loads(redact_text(json.dumps(entry), self._secrets(api_key)))
 
     # -- HTTP -----------------------------------------------------------------------------
 
@@ -751,27 +755,11 @@ def _honeyhive_case(
     return case, QueryResponse(mode="call", metadata={"outputs": outputs})
 
 
-def _redact_url(url: str) -> str:
-    """The URL without user info or query string (either may hold a credential)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def _redact_text(text: str, secret: str | None) -> str:
-    if not secret or len(secret) < 4:
-        return text
-    for form in {secret, json.dumps(secret)[1:-1]}:
-        text = text.replace(form, "[redacted]")
-    return text
-
-
-def _redact_score(score: EvaluationScore, secret: str | None) -> EvaluationScore:
-    """The score with any echo of the API key (e.g. in an error body) replaced."""
+def _redact_score(score: EvaluationScore, secrets: Sequence[str]) -> EvaluationScore:
+    """The score with any credential (the key, URL user info or query tokens, in any
+    encoding, e.g. echoed in an error body) replaced."""
     text = score.model_dump_json()
-    clean = _redact_text(text, secret)
+    clean = redact_text(text, secrets)
     return score if clean == text else EvaluationScore.model_validate_json(clean)
 
 

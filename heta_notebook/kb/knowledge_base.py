@@ -14,6 +14,7 @@ matching and BEIR's document-level metrics read (``heta_notebook.evaluators.matc
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -103,6 +104,7 @@ class KnowledgeBase:
         started = time.perf_counter()
         chunks = chunk_documents(documents, recipe.chunking)
         texts = [chunk.text for chunk in chunks]
+        _require_words(texts, len(documents))
         bm25 = Bm25Index.build(texts, recipe.bm25) if recipe.bm25 else None
         dense = None
         if recipe.dense is not None:
@@ -305,5 +307,17 @@ class KnowledgeBase:
 
 
 _METHOD = {FULL_TEXT: "bm25", VECTOR: "dense_cosine", HYBRID: "reciprocal_rank_fusion"}
+
+_WORD = re.compile(r"\w\w")
+
+
+def _require_words(texts: Sequence[str], n_documents: int) -> None:
+    """Refuse a corpus with nothing to index (bm25s would fail with ``max() arg is empty``)."""
+    if not any(_WORD.search(text) for text in texts):
+        raise ValueError(
+            f"nothing to index: the {n_documents} document(s) have no words "
+            "(empty corpus, or every document's text is empty)"
+        )
+
 
 __all__ = ["KnowledgeBase"]

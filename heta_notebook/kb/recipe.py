@@ -18,13 +18,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from heta_notebook.redaction import REDACTED, redact
 from heta_notebook.schema import BenchmarkDocument
 
 FULL_TEXT = "full_text_search"
 VECTOR = "vector_search"
 HYBRID = "hybrid_search"
-SECRET_MARKERS = ("api_key", "apikey", "token", "secret", "password", "authorization")
-REDACTED = "***redacted***"
 
 
 class _Config(BaseModel):
@@ -166,22 +165,6 @@ class Recipe(_Config):
         from heta_notebook.kb.knowledge_base import KnowledgeBase
 
         return KnowledgeBase.build_sync(self, documents, **options)
-
-
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with secret-looking keys (api_key, token, ...) replaced."""
-    if isinstance(value, dict):
-        return {
-            k: REDACTED if _is_secret(k) and v is not None else redact(v) for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
-
-
-def _is_secret(key: str) -> bool:
-    lowered = str(key).lower().replace("-", "_")
-    return any(marker in lowered for marker in SECRET_MARKERS)
 
 
 def _digest(body: dict[str, Any]) -> str:

@@ -83,7 +83,7 @@ async def load_benchmark(
     _require_unique([d.document_id for d in documents], "document_id")
     _require_unique([c.case_id for c in cases], "case_id")
     if not cases:
-        raise ValueError("the benchmark produced no cases")
+        raise ValueError(f"the benchmark {manifest_of(benchmark).key!r} produced no cases")
     return LoadedBenchmark(
         manifest=manifest_of(benchmark),
         documents=documents,

@@ -282,6 +282,12 @@ class _Pool:
         except Exception as exc:  # not a case failure (those are isolated): e.g. a full disk
             self.failure = self.failure or exc
             self.stop()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - e.g. a BaseException subclass from user code
+            # Stop like Ctrl-C and say why (the report's metadata.interrupted), never swallow it.
+            self.state.interrupted = type(exc).__name__
+            self.stop()
 
 
 class ThreadedQueries:

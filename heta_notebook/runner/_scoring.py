@@ -27,12 +27,18 @@ async def with_timeout(awaitable: Awaitable[T], seconds: float | None, what: str
     """Await ``awaitable`` for at most ``seconds`` (None: no bound); raise a named TimeoutError."""
     if seconds is None:
         return await awaitable
+    if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
+        try:
+            return await asyncio.wait_for(awaitable, seconds)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"{what} timed out after {seconds:g} s") from None
+    bound = asyncio.timeout(seconds)
     try:
-        if sys.version_info >= (3, 11):
-            async with asyncio.timeout(seconds):
-                return await awaitable
-        return await asyncio.wait_for(awaitable, seconds)  # pragma: no cover - Python 3.10
+        async with bound:
+            return await awaitable
     except TimeoutError:
+        if not bound.expired():  # the user's own asyncio.timeout: keep it as it is
+            raise
         raise TimeoutError(f"{what} timed out after {seconds:g} s") from None
 
 
@@ -133,14 +139,6 @@ class CaseScorer:
         for scores, row in zip(slots, rows, strict=True):
             for index, score in zip(self.batch_indices, row, strict=True):
                 scores[index] = score
-
-    async def score(
-        self, case: BenchmarkCase, response: QueryResponse
-    ) -> tuple[EvaluationScore, ...]:
-        """Every evaluator's score for one case, in evaluator order."""
-        scores = await self.score_per_case(case, response)
-        self.score_batch([case], [response], [scores])
-        return tuple(scores)
 
 
 def _bounded(evaluator: Any, timeout: float | None) -> Any:

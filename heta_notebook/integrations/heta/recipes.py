@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,36 +27,20 @@ from heta_notebook.integrations.heta._common import is_heta_object, json_safe, r
 from heta_notebook.integrations.heta.benchmarks import RAW_KEY_METADATA
 from heta_notebook.integrations.heta.records import response_from_heta
 from heta_notebook.paths import safe_name
+from heta_notebook.redaction import REDACTED, redact  # noqa: F401 - REDACTED re-exported
 from heta_notebook.schema import BenchmarkDocument, BenchmarkManifest, QueryResponse
 
-REDACTED = "***redacted***"
 BUILT_BY = "heta_notebook"  # KnowledgeBase.metadata marker: ours to replace on a re-run
-_SECRET_KEY = re.compile(
-    r"(^|[_-])(api[_-]?key|apikey|secret|password|passwd|credentials?|authorization|"
-    r"(access|private|secret)[_-]?key|(auth|access|refresh|bearer|api|session)[_-]?token)$"
-    r"|^token$",
-    re.IGNORECASE,
-)
 
 
 def redact_secrets(value: Any) -> Any:
     """A JSON-safe copy of ``value`` with the values of secret-looking keys replaced.
 
-    Keys such as ``api_key``, ``openai_api_key``, ``x-api-key``, ``password``, ``secret_key``,
-    ``token`` or ``access_token`` are redacted; ``max_tokens`` or ``token_start`` are not.
+    The package's one policy (:mod:`heta_notebook.redaction`): ``api_key``, ``x-api-key``,
+    ``password``, ``token``, ``access_token``... are redacted, ``max_tokens`` is not, and URL
+    credentials in text values are hidden too.
     """
-    return _redact(json_safe(value))
-
-
-def _redact(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            key: REDACTED if _SECRET_KEY.search(key) and item not in (None, "") else _redact(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_redact(item) for item in value]
-    return value
+    return redact(json_safe(value))
 
 
 class HetaKnowledgeBaseAdapter:

@@ -1,0 +1,153 @@
+"""CLI export never clobbers, ls fits 80 columns, corrupt reports are named in one line (issue #16)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from heta_notebook.cli import ls_table, main
+from heta_notebook.schema import ReportFormatError
+from heta_notebook.store import ReportStore, ReportWarning
+from tests._cli_helpers import make_report
+
+LONG_ID = "eval-0123456789ab-20261201-015900-123456"
+
+
+def _saved(tmp_path, report_id="r1", kb="bm25"):
+    return ReportStore(tmp_path / "store").save(make_report(report_id, kb=kb))
+
+
+def test_export_refuses_to_overwrite_its_input(tmp_path):
+    path = _saved(tmp_path)
+    before = path.read_bytes()
+    with pytest.raises(SystemExit, match="one of the input reports"):
+        main(["export", str(path), "-o", str(path)])
+    with pytest.raises(SystemExit, match="one of the input reports"):  # the folder form too
+        main(["export", str(path.parent), "-o", str(path), "--force"])
+    assert path.read_bytes() == before
+
+
+def test_export_needs_force_to_replace_a_file(tmp_path, capsys):
+    path, out = _saved(tmp_path), tmp_path / "out.html"
+    out.write_text("keep me")
+    with pytest.raises(SystemExit, match="exists; pass --force"):
+        main(["export", str(path), "-o", str(out)])
+    assert out.read_text() == "keep me"
+    assert main(["export", str(path), "-o", str(out), "--force"]) == 0
+    assert out.read_text().startswith("<!DOCTYPE html>") or "<html" in out.read_text()
+
+
+@pytest.mark.parametrize("output", ["", "   ", "FOLDER"])
+def test_export_output_folder_or_empty_is_one_line_error(tmp_path, output):
+    path = _saved(tmp_path)
+    output = str(tmp_path) if output == "FOLDER" else output
+    with pytest.raises(SystemExit) as info:
+        main(["export", str(path), "-o", output])
+    message = str(info.value)
+    assert message.startswith("error: -o") and "\n" not in message
+
+
+def test_export_of_a_corrupt_report_is_one_line_without_traceback(tmp_path):
+    bad = tmp_path / "report.json"
+    bad.write_text('{"report_id": "", "case_results": [1, 2]}')
+    run = subprocess.run(
+        [sys.executable, "-m", "heta_notebook", "export", str(bad), "-o", str(tmp_path / "x.html")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert run.stderr.strip().count("\n") == 0 and str(bad) in run.stderr
+
+
+def test_store_load_names_the_corrupt_file(tmp_path):
+    path = _saved(tmp_path)
+    path.write_text('{"report_id": 5')
+    with pytest.raises(ReportFormatError) as info:
+        ReportStore(tmp_path / "store").load("bm25", "r1")
+    assert info.value.file == str(path) and str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_store_list_skips_a_corrupt_report_with_a_warning_naming_it(tmp_path):
+    store = ReportStore(tmp_path / "store")
+    good = _saved(tmp_path, "good")
+    bad = _saved(tmp_path, "bad")
+    (bad.parent / "summary.json").unlink()  # as heta-framework writes it: no sidecar
+    bad.write_text("{not json")
+    (good.parent / "summary.json").write_text("[1, 2")
+    _saved(tmp_path, "fine")
+    with pytest.warns(ReportWarning) as caught:
+        frame = store.list()
+    assert list(frame["report_id"]) == ["fine"]
+    messages = sorted(str(w.message) for w in caught)
+    assert str(bad) in messages[0] + messages[1] and str(good.parent / "summary.json") in "".join(
+        messages
+    )
+
+
+def test_ls_prints_one_warning_line_per_corrupt_report_and_no_traceback(tmp_path):
+    _saved(tmp_path, "ok")
+    broken = _saved(tmp_path, "broken")
+    (broken.parent / "summary.json").write_text("{")
+    run = subprocess.run(
+        [sys.executable, "-m", "heta_notebook", "ls", str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0 and "Traceback" not in run.stderr
+    assert run.stderr.startswith("warning: skipped a report: ") and run.stderr.count("\n") == 1
+    assert "summary.json" in run.stderr and " ok " in run.stdout + " "
+
+
+def test_ls_is_a_compact_80_column_table_with_short_ids(tmp_path, capsys):
+    store = ReportStore(tmp_path)
+    report = make_report(LONG_ID, kb="beir_cranfield-chunks-100-overlap-20-bm25-only")
+    store.save(report.model_copy(update={"label": "a rather long label for this run"}))
+    assert main(["ls", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    lines = out.rstrip("\n").splitlines()
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines)
+    assert LONG_ID not in out and LONG_ID[:13] + "…" in out and "…25-only " in out
+    assert main(["ls", str(tmp_path), "--long"]) == 0
+    assert LONG_ID in capsys.readouterr().out
+
+
+def test_ls_table_keeps_short_ids_whole():
+    rows = [{"knowledge_base_name": "kb", "report_id": "r1", "label": "x", "benchmark": "tiny",
+             "split": "dev", "query_modes": ["a", "b"], "n_cases": 6, "finished_at": "2026-12-01T01:02:03"}]  # fmt: skip
+    table = ls_table(rows)
+    assert table.splitlines()[1].split() == [
+        "kb",
+        "r1",
+        "x",
+        "tiny/dev",
+        "6",
+        "2026-12-01",
+        "01:02",
+    ]
+
+
+def test_different_benchmarks_flag_is_separate_from_force(tmp_path):
+    a = _saved(tmp_path, "a")
+    other = make_report("b").model_copy(
+        update={"benchmark": make_report("b").benchmark.model_copy(update={"name": "other"})}
+    )
+    b = ReportStore(tmp_path / "store").save(other)
+    out = tmp_path / "cmp.html"
+    with pytest.raises(SystemExit, match="benchmark"):
+        main(["export", str(a), str(b), "-o", str(out)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["export", str(a), str(b), "-o", str(out), "--allow-different-benchmarks"]) == 0
+    assert out.is_file()
+
+
+def test_store_list_survives_summaries_without_times(tmp_path):
+    store = ReportStore(tmp_path / "store")
+    path = _saved(tmp_path, "odd")
+    (path.parent / "summary.json").write_text('{"report_id": "odd", "started_at": 5}')
+    _saved(tmp_path, "fine")
+    assert sorted(store.list()["report_id"]) == ["fine", "odd"]
