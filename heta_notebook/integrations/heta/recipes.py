@@ -194,7 +194,8 @@ def _built_for(recipe: Any) -> _Built:
         key = id(recipe)
 
         def forget(ref: weakref.ref) -> None:
-            if _BUILT.get(key, (None,))[0] is ref:
+            # at interpreter exit the module's globals may already be cleared to None
+            if _BUILT is not None and _BUILT.get(key, (None,))[0] is ref:
                 del _BUILT[key]
 
         entry = (weakref.ref(recipe, forget), {})
