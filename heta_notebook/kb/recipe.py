@@ -6,6 +6,12 @@ runner's KB cache (contract 9) and the comparison view's recipe diff both read t
 
     Recipe(name="bm25-docs", dense=None, hybrid=None)                 # BM25 over whole documents
     Recipe(name="chunks-100", chunking=Chunking(unit="words", size=100, overlap=20))
+    Recipe(name="llm", answer=ChatAnswer(model="gpt-4o-mini", api_key_env="OPENAI_API_KEY"))
+
+``answer`` is the answer step run on every query (``kb/answer.py``): ``Extractive()`` by
+default (offline, cheap; it reads results and never reorders them, so retrieval metrics are
+the same as with ``answer=None``), a ``ChatAnswer``, or None for ranked results only. It is
+part of the manifest and hash but not of the KB cache key: answers are per query, not per build.
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from heta_notebook.kb.answer import AnswerStep, Extractive, as_answer_step
 from heta_notebook.schema import BenchmarkDocument
 
 FULL_TEXT = "full_text_search"
@@ -101,6 +109,12 @@ class Recipe(_Config):
     bm25: Bm25 | None = Field(default_factory=Bm25)
     dense: Dense | None = Field(default_factory=Dense)
     hybrid: Hybrid | None = Field(default_factory=Hybrid)
+    answer: AnswerStep | None = Field(default_factory=Extractive)
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_shorthand(cls, value: Any) -> Any:
+        return as_answer_step(value)
 
     @model_validator(mode="after")
     def _hybrid_needs_both(self) -> Recipe:
@@ -169,19 +183,41 @@ class Recipe(_Config):
 
 
 def redact(value: Any) -> Any:
-    """A copy of ``value`` with secret-looking keys (api_key, token, ...) replaced."""
+    """A copy of ``value`` with secret-looking keys (api_key, token, ...) replaced.
+
+    Keys naming an environment variable (``*_env``, e.g. ``api_key_env``) hold a name, not a
+    secret, and stay; URLs under ``*url`` keys lose their user info and query string.
+    """
     if isinstance(value, dict):
-        return {
-            k: REDACTED if _is_secret(k) and v is not None else redact(v) for k, v in value.items()
-        }
+        return {k: _redact_item(str(k), v) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
     return value
 
 
+def _redact_item(key: str, value: Any) -> Any:
+    if _is_secret(key) and value is not None:
+        return REDACTED
+    if key.lower().endswith("url") and isinstance(value, str):
+        return _clean_url(value)
+    return redact(value)
+
+
 def _is_secret(key: str) -> bool:
     lowered = str(key).lower().replace("-", "_")
+    if lowered.endswith("_env"):
+        return False
     return any(marker in lowered for marker in SECRET_MARKERS)
+
+
+def _clean_url(url: str) -> str:
+    parts = urlsplit(url)
+    if not (parts.username or parts.password or parts.query):
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return parts._replace(netloc=host, query="", fragment="").geturl().rstrip("?")
 
 
 def _digest(body: dict[str, Any]) -> str:
