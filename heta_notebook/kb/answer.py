@@ -30,7 +30,7 @@ from heta_notebook.schema import QueryCitation, QueryResponse, QueryResult, Quer
 
 EXTRACTIVE_VERSION = "extractive/1"
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*")
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)|\n")
 # bm25s's English list (NLTK's) plus the words that make a question but not its topic.
 _STOPWORDS = frozenset(STOPWORDS_EN_PLUS)
 _QUESTION_WORDS = _STOPWORDS | {"whose", "many", "much", "name", "kind", "type", "called"}
@@ -230,12 +230,18 @@ def sentences(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` character spans of the sentences of ``text`` (ends at . ! ? or newline)."""
     spans, start = [], 0
     for match in _SENTENCE_END.finditer(text):
-        if text[start : match.start()].strip():
-            spans.append((start, match.start()))
+        end = match.start() if match.group() == "\n" else match.end()
+        if text[start:end].strip():
+            spans.append(_stripped(text, start, end))
         start = match.end()
     if text[start:].strip():
-        spans.append((start, len(text)))
+        spans.append(_stripped(text, start, len(text)))
     return spans
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    piece = text[start:end]
+    return start + len(piece) - len(piece.lstrip()), end - len(piece) + len(piece.rstrip())
 
 
 def phrase(sentence: str, terms: frozenset[str], max_words: int) -> str | None:

@@ -185,8 +185,8 @@ class Recipe(_Config):
 def redact(value: Any) -> Any:
     """A copy of ``value`` with secret-looking keys (api_key, token, ...) replaced.
 
-    Keys naming an environment variable (``*_env``, e.g. ``api_key_env``) hold a name, not a
-    secret, and stay; URLs under ``*url`` keys lose their user info and query string.
+    Keys naming an environment variable (``*_env``, e.g. ``api_key_env``) or counting tokens
+    (``max_tokens``) hold no secret and stay; URLs under ``*url`` keys lose their user info and query string.
     """
     if isinstance(value, dict):
         return {k: _redact_item(str(k), v) for k, v in value.items()}
@@ -205,7 +205,7 @@ def _redact_item(key: str, value: Any) -> Any:
 
 def _is_secret(key: str) -> bool:
     lowered = str(key).lower().replace("-", "_")
-    if lowered.endswith("_env"):
+    if lowered.endswith(("_env", "tokens")):  # a variable's name; a token count
         return False
     return any(marker in lowered for marker in SECRET_MARKERS)
 
