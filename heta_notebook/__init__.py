@@ -80,6 +80,14 @@ _EXPORTS: dict[str, str] = {
     "compare": "heta_notebook.analysis.compare",
     "Comparison": "heta_notebook.analysis.compare",
     "setup_notebook": "heta_notebook.display.setup",
+    # answers (issue 15): the recipe's answer step, SQuAD benchmark and metrics
+    "Extractive": "heta_notebook.kb.answer",
+    "ChatAnswer": "heta_notebook.kb.answer",
+    "AnswerPrompt": "heta_notebook.kb.answer",
+    "SquadBenchmark": "heta_notebook.benchmarks.squad",
+    "SquadExactMatch": "heta_notebook.evaluators.squad",
+    "SquadTokenF1": "heta_notebook.evaluators.squad",
+    "AbstentionAccuracy": "heta_notebook.evaluators.squad",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
