@@ -65,12 +65,12 @@ def abstained(response: QueryResponse) -> bool:
 
 
 def references(case: BenchmarkCase) -> list[str] | None:
-    """The script's gold answers: those that survive normalisation, else ``[""]`` when the case
-    expects abstention; None when the case cannot be scored."""
+    """The script's gold answers: those that survive normalisation, else ``[""]`` (answers that
+    all normalise to nothing, or a case expecting abstention); None when it cannot be scored."""
     golds = [a for a in case.expected.answers if squad_normalize(a)]
     if golds:
         return golds
-    return [""] if expects_abstention(case) else None
+    return [""] if case.expected.answers or expects_abstention(case) else None
 
 
 @dataclass(frozen=True)
