@@ -188,13 +188,17 @@ def extractive_answer(step: Extractive, question: str, results: tuple[QueryResul
     started = time.perf_counter()
     terms = question_terms(question)
     best: tuple[float, int, int, QueryResult, tuple[int, int]] | None = None
-    for rank, result in enumerate(results[: step.top_results]):
+    for rank, result in enumerate(results[: step.top_results] if terms else ()):
+        lowered = result.text.lower()
+        if len(lowered) != len(result.text):  # a case mapping changed lengths: keep offsets
+            lowered = "".join(ch.lower()[0] for ch in result.text)
         for start, end in sentences(result.text):
-            words = {w.lower() for w in _WORD.findall(result.text[start:end])}
-            overlap = len(terms & words) / len(terms) if terms else 0.0
-            key = (overlap, -rank, -start)
-            if overlap > 0 and (best is None or key > best[:3]):
-                best = (overlap, -rank, -start, result, (start, end))
+            found = terms.intersection(_WORD.findall(lowered, start, end))
+            if not found:
+                continue
+            key = (len(found) / len(terms), -rank, -start)
+            if best is None or key > best[:3]:
+                best = (*key, result, (start, end))
     metadata: dict[str, Any] = {
         "answerer": "extractive",
         "prompt_version": EXTRACTIVE_VERSION,
