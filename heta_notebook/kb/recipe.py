@@ -21,10 +21,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from heta_notebook.chat import redact_url
 from heta_notebook.kb.answer import AnswerStep, Extractive, as_answer_step
 from heta_notebook.schema import BenchmarkDocument
 
@@ -186,7 +186,8 @@ def redact(value: Any) -> Any:
     """A copy of ``value`` with secret-looking keys (api_key, token, ...) replaced.
 
     Keys naming an environment variable (``*_env``, e.g. ``api_key_env``) or counting tokens
-    (``max_tokens``) hold no secret and stay; URLs under ``*url`` keys lose their user info and query string.
+    (``max_tokens``) hold no secret and stay; URLs under ``*url`` keys lose their user info
+    and query string (``heta_notebook.chat.redact_url``).
     """
     if isinstance(value, dict):
         return {k: _redact_item(str(k), v) for k, v in value.items()}
@@ -199,7 +200,7 @@ def _redact_item(key: str, value: Any) -> Any:
     if _is_secret(key) and value is not None:
         return REDACTED
     if key.lower().endswith("url") and isinstance(value, str):
-        return _clean_url(value)
+        return redact_url(value)
     return redact(value)
 
 
@@ -208,16 +209,6 @@ def _is_secret(key: str) -> bool:
     if lowered.endswith(("_env", "tokens")):  # a variable's name; a token count
         return False
     return any(marker in lowered for marker in SECRET_MARKERS)
-
-
-def _clean_url(url: str) -> str:
-    parts = urlsplit(url)
-    if not (parts.username or parts.password or parts.query):
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return parts._replace(netloc=host, query="", fragment="").geturl().rstrip("?")
 
 
 def _digest(body: dict[str, Any]) -> str:
