@@ -133,7 +133,7 @@ def answer_response_sync(step: Any, question: str, response: QueryResponse) -> Q
     """``answer_response`` for sync code (the chat answerer runs on the notebook's loop)."""
     if isinstance(step, Extractive):
         return with_answer(response, extractive_answer(step, question, response.results))
-    from heta_notebook.sync import run_sync
+    from heta_notebook.runner.loop import run_sync
 
     return run_sync(lambda: answer_response(step, question, response))
 
