@@ -63,7 +63,7 @@ def ensure_chromium() -> None:
 
 def offline_env() -> dict[str, str]:
     """The environment for tests, minus LLM judge credentials: tests never call a paid API."""
-    secret = ("HETA_JUDGE_", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+    secret = ("HETA_JUDGE_", "HETA_ANSWER_", "OPENAI_API_KEY", "OPENAI_BASE_URL")
     return {k: v for k, v in os.environ.items() if not k.startswith(secret)}
 
 

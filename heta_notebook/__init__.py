@@ -85,6 +85,15 @@ _EXPORTS: dict[str, str] = {
     "to_heta_report": "heta_notebook.integrations.heta",
     "from_heta_report": "heta_notebook.integrations.heta",
     "as_heta_evaluator": "heta_notebook.integrations.heta",
+
+    # answers (issue 15): the recipe's answer step, SQuAD benchmark and metrics
+    "Extractive": "heta_notebook.kb.answer",
+    "ChatAnswer": "heta_notebook.kb.answer",
+    "AnswerPrompt": "heta_notebook.kb.answer",
+    "SquadBenchmark": "heta_notebook.benchmarks.squad",
+    "SquadExactMatch": "heta_notebook.evaluators.squad",
+    "SquadTokenF1": "heta_notebook.evaluators.squad",
+    "AbstentionAccuracy": "heta_notebook.evaluators.squad",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -140,6 +149,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.benchmarks.records import (  # noqa: F401
         RecordsBenchmark,
     )
+    from heta_notebook.benchmarks.squad import (  # noqa: F401
+        SquadBenchmark,
+    )
     from heta_notebook.display.setup import (  # noqa: F401
         setup_notebook,
     )
@@ -179,10 +191,20 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         evaluate_batch,
         evaluate_run,
     )
+    from heta_notebook.evaluators.squad import (  # noqa: F401
+        AbstentionAccuracy,
+        SquadExactMatch,
+        SquadTokenF1,
+    )
     from heta_notebook.integrations.heta import (  # noqa: F401
         as_heta_evaluator,
         from_heta_report,
         to_heta_report,
+    )
+    from heta_notebook.kb.answer import (  # noqa: F401
+        AnswerPrompt,
+        ChatAnswer,
+        Extractive,
     )
     from heta_notebook.kb.embedders import (  # noqa: F401
         Embedder,

@@ -17,12 +17,9 @@ error score (``metadata.error``) with the raw reply, so one bad case does not st
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import functools
 import hashlib
 import json
 import os
-import ssl
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -30,8 +27,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
-
+from heta_notebook.chat import (
+    ChatReply,
+    ChatRequestError,
+    RetryPolicy,
+    chat_endpoint,
+    env_value,
+    post_chat,
+    retry_after,
+)
 from heta_notebook.evaluators._judge_parse import (
     LABEL_KEYS,
     JudgeParseError,
@@ -62,7 +66,6 @@ ENV_MODEL = ("HETA_JUDGE_MODEL",)
 ENV_API_KEY = ("HETA_JUDGE_API_KEY", "OPENAI_API_KEY")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
-_RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 _SKIP_REASONS = {
     "query": "the case has no query",
@@ -78,21 +81,13 @@ class JudgeNotConfiguredError(RuntimeError):
     """No judge endpoint is configured (no API key and no base URL in the environment)."""
 
 
-class JudgeRequestError(RuntimeError):
+class JudgeRequestError(ChatRequestError):
     """The endpoint failed: an HTTP error, a timeout after retries, or a reply without content."""
 
-    def __init__(self, message: str, *, attempts: int, status: int | None = None) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-        self.status = status
 
-
-def _env(names: Sequence[str]) -> str | None:
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    return None
+_env = env_value
+_retry_after = retry_after  # kept importable here (tests and older callers)
+_Reply = ChatReply
 
 
 def judge_configured() -> bool:
@@ -174,15 +169,6 @@ def _texts(value: Any) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------------------------- the judge
-
-
-@dataclass(frozen=True)
-class _Reply:
-    content: str
-    usage: dict[str, int]
-    response_model: str | None
-    attempts: int
-    latency_ms: float
 
 
 class LLMJudge:
@@ -272,9 +258,7 @@ class LLMJudge:
     @property
     def endpoint(self) -> str:
         """The Chat Completions URL requests go to."""
-        if self.base_url.endswith("/chat/completions"):
-            return self.base_url
-        return f"{self.base_url}/chat/completions"
+        return chat_endpoint(self.base_url)
 
     def manifest(self) -> dict[str, Any]:
         """A JSON description of the judge (no API key; only the variable's name)."""
@@ -430,7 +414,7 @@ class LLMJudge:
         try:
             score = self._score(parse_reply(reply.content), reply, key, cache_hit=False)
         except JudgeParseError as exc:
-            return EvaluationScore.error_score(self.name, exc, **meta, **_reply_meta(reply))
+            return EvaluationScore.error_score(self.name, exc, **meta, **reply.metadata())
         if self.cache is not None:
             try:
                 self.cache.put(key, self._cache_entry(messages, reply, api_key))
@@ -447,7 +431,7 @@ class LLMJudge:
             **self._identity(),
             **({"reason": verdict.reason} if verdict.reason else {}),
             **extra,
-            **_reply_meta(reply),
+            **reply.metadata(),
             "cache_hit": cache_hit,
             "cache_key": key,
         }
@@ -547,42 +531,8 @@ class LLMJudge:
         }
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        started = time.perf_counter()
-        attempts = 0
-        client_options = {"timeout": httpx.Timeout(self.timeout), "verify": _ssl_context()}
-        async with httpx.AsyncClient(**client_options) as client:
-            while True:
-                attempts += 1
-                delay, status, problem = None, None, ""
-                try:
-                    response = await asyncio.wait_for(
-                        client.post(self.endpoint, json=body, headers=headers), self.timeout
-                    )
-                except asyncio.TimeoutError:
-                    problem = f"no reply within {self.timeout} s"
-                except httpx.TransportError as exc:
-                    problem = f"{type(exc).__name__}: {exc or 'transport error'}"
-                else:
-                    status = response.status_code
-                    if response.is_success:
-                        latency = (time.perf_counter() - started) * 1000
-                        return _reply_of(response, attempts, latency)
-                    problem = f"HTTP {status}: {_snippet(response.text)}"
-                    if status not in _RETRY_STATUS and status < 500:
-                        raise JudgeRequestError(
-                            f"{self.endpoint} answered {problem}", attempts=attempts, status=status
-                        )
-                    delay = _retry_after(response, self.max_retry_after)
-                if attempts > self.max_retries:
-                    raise JudgeRequestError(
-                        f"{self.endpoint}: gave up after {attempts} attempt(s); last: {problem}",
-                        attempts=attempts,
-                        status=status,
-                    )
-                await asyncio.sleep(
-                    delay if delay is not None else self.backoff * 2 ** (attempts - 1)
-                )
+        policy = RetryPolicy(self.timeout, self.max_retries, self.backoff, self.max_retry_after)
+        return await post_chat(self.endpoint, body, api_key, policy, error=JudgeRequestError)
 
     # -- HoneyHive-style call -------------------------------------------------------------
 
@@ -669,74 +619,8 @@ def _cache_for(store: ReportStore | None, cache_dir: str | os.PathLike[str] | No
     return JudgeCache(cache_dir if cache_dir is not None else default_cache_dir())
 
 
-@functools.lru_cache(maxsize=1)
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every client: building one costs ~50 ms, a client per call is cheap."""
-    return httpx.create_ssl_context()
-
-
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
-
-
-def _snippet(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _retry_after(response: httpx.Response, cap: float) -> float | None:
-    """Seconds from a ``Retry-After`` header (seconds or an HTTP date), capped; None if absent."""
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = (when - datetime.now(timezone.utc)).total_seconds()
-    return min(max(seconds, 0.0), cap)
-
-
-def _reply_of(response: httpx.Response, attempts: int, latency_ms: float) -> _Reply:
-    try:
-        data = response.json()
-        message = data["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise JudgeRequestError(
-            f"the endpoint's reply is not a chat completion: {_snippet(response.text)}",
-            attempts=attempts,
-            status=response.status_code,
-        ) from None
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if isinstance(content, list):  # content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
-    return _Reply(
-        content=content if isinstance(content, str) else "",
-        usage={
-            k: int(usage[k])
-            for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-            if isinstance(usage.get(k), (int, float))
-        },
-        response_model=data.get("model") if isinstance(data.get("model"), str) else None,
-        attempts=attempts,
-        latency_ms=round(latency_ms, 3),
-    )
-
-
-def _reply_meta(reply: _Reply) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "raw_reply": reply.content,
-        "usage": dict(reply.usage),
-        "latency_ms": reply.latency_ms,
-        "attempts": reply.attempts,
-    }
-    if reply.response_model:
-        meta["response_model"] = reply.response_model
-    return meta
 
 
 def _honeyhive_case(

@@ -29,7 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def cache_key(recipe: Recipe, documents: Sequence[BenchmarkDocument]) -> str:
     """``{settings hash}-{corpus hash}`` naming the cache folder."""
-    settings = {k: v for k, v in recipe.manifest().items() if k not in ("name", "hash")}
+    # The answer step runs per query, not per build: changing it reuses the KB.
+    skip = ("name", "hash", "answer")
+    settings = {k: v for k, v in recipe.manifest().items() if k not in skip}
     settings["kb_format"] = KB_FORMAT
     canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"))
     return f"{hashlib.sha256(canonical.encode()).hexdigest()[:16]}-{corpus_hash(documents)}"

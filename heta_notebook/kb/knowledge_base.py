@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from heta_notebook.kb.answer import answer_response, answer_response_sync
 from heta_notebook.kb.bm25 import Bm25Index
 from heta_notebook.kb.chunking import Chunk, chunk_documents
 from heta_notebook.kb.corpus import corpus_hash
@@ -140,8 +141,12 @@ class KnowledgeBase:
 
         ``options``: ``candidates`` (hybrid: results taken from each part, default the
         recipe's) and ``rrf_k``; other keys are listed in ``metadata["ignored_options"]``.
+        The recipe's answer step (``recipe.answer``) adds the answer and its citations.
         """
-        return self.query_many([text], mode=mode, top_k=top_k, options=options)[0]
+        response = self.query_many([text], mode=mode, top_k=top_k, options=options)[0]
+        if self.recipe.answer is None:
+            return response
+        return await answer_response(self.recipe.answer, text, response)
 
     def query_sync(self, text: str, *, mode: str, top_k: int = 10, **kw: Any) -> QueryResponse:
         """``query`` for sync code."""
@@ -154,8 +159,12 @@ class KnowledgeBase:
         mode: str,
         top_k: int = 10,
         options: Mapping[str, Any] | None = None,
+        answer: bool = False,
     ) -> list[QueryResponse]:
-        """Answer many queries at once (batched index calls); same results as ``query`` one by one."""
+        """Many queries at once (batched index calls); same results as ``query`` one by one.
+
+        Retrieval only unless ``answer=True`` runs the recipe's answer step on each response.
+        """
         self._check(mode, top_k)
         options = dict(options or {})
         if mode == FULL_TEXT:
@@ -164,7 +173,13 @@ class KnowledgeBase:
             hits = self.dense.search(texts, top_k)
         else:
             hits = self._hybrid(texts, top_k, options)
-        return [self._response(mode, hit, top_k, options) for hit in hits]
+        responses = [self._response(mode, hit, top_k, options) for hit in hits]
+        if answer and self.recipe.answer is not None:
+            step = self.recipe.answer
+            responses = [
+                answer_response_sync(step, t, r) for t, r in zip(texts, responses, strict=True)
+            ]
+        return responses
 
     def _check(self, mode: str, top_k: int) -> None:
         if mode not in self.query_modes:

@@ -6,6 +6,12 @@ runner's KB cache (contract 9) and the comparison view's recipe diff both read t
 
     Recipe(name="bm25-docs", dense=None, hybrid=None)                 # BM25 over whole documents
     Recipe(name="chunks-100", chunking=Chunking(unit="words", size=100, overlap=20))
+    Recipe(name="llm", answer=ChatAnswer(model="gpt-4o-mini", api_key_env="OPENAI_API_KEY"))
+
+``answer`` is the answer step run on every query (``kb/answer.py``): ``Extractive()`` by
+default (offline, cheap; it reads results and never reorders them, so retrieval metrics are
+the same as with ``answer=None``), a ``ChatAnswer``, or None for ranked results only. It is
+part of the manifest and hash but not of the KB cache key: answers are per query, not per build.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from heta_notebook.kb.answer import AnswerStep, Extractive, as_answer_step
 from heta_notebook.redaction import REDACTED, redact
 from heta_notebook.schema import BenchmarkDocument
 
@@ -100,6 +107,12 @@ class Recipe(_Config):
     bm25: Bm25 | None = Field(default_factory=Bm25)
     dense: Dense | None = Field(default_factory=Dense)
     hybrid: Hybrid | None = Field(default_factory=Hybrid)
+    answer: AnswerStep | None = Field(default_factory=Extractive)
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_shorthand(cls, value: Any) -> Any:
+        return as_answer_step(value)
 
     @model_validator(mode="after")
     def _hybrid_needs_both(self) -> Recipe:
