@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_notebook.kb.answer import ChatAnswer, answer_response
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
 from heta_notebook.runner.config import BenchmarkRunConfig
@@ -297,12 +298,15 @@ class ThreadedQueries:
     stop or a cancel waiting until every case is done. Queries asked in the same loop turn
     (one per worker) go to the thread as one ``query_many`` batch per mode, so the loop stays
     free and a cancel ends the run after at most one batch. A failing batch is redone query
-    by query, so one bad query fails only its own case.
+    by query, so one bad query fails only its own case. The recipe's answer step runs with the
+    batch when it is local CPU work (extractive), and on the loop when it waits on HTTP (chat).
     """
 
     def __init__(self, kb: Any, *, top_k: int, options: dict[str, Any]):
         self._kb, self._top_k, self._options = kb, top_k, options
         self._waiting: dict[str, list[tuple[str, asyncio.Future[Any]]]] = {}
+        self._step = getattr(getattr(kb, "recipe", None), "answer", None)
+        self._answer_in_thread = self._step is not None and not isinstance(self._step, ChatAnswer)
 
     async def answer(self, case: BenchmarkCase, mode: str) -> Any:
         """The KB's response to ``case.query`` in ``mode`` (an ``Answer`` for ``WorkItem``)."""
@@ -312,7 +316,10 @@ class ThreadedQueries:
         batch.append((case.query, future))
         if len(batch) == 1:
             loop.call_soon(self._send, mode)
-        return await future
+        response = await future
+        if self._step is None or self._answer_in_thread:
+            return response
+        return await answer_response(self._step, case.query, response)
 
     def _send(self, mode: str) -> None:
         batch = self._waiting.pop(mode, [])
@@ -325,15 +332,22 @@ class ThreadedQueries:
         """In the worker thread: one batched call, or per query when the batch fails."""
         texts = [text for text, _ in batch]
         try:
-            return self._kb.query_many(texts, mode=mode, top_k=self._top_k, options=self._options)
+            return self._query(texts, mode)
         except Exception:  # noqa: BLE001 - isolate the failing query below
             return [self._one(text, mode) for text in texts]
 
+    def _query(self, texts: list[str], mode: str) -> list[Any]:
+        return self._kb.query_many(
+            texts,
+            mode=mode,
+            top_k=self._top_k,
+            options=self._options,
+            answer=self._answer_in_thread,
+        )
+
     def _one(self, text: str, mode: str) -> Any:
         try:
-            return self._kb.query_many([text], mode=mode, top_k=self._top_k, options=self._options)[
-                0
-            ]
+            return self._query([text], mode)[0]
         except Exception as exc:  # noqa: BLE001 - handed to that case's worker
             return _Failed(exc)
 
