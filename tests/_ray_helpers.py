@@ -1,0 +1,42 @@
+"""A small local Ray cluster for tests and benchmarks, always shut down."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def local_ray(num_cpus: int = 2, object_store_mb: int = 200) -> Iterator[Any]:
+    """``ray.init`` with ``num_cpus`` worker CPUs, no dashboard, a small object store.
+
+    Ray's processes inherit this process's environment: ``PYTHONPATH`` gets the repository
+    (workers import ``heta_notebook`` and ``tests`` from it) and ``tests/_ray_env`` (see
+    its module: Ray's agents start within the raylet's 15 s limit on a loaded machine).
+    """
+    import ray
+
+    before = os.environ.get("PYTHONPATH")
+    paths = [str(ROOT / "tests" / "_ray_env"), str(ROOT), *filter(None, [before])]
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths)
+    try:
+        ray.init(
+            num_cpus=num_cpus,
+            object_store_memory=object_store_mb * 1024**2,
+            include_dashboard=False,
+            log_to_driver=False,
+        )
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
