@@ -3,7 +3,7 @@
 Front doors (public): ``benchmark`` (``BenchmarkRunner``, ``run_benchmark``), ``evaluate``
 (``evaluate``, ``aevaluate``), ``config`` (``BenchmarkRunConfig``), ``result``
 (``BenchmarkRunResult``, ``RunCollection``), ``executors`` (``Executor``, ``LocalExecutor``:
-who carries out recipe runs) and ``loop`` (``run_sync``: sync entry points and the
+who carries out recipe runs; ``ray_executor.RayExecutor`` runs them as Ray tasks) and ``loop`` (``run_sync``: sync entry points and the
 notebook's event loop).
 
 Machinery (private), in the order a run goes through it: ``_inputs`` (the one benchmark
