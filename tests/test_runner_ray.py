@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -19,7 +21,7 @@ from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe, ReportSto
 from heta_notebook.benchmarks.beir import BeirBenchmark
 from heta_notebook.evaluators.retrieval import beir_default_metrics
 from heta_notebook.kb.recipe import Bm25
-from tests._ray_helpers import local_ray
+from tests._ray_helpers import ROOT, local_ray
 from tests._runner_helpers import Slow, comparable
 
 ray = pytest.importorskip("ray")
@@ -137,3 +139,58 @@ async def test_a_stopped_ray_run_resumes_to_the_local_report(cluster, cranfield,
         assert comparable(resumed[label]) == comparable(local[label])
         assert resumed[label].score_summary == local[label].score_summary
     assert resumed[next(iter(RECIPES))].metadata["resumed"] == len(first.case_results)
+
+
+DRIVER = """
+import sys
+import ray
+from heta_notebook import ReportStore, run_benchmark
+from heta_notebook.benchmarks.beir import BeirBenchmark
+from heta_notebook.runner.ray_executor import RayExecutor
+from tests.test_runner_ray import _options
+
+address, root = sys.argv[1], sys.argv[2]
+ray.init(address=address, log_to_driver=False)
+store = ReportStore(root + "/ray")
+options = _options(BeirBenchmark.cranfield(), store, root + "/kb-ray")
+run_benchmark(**options, executor=RayExecutor(shard_size=16, max_in_flight=2))
+"""
+
+
+def _checkpointed(root: Path) -> int:
+    lines = 0
+    for path in root.rglob("shards/**/cases.jsonl"):
+        lines += path.read_bytes().count(b"\n")
+    return lines
+
+
+def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, tmp_path):
+    """SIGKILL the driver process mid-run; ``resume=True`` from another driver finishes it."""
+    local = run_benchmark(**_options(cranfield, ReportStore(tmp_path / "local"), tmp_path / "kb"))
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    address = cluster.get_runtime_context().gcs_address
+    driver = subprocess.Popen(
+        [sys.executable, str(script), address, str(tmp_path)],
+        env=os.environ.copy(),  # local_ray put the repository on PYTHONPATH
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while _checkpointed(tmp_path / "ray") < 40 and driver.poll() is None:
+            assert time.monotonic() < deadline, "the driver checkpointed nothing in 300 s"
+            time.sleep(0.05)
+        assert driver.poll() is None, "the driver finished before it could be killed"
+    finally:
+        driver.kill()
+        driver.wait()
+    assert not list((tmp_path / "ray").rglob("report.json"))  # it died before any report
+    before = _checkpointed(tmp_path / "ray")
+
+    options = _options(cranfield, ReportStore(tmp_path / "ray"), tmp_path / "kb-ray")
+    resumed = run_benchmark(**options, resume=True, executor=RayExecutor())
+    assert sum(resumed[label].metadata["resumed"] for label in RECIPES) == before
+    for label in RECIPES:
+        assert not resumed[label].is_partial
+        assert comparable(resumed[label]) == comparable(local[label])
+        assert resumed[label].score_summary == local[label].score_summary

@@ -96,7 +96,7 @@ class RayExecutor:
         tasks = [asyncio.ensure_future(_RecipeOnRay(job, self, window, cpus).run()) for job in runs]
         try:
             await asyncio.wait(tasks)
-        except asyncio.CancelledError:  # a stop: each recipe saves its partial report
+        except (asyncio.CancelledError, KeyboardInterrupt):  # a stop: partial reports saved
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks)
