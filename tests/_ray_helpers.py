@@ -16,8 +16,9 @@ def local_ray(num_cpus: int = 2, object_store_mb: int = 200) -> Iterator[Any]:
     """``ray.init`` with ``num_cpus`` worker CPUs, no dashboard, a small object store.
 
     Ray's processes inherit this process's environment: ``PYTHONPATH`` gets the repository
-    (workers import ``heta_notebook`` and ``tests`` from it) and ``tests/_ray_env`` (see
-    its module: Ray's agents start within the raylet's 15 s limit on a loaded machine).
+    (workers import ``heta_notebook`` and ``tests`` from it) and ``tests/_ray_env`` (see its
+    module). Start-up is tried up to three times: Ray 2.60's raylet gives its Python agents
+    15 s (hard-coded) to start, which a loaded 2-core machine sometimes misses.
     """
     import ray
 
@@ -25,12 +26,7 @@ def local_ray(num_cpus: int = 2, object_store_mb: int = 200) -> Iterator[Any]:
     paths = [str(ROOT / "tests" / "_ray_env"), str(ROOT), *filter(None, [before])]
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     try:
-        ray.init(
-            num_cpus=num_cpus,
-            object_store_memory=object_store_mb * 1024**2,
-            include_dashboard=False,
-            log_to_driver=False,
-        )
+        _init(ray, num_cpus=num_cpus, object_store_memory=object_store_mb * 1024**2)
         try:
             yield ray
         finally:
@@ -40,3 +36,15 @@ def local_ray(num_cpus: int = 2, object_store_mb: int = 200) -> Iterator[Any]:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = before
+
+
+def _init(ray: Any, attempts: int = 3, **options: Any) -> None:
+    """``ray.init``, tried again when the raylet gave up on its agents (a loaded machine)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(include_dashboard=False, log_to_driver=False, **options)
+            return
+        except Exception as exc:  # Ray raises a bare Exception for "timed out during startup"
+            ray.shutdown()  # the processes this attempt started
+            if attempt == attempts or "timed out during startup" not in str(exc):
+                raise
