@@ -8,8 +8,8 @@ names decide. Whatever it returns (dict, float, int, bool, str, None, Evaluation
 coerced to an ``EvaluationScore`` by :func:`coerce_score`.
 
 Settings are honoured inside ``evaluate()``: ``timeout`` bounds each attempt (a sync function
-then runs in a worker thread via ``asyncio.to_thread``; without a timeout it runs in line, which
-is much cheaper); ``retry_count`` retries a failing attempt with exponential backoff
+then runs in its own daemon thread, which runs on after a timeout; without a timeout it runs
+in line, which is much cheaper); ``retry_count`` retries a failing attempt with exponential backoff
 (``retry_backoff * 2**attempt`` seconds). After the last failure the exception propagates: the
 runner records it as ``EvaluationScore.error_score`` (contract 1), exactly as for any other
 evaluator. ``enabled=False`` is only exposed through ``.settings``; the runner drops it.
@@ -145,8 +145,10 @@ class FunctionEvaluator:
             call = self.func(*args, **kwargs)
         elif timeout is None:
             return self.func(*args, **kwargs)
-        else:
-            call = asyncio.to_thread(self.func, *args, **kwargs)
+        else:  # its own daemon thread: a hung call is left behind on time, the thread runs on
+            from heta_notebook.runner.loop import in_daemon_thread
+
+            call = in_daemon_thread(self.func, *args, **kwargs)
         if timeout is None:
             return await call
         try:

@@ -19,7 +19,7 @@ from heta_notebook.runner.benchmark import BenchmarkRunner, run_benchmark
 from heta_notebook.runner.config import BenchmarkRunConfig
 from heta_notebook.runner.evaluate import aevaluate, evaluate
 from heta_notebook.runner.executors import Executor, LocalExecutor, RecipeRun
-from heta_notebook.runner.loop import run_sync
+from heta_notebook.runner.loop import LoopMismatchError, run_sync
 from heta_notebook.runner.ray_executor import RayExecutor
 from heta_notebook.runner.result import BenchmarkRunResult, RunCollection
 
@@ -29,6 +29,7 @@ __all__ = [
     "BenchmarkRunner",
     "Executor",
     "LocalExecutor",
+    "LoopMismatchError",
     "RayExecutor",
     "RecipeRun",
     "RunCollection",

@@ -9,6 +9,7 @@ index so the final report keeps benchmark order × mode order whatever the compl
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -281,6 +282,76 @@ class _Pool:
         except Exception as exc:  # not a case failure (those are isolated): e.g. a full disk
             self.failure = self.failure or exc
             self.stop()
+
+
+class ThreadedQueries:
+    """Answers queries of a KB with a sync ``query_many`` in a worker thread, in batches.
+
+    The built-in KB's searches are CPU work that never yields: on the loop they would keep a
+    stop or a cancel waiting until every case is done. Queries asked in the same loop turn
+    (one per worker) go to the thread as one ``query_many`` batch per mode, so the loop stays
+    free and a cancel ends the run after at most one batch. A failing batch is redone query
+    by query, so one bad query fails only its own case.
+    """
+
+    def __init__(self, kb: Any, *, top_k: int, options: dict[str, Any]):
+        self._kb, self._top_k, self._options = kb, top_k, options
+        self._waiting: dict[str, list[tuple[str, asyncio.Future[Any]]]] = {}
+
+    async def answer(self, case: BenchmarkCase, mode: str) -> Any:
+        """The KB's response to ``case.query`` in ``mode`` (an ``Answer`` for ``WorkItem``)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        batch = self._waiting.setdefault(mode, [])
+        batch.append((case.query, future))
+        if len(batch) == 1:
+            loop.call_soon(self._send, mode)
+        return await future
+
+    def _send(self, mode: str) -> None:
+        batch = self._waiting.pop(mode, [])
+        batch = [(text, future) for text, future in batch if not future.cancelled()]
+        if batch:
+            sent = asyncio.ensure_future(asyncio.to_thread(self._search, mode, batch))
+            sent.add_done_callback(functools.partial(_settle, batch))
+
+    def _search(self, mode: str, batch: list[tuple[str, Any]]) -> list[Any]:
+        """In the worker thread: one batched call, or per query when the batch fails."""
+        texts = [text for text, _ in batch]
+        try:
+            return self._kb.query_many(texts, mode=mode, top_k=self._top_k, options=self._options)
+        except Exception:  # noqa: BLE001 - isolate the failing query below
+            return [self._one(text, mode) for text in texts]
+
+    def _one(self, text: str, mode: str) -> Any:
+        try:
+            return self._kb.query_many([text], mode=mode, top_k=self._top_k, options=self._options)[
+                0
+            ]
+        except Exception as exc:  # noqa: BLE001 - handed to that case's worker
+            return _Failed(exc)
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: Exception
+
+
+def _settle(batch: list[tuple[str, asyncio.Future[Any]]], sent: asyncio.Future[Any]) -> None:
+    """Hand each waiting worker its response (or error); cancelled waiters are skipped."""
+    if sent.cancelled():
+        outcomes: list[Any] = [_Failed(RuntimeError("the query batch was cancelled"))] * len(batch)
+    elif sent.exception() is not None:
+        outcomes = [_Failed(sent.exception())] * len(batch)  # type: ignore[arg-type]
+    else:
+        outcomes = sent.result()
+    for (_, future), outcome in zip(batch, outcomes, strict=True):
+        if future.done():
+            continue
+        if isinstance(outcome, _Failed):
+            future.set_exception(outcome.error)
+        else:
+            future.set_result(outcome)
 
 
 async def answer_item(

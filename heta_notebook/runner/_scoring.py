@@ -7,6 +7,7 @@ takes the response or the other scores with it.
 from __future__ import annotations
 
 import asyncio
+import copy
 import sys
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
@@ -88,7 +89,7 @@ class CaseScorer:
     def __init__(self, evaluators: Sequence[Any], default_timeout: float | None = None):
         from heta_notebook.evaluators.retrieval import supports_batch
 
-        self.evaluators = tuple(evaluators)
+        self.evaluators = tuple(_bounded(ev, default_timeout) for ev in evaluators)
         self.default_timeout = default_timeout
         inline = [
             i for i, ev in enumerate(self.evaluators) if default_timeout is None and is_inline(ev)
@@ -140,6 +141,21 @@ class CaseScorer:
         scores = await self.score_per_case(case, response)
         self.score_batch([case], [response], [scores])
         return tuple(scores)
+
+
+def _bounded(evaluator: Any, timeout: float | None) -> Any:
+    """A sync decorated evaluator given the run's ``evaluator_timeout`` as its own.
+
+    Such an evaluator otherwise runs in line on the loop, where no timeout can interrupt it;
+    with its own timeout it runs in a daemon thread and becomes an error score on time.
+    """
+    if timeout is None or not handles_own_settings(evaluator):
+        return evaluator
+    if getattr(evaluator, "is_async", True) or settings_of(evaluator).timeout is not None:
+        return evaluator
+    bounded = copy.copy(evaluator)
+    bounded.settings = settings_of(evaluator).model_copy(update={"timeout": timeout})
+    return bounded
 
 
 def _row_alone(

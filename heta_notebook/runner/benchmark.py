@@ -28,6 +28,7 @@ from heta_notebook.runner._inputs import (
     workspace_for,
 )
 from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner._pool import ThreadedQueries
 from heta_notebook.runner.config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner.executors import Executor, LocalExecutor, RecipeRun
 from heta_notebook.runner.loop import run_sync, sync_form
@@ -233,11 +234,19 @@ def _answerer(kb: Any, config: BenchmarkRunConfig) -> Any:
     options = dict(config.query_options)
     if config.trace:
         options["trace"] = True
+    if _is_builtin_kb(kb):  # CPU-bound: batched into a worker thread, the loop stays free
+        return ThreadedQueries(kb, top_k=config.top_k, options=options).answer
 
     async def answer(case: Any, mode: str) -> Any:
         return await kb.query(case.query, mode=mode, top_k=config.top_k, options=options)
 
     return answer
+
+
+def _is_builtin_kb(kb: Any) -> bool:
+    from heta_notebook.kb.knowledge_base import KnowledgeBase
+
+    return isinstance(kb, KnowledgeBase)
 
 
 def _modes(query_modes: Sequence[str] | str | None, kb: Any) -> tuple[str, ...]:

@@ -17,8 +17,9 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import signal
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
@@ -68,6 +69,37 @@ def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await f
     return _run_in_thread(make, await_form)
 
 
+async def in_daemon_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``function(*args, **kwargs)`` in its own daemon thread, awaited without blocking the loop.
+
+    Unlike ``asyncio.to_thread`` (the loop's shared executor, joined when ``asyncio.run``
+    ends), a call that hangs past a timeout here occupies no pool worker and holds up no
+    shutdown: the caller stops waiting on time and the thread runs on, unseen, until the
+    function returns (Python cannot stop a thread).
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def target() -> None:
+        try:
+            value = context.run(function, *args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            report = functools.partial(settle, functools.partial(future.set_exception, exc))
+        else:
+            report = functools.partial(settle, functools.partial(future.set_result, value))
+        with contextlib.suppress(RuntimeError):  # the loop closed while the thread ran on
+            loop.call_soon_threadsafe(report)
+
+    name = f"heta-notebook-call-{getattr(function, '__name__', 'function')}"
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return await future
+
+
 def loop_mismatch(error: BaseException) -> LoopMismatchError | None:
     """A clear error for a "different loop" failure on the helper thread, else None."""
     await_form = _HELPER_AWAIT_FORM.get()
@@ -98,16 +130,51 @@ def _run_nested(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable[T]
     nest_asyncio2.apply(loop)  # idempotent; patches on the first call only
     task = asyncio.ensure_future(make(), loop=loop)
     _wake_while(task, loop)
-    try:
-        return loop.run_until_complete(task)
-    except KeyboardInterrupt:  # the stop button: cancel the run and keep what it returns
-        if task.done():
+    with _stop_cancels(task, loop) as stopped:
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if stopped:  # stopped before any result existed (e.g. during the index build)
+                raise KeyboardInterrupt from None
             raise
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            value = loop.run_until_complete(task)
-            return value
-        raise
+        except KeyboardInterrupt:  # raised in our code after all: cancel, keep what it returns
+            if task.done():
+                raise
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                value = loop.run_until_complete(task)
+                return value
+            raise
+
+
+@contextlib.contextmanager
+def _stop_cancels(
+    task: asyncio.Future[Any], loop: asyncio.AbstractEventLoop
+) -> Iterator[list[bool]]:
+    """While ``task`` runs, the stop button (SIGINT) cancels it instead of raising anywhere.
+
+    A KeyboardInterrupt raised wherever the main thread happens to be (a checkpoint write,
+    a progress update) would tear the run apart; a cancel lets it save its partial report.
+    A second press while it winds down raises KeyboardInterrupt as usual. Only where the
+    handler is Python's default (the main thread of a kernel or a script).
+    """
+    stopped: list[bool] = []
+    on_main = threading.current_thread() is threading.main_thread()
+    if not on_main or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield stopped
+        return
+
+    def on_stop(signum: int, frame: Any) -> None:
+        if stopped or task.done():
+            signal.default_int_handler(signum, frame)
+        stopped.append(True)
+        loop.call_soon_threadsafe(task.cancel)
+
+    signal.signal(signal.SIGINT, on_stop)
+    try:
+        yield stopped
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _wake_while(task: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> None:
