@@ -130,15 +130,15 @@ async def test_a_stopped_ray_run_resumes_to_the_local_report(cluster, cranfield,
     run.cancel()  # the stop button: in-flight shards are cancelled, their results kept
     with pytest.warns(RuntimeWarning, match="resume=True"):
         stopped = await run
-    first = stopped[next(iter(RECIPES))]
-    assert first.is_partial and 0 < len(first.case_results) < 225
+    kept = sum(len(stopped[label].case_results) for label in stopped.labels)
+    assert any(stopped[label].is_partial for label in stopped.labels) and 0 < kept < 2 * 225
 
     resumed = await BenchmarkRunner().run(**options, resume=True, executor=RayExecutor())
     for label in RECIPES:
         assert not resumed[label].is_partial
         assert comparable(resumed[label]) == comparable(local[label])
         assert resumed[label].score_summary == local[label].score_summary
-    assert resumed[next(iter(RECIPES))].metadata["resumed"] == len(first.case_results)
+    assert sum(resumed[label].metadata["resumed"] for label in RECIPES) == kept
 
 
 DRIVER = """
@@ -189,7 +189,9 @@ def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, tmp_path):
 
     options = _options(cranfield, ReportStore(tmp_path / "ray"), tmp_path / "kb-ray")
     resumed = run_benchmark(**options, resume=True, executor=RayExecutor())
-    assert sum(resumed[label].metadata["resumed"] for label in RECIPES) == before
+    # every case checkpointed when the driver died is kept (its tasks may add a few more
+    # before Ray stops them)
+    assert sum(resumed[label].metadata["resumed"] for label in RECIPES) >= before
     for label in RECIPES:
         assert not resumed[label].is_partial
         assert comparable(resumed[label]) == comparable(local[label])

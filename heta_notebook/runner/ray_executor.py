@@ -278,6 +278,10 @@ class _RecipeOnRay:
                 ray.cancel(ref)
             if in_flight:
                 await asyncio.wait(in_flight, timeout=10)
+            for future in [f for f in in_flight if f.done() and not f.cancelled()]:
+                if future.exception() is not None:  # cancelled: its checkpoint has the rest
+                    del in_flight[future]
+            self._collect(in_flight, progress)  # shards that finished meanwhile
             raise
 
     def _collect(self, in_flight: dict[asyncio.Future[Any], Any], progress: RunProgress) -> None:
