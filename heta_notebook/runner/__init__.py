@@ -3,7 +3,7 @@
 Front doors (public): ``benchmark`` (``BenchmarkRunner``, ``run_benchmark``), ``evaluate``
 (``evaluate``, ``aevaluate``), ``config`` (``BenchmarkRunConfig``), ``result``
 (``BenchmarkRunResult``, ``RunCollection``), ``executors`` (``Executor``, ``LocalExecutor``:
-who carries out recipe runs) and ``loop`` (``run_sync``: sync entry points and the
+who carries out recipe runs; ``ray_executor.RayExecutor`` runs them as Ray tasks) and ``loop`` (``run_sync``: sync entry points and the
 notebook's event loop).
 
 Machinery (private), in the order a run goes through it: ``_inputs`` (the one benchmark
@@ -20,6 +20,7 @@ from heta_notebook.runner.config import BenchmarkRunConfig
 from heta_notebook.runner.evaluate import aevaluate, evaluate
 from heta_notebook.runner.executors import Executor, LocalExecutor, RecipeRun
 from heta_notebook.runner.loop import LoopMismatchError, run_sync
+from heta_notebook.runner.ray_executor import RayExecutor
 from heta_notebook.runner.result import BenchmarkRunResult, RunCollection
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "LoopMismatchError",
+    "RayExecutor",
     "RecipeRun",
     "RunCollection",
     "aevaluate",

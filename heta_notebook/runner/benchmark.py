@@ -123,41 +123,62 @@ run_benchmark = sync_form(
 
 async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
     """One recipe on the loaded benchmark: build its KB(s), run every (case, mode), report."""
-    loaded, recipe, label, kb_name = job.loaded, job.recipe, job.label, job.kb_name
-    evaluators, config, store = job.evaluators, job.config, job.store
-    groups, kbs = await _build(loaded, recipe, kb_name, config, job.workspace, job.rebuild)
+    groups, kbs = await _build(
+        job.loaded, job.recipe, job.kb_name, job.config, job.workspace, job.rebuild
+    )
+    spec = recipe_spec(job, groups, kbs)
+    report = await run_spec(spec)
+    return recipe_result(job, spec, report, tuple(kbs))
+
+
+def recipe_spec(
+    job: RecipeRun,
+    groups: Sequence[CaseGroup],
+    kbs: Sequence[Any],
+    recipe_manifest: dict[str, Any] | None = None,
+) -> RunSpec:
+    """The run of ``job`` over its built KB(s): modes, fingerprint, report id, manifests.
+
+    An executor that builds elsewhere passes stand-ins for ``kbs`` (``query_modes`` and
+    ``manifest()``) and the ``recipe_manifest`` computed where the KB was built.
+    """
+    loaded, label, kb_name, config = job.loaded, job.label, job.kb_name, job.config
     modes = _modes(job.query_modes, kbs[0])
-    recipe_manifest = _recipe_manifest(recipe, kbs[0], label)
+    if recipe_manifest is None:
+        recipe_manifest = _recipe_manifest(job.recipe, kbs[0], label)
     identity = fingerprint(
         benchmark=loaded.manifest.key,
         recipe=recipe_manifest,
         label=label,
         modes=modes,
-        evaluators=[str(ev.name) for ev in evaluators],
+        evaluators=[str(ev.name) for ev in job.evaluators],
         config=config.fingerprint_fields(),
     )
-    spec = RunSpec(
-        report_id=resolve_report_id(config, store, kb_name, identity, job.resume),
+    return RunSpec(
+        report_id=resolve_report_id(config, job.store, kb_name, identity, job.resume),
         knowledge_base_name=kb_name,
         benchmark=loaded.manifest,
         query_modes=modes,
         groups=groups,
-        evaluators=evaluators,
+        evaluators=job.evaluators,
         config=config,
         label=label,
-        store=store,
+        store=job.store,
         progress=job.progress,
         knowledge_base_manifest=_kb_manifest(kbs),
         recipe_manifest=recipe_manifest,
         metadata={"fingerprint": identity, "run_units": [u.unit_id for u in loaded.units]},
     )
-    report = await run_spec(spec)
+
+
+def recipe_result(
+    job: RecipeRun, spec: RunSpec, report: Any, kbs: tuple[Any, ...] = ()
+) -> BenchmarkRunResult:
+    """What the run of ``job`` returns: its report, KBs and where the report was saved."""
     path = None
-    if store is not None and config.persist_report:
-        path = store.report_dir(kb_name, spec.report_id) / "report.json"
-    return BenchmarkRunResult(
-        report=report, knowledge_bases=tuple(kbs), report_path=path, label=label
-    )
+    if job.store is not None and job.config.persist_report:
+        path = job.store.report_dir(job.kb_name, spec.report_id) / "report.json"
+    return BenchmarkRunResult(report=report, knowledge_bases=kbs, report_path=path, label=job.label)
 
 
 async def _build(
