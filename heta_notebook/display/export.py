@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_notebook.display.card import report_card_html
-from heta_notebook.display.explorer import case_detail_html
+from heta_notebook.display.case_detail import case_detail_html
 from heta_notebook.display.figures import ReportPlots, headline_score, parse_at_k
 from heta_notebook.display.html import Markup, badge, details, join, raw, tag, truncate
 from heta_notebook.display.theme import CSS, fmt_int, fmt_num
