@@ -216,12 +216,24 @@ class ComparisonExplorer(StaticFallback):
             priority = tuple(self.rows["case_id"])  # biggest changes first, if a cap bites
             data = {label: report_data(report, max_cases=self.max_cases, priority=priority)
                     for label, report in self.comparison.reports.items()}  # fmt: skip
-            variants = [{"name": v.name, "report": v.report, "mode": v.mode}
-                        for v in self.comparison.variants]  # fmt: skip
-            self._widget = ExplorerWidget(kind="compare", data=data, variants=variants,
+            self._widget = ExplorerWidget(kind="compare", data=data, variants=self._variants(),
                                           state=self._front_state())  # fmt: skip
             self._widget.observe(self._on_front, names="state")
         return self._widget
+
+    def standalone_html(self) -> str:
+        """This explorer in a plain page (no Jupyter): module, packed data, current state."""
+        from heta_notebook.display.explorer_data import encode_report
+        from heta_notebook.display.widgets import pack, standalone_html
+
+        priority = tuple(self.rows["case_id"])
+        data = {label: pack(encode_report(r, max_cases=self.max_cases, priority=priority))
+                for label, r in self.comparison.reports.items()}  # fmt: skip
+        return standalone_html("compare", data, self._front_state(), self._variants())
+
+    def _variants(self) -> list[dict[str, str]]:
+        return [{"name": v.name, "report": v.report, "mode": v.mode}
+                for v in self.comparison.variants]  # fmt: skip
 
     def _front_state(self) -> dict[str, Any]:
         keys = ("a", "b", "score", "filter", "search", "scope", "page", "page_size", "selected")

@@ -128,9 +128,8 @@ _SHIM = """
       widget_manager: { get_model: async (ref) => shim(String(ref).replace(/^IPY_MODEL_/, "")) },
     };
   }
-  for (const el of document.querySelectorAll("[data-hn-explorer]")) {
-    await mod.render({ model: shim(el.getAttribute("data-hn-explorer")), el });
-  }
+  const el = document.querySelector('[data-hn-explorer="' + %(uid)s + '"]');
+  await mod.render({ model: shim(%(uid)s), el });
 })();
 """
 
@@ -140,26 +139,41 @@ def _script_json(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-def standalone_html(explorers: list[ExplorerWidget]) -> str:
-    """Mount points plus the module, the models and a shim: the explorers in a plain page."""
+def standalone_html(
+    kind: str,
+    data: str | dict[str, str],
+    state: dict[str, Any],
+    variants: list[dict[str, str]] | None = None,
+) -> str:
+    """One explorer in a plain page: a mount point, the module, its models and a shim.
+
+    ``data`` is a packed report payload (kind "report") or label → packed payload
+    (kind "compare"); no widget is created, so nothing leaks into a notebook's widget state."""
+    uid = _next_id()
+    packed = data if isinstance(data, dict) else {"": data}
     models: dict[str, dict[str, Any]] = {}
-    mounts = []
-    for widget in explorers:
-        refs = widget.data if isinstance(widget.data, dict) else {"": widget.data}
-        for data in refs.values():
-            models[data.model_id] = {"payload": data.payload}
-        state = widget.get_state()
-        models[widget.model_id] = {k: state[k] for k in ("kind", "data", "variants", "state")}
-        mounts.append(f'<div class="hn-explorer-mount" data-hn-explorer="{widget.model_id}"></div>')
+    refs: dict[str, str] = {}
+    for n, (label, payload) in enumerate(packed.items()):
+        models[f"{uid}-d{n}"] = {"payload": payload}
+        refs[label] = f"IPY_MODEL_{uid}-d{n}"
+    models[uid] = {"kind": kind, "data": refs if isinstance(data, dict) else refs[""],
+                   "variants": variants or [], "state": state}  # fmt: skip
     esm = explorer_esm().replace("</script", "<\\/script")
+    ids = {"esm_id": json.dumps(f"{uid}-esm"), "models_id": json.dumps(f"{uid}-models"),
+           "uid": json.dumps(uid)}  # fmt: skip
     return (
-        "".join(mounts)
-        + f'<script type="text/plain" id="hn-explorer-esm">{esm}</script>'
-        + f'<script type="application/json" id="hn-explorer-models">{_script_json(models)}</script>'
-        + "<script>"
-        + _SHIM % {"esm_id": '"hn-explorer-esm"', "models_id": '"hn-explorer-models"'}
-        + "</script>"
+        f'<div class="hn-explorer-mount" data-hn-explorer="{uid}"></div>'
+        f'<script type="text/plain" id="{uid}-esm">{esm}</script>'
+        f'<script type="application/json" id="{uid}-models">{_script_json(models)}</script>'
+        f"<script>{_SHIM % ids}</script>"
     )
+
+
+_counter = iter(range(1, 1 << 62))
+
+
+def _next_id() -> str:
+    return f"hn-explorer-{next(_counter)}"
 
 
 __all__ = [
