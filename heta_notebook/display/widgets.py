@@ -135,8 +135,8 @@ _SHIM = """
 
 
 def _script_json(data: Any) -> str:
-    """JSON safe inside a ``<script type=application/json>`` (no ``</`` can end it)."""
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    """JSON safe inside a ``<script type=application/json>``: no ``<`` at all, so no tag."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
 
 
 def standalone_html(
