@@ -406,6 +406,7 @@ function renderReport(model, el, data) {
     list: h("tbody"),
     pane: h("div", { class: "hnx-pane" }),
   };
+  for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
   ui.search.addEventListener("change", () => commit({ search: ui.search.value }));
   ui.errors.addEventListener("change", () => commit({ errors_only: ui.errors.checked }));
   ui.min.addEventListener("change", () => commit({ min_value: num(ui.min.value) }));
@@ -587,6 +588,7 @@ function renderCompare(model, el, reports) {
     list: h("tbody"),
     pane: h("div", { class: "hnx-pane" }),
   };
+  for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
   ui.search.addEventListener("change", () => commit({ search: ui.search.value }));
   root.append(
     h("div", { class: "hnx-title" }, "Comparison explorer · cases side by side"),
