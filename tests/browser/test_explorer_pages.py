@@ -92,7 +92,7 @@ def test_comparison_page_side_by_side_and_reason_scope(chromium_browser, tmp_pat
         root = page.locator(".hnx-compare").first
         root.wait_for(state="visible", timeout=30_000)
         steps.comparison_steps(root, screens, "comparison-page")
-        steps.choose(root, "score", "judge_correctness")
+        steps.choose(root, "score", "judge_correctness", changes=False)
         steps.type_into(root, "search", BAD_REASON)
         steps.choose(root, "scope", "b_not_a")
         x = comparison.explore(score="judge_correctness").search(BAD_REASON, "b_not_a")
