@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.analysis.compare import format_delta
 from heta_notebook.display.case_detail import side_by_side
 from heta_notebook.display.explorer_data import DEFAULT_MAX_CASES, search_texts
 from heta_notebook.display.fallback import StaticFallback
 from heta_notebook.display.html import Markup, panel, raw, style, tag, truncate
 from heta_notebook.display.theme import fmt_int, fmt_num
+from heta_notebook.numbers import format_delta
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis.compare import Comparison

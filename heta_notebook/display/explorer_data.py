@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
-from heta_notebook.display.figures import headline_score
+from heta_notebook.analysis.headline import headline_score
 from heta_notebook.schema import REASON_KEYS, EvaluationCaseResult, EvaluationReport
 
 FORMAT_VERSION = 1

@@ -114,14 +114,19 @@ function fmtInt(value) {
   return value === null || value === undefined ? "–" : Number(value).toLocaleString("en-US");
 }
 
+// fmtNum, fmtInt, fmtMs and fmtDelta follow heta_notebook/numbers.py (the one number format)
 function fmtMs(value) {
-  if (value === null || value === undefined) return "–";
-  return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`;
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  if (value < 1) return `${value.toFixed(2)} ms`;
+  if (value < 1000) return `${value.toFixed(0)} ms`;
+  if (value < 60000) return `${(value / 1000).toFixed(2)} s`;
+  return `${(value / 60000).toFixed(1)} min`;
 }
 
 function fmtDelta(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";
-  return (value > 0 ? "+" : value < 0 ? "−" : "±") + Math.abs(value).toFixed(3);
+  if (Number(value.toFixed(3)) === 0) return "±0.000";
+  return (value > 0 ? "+" : "−") + Math.abs(value).toFixed(3);
 }
 
 function shorten(text, limit) {
