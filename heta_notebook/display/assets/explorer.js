@@ -140,6 +140,19 @@ function select(options, value, onchange) {
   return el;
 }
 
+/** Typing in a box commits on Enter (and on leaving it); keys never reach the host page, so
+ * JupyterLab's notebook shortcuts (Enter, A, B, D D...) do not fire while a reader types. */
+function onCommit(input, commitValue) {
+  input.addEventListener("change", () => commitValue(input.value));
+  input.addEventListener("keydown", (event) => {
+    event.stopPropagation();
+    if (event.key === "Enter") {
+      event.preventDefault();
+      commitValue(input.value);
+    }
+  });
+}
+
 // ------------------------------------------------------------------ data
 
 async function inflate(b64) {
@@ -412,10 +425,10 @@ function renderReport(model, el, data) {
     pane: h("div", { class: "hnx-pane" }),
   };
   for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
-  ui.search.addEventListener("change", () => commit({ search: ui.search.value }));
+  onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
   ui.errors.addEventListener("change", () => commit({ errors_only: ui.errors.checked }));
-  ui.min.addEventListener("change", () => commit({ min_value: num(ui.min.value) }));
-  ui.max.addEventListener("change", () => commit({ max_value: num(ui.max.value) }));
+  onCommit(ui.min, (v) => num(v) !== (st.min_value ?? null) && commit({ min_value: num(v) }));
+  onCommit(ui.max, (v) => num(v) !== (st.max_value ?? null) && commit({ max_value: num(v) }));
   ui.desc.addEventListener("change", () => commit({ descending: ui.desc.checked }));
 
   const header = h("tr", {}, h("th", {}, "case"), h("th", {}, "mode"), h("th", { class: "hnx-valhead" }), h("th", {}, "query"));
@@ -594,7 +607,7 @@ function renderCompare(model, el, reports) {
     pane: h("div", { class: "hnx-pane" }),
   };
   for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
-  ui.search.addEventListener("change", () => commit({ search: ui.search.value }));
+  onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
   root.append(
     h("div", { class: "hnx-title" }, "Comparison explorer · cases side by side"),
     h("div", {}, Object.values(reports).map(leftOutNote)),
