@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from html.parser import HTMLParser
 
@@ -62,10 +61,10 @@ def test_plotly_js_embedded_once_and_figures_present(page):
 
 
 def _payload(page: str) -> dict:
-    from heta_notebook.display.widgets import unpack
+    from heta_notebook.display.widgets import page_payloads
 
-    models = json.loads(page.split('-models">', 1)[1].split("</script>", 1)[0])
-    return unpack(next(m["payload"] for m in models.values() if "payload" in m))
+    (payload,) = page_payloads(page)
+    return payload
 
 
 def test_card_and_the_case_explorer_with_every_case(report, page):

@@ -169,6 +169,15 @@ def standalone_html(
     )
 
 
+def page_payloads(page: str) -> list[dict[str, Any]]:
+    """The report payloads embedded by :func:`standalone_html` in ``page`` (tests, checks)."""
+    out = []
+    for chunk in page.split('-models">')[1:]:
+        models = json.loads(chunk.split("</script>", 1)[0])
+        out += [unpack(m["payload"]) for m in models.values() if "payload" in m]
+    return out
+
+
 _counter = iter(range(1, 1 << 62))
 
 
@@ -181,6 +190,7 @@ __all__ = [
     "ReportDataWidget",
     "explorer_esm",
     "pack",
+    "page_payloads",
     "report_data",
     "standalone_html",
     "unpack",

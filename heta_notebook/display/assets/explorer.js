@@ -466,6 +466,7 @@ function renderReport(model, el, data) {
     ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} of ${fmtInt(data.n)} case results`;
     ui.prev.disabled = st.page <= 0;
     ui.next.disabled = st.page >= pages - 1;
+    ui.desc.disabled = (st.sort_by || REPORT_ORDER) === REPORT_ORDER;  // report order has no direction
     const i = st.selected === null || st.selected === undefined ? undefined : data.rowIndex.get(st.selected);
     ui.pane.replaceChildren(i === undefined ? h("div", { class: "hnx-note" },
       st.selected === null || st.selected === undefined ? "No case selected (no case matches)." : "The selected case is not embedded in this page.")
