@@ -55,3 +55,17 @@ def test_one_data_model_per_report_shared_by_explorers():
     first, second = report.explore(), report.explore(mode="dense")
     assert first.widget.data is second.widget.data is report_data(report)
     assert isinstance(first.widget, ExplorerWidget) and first.widget.kind == "report"
+
+
+def test_text_valued_scores_are_kept():
+    from heta_notebook.schema import EvaluationScore
+
+    report = make_report(2)
+    first = report.case_results[0]
+    labelled = first.model_copy(
+        update={"scores": (*first.scores, EvaluationScore(name="verdict_text", value="partly"))}
+    )
+    report = report.model_copy(update={"case_results": (labelled, *report.case_results[1:])})
+    payload = encode_report(report)
+    column = payload["scores"]["verdict_text"]
+    assert payload["strings"][column["t"]["0"]] == "partly" and column["v"][0] is None

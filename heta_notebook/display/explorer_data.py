@@ -201,6 +201,8 @@ def _encode_scores(result: EvaluationCaseResult, s: StringTable, scores: dict) -
             col["m"].append(-1)
             continue
         value = score.value
+        if isinstance(value, str):  # a text-valued score: kept sparsely, by position
+            col.setdefault("t", {})[str(len(col["v"]))] = s.add(value)
         col["v"].append(_num(value) if not isinstance(value, bool) else float(value))
         col["s"].append(STATUS_CODES[score.status])
         col["p"].append(None if score.passed is None else int(score.passed))

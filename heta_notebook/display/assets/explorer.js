@@ -186,6 +186,7 @@ class ReportData {
     if (status < 0) return null;
     return {
       name, value: col.v[i], status: STATUS[status],
+      text: col.t && col.t[String(i)] !== undefined ? this.s(col.t[String(i)]) : null,
       passed: col.p ? (col.p[i] === null ? null : !!col.p[i]) : null,
       note: col.r ? this.s(col.r[i]) : null, noteIndex: col.r ? col.r[i] : -1,
       meta: col.m ? this.s(col.m[i]) : null, metaIndex: col.m ? col.m[i] : -1,
@@ -242,6 +243,7 @@ async function reportData(model, ref) {
 function scoreBadge(sc) {
   if (!sc) return badge("–", "muted");
   if (sc.status !== "scored") return badge(sc.status, sc.status === "skipped" ? "warnb" : "bad");
+  if (sc.text !== null) return badge(shorten(sc.text, 60), "muted");
   const verdict = sc.passed === true ? " · passed" : sc.passed === false ? " · failed" : "";
   return badge(`${fmtNum(sc.value)}${verdict}`, sc.passed === true ? "ok" : sc.passed === false ? "bad" : "muted");
 }
