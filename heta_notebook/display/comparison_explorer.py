@@ -16,6 +16,7 @@ browser sync both ways through the ``state`` trait.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -220,6 +221,13 @@ class ComparisonExplorer(StaticFallback):
                                           state=self._front_state())  # fmt: skip
             self._widget.observe(self._on_front, names="state")
         return self._widget
+
+    @property
+    def widgets(self) -> dict[str, Any]:
+        """Deprecated: the controls live in the browser now; ``{"root": widget}``."""
+        warnings.warn("ComparisonExplorer.widgets is deprecated: the controls run in the browser; "
+                      "use .widget and .state", DeprecationWarning, stacklevel=2)  # fmt: skip
+        return {"root": self.widget}
 
     def standalone_html(self) -> str:
         """This explorer in a plain page (no Jupyter): module, packed data, current state."""

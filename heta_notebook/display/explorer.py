@@ -290,6 +290,13 @@ class ReportExplorer(StaticFallback):
         return self._widget
 
     @property
+    def controls(self) -> Any:
+        """Deprecated: the controls run in the browser now; this is the widget itself."""
+        warnings.warn("ReportExplorer.controls is deprecated: the controls run in the browser; "
+                      "use .widget, .state and the methods", DeprecationWarning, stacklevel=2)  # fmt: skip
+        return self.widget
+
+    @property
     def state(self) -> dict[str, Any]:
         """What the browser shows: filters, sort, page, page size and the selected report row."""
         return {**asdict(self._filters), "sort_by": self._sort_by, "descending": self._descending,
