@@ -41,7 +41,7 @@ def _load_reports(paths: Sequence[str]) -> list[Any]:
 def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> str:
     """A standalone comparison page of several reports: the table, then bars and deltas."""
     from heta_notebook.analysis.compare import compare
-    from heta_notebook.display.export import figure_html, html_page
+    from heta_notebook.display.export import comparison_cases, figure_html, html_page
     from heta_notebook.display.html import raw
 
     options: dict[str, Any] = {"baseline": baseline}
@@ -53,7 +53,8 @@ def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> s
         raise SystemExit(f"error: {exc}") from None
     figures = [comparison.plot.bars(), comparison.plot.deltas()]
     title = "Comparison · " + " vs ".join(comparison.labels)
-    return html_page(title, [raw(comparison.to_html()), *(figure_html(f) for f in figures)])
+    body = [raw(comparison.to_html()), *(figure_html(f) for f in figures)]
+    return html_page(title, [*body, comparison_cases(comparison)])
 
 
 def cmd_export(args: argparse.Namespace) -> int:

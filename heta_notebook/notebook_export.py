@@ -20,16 +20,22 @@ from typing import Any
 
 REQUIRE_JS = "requirejs-2.3.8-require.js.gz"
 WIDGETS_JS = "jupyter-widgets-html-manager-1.0.15-embed-amd.js.gz"
+ANYWIDGET_JS = "anywidget-0.11.0-index-amd.js.gz"  # the explorers' widget front-end (AMD)
 NO_MATHJAX = "data:text/javascript,"  # an empty script instead of MathJax from cdnjs
 
 # nbconvert's lab template writes widget_renderer_url twice (once for a pre-2015 fallback):
-# with a 5 MB data: URL that doubles the file, so load it from one place instead.
+# with a 5 MB data: URL that doubles the file, so load it from one place instead. Before the
+# widget manager starts, require.js learns where the "anywidget" module is (a data: URL of the
+# vendored front-end), so the explorers' saved state renders offline instead of asking a CDN.
 _TEMPLATE = "heta_offline.html.j2"
 _TEMPLATE_SOURCE = """{%- extends 'index.html.j2' -%}
 {% block jupyter_widgets %}
 {%- if "widgets" in nb.metadata -%}
 <script>
 document.addEventListener('DOMContentLoaded', function () {
+  if (window.requirejs) {
+    window.requirejs.config({paths: {anywidget: '{{ resources.heta_anywidget_url }}'}});
+  }
   var script = document.createElement('script');
   script.src = '{{ resources.widget_renderer_url }}';
   document.body.appendChild(script);
@@ -105,7 +111,9 @@ def export_html(nb: Any, *, title: str | None = None) -> str:
         widget_renderer_url=_asset_data_url(WIDGETS_JS),
         mathjax_url=NO_MATHJAX,
     )
-    resources_in: dict[str, Any] = {"metadata": {"name": title}} if title else {}
+    resources_in: dict[str, Any] = {"heta_anywidget_url": _asset_data_url(ANYWIDGET_JS)}
+    if title:
+        resources_in["metadata"] = {"name": title}
     body, _ = exporter.from_notebook_node(nb, resources=resources_in)
     return body
 

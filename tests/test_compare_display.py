@@ -108,21 +108,41 @@ def test_explorer_filters(comparison):
         x.set_filter("bogus")
 
 
-def test_explorer_widgets_drive_state_and_pages(comparison):
+def _click(x, **changes) -> None:
+    """What the browser does: change the widget's state trait."""
+    x.widget.state = {**x.widget.state, **changes}
+
+
+def test_explorer_state_syncs_both_ways(comparison):
     x = comparison.explore(page_size=5)
-    w = x.widgets
-    w["b"].value = "whole-doc · dense"
+    _click(x, b="whole-doc · dense", page=0)
     assert x.state["b"] == "whole-doc · dense" and x.state["page"] == 0
-    assert w["previous"].disabled and not w["next"].disabled
-    w["next"].click()
-    assert x.state["page"] == 1 and [o[1] for o in w["cases"].options] == x.state["case_ids"]
+    x.next_page()
+    assert x.widget.state["page"] == 1 == x.state["page"]
     pick = x.state["case_ids"][2]
-    w["cases"].value = pick
-    assert x.selected == pick and f"<code>{pick}</code>" in w["detail"].value
-    w["score"].value = "judge_correctness"
-    assert x.state["score"] == "judge_correctness" and x.state["page"] == 0
-    w["filter"].value = "gained"
+    _click(x, selected=pick)
+    assert x.selected == pick and f"<code>{pick}</code>" in x.detail_html()
+    x.set_score("judge_correctness")
+    assert x.widget.state["score"] == "judge_correctness" and x.widget.state["page"] == 0
+    _click(x, filter="gained")
     assert x.state["filter"] == "gained"
+    data = x.widget.data
+    assert set(data) == set(comparison.reports)
+    assert x.widget.variants[0]["name"] == comparison.variants[0].name
+
+
+def test_reason_search_scoped_to_b_but_not_a(comparison):
+    x = comparison.explore(score="judge_correctness")
+    word = "missing"
+    x.search(word, scope="b_not_a")
+    for case_id in x.rows["case_id"]:
+        ra, rb = comparison.case_result(x.a, case_id), comparison.case_result(x.b, case_id)
+        in_a = ra is not None and any(word in (s.reason or "").lower() for s in ra.scores)
+        in_b = rb is not None and any(word in (s.reason or "").lower() for s in rb.scores)
+        assert in_b and not in_a
+    assert x.widget.state["scope"] == "b_not_a"
+    with pytest.raises(KeyError, match="unknown scope"):
+        x.search(word, scope="sideways")
 
 
 def test_explorer_side_by_side_and_static_fallback(comparison):

@@ -1,4 +1,4 @@
-"""The case explorer: state transitions driven through its widgets, paging, detail, fallback."""
+"""The case explorer: state synced both ways with the browser, paging, filters, detail, fallback."""
 
 from __future__ import annotations
 
@@ -20,34 +20,38 @@ def explorer(report):
     return ex
 
 
+def _click(ex, **changes) -> None:
+    """What the browser does: change the widget's state trait (filters reset the page)."""
+    ex.widget.state = {**ex.widget.state, **changes}
+
+
 def _list_rows(ex) -> list[int]:
-    return [value for _label, value in ex.controls.case_list.options]
+    return list(ex.page_rows()["row"])
 
 
 def test_opens_on_first_page_with_first_case_selected(report, explorer):
     assert explorer.n_matching == len(report.case_results)
     assert _list_rows(explorer) == list(range(10))
-    assert explorer.selected_row == 0 and explorer.controls.case_list.value == 0
-    assert "Case q0000" in explorer.controls.detail.value
-    assert explorer.controls.page_label.value.startswith("page 1 / 12")
-    assert explorer.controls.prev.disabled and not explorer.controls.next.disabled
+    assert explorer.selected_row == 0 and explorer.widget.state["selected"] == 0
+    assert "Case q0000" in explorer.detail_html
+    assert explorer.widget.state["page"] == 0 and explorer.n_pages == 12
 
 
-def test_paging_through_buttons(explorer):
-    explorer.controls.next.click()
+def test_paging_from_the_browser_and_from_python(explorer):
+    _click(explorer, page=1)
     assert explorer.page == 1 and _list_rows(explorer) == list(range(10, 20))
     explorer.go_to_page(99)
-    assert explorer.page == 11 and explorer.controls.next.disabled
-    assert len(explorer.page_rows) == 120 - 110
-    explorer.controls.prev.click()
-    assert explorer.page == 10
+    assert explorer.page == 11 and explorer.widget.state["page"] == 11
+    assert len(explorer.page_rows()) == 120 - 110
+    explorer.previous_page()
+    assert explorer.page == 10 and explorer.widget.state["page"] == 10
 
 
-def test_selecting_in_the_list_updates_the_detail_pane(report, explorer):
-    explorer.controls.case_list.value = 4
+def test_selecting_in_the_browser_updates_python(report, explorer):
+    _click(explorer, selected=4)
     result = report.case_results[4]
-    detail = explorer.controls.detail.value
-    assert explorer.selected_row == 4 and detail.endswith(explorer.detail_html)
+    detail = explorer.detail_html
+    assert explorer.selected_row == 4 and explorer.detail_html() == detail
     assert f"Case {result.case_id}" in detail and result.query_mode in detail
     assert "Expected evidence" in detail and "Retrieved results" in detail
     for score in result.scores:
@@ -66,7 +70,7 @@ def test_select_shows_matched_and_missing_evidence_and_judge_reason(report, expl
     reason = explorer.selected.score("judge_correctness").reason
     assert "Judge reasons" in html and reason in html and "hn-reason" in html
     assert "The " in html and "expected answers" in html
-    assert explorer.controls.detail.value.endswith(html)
+    assert explorer.widget.state["selected"] == explorer.selected_row
 
 
 def test_query_error_case_detail(explorer):
@@ -76,59 +80,79 @@ def test_query_error_case_detail(explorer):
 
 
 def test_mode_and_search_filters_change_the_list(report, explorer):
-    explorer.controls.mode.value = "dense"
+    _click(explorer, mode="dense", page=0)
     assert explorer.filters.mode == "dense" and explorer.n_matching == 40
-    assert all(r["query_mode"] == "dense" for r in explorer.page_rows)
-    assert explorer.selected.query_mode == "dense"
+    assert set(explorer.page_rows()["query_mode"]) == {"dense"}
     word = report.case_results[0].query.split()[5]
-    explorer.controls.search.value = word.upper()
+    _click(explorer, search=word.upper())
     expected = [r for r in report.case_results
                 if r.query_mode == "dense" and word in r.query.lower()]  # fmt: skip
     assert explorer.n_matching == len(expected) > 0
-    explorer.controls.search.value = "no such words here"
-    assert explorer.n_matching == 0 and explorer.page_rows == [] and explorer.detail_html == ""
-    assert "No case selected" in explorer.controls.detail.value
+    explorer.set_filters(search="no such words here")
+    assert explorer.n_matching == 0 and explorer.page_rows().empty and explorer.detail_html == ""
+    assert explorer.widget.state["search"] == "no such words here"
+
+
+def test_search_finds_judge_reasons_and_evidence_labels(report):
+    ex = report.explore()
+    reason = next(s.reason for r in report.case_results for s in r.scores if s.reason)
+    ex.set_filters(search=reason[:25])
+    hits = {(r.case_id, r.query_mode) for r in report.case_results
+            if any(reason[:25].casefold() in (s.reason or "").casefold() for s in r.scores)}  # fmt: skip
+    assert len(hits) > 0 and ex.n_matching >= len(hits)
+    label = report.case_results[0].metadata["expected"]["evidence"][0]["reference_id"]
+    ex.set_filters(search=str(label))
+    assert ex.n_matching > 0
+
+
+def test_label_filter_keeps_one_slice(report):
+    ex = report.explore()
+    ex.set_filters(label="difficulty=hard")
+    wanted = [r for r in report.case_results if r.metadata["labels"]["difficulty"] == "hard"]
+    assert ex.n_matching == len(wanted) > 0
+    assert ex.state["label"] == "difficulty=hard"
 
 
 def test_score_range_verdict_and_errors_filters(report, explorer):
-    c = explorer.controls
-    c.score.value = "judge_correctness"
+    _click(explorer, score="judge_correctness")
     assert explorer.n_matching == len(report.case_results)  # a score alone does not filter
-    c.verdict.value = "failed"
+    _click(explorer, verdict="failed")
     failed = [r for r in report.case_results
               if (s := r.score("judge_correctness")) and s.passed is False]  # fmt: skip
     assert explorer.n_matching == len(failed) > 0
-    c.verdict.value = "any"
-    c.score.value = "ndcg@10"
-    c.value_range.value = (0.0, 0.5)
+    _click(explorer, verdict="any", score="ndcg@10", min_value=0.0, max_value=0.5)
     low = [r for r in report.case_results
            if (s := r.score("ndcg@10")) and s.status == "scored" and s.value <= 0.5]  # fmt: skip
     assert explorer.filters.max_value == 0.5 and explorer.n_matching == len(low)
-    c.value_range.value = (0.0, 1.0)
-    c.errors_only.value = True
-    assert explorer.n_matching == 3 and all(r["error"] for r in explorer.page_rows)
+    _click(explorer, min_value=None, max_value=None, errors_only=True)
+    assert explorer.n_matching == 3 and explorer.page_rows()["error"].notna().all()
 
 
 def test_sorting_by_a_score(report, explorer):
-    explorer.controls.sort_by.value = "ndcg@10"
-    values = [r["value"] for r in explorer.page_rows]
+    _click(explorer, sort_by="ndcg@10")
+    values = list(explorer.page_rows()["value"])
     assert values == sorted(values, reverse=True) and values[0] == 1.0
-    explorer.controls.descending.value = False
-    assert [r["value"] for r in explorer.page_rows] == sorted(
-        r["value"] for r in explorer.page_rows
-    )
+    _click(explorer, descending=False)
+    values = list(explorer.page_rows()["value"])
+    assert values == sorted(values)
     explorer.go_to_page(explorer.n_pages - 1)
-    assert explorer.page_rows[-1]["value"] is None  # unscored (errors, skipped) sort last
-    explorer.controls.sort_by.value = "latency"
-    assert explorer.page == 0
+    assert explorer.page_rows()["value"].isna().iloc[-1]  # unscored (errors, skipped) sort last
+    explorer.sort("latency")
+    assert explorer.page == 0 and explorer.widget.state["sort_by"] == "latency"
+
+
+def test_page_rows_old_property_form_still_works_with_a_warning(explorer):
+    with pytest.warns(DeprecationWarning, match="page_rows"):
+        first = explorer.page_rows[0]
+    assert first["row"] == 0 and set(first) >= {"case_id", "query_mode", "value", "error"}
 
 
 def test_programmatic_api_without_widgets(report):
     ex = ReportExplorer(report, page_size=5, mode="hybrid", errors_only=False)
     assert ex.filters == ExplorerFilters(mode="hybrid")
     ex.set_filters(score="judge_correctness", verdict="passed").sort("judge_correctness")
-    assert all(report.case_results[r["row"]].score("judge_correctness").passed
-               for r in ex.page_rows)  # fmt: skip
+    assert all(report.case_results[row].score("judge_correctness").passed
+               for row in ex.page_rows()["row"])  # fmt: skip
     with pytest.raises(KeyError):
         ex.select("nope")
 
@@ -139,8 +163,10 @@ def test_mimebundle_has_widget_view_and_static_html(explorer):
     html = bundle["text/html"]
     assert FALLBACK_CLASS in html and "static view" in html
     assert "Selected case" in html and "Expected evidence" in html
-    # the live widget hides the static fallback once it renders
-    assert f".{FALLBACK_CLASS}{{display:none" in explorer.controls.detail.value
+    # the widget view is format 2.0 (what the HTML widget manager of exports accepts) and
+    # its module hides the static fallback once it renders
+    assert bundle["application/vnd.jupyter.widget-view+json"]["version_minor"] == 0
+    assert f".{FALLBACK_CLASS}," in explorer.widget._esm and "display:none" in explorer.widget._esm
 
 
 def test_ipython_display_emits_fallback_then_widget(explorer, monkeypatch):
@@ -154,8 +180,6 @@ def test_ipython_display_emits_fallback_then_widget(explorer, monkeypatch):
 def test_opening_does_not_build_frames(report):
     ex = report.explore()
     assert "scores" not in ex.frames._cache and "cases" not in ex.frames._cache
-    assert ex.widget is not None
-    assert "scores" not in ex.frames._cache
 
 
 def test_heta_framework_report_degrades_gracefully():
@@ -185,7 +209,7 @@ def test_select_jumps_to_the_page_listing_the_case(report):
     ex = report.explore(page_size=10)
     assert ex.widget is not None
     ex.select("q0007", "dense")
-    assert ex.page == 2 and ex.controls.case_list.value == ex.selected_row == 22
-    assert "page 3 / 12" in ex.controls.page_label.value
+    assert ex.page == 2 and ex.widget.state["selected"] == ex.selected_row == 22
+    assert ex.widget.state["page"] == 2
     ex.set_filters(mode="bm25")
     assert ex.selected.query_mode == "bm25" and ex.page == 0

@@ -60,20 +60,29 @@ def test_plotly_js_embedded_once_and_figures_present(page):
     assert page.count("Plotly.newPlot") >= 4  # metrics, ndcg@k, map@k, distribution, latency
 
 
-def test_card_and_case_sections_with_evidence_and_reasons(report, page):
+def _payload(page: str) -> dict:
+    from heta_notebook.display.widgets import page_payloads
+
+    (payload,) = page_payloads(page)
+    return payload
+
+
+def test_card_and_the_case_explorer_with_every_case(report, page):
     assert "cranfield-synthetic" in page and "hn-best" in page
-    parser = Scripts()
-    parser.feed(page)
-    assert parser.details >= len(report.case_results)
-    assert "Showing all 36 case results." in page
+    assert 'data-hn-explorer="' in page and "export default { render }" in page
+    payload = _payload(page)
+    assert payload["rows"] == list(range(36)) and payload["left_out"] == 0
     reason = next(s.reason for r in report.case_results for s in r.scores if s.reason)
-    assert reason in page and ">missing<" in page and ">matched<" in page
+    assert reason in payload["strings"]
 
 
-def test_large_reports_are_capped_and_say_so(report):
+def test_large_reports_are_capped_most_informative_first_and_say_so(report):
     html = report.to_html(max_cases=5, figures=False)
-    assert "Showing the first 5 of 36 case results" in html and "max_cases=None" in html
-    assert "Plotly.newPlot" not in html and "<script" not in html
+    payload = _payload(html)
+    assert len(payload["rows"]) == 5 and payload["left_out"] == 31 and payload["n_total"] == 36
+    errors = [i for i, r in enumerate(report.case_results) if r.error is not None]
+    assert set(errors) <= set(payload["rows"])  # query errors are embedded first
+    assert "Plotly.newPlot" not in html
 
 
 def test_title_option(report):

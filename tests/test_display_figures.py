@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -109,3 +111,24 @@ def test_at_k_frame_picks_only_the_metric(report):
     frame = at_k_frame(report.summary(), "map")
     assert set(frame["score"]) == {"map@1", "map@3", "map@5", "map@10"}
     assert sorted(frame["k"].unique()) == [1, 3, 5, 10]
+
+
+def test_comparison_charts_escape_quotes_like_report_charts():
+    """One plotly escaper: a quote in a label is a decimal entity plotly decodes, never the
+    literal ``&quot;`` comparison charts used to show."""
+    from heta_notebook.analysis.compare import compare
+    from heta_notebook.display.figures import esc
+
+    a = make_report(6, label='say "hi"', report_id="a")
+    b = make_report(6, label="plain", report_id="b", quality_shift=-0.1)
+    text = json.dumps(compare([a, b]).plot.scatter("ndcg@10").to_plotly_json(), default=str)
+    assert "&quot;" not in text and esc('say "hi"') in text
+
+
+def test_one_headline_rule_for_charts_and_comparisons():
+    from heta_notebook.analysis.headline import headline_score
+
+    assert headline_score(["map@10", "beir_ndcg@10"]) == "beir_ndcg@10"
+    assert headline_score(["precision@10", "mrr@10", "map@10"]) == "map@10"
+    assert headline_score(["recall@1", "recall@5"]) == "recall@5"
+    assert headline_score(["judge"]) == "judge" and headline_score([]) is None

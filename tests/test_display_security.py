@@ -35,20 +35,23 @@ def test_card_escapes_everything(hostile):
     assert esc(PAYLOADS[0]) in html  # shown as text, not dropped
 
 
-def test_explorer_widget_html_and_static_view_escape_everything(hostile):
+def test_explorer_detail_and_static_view_escape_everything(hostile):
     ex = hostile.explore(page_size=30)
-    assert ex.widget is not None
     for row in range(len(hostile.case_results)):
-        ex.select_row(row)
-        _assert_inert(ex.controls.detail.value)
+        _assert_inert(ex.select_row(row).detail_html)
     detail = ex.select("q0001", "dense").detail_html
     assert esc(PAYLOADS[2]) in detail  # judge reason, answer, chunk text, labels as text
     _assert_inert(ex.static_html())
-    _assert_inert(ex.controls.detail.value)
-    title = ex.widget.children[0].value
-    _assert_inert(title)
-    for label, _row in ex.controls.case_list.options:  # plain-text options, never HTML
-        assert isinstance(label, str)
+    state = json.dumps(ex.widget.get_state(), default=str)
+    assert "<script" not in state.replace('"_esm"', "")  # the data travels packed
+
+
+def test_explorer_module_never_parses_data_as_html():
+    from heta_notebook.display.widgets import explorer_esm
+
+    esm = explorer_esm()
+    assert "innerHTML" not in esm and "insertAdjacentHTML" not in esm
+    assert "outerHTML" not in esm and "document.write" not in esm
 
 
 def test_plotly_labels_and_hover_are_escaped(hostile):
@@ -63,9 +66,13 @@ def test_plotly_labels_and_hover_are_escaped(hostile):
 
 
 def test_export_escapes_everything(hostile):
+    from heta_notebook.display.widgets import unpack
+
     html = hostile.to_html()
     _assert_inert(html)
-    assert html.count(esc(PAYLOADS[0])) > 10
+    packed = json.loads(html.split('-models">', 1)[1].split("</script>", 1)[0])
+    payload = unpack(next(m["payload"] for m in packed.values() if "payload" in m))
+    assert any(PAYLOADS[0] in text for text in payload["strings"])  # data, drawn as text
 
 
 def test_hostile_mode_and_score_names():

@@ -26,18 +26,12 @@ import pandas as pd
 from heta_notebook.analysis import stats
 from heta_notebook.analysis.alignment import Aligned, Variant, align
 from heta_notebook.analysis.frames import ReportFrames
+from heta_notebook.analysis.headline import headline_score
 from heta_notebook.analysis.slices import SliceKey, case_slices
 from heta_notebook.evaluators.aggregation import matrix_stats, pass_rate
+from heta_notebook.numbers import format_delta, format_p, significance_mark
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
 
-PREFERRED_SCORES = (
-    "ndcg@10",
-    "beir_ndcg@10",
-    "ndcg_cut_10",
-    "evidence_recall@10",
-    "map@10",
-    "mrr@10",
-)
 _IGNORED_MANIFEST_KEYS = ("name", "created_at", "updated_at", "manifest_hash", "hash")
 
 
@@ -238,11 +232,8 @@ class Comparison:
 
     @property
     def primary_score(self) -> str:
-        """The score headlines use: nDCG@10 when present, else the first score."""
-        for name in PREFERRED_SCORES:
-            if name in self._scores:
-                return name
-        return self._scores[0] if self._scores else ""
+        """The score headlines use (``analysis.headline``: nDCG@10 when present, ...)."""
+        return headline_score(self._scores) or ""
 
     def variant(self, name: str | Variant | tuple[str, str]) -> Variant:
         """A variant from its name ``"label · mode"``, a (label, mode) tuple, or a Variant."""
@@ -647,33 +638,6 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 def _short(value: Any, limit: int = 40) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def format_delta(value: float, digits: int = 3) -> str:
-    """A signed difference: ``+0.040`` / ``−0.012`` / ``±0.000``."""
-    if value is None or np.isnan(value):
-        return "–"
-    if round(value, digits) == 0:
-        return f"±{0:.{digits}f}"
-    return f"+{value:.{digits}f}" if value > 0 else f"−{abs(value):.{digits}f}"
-
-
-def format_p(p: float) -> str:
-    """``p<0.001``, ``p<0.01``, else ``p=0.23`` (Holm-adjusted p is what tables show)."""
-    if p is None or np.isnan(p):
-        return "p=–"
-    if p < 0.001:
-        return "p<0.001"
-    if p < 0.01:
-        return "p<0.01"
-    return f"p={p:.2f}"
-
-
-def significance_mark(p: float) -> str:
-    """``**`` for p < 0.01, ``*`` for p < 0.05, else empty."""
-    if p is None or np.isnan(p):
-        return ""
-    return "**" if p < 0.01 else "*" if p < 0.05 else ""
 
 
 __all__ = [

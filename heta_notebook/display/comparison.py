@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.analysis.compare import format_delta, format_p, significance_mark
 from heta_notebook.display.html import Markup, badge, details, join, panel, raw, style, tag
 from heta_notebook.display.theme import BAD, MUTED, OK, color_map, fmt_ci, fmt_int, fmt_num
+from heta_notebook.numbers import format_delta, format_p, significance_mark
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis.compare import Comparison

@@ -1,41 +1,36 @@
-"""Side-by-side explorer of two variants: cases sorted by delta, A and B next to each other.
+"""``comparison.explore()``: two variants' cases side by side, running in the browser.
 
-``comparison.explore()`` returns a :class:`ComparisonExplorer`. Pick A, B and a score; the
-cases are listed (paged) by how much they changed; the selected case shows A and B side by
-side: score values, answers, judge reasons, expected evidence found / missed (gained and lost
-highlighted) and the retrieved results. Filters: evidence found by A but missed by B (and
-the reverse), judge verdict flipped, B better / worse.
+Pick A, B and a score; the cases are listed (paged) by how much they changed; the selected
+case shows A and B side by side: score values and verdicts, answers, judge reasons next to
+each other, expected evidence found / missed (gained and lost highlighted) and the retrieved
+results. Filters: evidence found by A but missed by B (and the reverse), verdict flipped,
+B better / worse; a text search over queries, case ids, evidence and judge reasons scoped
+to "in B but not in A" (and the other ways round) finds, say, every case whose judge reason
+mentions "missing" under B only.
 
-Everything is driven by plain methods (``set_pair``, ``set_filter``, ``select``, ``next_page``)
-and readable through ``state`` so tests and notebooks can drive it without a browser. Outside a
-live kernel (exported notebook) the static HTML of the current state is shown instead.
+Like the report explorer, the view is an anywidget (``assets/explorer.js``) over the reports'
+shared columnar data models, so it works live, in exported notebooks and in plain pages; the
+Python methods (``set_pair``, ``set_filter``, ``search``, ``select``, ``next_page``) and the
+browser sync both ways through the ``state`` trait.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from heta_notebook.analysis.compare import format_delta
-from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
+from heta_notebook.display.case_detail import side_by_side
+from heta_notebook.display.explorer_data import DEFAULT_MAX_CASES, search_texts
 from heta_notebook.display.fallback import StaticFallback
-from heta_notebook.display.html import (
-    Markup,
-    badge,
-    details,
-    panel,
-    raw,
-    style,
-    tag,
-    truncate,
-)
+from heta_notebook.display.html import Markup, panel, raw, style, tag, truncate
 from heta_notebook.display.theme import fmt_int, fmt_num
+from heta_notebook.numbers import format_delta
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis.compare import Comparison
-    from heta_notebook.schema import EvaluationCaseResult
 
 FILTERS = {
     "all": "all cases",
@@ -46,24 +41,18 @@ FILTERS = {
     "gained": "evidence found by B, missed by A",
     "flipped": "judge verdict (passed) flipped",
 }
+SCOPES = {
+    "either": "in A or B",
+    "b_not_a": "in B but not in A",
+    "a_not_b": "in A but not in B",
+    "both": "in A and in B",
+}
 PAGE_SIZE = 15
 FALLBACK_CLASS = "hn-compare-explorer-fallback"
-_HIDE_FALLBACK = f"<style>.{FALLBACK_CLASS}{{display:none !important}}</style>"
-MAX_RESULTS = 10
-CSS = """
-.hn-x .hn-sides{display:grid;grid-template-columns:1fr 1fr;gap:12px}
-.hn-x .hn-side{border:1px solid #E5E7EB;border-radius:6px;padding:6px 10px;min-width:0}
-.hn-x .hn-side h4{margin-top:2px}
-.hn-x .hn-gained{background:#E8F5E9}
-.hn-x .hn-lost{background:#FFEBEE}
-.hn-x ul.hn-ev{list-style:none;padding-left:0;margin:2px 0}
-.hn-x ul.hn-ev li{padding:1px 4px;border-radius:3px;margin:1px 0}
-.hn-x .hn-val{font-size:18px;font-weight:700}
-"""
 
 
 class ComparisonExplorer(StaticFallback):
-    """An ipywidgets view of two variants' cases, sorted by the change in one score."""
+    """Two variants' cases sorted by the change in one score, shown side by side."""
 
     def __init__(
         self,
@@ -72,6 +61,8 @@ class ComparisonExplorer(StaticFallback):
         b: Any = None,
         score: str | None = None,
         page_size: int = PAGE_SIZE,
+        *,
+        max_cases: int | None = DEFAULT_MAX_CASES,
     ) -> None:
         self.comparison = comparison
         pairs = comparison.pairs()
@@ -80,19 +71,23 @@ class ComparisonExplorer(StaticFallback):
         self.b = comparison.variant(b) if b is not None else first[1]
         self.score = score or comparison.primary_score
         self.filter = "all"
+        self.search_text, self.scope = "", "either"
         self.page = 0
         self.page_size = page_size
+        self.max_cases = max_cases
         self.selected: str | None = None
-        self._widgets: dict[str, Any] | None = None
+        self._widget: Any = None
+        self._haystacks: dict[str, list[str]] = {}
         self._refresh_rows()
 
     # -- state ------------------------------------------------------------------------------
 
     @property
     def state(self) -> dict[str, Any]:
-        """What is shown: pair, score, filter, page, the page's case ids and the selection."""
+        """What is shown: pair, score, filter, search, page, the page's case ids, selection."""
         return {"a": self.a.name, "b": self.b.name, "score": self.score, "filter": self.filter,
-                "page": self.page, "n_pages": self.n_pages, "n_cases": len(self.rows),
+                "search": self.search_text, "scope": self.scope, "page": self.page,
+                "page_size": self.page_size, "n_pages": self.n_pages, "n_cases": len(self.rows),
                 "case_ids": list(self.page_rows()["case_id"]), "selected": self.selected}  # fmt: skip
 
     @property
@@ -123,15 +118,26 @@ class ComparisonExplorer(StaticFallback):
         self.filter = name
         return self._changed()
 
+    def search(self, text: str, scope: str = "either") -> ComparisonExplorer:
+        """Keep cases whose query, id, evidence or judge reasons contain ``text`` (any case),
+        under A or B as ``scope`` says (one of ``SCOPES``, e.g. ``"b_not_a"``)."""
+        if scope not in SCOPES:
+            raise KeyError(f"unknown scope {scope!r}; choose one of {sorted(SCOPES)}")
+        self.search_text, self.scope = str(text), scope
+        return self._changed()
+
+    def go_to_page(self, page: int) -> ComparisonExplorer:
+        """Show page ``page`` (0-based, clamped)."""
+        self.page = min(max(0, int(page)), self.n_pages - 1)
+        return self._sync()
+
     def next_page(self) -> ComparisonExplorer:
         """Go to the next page of cases (stays on the last page)."""
-        self.page = min(self.page + 1, self.n_pages - 1)
-        return self._sync()
+        return self.go_to_page(self.page + 1)
 
     def previous_page(self) -> ComparisonExplorer:
         """Go to the previous page of cases."""
-        self.page = max(self.page - 1, 0)
-        return self._sync()
+        return self.go_to_page(self.page - 1)
 
     def select(self, case_id: str | None) -> ComparisonExplorer:
         """Show ``case_id`` side by side (jumps to the page that lists it)."""
@@ -150,9 +156,28 @@ class ComparisonExplorer(StaticFallback):
         return self._sync()
 
     def _refresh_rows(self) -> None:
-        self.rows = case_rows(self.comparison, self.a, self.b, self.score, self.filter)
+        rows = case_rows(self.comparison, self.a, self.b, self.score, self.filter)
+        if self.search_text.strip():
+            rows = rows[self._search_mask(rows["case_id"].to_numpy())]
+        self.rows = rows.reset_index(drop=True)
         if self.selected is None and len(self.rows):
             self.selected = self.rows["case_id"].iloc[0]
+
+    def _search_mask(self, case_ids: np.ndarray) -> np.ndarray:
+        needle = self.search_text.strip().casefold()
+        in_a = np.array([needle in self._haystack(self.a, c) for c in case_ids], dtype=bool)
+        in_b = np.array([needle in self._haystack(self.b, c) for c in case_ids], dtype=bool)
+        return {"either": in_a | in_b, "both": in_a & in_b, "b_not_a": in_b & ~in_a,
+                "a_not_b": in_a & ~in_b}[self.scope]  # fmt: skip
+
+    def _haystack(self, variant: Any, case_id: str) -> str:
+        al = self.comparison.aligned
+        row = al.rows.get((al.variant_index(variant), case_id))
+        if row is None:
+            return ""
+        if variant.report not in self._haystacks:
+            self._haystacks[variant.report] = search_texts(self.comparison.reports[variant.report])
+        return self._haystacks[variant.report][row]
 
     # -- HTML -------------------------------------------------------------------------------
 
@@ -173,111 +198,76 @@ class ComparisonExplorer(StaticFallback):
         return tag("table", head, body, class_="hn-table hn-left")
 
     def static_html(self) -> str:
-        """A readable snapshot of the current state (for exported notebooks)."""
+        """A readable snapshot of the current state (where the explorer cannot load)."""
         head = tag("h3", f"{self.b.name} vs {self.a.name} — {self.score}")
         sub = tag("div", f"{FILTERS[self.filter]} · {fmt_int(len(self.rows))} cases · page "
-                         f"{self.page + 1}/{self.n_pages} (static view: run the notebook to "
-                         "browse)", class_="hn-sub")  # fmt: skip
+                         f"{self.page + 1}/{self.n_pages} (static view: the interactive "
+                         "explorer did not load here)", class_="hn-sub")  # fmt: skip
         detail = raw(self.detail_html()) if self.selected else raw("")
         return str(panel(style(), head, sub, self.list_html(), detail, class_=FALLBACK_CLASS))
 
-    # -- widgets ----------------------------------------------------------------------------
+    # -- the widget (state synced both ways) ---------------------------------------------------
 
     @property
     def widget(self) -> Any:
-        """The ipywidgets app (built on first use)."""
-        if self._widgets is None:
-            self._widgets = build_widgets(self)
-            self._sync()
-        return self._widgets["root"]
+        """The anywidget view (built on first use; the reports' data is encoded then)."""
+        if self._widget is None:
+            from heta_notebook.display.widgets import ExplorerWidget, report_data
+
+            priority = tuple(self.rows["case_id"])  # biggest changes first, if a cap bites
+            data = {label: report_data(report, max_cases=self.max_cases, priority=priority)
+                    for label, report in self.comparison.reports.items()}  # fmt: skip
+            self._widget = ExplorerWidget(kind="compare", data=data, variants=self._variants(),
+                                          state=self._front_state())  # fmt: skip
+            self._widget.observe(self._on_front, names="state")
+        return self._widget
 
     @property
     def widgets(self) -> dict[str, Any]:
-        """The named child widgets (dropdowns, list, detail), for tests and customisation."""
-        self.widget  # noqa: B018 - builds on first use
-        assert self._widgets is not None
-        return self._widgets
+        """Deprecated: the controls live in the browser now; ``{"root": widget}``."""
+        warnings.warn("ComparisonExplorer.widgets is deprecated: the controls run in the browser; "
+                      "use .widget and .state", DeprecationWarning, stacklevel=2)  # fmt: skip
+        return {"root": self.widget}
+
+    def standalone_html(self) -> str:
+        """This explorer in a plain page (no Jupyter): module, packed data, current state."""
+        from heta_notebook.display.explorer_data import encode_report
+        from heta_notebook.display.widgets import pack, standalone_html
+
+        priority = tuple(self.rows["case_id"])
+        data = {label: pack(encode_report(r, max_cases=self.max_cases, priority=priority))
+                for label, r in self.comparison.reports.items()}  # fmt: skip
+        return standalone_html("compare", data, self._front_state(), self._variants())
+
+    def _variants(self) -> list[dict[str, str]]:
+        return [{"name": v.name, "report": v.report, "mode": v.mode}
+                for v in self.comparison.variants]  # fmt: skip
+
+    def _front_state(self) -> dict[str, Any]:
+        keys = ("a", "b", "score", "filter", "search", "scope", "page", "page_size", "selected")
+        state = self.state
+        return {k: state[k] for k in keys}
 
     def _sync(self) -> ComparisonExplorer:
-        if self._widgets is not None:
-            sync_widgets(self, self._widgets)
+        if self._widget is not None and self._widget.state != self._front_state():
+            self._widget.state = self._front_state()
         return self
+
+    def _on_front(self, change: dict[str, Any]) -> None:
+        """The browser changed the state: adopt it as is (no echo back)."""
+        new = dict(change["new"] or {})
+        if new == self._front_state():
+            return
+        self.a, self.b = self.comparison.variant(new["a"]), self.comparison.variant(new["b"])
+        self.score, self.filter = new["score"], new.get("filter") or "all"
+        self.search_text, self.scope = new.get("search") or "", new.get("scope") or "either"
+        self._refresh_rows()
+        self.page = min(max(0, int(new.get("page") or 0)), self.n_pages - 1)
+        self.selected = new.get("selected")
 
     def __repr__(self) -> str:
         return (f"<ComparisonExplorer {self.b.name} vs {self.a.name} on {self.score}: "
                 f"{len(self.rows)} cases ({FILTERS[self.filter]})>")  # fmt: skip
-
-
-# --------------------------------------------------------------------------- widgets
-
-
-def build_widgets(explorer: ComparisonExplorer) -> dict[str, Any]:
-    """Dropdowns (A, B, score, filter), pager, paged case list and the detail pane."""
-    import ipywidgets as w
-
-    c = explorer.comparison
-    names = [v.name for v in c.variants]
-    wide = w.Layout(width="auto")
-    ws = {
-        "a": w.Dropdown(options=names, description="A", layout=wide),
-        "b": w.Dropdown(options=names, description="B", layout=wide),
-        "score": w.Dropdown(options=c.score_names, description="score", layout=wide),
-        "filter": w.Dropdown(
-            options=[(v, k) for k, v in FILTERS.items()], description="show", layout=wide
-        ),  # fmt: skip
-        "previous": w.Button(description="◀ previous", layout=w.Layout(width="110px")),
-        "next": w.Button(description="next ▶", layout=w.Layout(width="110px")),
-        "page": w.HTML(),
-        "cases": w.Select(rows=explorer.page_size, layout=w.Layout(width="100%")),
-        "detail": w.HTML(),
-    }
-    ws["root"] = w.VBox([
-        w.HBox([ws["a"], ws["b"], ws["score"]]),
-        w.HBox([ws["filter"], ws["previous"], ws["page"], ws["next"]]),
-        ws["cases"],
-        ws["detail"],
-    ])  # fmt: skip
-    _connect(explorer, ws)
-    return ws
-
-
-def _connect(explorer: ComparisonExplorer, ws: dict[str, Any]) -> None:
-    def guarded(action):
-        def handler(change):
-            if not ws.get("_syncing"):
-                action(change)
-
-        return handler
-
-    ws["a"].observe(guarded(lambda ch: explorer.set_pair(ch["new"], explorer.b)), names="value")
-    ws["b"].observe(guarded(lambda ch: explorer.set_pair(explorer.a, ch["new"])), names="value")
-    ws["score"].observe(guarded(lambda ch: explorer.set_score(ch["new"])), names="value")
-    ws["filter"].observe(guarded(lambda ch: explorer.set_filter(ch["new"])), names="value")
-    ws["cases"].observe(guarded(lambda ch: explorer.select(ch["new"])), names="value")
-    ws["previous"].on_click(lambda _: explorer.previous_page())
-    ws["next"].on_click(lambda _: explorer.next_page())
-
-
-def sync_widgets(explorer: ComparisonExplorer, ws: dict[str, Any]) -> None:
-    """Push the explorer's state into the widgets (without re-triggering the observers)."""
-    ws["_syncing"] = True
-    try:
-        ws["a"].value, ws["b"].value = explorer.a.name, explorer.b.name
-        ws["score"].value, ws["filter"].value = explorer.score, explorer.filter
-        rows = explorer.page_rows()
-        ws["cases"].options = [
-            (f"{r.case_id} · Δ {format_delta(r.delta)} · {truncate(r.query, 80)}", r.case_id)
-            for r in rows.itertuples(index=False)
-        ]
-        ws["cases"].rows = max(3, min(explorer.page_size, len(rows)))
-        ws["cases"].value = explorer.selected if explorer.selected in set(rows["case_id"]) else None
-        ws["page"].value = str(tag("span", f" page {explorer.page + 1}/{explorer.n_pages} · "
-                                           f"{fmt_int(len(explorer.rows))} cases "))  # fmt: skip
-        ws["previous"].disabled = explorer.page == 0
-        ws["next"].disabled = explorer.page >= explorer.n_pages - 1
-        ws["detail"].value = _HIDE_FALLBACK + explorer.detail_html()
-    finally:
-        ws["_syncing"] = False
 
 
 # --------------------------------------------------------------------------- analysis glue
@@ -328,112 +318,4 @@ def _flipped_ids(comparison: Comparison, score: str, a: Any, b: Any) -> set[str]
     return out
 
 
-# --------------------------------------------------------------------------- side by side
-
-
-def side_by_side(comparison: Comparison, a: Any, b: Any, case_id: str, score: str) -> Markup:
-    """Case ``case_id`` under a and b in two columns, gained / lost evidence highlighted."""
-    ra, rb = comparison.case_result(a, case_id), comparison.case_result(b, case_id)
-    ev_a, ev_b = _evidence(ra), _evidence(rb)
-    found_a = {e["label"] for e in ev_a if e["matched"]}
-    found_b = {e["label"] for e in ev_b if e["matched"]}
-    query = comparison.aligned.queries.get(case_id, "")
-    expected = _expected_answers(ra or rb)
-    head = [tag("h3", "Case ", tag("code", case_id)), tag("div", query, class_="hn-answer")]
-    if expected:
-        head.append(tag("div", tag("b", "expected: "), " | ".join(expected), class_="hn-sub"))
-    sides = tag(
-        "div",
-        _side("A", a, ra, ev_a, found_b, score, gained=False),
-        _side("B", b, rb, ev_b, found_a, score, gained=True),
-        class_="hn-sides",
-    )
-    return panel(style(), raw(f"<style>{CSS}</style>"), *head, sides, class_="hn-x")
-
-
-def _evidence(result: EvaluationCaseResult | None) -> list[dict[str, Any]]:
-    return case_evidence(result) if result is not None else []
-
-
-def _expected_answers(result: EvaluationCaseResult | None) -> list[str]:
-    expected = expected_of(result) if result is not None else None
-    return list(expected.answers) if expected is not None else []
-
-
-def _side(title, variant, result, evidence, found_other, score, gained: bool) -> Markup:
-    name = getattr(variant, "name", str(variant))
-    if result is None:
-        return tag("div", tag("h4", f"{title}: {name}"), badge("case missing", "warn"),
-                   class_="hn-side")  # fmt: skip
-    value = result.score(score)
-    parts = [tag("h4", f"{title}: {name}"),
-             tag("div", tag("span", _score_text(value), class_="hn-val"), " ", score)]  # fmt: skip
-    if result.error is not None:
-        parts.append(tag("div", f"{result.error.error_type}: {result.error.message}",
-                         class_="hn-error"))  # fmt: skip
-    if result.response is not None and result.response.answer:
-        parts += [tag("b", "answer"), tag("div", result.response.answer, class_="hn-answer")]
-    parts += _reasons(result)
-    parts.append(_evidence_list(evidence, found_other, gained))
-    parts.append(_results_list(result))
-    return tag("div", *parts, class_="hn-side")
-
-
-def _score_text(score: Any) -> str:
-    if score is None:
-        return "–"
-    if score.status != "scored":
-        return score.status
-    return fmt_num(score.value)
-
-
-def _reasons(result: EvaluationCaseResult) -> list[Markup]:
-    out = []
-    for s in result.scores:
-        reason = s.reason or (s.metadata.get("error") or {}).get("message")
-        if reason:
-            verdict = "" if s.passed is None else (" ✓ passed" if s.passed else " ✗ failed")
-            out.append(tag("div", tag("b", f"{s.name}: {_score_text(s)}{verdict}"), tag("br"),
-                           reason, class_="hn-reason"))  # fmt: skip
-    return out
-
-
-def _evidence_list(evidence: list[dict[str, Any]], found_other: set[str], gained: bool) -> Markup:
-    if not evidence:
-        return tag("div", "no expected evidence recorded for this case", class_="hn-note")
-    items = []
-    for e in evidence:
-        change = None
-        if e["matched"] and e["label"] not in found_other and gained:
-            change = ("gained", "hn-gained", "ok")
-        elif not e["matched"] and e["label"] in found_other and gained:
-            change = ("lost", "hn-lost", "bad")
-        elif e["matched"] and e["label"] not in found_other and not gained:
-            change = ("lost by B", "hn-lost", "bad")
-        mark = badge(f"found @{e['rank']}", "ok") if e["matched"] else badge("missed", "muted")
-        extra = [" ", badge(change[0], change[2])] if change else []
-        items.append(tag("li", mark, " ", e["label"], *extra,
-                         class_=change[1] if change else None))  # fmt: skip
-    n_found = sum(1 for e in evidence if e["matched"])
-    return tag("div", tag("b", f"expected evidence: {n_found}/{len(evidence)} found"),
-               tag("ul", *items, class_="hn-ev"))  # fmt: skip
-
-
-def _results_list(result: EvaluationCaseResult) -> Markup:
-    rows = case_results(result)
-    if not rows:
-        return raw("")
-    items = []
-    for r in rows[:MAX_RESULTS]:
-        rel = r["relevance"]
-        mark = badge(f"rel {rel}", "ok") if rel else badge("not relevant", "muted")
-        mark = mark if rel is not None else badge("unjudged", "muted")
-        items.append(tag("div", tag("b", f"#{r['rank']} "), r["document_id"] or r["result_id"],
-                         " ", mark, tag("div", truncate(r["text"], 220), class_="hn-chunk"),
-                         class_="hn-result hn-rel" if r["relevant"] else "hn-result"))  # fmt: skip
-    more = len(rows) - MAX_RESULTS
-    tail = [tag("div", f"… {more} more results", class_="hn-note")] if more > 0 else []
-    return details(f"retrieved results ({len(rows)})", *items, *tail, open_=True)
-
-
-__all__ = ["FILTERS", "ComparisonExplorer", "case_rows", "side_by_side"]
+__all__ = ["FILTERS", "SCOPES", "ComparisonExplorer", "case_rows", "side_by_side"]

@@ -7,14 +7,14 @@ apart by bar pattern / line dash. Hover text is escaped: labels and queries are 
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from heta_notebook.analysis.compare import format_delta, format_p
 from heta_notebook.display.figures import at_k_figure, at_k_frame, bar_figure
+from heta_notebook.display.figures import esc as _h  # the one plotly escaper
 from heta_notebook.display.theme import BAD, MUTED, OK, color_map, plotly_template
+from heta_notebook.numbers import format_delta, format_p
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -24,11 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover
 PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 MAX_BAR_SCORES = 8
-
-
-def _h(text: Any) -> str:
-    """Escape for plotly hover/legend text (plotly renders a subset of HTML)."""
-    return html.escape(str(text), quote=True)
 
 
 class ComparisonPlots:

@@ -1,53 +1,44 @@
-"""``report.explore()``: an ipywidgets case explorer with filters, a paged list and a detail pane.
+"""``report.explore()``: the report's case explorer, running in the browser (anywidget).
 
-Opening is cheap on very large reports: nothing is computed up front; a filter or sort
-computes only the one column it needs (``ReportFrames.case_column`` / ``score_column``),
-the list shows one page at a time, and the detail pane is rendered for the selected case
-only. State is programmatic too (``select``, ``set_filters``, ``page_rows``, ``detail_html``).
+Filters (mode, case label, score range and verdict, errors, text search over queries, case
+ids, evidence and judge reasons), sort, paging and the detail pane run in JavaScript
+(``assets/explorer.js``) over the report's columnar payload, synced once; so they keep
+working in an exported notebook or a ``report.to_html()`` page, with no kernel.
 
-Shared notebooks: widgets cannot run in a static HTML export, so ``display(explorer)`` also
-emits a readable static summary (first page + selected case) that hides itself as soon as
-the live widget renders. See ``_ipython_display_``.
+The Python side keeps the same state and the same rules, and syncs both ways through the
+widget's ``state`` trait: ``select``, ``set_filters``, ``sort``, ``go_to_page`` move the view in
+the browser; clicks in the browser move ``page``, ``filters`` and ``selected`` here, and
+``page_rows()`` / ``detail_html`` read them. ``display(explorer)`` also emits a readable static
+summary that the live or saved widget hides (``StaticFallback``).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from types import SimpleNamespace
+import warnings
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
-from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
+from heta_notebook.display.case_detail import case_detail_html
+from heta_notebook.display.explorer_data import DEFAULT_MAX_CASES, case_labels, search_texts
 from heta_notebook.display.fallback import StaticFallback
-from heta_notebook.display.html import (
-    Markup,
-    badge,
-    definition_list,
-    details,
-    join,
-    json_block,
-    panel,
-    raw,
-    style,
-    table,
-    tag,
-    truncate,
-)
-from heta_notebook.display.theme import color_for, fmt_int, fmt_ms, fmt_num
-from heta_notebook.schema import REASON_KEYS, EvaluationCaseResult, EvaluationReport
+from heta_notebook.display.html import badge, details, panel, raw, style, table, tag, truncate
+from heta_notebook.display.theme import fmt_int, fmt_num
+from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
 
 Verdict = Literal["any", "passed", "failed"]
 REPORT_ORDER = "report order"
 LATENCY = "latency"
 FALLBACK_CLASS = "hn-explorer-fallback"
-MAX_RESULTS_OPEN = 10
-MAX_TEXT = 600
+PAGE_COLUMNS = ["row", "case_id", "query_mode", "query", "value", "error"]
 
 
 @dataclass(frozen=True)
 class ExplorerFilters:
-    """What the case list shows: mode, a score with value range and verdict, errors, text."""
+    """What the case list shows: mode, case label, a score with value range and verdict,
+    errors, text (queries, case ids, evidence labels, judge reasons)."""
 
     mode: str | None = None
     score: str | None = None
@@ -56,175 +47,49 @@ class ExplorerFilters:
     verdict: Verdict = "any"
     errors_only: bool = False
     search: str = ""
+    label: str | None = None
 
 
-# --------------------------------------------------------------------------- case detail
+class PageRows(list):
+    """``page_rows()`` returns a DataFrame; the old property form (a list of dicts) still
+    works through this list, with a DeprecationWarning."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        super().__init__(frame.to_dict("records"))
+        self._frame = frame
+
+    def __call__(self) -> pd.DataFrame:
+        return self._frame
+
+    def _warn(self) -> None:
+        warnings.warn("page_rows is a method returning a DataFrame: call explorer.page_rows()",
+                      DeprecationWarning, stacklevel=3)  # fmt: skip
+
+    def __getitem__(self, item: Any) -> Any:
+        self._warn()
+        return super().__getitem__(item)
+
+    def __iter__(self) -> Any:
+        self._warn()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._warn()
+        return super().__len__()
+
+    def __eq__(self, other: object) -> bool:
+        self._warn()
+        return list.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
-def case_detail_html(result: EvaluationCaseResult, *, with_style: bool = False) -> str:
-    """The detail of one case result: query, answers, judge reasons, evidence, results, scores."""
-    expected = expected_of(result)
-    parts = [
-        _detail_header(result),
-        tag("div", tag("b", "Query"), tag("pre", result.query, class_="hn-text")),
-        _error_block(result),
-        _answers(result, expected),
-        _reasons(result),
-        _evidence(result, expected),
-        _results(result, expected),
-        _scores(result),
-        _trace_and_labels(result),
-    ]
-    return str(panel(style() if with_style else "", *parts, class_="hn-detail"))
+class DetailHtml(str):
+    """``detail_html`` reads as a string (old property) and can be called like the
+    comparison explorer's ``detail_html()``."""
 
-
-def _detail_header(result: EvaluationCaseResult) -> Markup:
-    mode = tag("span", result.query_mode, class_="hn-badge hn-muted",
-               style=f"border-color:{color_for(result.query_mode)}")  # fmt: skip
-    status = badge("query error", "bad") if result.error else badge("ok", "ok")
-    verdicts = [s.passed for s in result.scores if s.passed is not None]
-    passed = badge(f"{sum(verdicts)}/{len(verdicts)} passed", "info") if verdicts else ""
-    latency = tag("span", f"latency {fmt_ms(result.latency_ms)}", class_="hn-sub")
-    return tag("div", tag("h3", f"Case {result.case_id}"), mode, status, passed, latency,
-               class_="hn-head")  # fmt: skip
-
-
-def _error_block(result: EvaluationCaseResult) -> Markup:
-    if result.error is None:
-        return raw("")
-    e = result.error
-    text = f"{e.error_type}: {e.message}" + (" (retryable)" if e.retryable else "")
-    return tag("div", tag("b", "Error"), tag("div", text, class_="hn-error"))
-
-
-def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
-    answer = result.response.answer if result.response is not None else None
-    wanted = list(expected.answers) if expected is not None else []
-    expected_html = (
-        tag("ul", *(tag("li", a) for a in wanted)) if wanted
-        else tag("div", "no expected answers recorded", class_="hn-note")
-    )  # fmt: skip
-    answer_html = (
-        tag("div", answer, class_="hn-answer") if answer
-        else tag("div", "no answer (retrieval only)", class_="hn-note")
-    )  # fmt: skip
-    return tag("div", tag("h4", "Answer vs expected"),
-               table(["expected answers", "answer"], [[expected_html, answer_html]],
-                     class_="hn-table hn-left"))  # fmt: skip
-
-
-def _reasons(result: EvaluationCaseResult) -> Markup:
-    judged = [s for s in result.scores if s.reason and s.status == "scored"]
-    if not judged:
-        return raw("")
-    blocks = [
-        tag("div", tag("b", s.name), " ", _value_badge(s), tag("div", s.reason, class_="hn-reason"))
-        for s in judged
-    ]
-    return tag("div", tag("h4", "Judge reasons"), *blocks)
-
-
-def _value_badge(score: Any) -> Markup:
-    kind = {True: "ok", False: "bad"}.get(score.passed, "muted")
-    verdict = {True: " · passed", False: " · failed"}.get(score.passed, "")
-    if score.status != "scored":
-        return badge(score.status, "warn" if score.status == "skipped" else "bad")
-    return badge(f"{fmt_num(score.value)}{verdict}", kind)
-
-
-def _evidence(result: EvaluationCaseResult, expected: Any) -> Markup:
-    rows = case_evidence(result, expected)
-    if not rows:
-        note = "no expected evidence recorded for this case"
-        return tag("div", tag("h4", "Expected evidence"), tag("div", note, class_="hn-note"))
-    found = sum(r["matched"] for r in rows)
-    named = sorted((r for r in rows if r["label"] is not None), key=_evidence_order)
-    anonymous = len(rows) - len(named)
-    body = [
-        [badge("matched", "ok") if r["matched"] else badge("missing", "bad"), r["label"],
-         fmt_int(r["relevance"]) if r["relevance"] is not None else "–",
-         fmt_int(r["rank"]) if r["rank"] is not None else "–", r["result_id"] or "–",
-         r["matched_by"] or "–"]
-        for r in named
-    ]  # fmt: skip
-    header = ["", "evidence", "grade", "rank", "matching result", "matched by"]
-    title = f"Expected evidence: {found} of {len(rows)} found"
-    note = (tag("div", f"{anonymous} more expected items were not found; this report does not "
-                "name them (heta-framework records only matched ids).", class_="hn-note")
-            if anonymous else raw(""))  # fmt: skip
-    return tag("div", tag("h4", title), table(header, body, class_="hn-table hn-left"), note)
-
-
-def _evidence_order(row: dict[str, Any]) -> tuple:
-    """Matched first (by rank), then missing by grade, highest first."""
-    rank = row["rank"] if row["rank"] is not None else float("inf")
-    return (not row["matched"], rank, -(row["relevance"] or 0))
-
-
-def _results(result: EvaluationCaseResult, expected: Any) -> Markup:
-    rows = case_results(result, expected)
-    if not rows:
-        return raw("")
-    shown = [_result_block(r) for r in rows[:MAX_RESULTS_OPEN]]
-    rest = [_result_block(r) for r in rows[MAX_RESULTS_OPEN:]]
-    more = details(f"{len(rest)} more results", *rest) if rest else raw("")
-    n_rel = sum(r["relevant"] for r in rows)
-    return tag("div", tag("h4", f"Retrieved results ({len(rows)}, {n_rel} relevant)"),
-               *shown, more)  # fmt: skip
-
-
-def _result_block(r: dict[str, Any]) -> Markup:
-    grade = r["relevance"]
-    if r["relevant"]:
-        mark = badge(f"relevant · grade {grade}" if grade else "relevant", "ok")
-    else:
-        mark = badge("not relevant" if grade is not None else "unjudged", "muted")
-    matched = f" · matches {', '.join(r['matched_evidence'])}" if r["matched_evidence"] else ""
-    head = tag("div", tag("b", f"#{r['rank']}"), " ", mark, " ",
-               tag("span", f"doc {r['document_id'] or '–'} · score {fmt_num(r['score'], 4)} · "
-                   f"id {r['result_id']}{matched}", class_="hn-sub"))  # fmt: skip
-    text = tag("div", truncate(r["text"], MAX_TEXT), class_="hn-chunk")
-    return tag("div", head, text, class_="hn-result hn-rel" if r["relevant"] else "hn-result")
-
-
-def _scores(result: EvaluationCaseResult) -> Markup:
-    rows = []
-    for s in result.scores:
-        meta = {k: v for k, v in s.metadata.items() if k not in REASON_KEYS}
-        meta_html = details("metadata", json_block(meta)) if meta else "–"
-        rows.append([s.name, _value_badge(s), _score_note(s), meta_html])
-    if not rows:
-        return raw("")
-    return tag("div", tag("h4", "Scores"),
-               table(["score", "value", "reason", "metadata"], rows, class_="hn-table hn-left"))  # fmt: skip
-
-
-def _score_note(score: Any) -> str:
-    if score.status == "error":
-        error = score.metadata.get("error")
-        return str(error.get("message") if isinstance(error, dict) else error)
-    if score.status == "skipped":
-        return str(score.metadata.get("skip_reason") or "skipped")
-    return score.reason or ""
-
-
-def _trace_and_labels(result: EvaluationCaseResult) -> Markup:
-    parts = []
-    trace = result.response.trace if result.response is not None else ()
-    if trace:
-        items = [tag("li", tag("b", e.stage), ": ", e.message,
-                     details("metadata", json_block(e.metadata)) if e.metadata else "")
-                 for e in trace]  # fmt: skip
-        parts.append(details(f"Trace ({len(trace)} steps)", tag("ol", *items)))
-    labels = result.metadata.get("labels")
-    if labels:
-        parts.append(details("Labels", definition_list({str(k): v for k, v in labels.items()})))
-    if result.response is not None and result.response.metadata:
-        parts.append(details("Response metadata", json_block(result.response.metadata)))
-    return join(parts)
-
-
-# --------------------------------------------------------------------------- explorer
+    def __call__(self) -> str:
+        return str(self)
 
 
 class ReportExplorer(StaticFallback):
@@ -237,18 +102,21 @@ class ReportExplorer(StaticFallback):
         page_size: int = 15,
         sort_by: str = REPORT_ORDER,
         descending: bool = True,
+        max_cases: int | None = DEFAULT_MAX_CASES,
         **filters: Any,
     ) -> None:
         self.report = report
         self.frames = report.frames()
         self.page_size = max(1, int(page_size))
+        self.max_cases = max_cases
         self._filters = ExplorerFilters(**filters)
         self._sort_by, self._descending = sort_by, descending
         self.page = 0
         self._rows: np.ndarray = np.arange(len(report.case_results))
         self.selected_row: int | None = None
         self._widget: Any = None
-        self._syncing = False
+        self._haystack: list[str] | None = None
+        self._labels: list[list[str]] | None = None
         self._recompute()
 
     # -- programmatic state ----------------------------------------------------------------
@@ -259,8 +127,8 @@ class ReportExplorer(StaticFallback):
         return self._filters
 
     def set_filters(self, **changes: Any) -> ReportExplorer:
-        """Change filters (``mode``, ``score``, ``min_value``, ``max_value``, ``verdict``,
-        ``errors_only``, ``search``); the list goes back to page 1."""
+        """Change filters (``mode``, ``label``, ``score``, ``min_value``, ``max_value``,
+        ``verdict``, ``errors_only``, ``search``); the list goes back to page 1."""
         self._filters = replace(self._filters, **changes)
         self.page = 0
         self._recompute()
@@ -280,25 +148,30 @@ class ReportExplorer(StaticFallback):
 
     @property
     def n_pages(self) -> int:
+        """Number of pages of the filtered list (at least 1)."""
         return max(1, -(-len(self._rows) // self.page_size))
 
     def go_to_page(self, page: int) -> ReportExplorer:
         """Show page ``page`` (0-based, clamped)."""
         self.page = min(max(0, int(page)), self.n_pages - 1)
-        self._sync_widgets()
+        self._push()
         return self
 
     def next_page(self) -> ReportExplorer:
+        """Go to the next page (stays on the last)."""
         return self.go_to_page(self.page + 1)
 
     def previous_page(self) -> ReportExplorer:
+        """Go to the previous page."""
         return self.go_to_page(self.page - 1)
 
     @property
-    def page_rows(self) -> list[dict[str, Any]]:
-        """The case results on the current page (row, case_id, query_mode, query, value, error)."""
+    def page_rows(self) -> PageRows:
+        """The case results on the current page: call it, ``page_rows()``, for a DataFrame
+        (row, case_id, query_mode, query, value, error)."""
         start = self.page * self.page_size
-        return [self._row_info(int(row)) for row in self._rows[start : start + self.page_size]]
+        infos = [self._row_info(int(r)) for r in self._rows[start : start + self.page_size]]
+        return PageRows(pd.DataFrame(infos, columns=PAGE_COLUMNS))
 
     def select(self, case_id: str, mode: str | None = None) -> ReportExplorer:
         """Show the detail of ``case_id`` (under ``mode``, else its first mode)."""
@@ -316,47 +189,54 @@ class ReportExplorer(StaticFallback):
         position = np.flatnonzero(self._rows == row)
         if len(position):  # show the page that lists the selected case
             self.page = int(position[0]) // self.page_size
-        self._sync_widgets()
+        self._push()
         return self
 
     @property
     def selected(self) -> EvaluationCaseResult | None:
+        """The selected case result (None when nothing matches)."""
         return None if self.selected_row is None else self.report.case_results[self.selected_row]
 
     @property
-    def detail_html(self) -> str:
+    def detail_html(self) -> DetailHtml:
         """HTML of the detail pane for the selected case ('' when nothing is selected)."""
         result = self.selected
-        return case_detail_html(result) if result is not None else ""
+        return DetailHtml(case_detail_html(result) if result is not None else "")
 
-    # -- filtering and sorting ---------------------------------------------------------------
+    # -- filtering and sorting (the same rules as explorer.js) -------------------------------
 
-    def _recompute(self) -> None:
+    def _recompute(self, *, push: bool = True) -> None:
         f = self._filters
         n = len(self.report.case_results)
         mask = np.ones(n, dtype=bool)
         if f.mode:
             mask &= self.frames.case_column("query_mode") == f.mode
+        if f.label:
+            mask &= np.fromiter((f.label in labels for labels in self._case_labels()),
+                                dtype=bool, count=n)  # fmt: skip
         if f.errors_only:
             mask &= _not_none(self.frames.case_column("error"))
         if f.search.strip():
-            mask &= self._search_mask(f.search)
+            needle = f.search.strip().casefold()
+            mask &= np.fromiter((needle in t for t in self._search_texts()), dtype=bool, count=n)
         if f.score:
             mask &= self._score_mask(f)
-        rows = np.flatnonzero(mask)
-        self._rows = self._sorted(rows)
+        self._rows = self._sorted(np.flatnonzero(mask))
+        self.page = min(self.page, self.n_pages - 1)
         if self.selected_row is None or self.selected_row not in set(self._rows[: self.page_size]):
             self.selected_row = int(self._rows[0]) if len(self._rows) else None
-        self._sync_widgets()
+        if push:
+            self._push()
 
-    def _search_mask(self, text: str) -> np.ndarray:
-        needle = text.strip().casefold()
-        queries = self.frames.case_column("query")
-        ids = self.frames.case_column("case_id")
-        return np.fromiter(
-            (needle in q.casefold() or needle in c.casefold() for q, c in zip(queries, ids, strict=True)),
-            dtype=bool, count=len(queries),
-        )  # fmt: skip
+    def _search_texts(self) -> list[str]:
+        if self._haystack is None:
+            self._haystack = search_texts(self.report)
+        return self._haystack
+
+    def _case_labels(self) -> list[list[str]]:
+        if self._labels is None:
+            self._labels = [case_labels(r) for r in self.report.case_results]
+        return self._labels
 
     def _score_mask(self, f: ExplorerFilters) -> np.ndarray:
         """Only a value range or a verdict filters; choosing a score alone keeps every case."""
@@ -378,7 +258,7 @@ class ReportExplorer(StaticFallback):
         if self._sort_by == REPORT_ORDER:
             return None
         if self._sort_by == LATENCY:
-            return self.frames.case_column("latency_ms")
+            return self.frames.case_column("latency_ms").astype(float)
         return self.frames.score_column(self._sort_by)["value"].to_numpy()
 
     def _sorted(self, rows: np.ndarray) -> np.ndarray:
@@ -396,91 +276,64 @@ class ReportExplorer(StaticFallback):
         return {"row": row, "case_id": r.case_id, "query_mode": r.query_mode, "query": r.query,
                 "value": value, "error": r.error.message if r.error else None}  # fmt: skip
 
-    def _row_label(self, info: dict[str, Any]) -> str:
-        value = "" if info["value"] is None else f"{fmt_num(info['value'])} · "
-        error = "⚠ error · " if info["error"] else ""
-        return f"{value}{error}{info['case_id']} · {info['query_mode']} · {truncate(info['query'], 70)}"
-
-    # -- widgets ---------------------------------------------------------------------------
+    # -- the widget (state synced both ways) ---------------------------------------------------
 
     @property
     def widget(self) -> Any:
-        """The ipywidgets view (built on first use)."""
+        """The anywidget view (built on first use; the report's data is encoded then)."""
         if self._widget is None:
-            self._widget, self.controls = _build_widgets(self)
-            self._sync_widgets()
+            from heta_notebook.display.widgets import ExplorerWidget, report_data
+
+            data = report_data(self.report, max_cases=self.max_cases)
+            self._widget = ExplorerWidget(kind="report", data=data, state=self.state)
+            self._widget.observe(self._on_front, names="state")
         return self._widget
 
-    def _sync_widgets(self) -> None:
-        if self._widget is None:
+    @property
+    def controls(self) -> Any:
+        """Deprecated: the controls run in the browser now; this is the widget itself."""
+        warnings.warn("ReportExplorer.controls is deprecated: the controls run in the browser; "
+                      "use .widget, .state and the methods", DeprecationWarning, stacklevel=2)  # fmt: skip
+        return self.widget
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """What the browser shows: filters, sort, page, page size and the selected report row."""
+        return {**asdict(self._filters), "sort_by": self._sort_by, "descending": self._descending,
+                "page": self.page, "page_size": self.page_size,
+                "selected": self.selected_row}  # fmt: skip
+
+    def _push(self) -> None:
+        if self._widget is not None and self._widget.state != self.state:
+            self._widget.state = self.state
+
+    def _on_front(self, change: dict[str, Any]) -> None:
+        """The browser changed the state: adopt it as is (no echo back)."""
+        new = dict(change["new"] or {})
+        if new == self.state:
             return
-        c = self.controls
-        self._syncing = True
-        try:
-            infos = self.page_rows
-            c.case_list.options = [(self._row_label(i), i["row"]) for i in infos]
-            rows_on_page = {i["row"] for i in infos}
-            c.case_list.value = self.selected_row if self.selected_row in rows_on_page else None
-            c.page_label.value = (f"page {self.page + 1} / {self.n_pages} · "
-                                  f"{fmt_int(self.n_matching)} of {fmt_int(len(self.report.case_results))} case results")  # fmt: skip
-            c.prev.disabled = self.page == 0
-            c.next.disabled = self.page >= self.n_pages - 1
-            c.detail.value = _HIDE_FALLBACK + (self.detail_html or _empty_detail())
-        finally:
-            self._syncing = False
-
-    def _on_control(self, change: Any = None) -> None:
-        if self._syncing:
-            return
-        c = self.controls
-        if change is not None and change.get("owner") is c.score:
-            self._fit_range(change["new"])
-        low, high = c.value_range.value
-        full = low <= c.value_range.min and high >= c.value_range.max
-        self._filters = ExplorerFilters(
-            mode=c.mode.value or None, score=c.score.value or None,
-            min_value=None if full or not c.score.value else low,
-            max_value=None if full or not c.score.value else high,
-            verdict=c.verdict.value if c.score.value else "any",
-            errors_only=c.errors_only.value, search=c.search.value,
-        )  # fmt: skip
-        self._sort_by, self._descending = c.sort_by.value, c.descending.value
-        c.descending.disabled = c.sort_by.value == REPORT_ORDER  # report order has no direction
-        self.page = 0
-        self._recompute()
-
-    def _fit_range(self, score: str | None) -> None:
-        """Stretch the range slider over the chosen score's values (at least 0..1)."""
-        low, high = 0.0, 1.0
-        if score:
-            values = self.frames.score_column(score)["value"].to_numpy()
-            if np.isfinite(values).any():
-                low = min(low, float(np.nanmin(values)))
-                high = max(high, float(np.nanmax(values)))
-        slider = self.controls.value_range
-        self._syncing = True
-        try:
-            slider.min, slider.max = min(low, slider.min), max(high, slider.max)
-            slider.value = (low, high)
-            slider.min, slider.max = low, high
-        finally:
-            self._syncing = False
-
-    def _on_pick(self, change: Any) -> None:
-        if not self._syncing and change["new"] is not None:
-            self.select_row(change["new"])
+        names = {f.name for f in fields(ExplorerFilters)}
+        self._filters = ExplorerFilters(**{k: v for k, v in new.items() if k in names})
+        self._sort_by = new.get("sort_by") or REPORT_ORDER
+        self._descending = bool(new.get("descending", True))
+        self.page_size = max(1, int(new.get("page_size") or self.page_size))
+        selected, page = new.get("selected"), int(new.get("page") or 0)
+        self._recompute(push=False)
+        self.page = min(max(0, page), self.n_pages - 1)
+        self.selected_row = None if selected is None else int(selected)
 
     # -- display ---------------------------------------------------------------------------
 
     def static_html(self) -> str:
-        """A readable static view (filters, current page, selected case) for exported notebooks."""
-        infos = self.page_rows
+        """A readable static view (filters, current page, selected case) for notebooks opened
+        where widgets cannot render; the widget hides it wherever it renders."""
+        infos = self.page_rows().to_dict("records")
         sorted_by = self._sort_by != REPORT_ORDER
         rows = [[i["case_id"], i["query_mode"], truncate(i["query"], 90),
                  *([fmt_num(i["value"])] if sorted_by else []),
                  badge("error", "bad") if i["error"] else ""] for i in infos]  # fmt: skip
         header = ["case", "mode", "query", *([self._sort_by] if sorted_by else []), ""]
-        note = (f"Case explorer (static view: the interactive widget needs a running kernel). "
+        note = (f"Case explorer (static view: the interactive explorer did not load here). "
                 f"Page {self.page + 1} of {self.n_pages}; {fmt_int(self.n_matching)} case results "
                 f"match {_describe(self._filters)}.")  # fmt: skip
         body = [tag("div", note, class_="hn-note"),
@@ -495,9 +348,6 @@ class ReportExplorer(StaticFallback):
                 f"page {self.page + 1}/{self.n_pages}, selected row {self.selected_row}>")  # fmt: skip
 
 
-_HIDE_FALLBACK = f"<style>.{FALLBACK_CLASS}{{display:none !important}}</style>"
-
-
 def _not_none(values: np.ndarray) -> np.ndarray:
     return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
 
@@ -507,77 +357,4 @@ def _describe(f: ExplorerFilters) -> str:
     return ", ".join(f"{k}={v}" for k, v in active.items()) if active else "no filters"
 
 
-def _empty_detail() -> str:
-    return str(panel(style(), tag("div", "No case selected (no case matches).", class_="hn-note")))
-
-
-def _score_names_quickly(
-    report: EvaluationReport, frames: Any, exact_up_to: int = 20_000
-) -> list[str]:
-    """Score names for the dropdowns without a pass over millions of scores: exact for
-    reports up to ``exact_up_to`` case results, else from the stored summary plus the first
-    and last few thousand case results (evaluators score every case, so this finds them all)."""
-    results = report.case_results
-    if len(results) <= exact_up_to or "scores" in frames._cache:
-        return list(frames.score_names)
-    modes = set(report.query_modes)
-    names = dict.fromkeys(k.split(".", 1)[1] if k.split(".", 1)[0] in modes else k
-                          for k in report.score_summary)  # fmt: skip
-    for r in (*results[:2000], *results[-2000:]):
-        names.update(dict.fromkeys(s.name for s in r.scores))
-    return list(names)
-
-
-def _build_widgets(ex: ReportExplorer) -> tuple[Any, SimpleNamespace]:
-    import ipywidgets as w
-
-    f = ex.filters
-    names = _score_names_quickly(ex.report, ex.frames)
-    small = w.Layout(width="auto")
-    c = SimpleNamespace(
-        mode=w.Dropdown(options=[("all modes", "")] + [(m, m) for m in ex.frames.modes],
-                        value=f.mode or "", description="mode", layout=small),
-        score=w.Dropdown(options=[("— none —", "")] + [(n, n) for n in names],
-                         value=f.score or "", description="score", layout=small),
-        value_range=w.FloatRangeSlider(value=(f.min_value if f.min_value is not None else 0.0,
-                                              f.max_value if f.max_value is not None else 1.0),
-                                       min=0.0, max=1.0, step=0.01, description="range",
-                                       readout_format=".2f", continuous_update=False,
-                                       layout=w.Layout(width="380px")),
-        verdict=w.ToggleButtons(options=[("any", "any"), ("passed", "passed"), ("failed", "failed")],
-                                value=f.verdict, tooltips=["all cases", "passed", "failed"],
-                                style={"button_width": "76px"}),
-        errors_only=w.Checkbox(value=f.errors_only, description="errors only", indent=False,
-                               layout=small),
-        search=w.Text(value=f.search, placeholder="search queries / case ids", description="search",
-                      continuous_update=False),
-        sort_by=w.Dropdown(options=[REPORT_ORDER, LATENCY, *names], value=ex._sort_by,
-                           description="sort by", layout=small),
-        descending=w.Checkbox(value=ex._descending, description="descending", indent=False,
-                              layout=small, disabled=ex._sort_by == REPORT_ORDER),
-        case_list=w.Select(options=[], rows=ex.page_size, layout=w.Layout(width="100%")),
-        prev=w.Button(description="◀ previous", layout=small),
-        next=w.Button(description="next ▶", layout=small),
-        page_label=w.Label(),
-        detail=w.HTML(layout=w.Layout(width="100%")),
-    )  # fmt: skip
-    for control in (c.mode, c.score, c.value_range, c.verdict, c.errors_only, c.search, c.sort_by,
-                    c.descending):  # fmt: skip
-        control.observe(ex._on_control, names="value")
-    c.case_list.observe(ex._on_pick, names="value")
-    c.prev.on_click(lambda _b: ex.previous_page())
-    c.next.on_click(lambda _b: ex.next_page())
-    filters = w.VBox([w.HBox([c.mode, c.search, c.errors_only]),
-                      w.HBox([c.score, c.value_range]),
-                      w.HBox([w.Label("verdict of score", layout=w.Layout(margin="0 8px 0 22px")),
-                              c.verdict, c.sort_by, c.descending])])  # fmt: skip
-    listing = w.VBox([c.case_list, w.HBox([c.prev, c.next, c.page_label])],
-                     layout=w.Layout(width="38%", min_width="320px"))  # fmt: skip
-    pane = w.Box([c.detail], layout=w.Layout(width="62%", max_height="900px", overflow="auto",
-                                             border="1px solid #E5E7EB", padding="4px 8px"))  # fmt: skip
-    title = w.HTML(str(tag("b", f"Case explorer · {ex.report.label}")))
-    root = w.VBox([title, filters, w.HBox([listing, pane])])
-    return root, c
-
-
-__all__ = ["ExplorerFilters", "ReportExplorer", "case_detail_html"]
+__all__ = ["ExplorerFilters", "PageRows", "ReportExplorer", "case_detail_html"]

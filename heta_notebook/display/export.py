@@ -2,8 +2,10 @@
 
 plotly.js is embedded once (``plotly.offline.get_plotlyjs()``), each figure is a div
 (``include_plotlyjs=False``), and no ``<script src>`` points anywhere. The page holds the
-report card, the charts and a collapsible section per case × mode with matched/missing
-evidence and judge reasons. Large reports are capped (``max_cases``) and the page says so.
+report card, the charts and the case explorer: the same ES module and columnar data as
+``report.explore()`` in a notebook (``display/widgets.standalone_html``), so every case can be
+filtered, searched and opened with no Jupyter. Above ``max_cases`` case results the most
+informative ones are embedded and the page says how many were left out.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from heta_notebook.display.card import report_card_html
-from heta_notebook.display.explorer import case_detail_html
+from heta_notebook.display.explorer_data import DEFAULT_MAX_CASES
 from heta_notebook.display.figures import ReportPlots, headline_score, parse_at_k
-from heta_notebook.display.html import Markup, badge, details, join, raw, tag, truncate
-from heta_notebook.display.theme import CSS, fmt_int, fmt_num
-from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
+from heta_notebook.display.html import Markup, join, raw, tag
+from heta_notebook.display.theme import CSS
+from heta_notebook.schema import EvaluationReport
 
-DEFAULT_MAX_CASES = 200
 PAGE_CSS = "body{margin:24px;background:#fff} section{margin:18px 0 28px 0} " \
            ".hn-fig{border:1px solid #E5E7EB;border-radius:6px;margin:10px 0;padding:4px}"  # fmt: skip
 
@@ -35,8 +36,8 @@ def report_to_html(
 ) -> str:
     """Render ``report`` as a standalone HTML page; write it to ``path`` when given.
 
-    ``max_cases`` caps the per-case sections (case × mode results, in report order);
-    ``None`` includes every case. Returns the HTML text.
+    ``max_cases`` caps the case results embedded in the case explorer (the most informative
+    first; the page says how many were left out); ``None`` embeds every one. Returns the HTML.
     """
     heading = tag("h1", title, style="font-size:20px;margin:0 0 12px 0") if title else raw("")
     title = title or f"Evaluation report · {report.label}"
@@ -111,36 +112,22 @@ def _at_k_metrics(names: Sequence[str]) -> list[str]:
 
 
 def _cases(report: EvaluationReport, max_cases: int | None) -> Markup:
-    results = report.case_results
-    shown = results if max_cases is None else results[:max_cases]
-    note = (
-        f"Showing all {fmt_int(len(results))} case results."
-        if len(shown) == len(results)
-        else f"Showing the first {fmt_int(len(shown))} of {fmt_int(len(results))} case results "
-        f"(report order); export with max_cases=None to include all."
-    )
-    headline = headline_score(report.score_names)
-    sections = [details(_case_summary(r, headline), raw(case_detail_html(r))) for r in shown]
-    return tag("section", tag("h2", "Cases"), tag("div", note, class_="hn-note"), *sections)
+    """The browser case explorer over the report, with no Jupyter needed."""
+    from heta_notebook.display.explorer import ReportExplorer
+    from heta_notebook.display.explorer_data import encode_report
+    from heta_notebook.display.widgets import pack, standalone_html
+
+    state = ReportExplorer(report).state
+    data = pack(encode_report(report, max_cases=max_cases))
+    return tag("section", tag("h2", "Cases"), raw(standalone_html("report", data, state)))
 
 
-def _case_summary(result: EvaluationCaseResult, headline: str | None) -> Markup:
-    parts: list[Any] = [tag("b", result.case_id), f" · {result.query_mode} · "]
-    if result.error is not None:
-        parts.append(badge("query error", "bad"))
-    score = result.score(headline) if headline else None
-    if score is not None and score.status == "scored":
-        parts.append(f"{score.name} {fmt_num(score.value)} ")
-    evidence = next((s for s in result.scores if "missing_evidence" in s.metadata), None)
-    if evidence is not None:
-        missing = len(evidence.metadata.get("missing_evidence") or [])
-        parts.append(badge(f"{missing} evidence missing", "bad") if missing
-                     else badge("all evidence found", "ok"))  # fmt: skip
-    judged = [s for s in result.scores if s.reason and s.status == "scored"]
-    if judged:
-        parts.append(badge(f"{len(judged)} judge reason{'s' if len(judged) > 1 else ''}", "info"))
-    parts.append(tag("span", " " + truncate(result.query, 90), class_="hn-sub"))
-    return join(parts)
+def comparison_cases(comparison: Any, max_cases: int | None = DEFAULT_MAX_CASES) -> Markup:
+    """The browser comparison explorer (cases side by side) for a plain page."""
+    from heta_notebook.display.comparison_explorer import ComparisonExplorer
+
+    return tag("section", tag("h2", "Cases side by side"),
+               raw(ComparisonExplorer(comparison, max_cases=max_cases).standalone_html()))  # fmt: skip
 
 
-__all__ = ["figure_html", "html_page", "report_to_html"]
+__all__ = ["comparison_cases", "figure_html", "html_page", "report_to_html"]

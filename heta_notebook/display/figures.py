@@ -9,19 +9,18 @@ colour in every figure. Every label and hover text is HTML-escaped (plotly rende
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from heta_notebook.analysis.headline import headline_score, parse_at_k
 from heta_notebook.display.html import esc as _html_esc
 from heta_notebook.display.html import truncate
 from heta_notebook.display.theme import color_map, fmt_ci, fmt_int, plotly_template
 from heta_notebook.schema import EvaluationReport
 
-_AT_K = re.compile(r"^(?P<metric>.+?)(?:@|_cut_|_at_)(?P<k>\d+)$")
 MAX_HOVER_POINTS = 5000
 
 
@@ -31,31 +30,6 @@ def esc(text: Any) -> str:
     Like ``html.escape(quote=True)`` but quotes become decimal entities, which plotly
     decodes for display (it shows ``&quot;`` literally)."""
     return _html_esc(text).replace("&quot;", "&#34;").replace("&#x27;", "&#39;")
-
-
-def parse_at_k(name: str) -> tuple[str, int] | None:
-    """``"ndcg@10"`` → ``("ndcg", 10)`` (also ``ndcg_cut_10``, ``recall_at_5``); else None."""
-    match = _AT_K.match(str(name))
-    return (match["metric"], int(match["k"])) if match else None
-
-
-def headline_score(names: Sequence[str]) -> str | None:
-    """The score to show first: ``ndcg@10`` if present, else a ``@10`` score, else the first
-    ``metric@k`` at its largest k, else the first score."""
-    names = list(names)
-    if "ndcg@10" in names:
-        return "ndcg@10"
-    at_k = [(n, p) for n in names if (p := parse_at_k(n))]
-    ndcg10 = [n for n, p in at_k if p[0].endswith("ndcg") and p[1] == 10]
-    if ndcg10:
-        return ndcg10[0]
-    ten = [n for n, p in at_k if p[1] == 10]
-    if ten:
-        return ten[0]
-    if at_k:
-        metric = at_k[0][1][0]
-        return max((p[1], n) for n, p in at_k if p[0] == metric)[1]
-    return names[0] if names else None
 
 
 def _go() -> Any:

@@ -1,8 +1,10 @@
 """The quickstart as a shared file: executed headless, exported, opened OFFLINE in Chromium.
 
 Every request that is not a local file (or data:/blob:) is aborted and recorded; the test
-asserts none was needed and that the charts, the report card and the explorer (rendered from
-saved widget state, or its static fallback) show instead of "Loading widget...".
+asserts none was needed, that the charts and the report card show, and that the explorers,
+rendered from saved widget state, work with no kernel: page 3, select a case (its evidence
+and results show), filter by mode and by score range, and the comparison explorer shows a
+case side by side. The files stay within the data budget recorded in the README.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ import json
 import pytest
 
 from heta_notebook.notebook_export import run_notebook
+from tests.browser import _explorer as steps
 from tests.browser._lab import PROBLEM_TEXTS, NetworkGuard
 
 pytestmark = pytest.mark.browser
+
+MAX_NOTEBOOK_BYTES = 5_900_000  # the budget of issue #13: no bigger than before the explorers
+MAX_HTML_BYTES = 10_600_000
 
 DRAWN_CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
   .filter(p => p.querySelector('.main-svg') && p.getBoundingClientRect().height > 50).length"""
@@ -35,6 +41,8 @@ def test_exported_quickstart_renders_offline(notebooks_copy, tmp_path, chromium_
     executed = json.loads(run.notebook.read_text(encoding="utf-8"))
     expected_charts = html_figure_count(executed)
     assert expected_charts >= 3
+    assert run.notebook.stat().st_size <= MAX_NOTEBOOK_BYTES
+    assert run.html.stat().st_size <= MAX_HTML_BYTES
 
     guard = NetworkGuard()
     context = chromium_browser.new_context(viewport={"width": 1300, "height": 900})
@@ -52,9 +60,14 @@ def test_exported_quickstart_renders_offline(notebooks_copy, tmp_path, chromium_
             timeout=60_000,
         )
         page.locator(".hn-card").first.wait_for(state="visible", timeout=30_000)
-        explorer = page.locator(".widget-vbox").filter(has_text="Case explorer").first
+        explorer = page.locator(".hnx-report").first
         explorer.wait_for(state="visible", timeout=30_000)  # rendered from saved widget state
+        assert not page.locator(".hn-explorer-fallback").first.is_visible()
         page.screenshot(path=str(screens / "quickstart-html.png"), full_page=True)
+        steps.report_explorer_steps(explorer, screens, "quickstart-html-explorer")
+        comparison = page.locator(".hnx-compare").first
+        comparison.wait_for(state="visible", timeout=30_000)
+        steps.comparison_steps(comparison, screens, "quickstart-html-comparison")
     finally:
         context.close()
 

@@ -1,7 +1,9 @@
 """The quickstart notebook, run by a person in JupyterLab (headless Chromium via Playwright).
 
 Run all cells, then check what a reader sees: no cell error, the report card, drawn plotly
-charts, a rendered explorer widget; and clicking a case in the explorer shows its evidence.
+charts, the explorers; and the same steps as in the exported HTML work live: page 3, select a
+case (evidence and results show), filter by mode and score range, a case side by side in the
+comparison explorer. A small notebook of a report with judge reasons checks reason search live.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import importlib.util
 
 import pytest
 
+from tests.browser import _explorer as steps
 from tests.browser._lab import PROBLEM_TEXTS, LabServer, NetworkGuard, unavailable
 
 pytestmark = pytest.mark.browser
@@ -157,30 +160,56 @@ def assert_report_card_visible(page) -> None:
     assert "ndcg" in card.inner_text().lower()
 
 
-EXPLORER_DETAIL_JS = """() => {
-  const out = Array.from(document.querySelectorAll(
-      '.jp-OutputArea-output:has(.jupyter-widgets)'))
-    .filter(o => (o.innerText || '').includes('Case explorer'))[0];
-  const detail = out && out.querySelector('.hn-detail');
-  return detail ? detail.innerText : '';
-}"""
-
-
 def select_case_and_check_evidence(page, screens) -> None:
-    """Pick a case in the explorer's case list; its detail pane lists matched/missing evidence."""
-    widgets = ".jp-OutputArea-output:has(.jupyter-widgets)"  # not the hidden static fallback
-    explorer = page.locator(widgets).filter(has_text="Case explorer").first
-    explorer.wait_for(state="visible", timeout=30_000)
-    explorer.scroll_into_view_if_needed()
+    """The explorers' steps, live: the first report explorer, then the comparison explorer."""
+    explorer = page.locator(".jp-OutputArea-output .hnx-report").first
+    explorer.wait_for(state="visible", timeout=60_000)
+    assert not page.locator(".jp-OutputArea-output .hn-explorer-fallback").first.is_visible()
     explorer.screenshot(path=str(screens / "explorer-before.png"))
-    before = page.evaluate(EXPLORER_DETAIL_JS)
-    explorer.locator(".widget-select select").first.select_option(index=1)
-    page.wait_for_function(
-        f"(before) => {{ const t = ({EXPLORER_DETAIL_JS})();"
-        " return t !== before && /expected evidence/i.test(t); }",
-        arg=before,
-        timeout=30_000,
-    )
-    detail = page.evaluate(EXPLORER_DETAIL_JS).lower()
-    assert "matched" in detail or "missing" in detail
-    explorer.screenshot(path=str(screens / "explorer-after.png"))
+    steps.report_explorer_steps(explorer, screens, "quickstart-lab-explorer")
+    comparison = page.locator(".jp-OutputArea-output .hnx-compare").first
+    comparison.wait_for(state="visible", timeout=60_000)
+    steps.comparison_steps(comparison, screens, "quickstart-lab-comparison")
+
+
+REASONS_NOTEBOOK = "reasons.ipynb"
+BAD_REASON = "does not mention the expected relationship"
+
+
+def write_reasons_notebook(folder, repo) -> None:
+    """A notebook showing a synthetic report whose judge reasons live in score metadata."""
+    import nbformat
+
+    cells = [
+        f"import sys\nsys.path.insert(0, {str(repo)!r})\n"
+        "from tests._display_helpers import make_report\nreport = make_report(30)",
+        "explorer = report.explore()\nexplorer",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}  # fmt: skip
+    nbformat.write(nb, folder / REASONS_NOTEBOOK)
+
+
+def test_reason_search_live_in_jupyterlab(lab, chromium_browser, screens):
+    from tests.browser.conftest import REPO
+
+    write_reasons_notebook(lab.root, REPO)
+    guard = NetworkGuard()
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", guard)
+    page = context.new_page()
+    try:
+        open_notebook(page, lab, REASONS_NOTEBOOK)
+        run_all(page)
+        assert page.evaluate(CELL_ERRORS_JS) == []
+        root = page.locator(".jp-OutputArea-output .hnx-report").first
+        root.wait_for(state="visible", timeout=60_000)
+        steps.type_into(root, "search", BAD_REASON)
+        assert steps.n_matching(root) > 0
+        detail = steps.select_row(root, 0)
+        assert BAD_REASON in detail and "Judge reasons" in detail
+        root.screenshot(path=str(screens / "reasons-lab.png"))
+        assert guard.blocked == [], "JupyterLab needed the internet"
+    finally:
+        context.close()

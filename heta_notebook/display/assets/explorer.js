@@ -1,0 +1,694 @@
+// heta_notebook case explorers: the report explorer and the comparison explorer.
+//
+// An anywidget ES module (render({model, el})). Filters, sort, paging, text search and the
+// detail pane run here, over data synced once from Python: per report a gzip+base64 JSON
+// payload of columns (display/explorer_data.py) held by a separate data model that several
+// explorers share. The same module runs live in Jupyter, from saved widget state in an
+// exported notebook, and in report.to_html() pages through a tiny model shim.
+//
+// Every text from the data goes into the page through textContent / text nodes (h() below);
+// nothing from the data is ever parsed as HTML.
+
+const PAGE_SIZES = [10, 15, 25, 50];
+const MAX_RESULTS_OPEN = 10;
+const REPORT_ORDER = "report order";
+const LATENCY = "latency";
+const STATUS = ["scored", "skipped", "error"];
+const FILTERS = {
+  all: "all cases",
+  changed: "score changed",
+  better: "B better",
+  worse: "B worse",
+  lost: "evidence found by A, missed by B",
+  gained: "evidence found by B, missed by A",
+  flipped: "judge verdict (passed) flipped",
+};
+const SCOPES = {
+  either: "in A or B",
+  b_not_a: "in B but not in A",
+  a_not_b: "in A but not in B",
+  both: "in A and in B",
+};
+
+const CSS = `
+.hnx{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;font-size:13px;color:#1F2937;line-height:1.4}
+.hnx *{box-sizing:border-box}
+.hnx .hnx-title{font-weight:700;font-size:15px;margin:2px 0 6px 0}
+.hnx .hnx-controls{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;margin:4px 0 8px 0}
+.hnx label{display:inline-flex;gap:4px;align-items:center;color:#374151}
+.hnx select,.hnx input[type=text],.hnx input[type=number]{font:inherit;padding:2px 4px;border:1px solid #D1D5DB;border-radius:4px;background:#fff;color:#111827}
+.hnx input[type=number]{width:72px}
+.hnx input[type=text]{width:220px}
+.hnx button{font:inherit;padding:2px 10px;border:1px solid #D1D5DB;border-radius:4px;background:#F9FAFB;cursor:pointer;color:#111827}
+.hnx button:disabled{opacity:.45;cursor:default}
+.hnx .hnx-main{display:flex;gap:12px;align-items:flex-start}
+.hnx .hnx-listcol{flex:0 0 40%;min-width:300px}
+.hnx .hnx-pane{flex:1 1 auto;min-width:0;border:1px solid #E5E7EB;border-radius:6px;padding:6px 10px;max-height:900px;overflow:auto}
+.hnx table{border-collapse:collapse;width:100%}
+.hnx th,.hnx td{text-align:left;padding:3px 6px;border-bottom:1px solid #F3F4F6;vertical-align:top}
+.hnx th{font-weight:600;color:#4B5563;border-bottom:1px solid #E5E7EB}
+.hnx .hnx-list tbody tr{cursor:pointer}
+.hnx .hnx-list tbody tr:hover{background:#F3F4F6}
+.hnx .hnx-list tbody tr.hnx-selected{background:#DBEAFE}
+.hnx .hnx-pager{display:flex;gap:8px;align-items:center;margin:6px 0}
+.hnx .hnx-note{color:#6B7280;font-size:12px;margin:3px 0}
+.hnx .hnx-warn{color:#92400E;background:#FEF3C7;border-radius:4px;padding:3px 6px;margin:4px 0;font-size:12px}
+.hnx .hnx-badge{display:inline-block;padding:0 6px;border-radius:9px;font-size:11px;border:1px solid #D1D5DB;margin-right:3px;white-space:nowrap}
+.hnx .hnx-ok{background:#DCFCE7;border-color:#86EFAC;color:#166534}
+.hnx .hnx-bad{background:#FEE2E2;border-color:#FCA5A5;color:#991B1B}
+.hnx .hnx-info{background:#DBEAFE;border-color:#93C5FD;color:#1E40AF}
+.hnx .hnx-muted{background:#F3F4F6;color:#4B5563}
+.hnx .hnx-warnb{background:#FEF3C7;border-color:#FCD34D;color:#92400E}
+.hnx h3{font-size:15px;margin:4px 0}
+.hnx h4{font-size:13px;margin:10px 0 4px 0}
+.hnx pre,.hnx .hnx-text{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-family:inherit}
+.hnx .hnx-chunk{white-space:pre-wrap;word-break:break-word;color:#374151;font-size:12px;margin:2px 0 4px 0}
+.hnx .hnx-result{border-left:3px solid #E5E7EB;padding:2px 8px;margin:4px 0}
+.hnx .hnx-result.hnx-rel{border-left-color:#22C55E}
+.hnx .hnx-error{color:#991B1B;background:#FEF2F2;border-radius:4px;padding:3px 6px}
+.hnx .hnx-reason{background:#F9FAFB;border-radius:4px;padding:3px 6px;margin:3px 0;white-space:pre-wrap}
+.hnx .hnx-sub{color:#6B7280;font-size:12px}
+.hnx .hnx-sides{display:grid;grid-template-columns:1fr 1fr;gap:12px}
+.hnx .hnx-side{border:1px solid #E5E7EB;border-radius:6px;padding:6px 10px;min-width:0}
+.hnx .hnx-gained{background:#E8F5E9}
+.hnx .hnx-lost{background:#FFEBEE}
+.hnx ul.hnx-ev{list-style:none;padding-left:0;margin:2px 0}
+.hnx ul.hnx-ev li{padding:1px 4px;border-radius:3px;margin:1px 0}
+.hnx .hnx-val{font-size:18px;font-weight:700}
+.hnx .hnx-pos{color:#166534}.hnx .hnx-neg{color:#991B1B}
+.hnx details>summary{cursor:pointer;color:#374151}
+.hn-explorer-fallback,.hn-compare-explorer-fallback{display:none !important}
+`;
+
+// ------------------------------------------------------------------ DOM and formatting
+
+/** An element; string / number children become text nodes (never parsed as HTML). */
+function h(tag, props, ...kids) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") el.className = value;
+    else if (key === "text") el.textContent = String(value);
+    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "value") el.value = value;
+    else if (key === "checked" || key === "disabled" || key === "open" || key === "selected") el[key] = !!value;
+    else el.setAttribute(key, String(value));
+  }
+  for (const kid of kids.flat(Infinity)) {
+    if (kid === undefined || kid === null || kid === false || kid === "") continue;
+    el.append(kid instanceof Node ? kid : String(kid));
+  }
+  return el;
+}
+
+function badge(text, kind) {
+  return h("span", { class: `hnx-badge hnx-${kind || "muted"}` }, text);
+}
+
+function fmtNum(value, digits = 3) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  return Number(value).toFixed(digits);
+}
+
+function fmtInt(value) {
+  return value === null || value === undefined ? "–" : Number(value).toLocaleString("en-US");
+}
+
+// fmtNum, fmtInt, fmtMs and fmtDelta follow heta_notebook/numbers.py (the one number format)
+function fmtMs(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  if (value < 1) return `${value.toFixed(2)} ms`;
+  if (value < 1000) return `${value.toFixed(0)} ms`;
+  if (value < 60000) return `${(value / 1000).toFixed(2)} s`;
+  return `${(value / 60000).toFixed(1)} min`;
+}
+
+function fmtDelta(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  if (Number(value.toFixed(3)) === 0) return "±0.000";
+  return (value > 0 ? "+" : "−") + Math.abs(value).toFixed(3);
+}
+
+function shorten(text, limit) {
+  return text.length <= limit ? text : text.slice(0, limit - 1) + "…";
+}
+
+function select(options, value, onchange) {
+  const el = h("select", { onchange: () => onchange(el.value) },
+    options.map(([v, label]) => h("option", { value: v }, label)));
+  el.value = value;
+  return el;
+}
+
+/** Typing in a box commits on Enter (and on leaving it); keys never reach the host page, so
+ * JupyterLab's notebook shortcuts (Enter, A, B, D D...) do not fire while a reader types. */
+function onCommit(input, commitValue) {
+  input.addEventListener("change", () => commitValue(input.value));
+  input.addEventListener("keydown", (event) => {
+    event.stopPropagation();
+    if (event.key === "Enter") {
+      event.preventDefault();
+      commitValue(input.value);
+    }
+  });
+}
+
+// ------------------------------------------------------------------ data
+
+async function inflate(b64) {
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
+
+/** One report's columns (explorer_data.encode_report) with readers by embedded index. */
+class ReportData {
+  constructor(p) {
+    this.p = p;
+    this.c = p.cases;
+    this.n = p.rows.length;
+    this.rowIndex = new Map(p.rows.map((row, i) => [row, i]));
+    this._hay = null;
+  }
+  s(i) { return i >= 0 ? this.p.strings[i] : null; }
+  full(i) { return i >= 0 ? this.p.full_length[String(i)] || null : null; }
+  caseId(i) { return this.s(this.c.case_id[i]); }
+  mode(i) { return this.s(this.c.mode[i]); }
+  query(i) { return this.s(this.c.query[i]) || ""; }
+  error(i) { return this.s(this.c.error[i]); }
+  labels(i) { return this.c.labels[i].map((j) => this.s(j)); }
+  score(name, i) {
+    const col = this.p.scores[name];
+    if (!col) return null;
+    const status = col.s ? col.s[i] : 0;
+    if (status < 0) return null;
+    return {
+      name, value: col.v[i], status: STATUS[status],
+      text: col.t && col.t[String(i)] !== undefined ? this.s(col.t[String(i)]) : null,
+      passed: col.p ? (col.p[i] === null ? null : !!col.p[i]) : null,
+      note: col.r ? this.s(col.r[i]) : null, noteIndex: col.r ? col.r[i] : -1,
+      meta: col.m ? this.s(col.m[i]) : null, metaIndex: col.m ? col.m[i] : -1,
+    };
+  }
+  value(name, i) {
+    const sc = this.score(name, i);
+    return sc && sc.status === "scored" && sc.value !== null ? sc.value : NaN;
+  }
+  scores(i) { return this.p.score_names.map((n) => this.score(n, i)).filter(Boolean); }
+  evidence(i) {
+    return this.c.evidence[i].map(([label, matched, rank, result, relevance, by]) => ({
+      label: this.s(label), matched: !!matched, rank, result: this.s(result), relevance, by: this.s(by),
+    }));
+  }
+  results(i) {
+    return this.c.results[i].map(([doc, score, id, text, relevance, relevant, matched], k) => ({
+      rank: k + 1, doc: this.s(doc), score, id: this.s(id), text: this.s(text) || "",
+      full: this.full(text), relevance, relevant: !!relevant, matched: matched.map((j) => this.s(j)),
+    }));
+  }
+  /** Lower-cased text the search looks in: case id, query, evidence labels, score notes. */
+  haystack(i) {
+    if (!this._hay) this._hay = new Array(this.n);
+    if (this._hay[i] === undefined) {
+      const parts = [this.caseId(i), this.query(i)];
+      for (const e of this.c.evidence[i]) parts.push(this.s(e[0]));
+      for (const name of this.p.score_names) {
+        const col = this.p.scores[name];
+        if (col.r && col.r[i] >= 0) parts.push(this.s(col.r[i]));
+      }
+      this._hay[i] = parts.filter(Boolean).join("\n").toLowerCase();
+    }
+    return this._hay[i];
+  }
+  /** Text of a string-table entry with its full length when it was cut. */
+  textNode(index) {
+    const text = this.s(index);
+    if (text === null) return null;
+    const full = this.full(index);
+    return full ? [text, " ", h("span", { class: "hnx-sub" }, `[cut: ${fmtInt(full)} characters in full]`)] : text;
+  }
+}
+
+const decoded = new WeakMap();
+
+async function reportData(model, ref) {
+  const id = typeof ref === "string" && ref.startsWith("IPY_MODEL_") ? ref.slice(10) : ref;
+  const dataModel = await model.widget_manager.get_model(id);
+  if (!decoded.has(dataModel)) decoded.set(dataModel, inflate(dataModel.get("payload")).then((p) => new ReportData(p)));
+  return decoded.get(dataModel);
+}
+
+function scoreBadge(sc) {
+  if (!sc) return badge("–", "muted");
+  if (sc.status !== "scored") return badge(sc.status, sc.status === "skipped" ? "warnb" : "bad");
+  if (sc.text !== null) return badge(shorten(sc.text, 60), "muted");
+  const verdict = sc.passed === true ? " · passed" : sc.passed === false ? " · failed" : "";
+  return badge(`${fmtNum(sc.value)}${verdict}`, sc.passed === true ? "ok" : sc.passed === false ? "bad" : "muted");
+}
+
+function leftOutNote(data) {
+  if (!data.p.left_out) return null;
+  return h("div", { class: "hnx-warn" },
+    `${fmtInt(data.p.left_out)} of ${fmtInt(data.p.n_total)} case results of ${data.p.label} are not embedded ` +
+    `(cap ${fmtInt(data.p.max_cases)}): the most informative ones (errors, failures, lowest scores, ` +
+    `biggest changes) are. Raise max_cases to embed more.`);
+}
+
+// ------------------------------------------------------------------ case detail (one module)
+
+function caseDetail(data, i) {
+  const error = data.error(i);
+  const scores = data.scores(i);
+  const verdicts = scores.filter((s) => s.passed !== null);
+  const latency = data.c.latency[i];
+  return h("div", { class: "hnx-detail" },
+    h("div", {},
+      h("h3", {}, `Case ${data.caseId(i)}`),
+      badge(data.mode(i), "muted"), error ? badge("query error", "bad") : badge("ok", "ok"),
+      verdicts.length ? badge(`${verdicts.filter((s) => s.passed).length}/${verdicts.length} passed`, "info") : null,
+      h("span", { class: "hnx-sub" }, `latency ${fmtMs(latency)}`)),
+    h("div", {}, h("b", {}, "Query"), h("div", { class: "hnx-text" }, data.textNode(data.c.query[i]))),
+    error ? h("div", {}, h("b", {}, "Error"), h("div", { class: "hnx-error" }, error)) : null,
+    answers(data, i), reasons(scores, data), evidenceTable(data, i), resultsBlock(data, i),
+    scoresTable(scores, data), extras(data, i));
+}
+
+function answers(data, i) {
+  const expected = data.c.expected[i];
+  const answer = data.c.answer[i];
+  return h("div", {}, h("h4", {}, "Answer vs expected"),
+    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "expected answers"), h("th", {}, "answer"))),
+      h("tbody", {}, h("tr", {},
+        h("td", {}, expected.length ? h("ul", {}, expected.map((j) => h("li", {}, data.textNode(j))))
+          : h("div", { class: "hnx-note" }, "no expected answers recorded")),
+        h("td", {}, answer >= 0 ? h("div", { class: "hnx-text" }, data.textNode(answer))
+          : h("div", { class: "hnx-note" }, "no answer (retrieval only)"))))));
+}
+
+function reasons(scores, data) {
+  const judged = scores.filter((s) => s.status === "scored" && s.note);
+  if (!judged.length) return null;
+  return h("div", {}, h("h4", {}, "Judge reasons"), judged.map((s) =>
+    h("div", {}, h("b", {}, s.name), " ", scoreBadge(s), h("div", { class: "hnx-reason" }, data.textNode(s.noteIndex)))));
+}
+
+function evidenceTable(data, i) {
+  const rows = data.evidence(i);
+  if (!rows.length) {
+    return h("div", {}, h("h4", {}, "Expected evidence"),
+      h("div", { class: "hnx-note" }, "no expected evidence recorded for this case"));
+  }
+  const named = rows.filter((r) => r.label !== null).sort((a, b) =>
+    (a.matched === b.matched ? 0 : a.matched ? -1 : 1) ||
+    ((a.rank ?? Infinity) - (b.rank ?? Infinity)) || ((b.relevance || 0) - (a.relevance || 0)));
+  const anonymous = rows.length - named.length;
+  const found = rows.filter((r) => r.matched).length;
+  return h("div", {}, h("h4", {}, `Expected evidence: ${found} of ${rows.length} found`),
+    h("table", { class: "hnx-evidence" },
+      h("thead", {}, h("tr", {}, ["", "evidence", "grade", "rank", "matching result", "matched by"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, named.map((r) => h("tr", {},
+        h("td", {}, r.matched ? badge("matched", "ok") : badge("missing", "bad")),
+        h("td", {}, r.label), h("td", {}, r.relevance === null ? "–" : fmtInt(r.relevance)),
+        h("td", {}, r.rank === null ? "–" : fmtInt(r.rank)), h("td", {}, r.result || "–"), h("td", {}, r.by || "–"))))),
+    anonymous ? h("div", { class: "hnx-note" }, `${anonymous} more expected items were not found; this report does not name them.`) : null);
+}
+
+function resultBlock(r, textLimit) {
+  const mark = r.relevant ? badge(r.relevance ? `relevant · grade ${r.relevance}` : "relevant", "ok")
+    : badge(r.relevance === null ? "unjudged" : "not relevant", "muted");
+  const matched = r.matched.length ? ` · matches ${r.matched.join(", ")}` : "";
+  return h("div", { class: r.relevant ? "hnx-result hnx-rel" : "hnx-result" },
+    h("div", {}, h("b", {}, `#${r.rank}`), " ", mark, " ",
+      h("span", { class: "hnx-sub" }, `doc ${r.doc || "–"} · score ${fmtNum(r.score, 4)} · id ${r.id}${matched}`)),
+    h("div", { class: "hnx-chunk" }, textLimit ? shorten(r.text, textLimit) : r.text,
+      r.full || (textLimit && r.text.length > textLimit)
+        ? h("span", { class: "hnx-sub" }, ` [cut: ${fmtInt(r.full || r.text.length)} characters in full]`) : null));
+}
+
+function resultsBlock(data, i, limit = MAX_RESULTS_OPEN, textLimit = 0) {
+  const rows = data.results(i);
+  if (!rows.length) return null;
+  const rest = rows.slice(limit);
+  return h("div", {}, h("h4", {}, `Retrieved results (${rows.length}, ${rows.filter((r) => r.relevant).length} relevant)`),
+    rows.slice(0, limit).map((r) => resultBlock(r, textLimit)),
+    rest.length ? h("details", {}, h("summary", {}, `${rest.length} more results`), rest.map((r) => resultBlock(r, textLimit))) : null);
+}
+
+function scoresTable(scores, data) {
+  if (!scores.length) return null;
+  return h("div", {}, h("h4", {}, "Scores"), h("table", {},
+    h("thead", {}, h("tr", {}, ["score", "value", "reason", "metadata"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, scores.map((s) => h("tr", {}, h("td", {}, s.name), h("td", {}, scoreBadge(s)),
+      h("td", {}, data.textNode(s.noteIndex) || ""),
+      h("td", {}, s.meta ? h("details", {}, h("summary", {}, "metadata"), h("pre", {}, data.textNode(s.metaIndex))) : "–"))))));
+}
+
+function extras(data, i) {
+  const labels = data.labels(i);
+  const trace = data.c.trace[i];
+  const meta = data.c.response_meta[i];
+  return h("div", {},
+    trace >= 0 ? h("details", {}, h("summary", {}, "Trace"), h("pre", {}, data.textNode(trace))) : null,
+    labels.length ? h("details", {}, h("summary", {}, "Labels"), h("ul", {}, labels.map((l) => h("li", {}, l)))) : null,
+    meta >= 0 ? h("details", {}, h("summary", {}, "Response metadata"), h("pre", {}, data.textNode(meta))) : null);
+}
+
+// ------------------------------------------------------------------ report explorer
+
+function reportRows(data, st) {
+  const out = [];
+  const needle = (st.search || "").trim().toLowerCase();
+  const lo = st.min_value, hi = st.max_value;
+  const useScore = st.score && (lo !== null && lo !== undefined || hi !== null && hi !== undefined || st.verdict !== "any");
+  for (let i = 0; i < data.n; i++) {
+    if (st.mode && data.mode(i) !== st.mode) continue;
+    if (st.label && !data.labels(i).includes(st.label)) continue;
+    if (st.errors_only && !data.error(i)) continue;
+    if (useScore) {
+      const sc = data.score(st.score, i);
+      if (!sc || sc.status !== "scored" || sc.value === null) continue;
+      if (lo !== null && lo !== undefined && !(sc.value >= lo)) continue;
+      if (hi !== null && hi !== undefined && !(sc.value <= hi)) continue;
+      if (st.verdict !== "any" && sc.passed !== (st.verdict === "passed")) continue;
+    }
+    if (needle && !data.haystack(i).includes(needle)) continue;
+    out.push(i);
+  }
+  if (st.sort_by && st.sort_by !== REPORT_ORDER) {
+    const key = (i) => {
+      const v = st.sort_by === LATENCY ? data.c.latency[i] : data.value(st.sort_by, i);
+      return v === null || Number.isNaN(v) ? Infinity : st.descending ? -v : v;
+    };
+    const keyed = out.map((i) => [key(i), i]);
+    keyed.sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1));
+    return keyed.map((k) => k[1]);
+  }
+  return out;
+}
+
+function renderReport(model, el, data) {
+  const root = h("div", { class: "hnx hnx-report" });
+  el.append(root);
+  let st = { ...model.get("state") };
+  const p = data.p;
+  const allLabels = [...new Set(data.c.labels.flat().map((j) => data.s(j)))].sort();
+
+  const commit = (changes, resetPage = true) => {
+    st = { ...st, ...changes };
+    if (resetPage) {
+      st.page = 0;
+      const rows = reportRows(data, st);
+      st.selected = rows.length ? p.rows[rows[0]] : null;
+    }
+    model.set("state", { ...st });
+    model.save_changes();
+    draw();
+  };
+  const num = (v) => (v === "" || v === null ? null : Number(v));
+
+  const ui = {
+    mode: select([["", "all modes"], ...p.modes.map((m) => [m, m])], st.mode || "", (v) => commit({ mode: v || null })),
+    label: select([["", "all labels"], ...allLabels.map((l) => [l, l])], st.label || "", (v) => commit({ label: v || null })),
+    search: h("input", { type: "text", placeholder: "queries, case ids, evidence, reasons", value: st.search || "" }),
+    errors: h("input", { type: "checkbox", checked: st.errors_only }),
+    score: select([["", "— none —"], ...p.score_names.map((n) => [n, n])], st.score || "", (v) => commit({ score: v || null })),
+    min: h("input", { type: "number", step: "0.05", placeholder: "min", value: st.min_value ?? "" }),
+    max: h("input", { type: "number", step: "0.05", placeholder: "max", value: st.max_value ?? "" }),
+    verdict: select([["any", "any"], ["passed", "passed"], ["failed", "failed"]], st.verdict || "any", (v) => commit({ verdict: v })),
+    sort: select([[REPORT_ORDER, REPORT_ORDER], [LATENCY, LATENCY], ...p.score_names.map((n) => [n, n])], st.sort_by || REPORT_ORDER,
+      (v) => commit({ sort_by: v })),
+    desc: h("input", { type: "checkbox", checked: st.descending }),
+    prev: h("button", { onclick: () => commit({ page: st.page - 1 }, false) }, "◀ previous"),
+    next: h("button", { onclick: () => commit({ page: st.page + 1 }, false) }, "next ▶"),
+    page: h("span", { class: "hnx-page" }),
+    list: h("tbody"),
+    pane: h("div", { class: "hnx-pane" }),
+  };
+  for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
+  onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
+  ui.errors.addEventListener("change", () => commit({ errors_only: ui.errors.checked }));
+  onCommit(ui.min, (v) => num(v) !== (st.min_value ?? null) && commit({ min_value: num(v) }));
+  onCommit(ui.max, (v) => num(v) !== (st.max_value ?? null) && commit({ max_value: num(v) }));
+  ui.desc.addEventListener("change", () => commit({ descending: ui.desc.checked }));
+
+  const header = h("tr", {}, h("th", {}, "case"), h("th", {}, "mode"), h("th", { class: "hnx-valhead" }), h("th", {}, "query"));
+  root.append(
+    h("div", { class: "hnx-title" }, `Case explorer · ${p.label}`),
+    h("div", {}, leftOutNote(data)),
+    h("div", { class: "hnx-controls" },
+      h("label", {}, "mode", ui.mode), allLabels.length ? h("label", {}, "label", ui.label) : null,
+      h("label", {}, "search", ui.search), h("label", {}, ui.errors, "errors only")),
+    h("div", { class: "hnx-controls" },
+      h("label", {}, "score", ui.score), h("label", {}, "from", ui.min), h("label", {}, "to", ui.max),
+      h("label", {}, "verdict", ui.verdict), h("label", {}, "sort by", ui.sort), h("label", {}, ui.desc, "descending")),
+    h("div", { class: "hnx-main" },
+      h("div", { class: "hnx-listcol" },
+        h("table", { class: "hnx-list" }, h("thead", {}, header), ui.list),
+        h("div", { class: "hnx-pager" }, ui.prev, ui.next, ui.page)),
+      ui.pane));
+
+  function draw() {
+    const rows = reportRows(data, st);
+    const size = st.page_size || 15;
+    const pages = Math.max(1, Math.ceil(rows.length / size));
+    st.page = Math.min(Math.max(0, st.page || 0), pages - 1);
+    const shown = rows.slice(st.page * size, st.page * size + size);
+    const valueName = st.sort_by !== REPORT_ORDER ? st.sort_by : st.score || p.headline;
+    header.querySelector(".hnx-valhead").textContent = valueName || "";
+    ui.list.replaceChildren(...shown.map((i) => {
+      const v = valueName === LATENCY ? fmtMs(data.c.latency[i]) : valueName ? fmtNum(data.value(valueName, i)) : "";
+      const row = p.rows[i];
+      return h("tr", { class: row === st.selected ? "hnx-selected" : "", "data-row": row,
+        onclick: () => commit({ selected: row }, false) },
+        h("td", {}, data.caseId(i), data.error(i) ? [" ", badge("error", "bad")] : null),
+        h("td", {}, data.mode(i)), h("td", {}, v), h("td", {}, shorten(data.query(i), 70)));
+    }));
+    ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} of ${fmtInt(data.n)} case results`;
+    ui.prev.disabled = st.page <= 0;
+    ui.next.disabled = st.page >= pages - 1;
+    ui.desc.disabled = (st.sort_by || REPORT_ORDER) === REPORT_ORDER;  // report order has no direction
+    const i = st.selected === null || st.selected === undefined ? undefined : data.rowIndex.get(st.selected);
+    ui.pane.replaceChildren(i === undefined ? h("div", { class: "hnx-note" },
+      st.selected === null || st.selected === undefined ? "No case selected (no case matches)." : "The selected case is not embedded in this page.")
+      : caseDetail(data, i));
+  }
+
+  function fromModel() {
+    st = { ...model.get("state") };
+    ui.mode.value = st.mode || ""; ui.label.value = st.label || ""; ui.search.value = st.search || "";
+    ui.errors.checked = !!st.errors_only; ui.score.value = st.score || "";
+    ui.min.value = st.min_value ?? ""; ui.max.value = st.max_value ?? "";
+    ui.verdict.value = st.verdict || "any"; ui.sort.value = st.sort_by || REPORT_ORDER; ui.desc.checked = !!st.descending;
+    draw();
+  }
+  model.on("change:state", fromModel);
+  draw();
+  return () => model.off("change:state", fromModel);
+}
+
+// ------------------------------------------------------------------ comparison explorer
+
+class Side {
+  constructor(data, mode) {
+    this.data = data;
+    this.byCase = new Map();
+    for (let i = 0; i < data.n; i++) if (data.mode(i) === mode && !this.byCase.has(data.caseId(i))) this.byCase.set(data.caseId(i), i);
+  }
+}
+
+function compareRows(A, B, st) {
+  const ids = [...new Set([...A.byCase.keys(), ...B.byCase.keys()])];
+  const needle = (st.search || "").trim().toLowerCase();
+  const hasVerdicts = [A, B].some((S) => [...S.byCase.values()].some((i) => { const sc = S.data.score(st.score, i); return sc && sc.passed !== null; }));
+  const out = [];
+  for (const id of ids) {
+    const ia = A.byCase.get(id), ib = B.byCase.get(id);
+    const va = ia === undefined ? NaN : A.data.value(st.score, ia);
+    const vb = ib === undefined ? NaN : B.data.value(st.score, ib);
+    const delta = vb - va;
+    const f = st.filter || "all";
+    if (f === "changed" && !(Math.abs(delta) > 1e-12)) continue;
+    if (f === "better" && !(delta > 1e-12)) continue;
+    if (f === "worse" && !(delta < -1e-12)) continue;
+    if (f === "lost" || f === "gained") {
+      if (ia === undefined || ib === undefined) continue;
+      const fa = new Set(A.data.evidence(ia).filter((e) => e.matched).map((e) => e.label));
+      const fb = new Set(B.data.evidence(ib).filter((e) => e.matched).map((e) => e.label));
+      const [from, to] = f === "lost" ? [fa, fb] : [fb, fa];
+      if (![...from].some((l) => !to.has(l))) continue;
+    }
+    if (f === "flipped") {
+      if (ia === undefined || ib === undefined) continue;
+      const names = hasVerdicts ? [st.score] : A.data.p.score_names;
+      if (!names.some((n) => { const a = A.data.score(n, ia), b = B.data.score(n, ib);
+        return a && b && a.passed !== null && b.passed !== null && a.passed !== b.passed; })) continue;
+    }
+    if (needle) {
+      const inA = ia !== undefined && A.data.haystack(ia).includes(needle);
+      const inB = ib !== undefined && B.data.haystack(ib).includes(needle);
+      const scope = st.scope || "either";
+      const keep = scope === "either" ? inA || inB : scope === "both" ? inA && inB : scope === "b_not_a" ? inB && !inA : inA && !inB;
+      if (!keep) continue;
+    }
+    const query = ia !== undefined ? A.data.query(ia) : B.data.query(ib);
+    out.push({ id, ia, ib, va, vb, delta, query, change: Number.isNaN(delta) ? -1 : Math.abs(delta) });
+  }
+  out.sort((x, y) => y.change - x.change || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  return out;
+}
+
+function sideBlock(title, name, S, i, other, oi, score, isB) {
+  if (i === undefined) return h("div", { class: "hnx-side" }, h("h4", {}, `${title}: ${name}`), badge("case missing", "warnb"));
+  const d = S.data;
+  const sc = d.score(score, i);
+  const found = new Set(other && oi !== undefined ? other.data.evidence(oi).filter((e) => e.matched).map((e) => e.label) : []);
+  const ev = d.evidence(i);
+  const items = ev.map((e) => {
+    let change = null;
+    if (oi !== undefined) {
+      if (isB && e.matched && !found.has(e.label)) change = ["gained", "hnx-gained", "ok"];
+      else if (isB && !e.matched && found.has(e.label)) change = ["lost", "hnx-lost", "bad"];
+      else if (!isB && e.matched && !found.has(e.label)) change = ["lost by B", "hnx-lost", "bad"];
+    }
+    return h("li", { class: change ? change[1] : "" }, e.matched ? badge(`found @${e.rank ?? "?"}`, "ok") : badge("missed", "muted"),
+      " ", e.label ?? "(unnamed)", change ? [" ", badge(change[0], change[2])] : null);
+  });
+  const notes = d.scores(i).filter((s) => s.note).map((s) => h("div", { class: "hnx-reason" },
+    h("b", {}, `${s.name}: `), scoreBadge(s), h("br"), d.textNode(s.noteIndex)));
+  const answer = d.c.answer[i];
+  return h("div", { class: "hnx-side" },
+    h("h4", {}, `${title}: ${name}`),
+    h("div", {}, h("span", { class: "hnx-val" }, sc ? (sc.status === "scored" ? fmtNum(sc.value) : sc.status) : "–"), " ", score,
+      sc && sc.passed !== null ? [" ", sc.passed ? badge("passed", "ok") : badge("failed", "bad")] : null),
+    d.error(i) ? h("div", { class: "hnx-error" }, d.error(i)) : null,
+    answer >= 0 ? [h("b", {}, "answer"), h("div", { class: "hnx-text" }, d.textNode(answer))] : null,
+    notes.length ? [h("b", {}, "reasons"), notes] : null,
+    ev.length ? h("div", {}, h("b", {}, `expected evidence: ${ev.filter((e) => e.matched).length}/${ev.length} found`), h("ul", { class: "hnx-ev" }, items))
+      : h("div", { class: "hnx-note" }, "no expected evidence recorded for this case"),
+    resultsBlock(d, i, MAX_RESULTS_OPEN, 240));
+}
+
+function renderCompare(model, el, reports) {
+  const root = h("div", { class: "hnx hnx-compare" });
+  el.append(root);
+  const variants = model.get("variants");
+  let st = { ...model.get("state") };
+  const names = variants.map((v) => v.name);
+  const sides = new Map();
+  const side = (name) => {
+    if (!sides.has(name)) {
+      const v = variants.find((x) => x.name === name) || variants[0];
+      sides.set(name, new Side(reports[v.report], v.mode));
+    }
+    return sides.get(name);
+  };
+  const scoreNames = [...new Set(Object.values(reports).flatMap((d) => d.p.score_names))];
+  const commit = (changes, resetPage = true) => {
+    st = { ...st, ...changes };
+    if (resetPage) {
+      st.page = 0;
+      const rows = compareRows(side(st.a), side(st.b), st);
+      st.selected = rows.length ? rows[0].id : null;
+    }
+    model.set("state", { ...st });
+    model.save_changes();
+    draw();
+  };
+  const ui = {
+    a: select(names.map((n) => [n, n]), st.a, (v) => commit({ a: v })),
+    b: select(names.map((n) => [n, n]), st.b, (v) => commit({ b: v })),
+    score: select(scoreNames.map((n) => [n, n]), st.score, (v) => commit({ score: v })),
+    filter: select(Object.entries(FILTERS), st.filter || "all", (v) => commit({ filter: v })),
+    search: h("input", { type: "text", placeholder: "queries, case ids, evidence, reasons", value: st.search || "" }),
+    scope: select(Object.entries(SCOPES), st.scope || "either", (v) => commit({ scope: v })),
+    prev: h("button", { onclick: () => commit({ page: st.page - 1 }, false) }, "◀ previous"),
+    next: h("button", { onclick: () => commit({ page: st.page + 1 }, false) }, "next ▶"),
+    page: h("span", { class: "hnx-page" }),
+    list: h("tbody"),
+    pane: h("div", { class: "hnx-pane" }),
+  };
+  for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
+  onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
+  root.append(
+    h("div", { class: "hnx-title" }, "Comparison explorer · cases side by side"),
+    h("div", {}, Object.values(reports).map(leftOutNote)),
+    h("div", { class: "hnx-controls" }, h("label", {}, "A", ui.a), h("label", {}, "B", ui.b), h("label", {}, "score", ui.score),
+      h("label", {}, "show", ui.filter)),
+    h("div", { class: "hnx-controls" }, h("label", {}, "search", ui.search), ui.scope),
+    h("div", { class: "hnx-main" },
+      h("div", { class: "hnx-listcol" },
+        h("table", { class: "hnx-list" }, h("thead", {}, h("tr", {}, ["case", "A", "B", "Δ", "query"].map((t) => h("th", {}, t)))), ui.list),
+        h("div", { class: "hnx-pager" }, ui.prev, ui.next, ui.page)),
+      ui.pane));
+
+  function draw() {
+    const A = side(st.a), B = side(st.b);
+    const rows = compareRows(A, B, st);
+    const size = st.page_size || 15;
+    const pages = Math.max(1, Math.ceil(rows.length / size));
+    st.page = Math.min(Math.max(0, st.page || 0), pages - 1);
+    ui.list.replaceChildren(...rows.slice(st.page * size, st.page * size + size).map((r) =>
+      h("tr", { class: r.id === st.selected ? "hnx-selected" : "", "data-case": r.id, onclick: () => commit({ selected: r.id }, false) },
+        h("td", {}, r.id), h("td", {}, fmtNum(r.va)), h("td", {}, fmtNum(r.vb)),
+        h("td", { class: r.delta > 0 ? "hnx-pos" : r.delta < 0 ? "hnx-neg" : "" }, fmtDelta(r.delta)),
+        h("td", {}, shorten(r.query, 60)))));
+    ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]})`;
+    ui.prev.disabled = st.page <= 0;
+    ui.next.disabled = st.page >= pages - 1;
+    const id = st.selected;
+    const ia = id === null || id === undefined ? undefined : A.byCase.get(id);
+    const ib = id === null || id === undefined ? undefined : B.byCase.get(id);
+    if (ia === undefined && ib === undefined) {
+      ui.pane.replaceChildren(h("div", { class: "hnx-note" }, "No case selected."));
+      return;
+    }
+    const d = ia !== undefined ? A.data : B.data, i = ia !== undefined ? ia : ib;
+    const expected = d.c.expected[i];
+    ui.pane.replaceChildren(h("div", { class: "hnx-sbs" },
+      h("h3", {}, "Case ", h("code", {}, id)), h("div", { class: "hnx-text" }, d.textNode(d.c.query[i])),
+      expected.length ? h("div", { class: "hnx-sub" }, h("b", {}, "expected: "), expected.map((j) => d.s(j)).join(" | ")) : null,
+      h("div", { class: "hnx-sides" },
+        sideBlock("A", st.a, A, ia, B, ib, st.score, false),
+        sideBlock("B", st.b, B, ib, A, ia, st.score, true))));
+  }
+  function fromModel() {
+    st = { ...model.get("state") };
+    ui.a.value = st.a; ui.b.value = st.b; ui.score.value = st.score; ui.filter.value = st.filter || "all";
+    ui.search.value = st.search || ""; ui.scope.value = st.scope || "either";
+    draw();
+  }
+  model.on("change:state", fromModel);
+  draw();
+  return () => model.off("change:state", fromModel);
+}
+
+// ------------------------------------------------------------------ entry point
+
+async function render({ model, el }) {
+  el.replaceChildren(h("style", {}, CSS));
+  const status = h("div", { class: "hnx hnx-note" }, "loading the case explorer…");
+  el.append(status);
+  try {
+    let cleanup;
+    if (model.get("kind") === "compare") {
+      const refs = model.get("data");
+      const reports = {};
+      for (const [key, ref] of Object.entries(refs)) reports[key] = await reportData(model, ref);
+      status.remove();
+      cleanup = renderCompare(model, el, reports);
+    } else {
+      const data = await reportData(model, model.get("data"));
+      status.remove();
+      cleanup = renderReport(model, el, data);
+    }
+    return cleanup;
+  } catch (err) {
+    status.textContent = `The case explorer could not load its data: ${err && err.message ? err.message : err}`;
+    status.className = "hnx hnx-warn";
+    return undefined;
+  }
+}
+
+export default { render };

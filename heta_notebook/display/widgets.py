@@ -1,0 +1,197 @@
+"""The anywidget front-end of the explorers: one ES module, one data model per report.
+
+``ExplorerWidget`` is an ``anywidget.AnyWidget`` (an ipywidgets ``DOMWidget``) whose view is
+``assets/explorer.js``; its ``state`` trait (filters, sort, page, selection) syncs both ways.
+``ReportDataWidget`` holds one report's columnar payload (``explorer_data.encode_report``),
+gzip-compressed and base64-encoded; explorers refer to it instead of copying it, so a report
+shown by several explorers in one notebook is stored once in the saved widget state.
+
+The same module and payloads also run without Jupyter: :func:`standalone_html` mounts them
+in a plain page through a small model shim (``report.to_html()``, the CLI export).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import weakref
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import anywidget
+import traitlets
+from ipywidgets import widget_serialization
+
+from heta_notebook.display.explorer_data import DEFAULT_MAX_CASES, encode_report
+from heta_notebook.schema import EvaluationReport
+
+_DATA_ESM = "export default {};"  # a data model has no view
+
+
+@cache
+def explorer_esm() -> str:
+    """The explorers' ES module (``display/assets/explorer.js``)."""
+    return (
+        resources.files("heta_notebook.display")
+        .joinpath("assets", "explorer.js")
+        .read_text(encoding="utf-8")
+    )
+
+
+def pack(payload: dict[str, Any]) -> str:
+    """Compact JSON, gzip (deterministic), base64: what a data model stores."""
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), 9, mtime=0)).decode("ascii")
+
+
+def unpack(packed: str) -> dict[str, Any]:
+    """The payload back from :func:`pack` (tests, debugging)."""
+    return json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))
+
+
+class ReportDataWidget(anywidget.AnyWidget):
+    """One report's packed explorer payload, shared by every explorer that shows it."""
+
+    _esm = traitlets.Unicode(_DATA_ESM).tag(sync=True)
+    payload = traitlets.Unicode("").tag(sync=True)
+
+
+class ExplorerWidget(anywidget.AnyWidget):
+    """The browser explorer: ``kind`` "report" or "compare", its data models and its state."""
+
+    _esm = traitlets.Unicode("").tag(sync=True)
+    kind = traitlets.Unicode("report").tag(sync=True)
+    data = traitlets.Any(None).tag(sync=True, **widget_serialization)
+    variants = traitlets.List().tag(sync=True)
+    state = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(_esm=explorer_esm(), **kwargs)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """anywidget's bundle with view format 2.0: the HTML widget manager of exported
+        notebooks validates view tags against the 2.0 schema and skips "2.1" silently."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            view = bundle[0].get("application/vnd.jupyter.widget-view+json")
+            if isinstance(view, dict):
+                bundle[0]["application/vnd.jupyter.widget-view+json"] = {**view, "version_minor": 0}
+        return bundle
+
+
+_data_widgets: weakref.WeakValueDictionary[tuple, ReportDataWidget] = weakref.WeakValueDictionary()
+
+
+def _key(report: EvaluationReport, max_cases: int | None, priority: tuple[str, ...]) -> tuple:
+    capped = max_cases is not None and len(report.case_results) > max_cases
+    digest = hashlib.sha1("\n".join(priority).encode()).hexdigest() if capped else ""
+    return (report.report_id, id(report), len(report.case_results), max_cases if capped else None,
+            digest)  # fmt: skip
+
+
+def report_data(
+    report: EvaluationReport,
+    *,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+    priority: tuple[str, ...] = (),
+) -> ReportDataWidget:
+    """The (cached) data model of ``report``; encoded once per report and cap."""
+    key = _key(report, max_cases, priority)
+    found = _data_widgets.get(key)
+    if found is None:
+        payload = encode_report(report, max_cases=max_cases, priority=priority)
+        found = ReportDataWidget(payload=pack(payload))
+        _data_widgets[key] = found
+    return found
+
+
+# --------------------------------------------------------------------------- without Jupyter
+
+_SHIM = """
+(async function () {
+  const esm = document.getElementById(%(esm_id)s).textContent;
+  const models = JSON.parse(document.getElementById(%(models_id)s).textContent);
+  const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
+  const mod = (await import(url)).default;
+  function shim(id) {
+    const values = models[id], handlers = {};
+    return {
+      get: (name) => values[name],
+      set: (name, value) => { values[name] = value; },
+      save_changes: () => {},
+      on: (event, cb) => { (handlers[event] = handlers[event] || []).push(cb); },
+      off: (event, cb) => { handlers[event] = (handlers[event] || []).filter((h) => h !== cb); },
+      send: () => {},
+      widget_manager: { get_model: async (ref) => shim(String(ref).replace(/^IPY_MODEL_/, "")) },
+    };
+  }
+  const el = document.querySelector('[data-hn-explorer="' + %(uid)s + '"]');
+  await mod.render({ model: shim(%(uid)s), el });
+})();
+"""
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside a ``<script type=application/json>``: no ``<`` at all, so no tag."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
+
+
+def standalone_html(
+    kind: str,
+    data: str | dict[str, str],
+    state: dict[str, Any],
+    variants: list[dict[str, str]] | None = None,
+) -> str:
+    """One explorer in a plain page: a mount point, the module, its models and a shim.
+
+    ``data`` is a packed report payload (kind "report") or label → packed payload
+    (kind "compare"); no widget is created, so nothing leaks into a notebook's widget state."""
+    uid = _next_id()
+    packed = data if isinstance(data, dict) else {"": data}
+    models: dict[str, dict[str, Any]] = {}
+    refs: dict[str, str] = {}
+    for n, (label, payload) in enumerate(packed.items()):
+        models[f"{uid}-d{n}"] = {"payload": payload}
+        refs[label] = f"IPY_MODEL_{uid}-d{n}"
+    models[uid] = {"kind": kind, "data": refs if isinstance(data, dict) else refs[""],
+                   "variants": variants or [], "state": state}  # fmt: skip
+    esm = explorer_esm().replace("</script", "<\\/script")
+    ids = {"esm_id": json.dumps(f"{uid}-esm"), "models_id": json.dumps(f"{uid}-models"),
+           "uid": json.dumps(uid)}  # fmt: skip
+    return (
+        f'<div class="hn-explorer-mount" data-hn-explorer="{uid}"></div>'
+        f'<script type="text/plain" id="{uid}-esm">{esm}</script>'
+        f'<script type="application/json" id="{uid}-models">{_script_json(models)}</script>'
+        f"<script>{_SHIM % ids}</script>"
+    )
+
+
+def page_payloads(page: str) -> list[dict[str, Any]]:
+    """The report payloads embedded by :func:`standalone_html` in ``page`` (tests, checks)."""
+    out = []
+    for chunk in page.split('-models">')[1:]:
+        models = json.loads(chunk.split("</script>", 1)[0])
+        out += [unpack(m["payload"]) for m in models.values() if "payload" in m]
+    return out
+
+
+_counter = iter(range(1, 1 << 62))
+
+
+def _next_id() -> str:
+    return f"hn-explorer-{next(_counter)}"
+
+
+__all__ = [
+    "ExplorerWidget",
+    "ReportDataWidget",
+    "explorer_esm",
+    "pack",
+    "page_payloads",
+    "report_data",
+    "standalone_html",
+    "unpack",
+]

@@ -1,0 +1,107 @@
+"""The explorers in plain pages (report.to_html, the comparison export), offline in Chromium.
+
+A report whose judge reasons live in score metadata: searching a word of a reason lists
+exactly the cases whose reason has it; a hostile report's payloads stay text (no dialog, no
+injected element); the comparison page shows a case side by side and finds reasons under B
+but not A.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from heta_notebook.analysis.compare import compare
+from heta_notebook.display.export import comparison_cases, html_page
+from tests._display_helpers import make_report
+from tests.browser import _explorer as steps
+from tests.browser._lab import NetworkGuard
+
+pytestmark = pytest.mark.browser
+
+BAD_REASON = "does not mention the expected relationship"
+
+
+def _open(chromium_browser, path):
+    guard = NetworkGuard()
+    context = chromium_browser.new_context(viewport={"width": 1300, "height": 1000})
+    context.route("**/*", guard)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.on(
+        "dialog", lambda dialog: (problems.append(f"dialog {dialog.message}"), dialog.dismiss())
+    )
+    page.goto(path.as_uri(), wait_until="load", timeout=60_000)
+    return context, page, guard, problems
+
+
+def _matching(report, word: str) -> set[tuple[str, str]]:
+    return {(r.case_id, r.query_mode) for r in report.case_results
+            if any(word in (s.reason or "") for s in r.scores)}  # fmt: skip
+
+
+def test_reason_search_in_an_exported_report(chromium_browser, tmp_path, screens):
+    report = make_report(30)
+    path = tmp_path / "report.html"
+    report.to_html(path, figures=False)
+    context, page, guard, problems = _open(chromium_browser, path)
+    try:
+        root = page.locator(".hnx-report").first
+        root.wait_for(state="visible", timeout=30_000)
+        assert steps.n_matching(root) == len(report.case_results)
+        choose_page_size = root.locator(".hnx-list tbody tr").count()
+        assert choose_page_size == 15
+        steps.type_into(root, "search", BAD_REASON.upper())
+        expected = _matching(report, BAD_REASON)
+        assert steps.n_matching(root) == len(expected) > 0
+        steps.go_to_page(root, 1)
+        detail = steps.select_row(root, 0)
+        assert BAD_REASON in detail and "Judge reasons" in detail
+        root.screenshot(path=str(screens / "report-page-reason-search.png"))
+    finally:
+        context.close()
+    assert guard.blocked == [] and problems == []
+
+
+def test_hostile_text_stays_text(chromium_browser, tmp_path):
+    report = make_report(6, hostile=True)
+    path = tmp_path / "hostile.html"
+    report.to_html(path, figures=False)
+    context, page, _guard, problems = _open(chromium_browser, path)
+    try:
+        root = page.locator(".hnx-report").first
+        root.wait_for(state="visible", timeout=30_000)
+        for index in range(3):
+            steps.select_row(root, index)
+        injected = root.locator("img, iframe, script, a[href^='javascript']").count()
+        assert injected == 0
+        assert "<script>alert(1)</script>" in steps.detail_text(root)  # shown as text
+    finally:
+        context.close()
+    assert problems == []
+
+
+def test_comparison_page_side_by_side_and_reason_scope(chromium_browser, tmp_path, screens):
+    a = make_report(30, label="base", report_id="base")
+    b = make_report(30, label="shifted", report_id="shifted", seed=1, quality_shift=-0.2)
+    comparison = compare({"base": a, "shifted": b}, baseline="base")
+    path = tmp_path / "compare.html"
+    path.write_text(html_page("comparison", [comparison_cases(comparison)], plotly=False))
+    context, page, guard, problems = _open(chromium_browser, path)
+    try:
+        root = page.locator(".hnx-compare").first
+        root.wait_for(state="visible", timeout=30_000)
+        steps.comparison_steps(root, screens, "comparison-page")
+        steps.choose(root, "score", "judge_correctness", changes=False)
+        steps.type_into(root, "search", BAD_REASON)
+        steps.choose(root, "scope", "b_not_a")
+        x = comparison.explore(score="judge_correctness").search(BAD_REASON, "b_not_a")
+        assert steps.list_ids(root)[:15] == list(x.page_rows()["case_id"])
+        assert steps.n_matching(root) == len(x.rows) > 0
+        detail = steps.select_row(root, 0)
+        b_side = root.locator(".hnx-side").nth(1).inner_text()
+        a_side = root.locator(".hnx-side").nth(0).inner_text()
+        assert BAD_REASON in b_side and BAD_REASON not in a_side and detail
+    finally:
+        context.close()
+    assert guard.blocked == [] and problems == []

@@ -1,0 +1,71 @@
+"""The explorers' data: columnar, texts stored once, long texts cut with their length, a cap
+that keeps the most informative case results and says how many were left out."""
+
+from __future__ import annotations
+
+from heta_notebook.display.explorer_data import StringTable, encode_report, payload_size
+from heta_notebook.display.widgets import ExplorerWidget, pack, report_data, unpack
+from tests._display_helpers import make_report
+
+
+def test_string_table_stores_each_text_once_and_cuts_long_ones():
+    table = StringTable(limit=10)
+    first = table.add("short")
+    assert table.add("short") == first and table.add(None) == -1 and table.add("") == -1
+    cut = table.add("x" * 25)
+    assert table.texts[cut] == "x" * 9 + "…" and table.full_length[str(cut)] == 25
+
+
+def test_payload_is_columnar_and_complete():
+    report = make_report(10)
+    payload = encode_report(report)
+    n = len(report.case_results)
+    assert payload["rows"] == list(range(n)) and payload["left_out"] == 0
+    cases = payload["cases"]
+    assert all(len(column) == n for column in cases.values())
+    strings = payload["strings"]
+    assert len(strings) == len(set(strings))  # every text once
+    first = report.case_results[0]
+    assert strings[cases["case_id"][0]] == first.case_id
+    assert strings[cases["query"][0]] == first.query
+    judge = payload["scores"]["judge_correctness"]
+    reasons = {strings[i] for i in judge["r"] if i >= 0}
+    assert {s.reason for r in report.case_results for s in r.scores if s.reason} <= reasons
+    evidence = cases["evidence"][0]
+    assert evidence and all(len(item) == 6 for item in evidence)
+    assert unpack(pack(payload)) == payload
+    assert len(pack(payload)) < payload_size(payload)  # compressed
+
+
+def test_cap_embeds_errors_and_failures_first_and_counts_the_rest():
+    report = make_report(30)
+    payload = encode_report(report, max_cases=12)
+    assert len(payload["rows"]) == 12 and payload["left_out"] == len(report.case_results) - 12
+    kept = [report.case_results[i] for i in payload["rows"]]
+    errors = [r for r in report.case_results if r.error is not None]
+    assert all(r in kept for r in errors)
+    assert payload["rows"] == sorted(payload["rows"])  # report order among the kept
+    last = report.case_results[-1].case_id  # e.g. the biggest change in a comparison
+    pinned = encode_report(report, max_cases=5, priority=(last,))
+    assert any(report.case_results[i].case_id == last for i in pinned["rows"])
+
+
+def test_one_data_model_per_report_shared_by_explorers():
+    report = make_report(5)
+    first, second = report.explore(), report.explore(mode="dense")
+    assert first.widget.data is second.widget.data is report_data(report)
+    assert isinstance(first.widget, ExplorerWidget) and first.widget.kind == "report"
+
+
+def test_text_valued_scores_are_kept():
+    from heta_notebook.schema import EvaluationScore
+
+    report = make_report(2)
+    first = report.case_results[0]
+    labelled = first.model_copy(
+        update={"scores": (*first.scores, EvaluationScore(name="verdict_text", value="partly"))}
+    )
+    report = report.model_copy(update={"case_results": (labelled, *report.case_results[1:])})
+    payload = encode_report(report)
+    column = payload["scores"]["verdict_text"]
+    assert payload["strings"][column["t"]["0"]] == "partly" and column["v"][0] is None
