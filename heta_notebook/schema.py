@@ -19,7 +19,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -29,6 +31,24 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EVALUATION_SCHEMA_VERSION = "1"
 REASON_KEYS = ("reason", "reasoning", "explanation")
+
+
+def check_schema_version(value: Any, *, where: str = "report") -> None:
+    """Refuse a report whose ``schema_version`` is newer than this library knows."""
+    try:
+        newer = int(str(value)) > int(EVALUATION_SCHEMA_VERSION)
+    except ValueError:
+        newer = False  # not a number: left to field validation
+    if newer:
+        raise ValueError(
+            f"{where}: schema_version {value!r} is newer than this heta-notebook knows "
+            f"({EVALUATION_SCHEMA_VERSION!r}); upgrade heta-notebook to read it"
+        )
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    """NaN/inf policy outside scores: a non-finite number is stored as "no value" (None)."""
+    return value if value is None or math.isfinite(value) else None
 
 
 def _strip_required(value: str) -> str:
@@ -194,6 +214,8 @@ class QueryResult(Record):
     source: JsonDict = Field(default_factory=dict)
     metadata: JsonDict = Field(default_factory=dict)
 
+    _score_finite = field_validator("score")(classmethod(lambda cls, v: _finite_or_none(v)))
+
 
 class QueryCitation(Record):
     """A citation the answer makes, pointing at a result or a source."""
@@ -327,6 +349,10 @@ class EvaluationCaseResult(Record):
     error: EvaluationError | None = None
     metadata: JsonDict = Field(default_factory=dict)
 
+    _latency_finite = field_validator("latency_ms", mode="before")(
+        classmethod(lambda cls, v: _finite_or_none(v) if isinstance(v, float) else v)
+    )
+
     @model_validator(mode="after")
     def _response_or_error(self) -> EvaluationCaseResult:
         if self.response is None and self.error is None:
@@ -344,6 +370,20 @@ class EvaluationCaseResult(Record):
 
 
 # --------------------------------------------------------------------------- the report
+
+
+class _FramesBox:
+    """Holds a report's cached frames; equal to any other box, so caching never changes ``==``."""
+
+    __slots__ = ("frames",)
+
+    def __init__(self, frames: Any = None) -> None:
+        self.frames = frames
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FramesBox)
+
+    __hash__ = object.__hash__
 
 
 class EvaluationReport(Record):
@@ -366,14 +406,45 @@ class EvaluationReport(Record):
     started_at: RequiredText
     finished_at: RequiredText
     metadata: JsonDict = Field(default_factory=dict)
+    _frames: _FramesBox = PrivateAttr(default_factory=lambda: _FramesBox())
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        check_schema_version(value)
+        return value
+
+    @field_validator("score_summary", mode="before")
+    @classmethod
+    def _finite_summary(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        return {
+            k: v for k, v in value.items() if not (isinstance(v, float) and not math.isfinite(v))
+        }
+
+    @field_validator("case_results", mode="wrap")
+    @classmethod
+    def _lazy_or_tuple(cls, value: Any, handler: Any) -> Any:
+        from heta_notebook.columnar import LazyCaseResults
+
+        return value if isinstance(value, LazyCaseResults) else handler(value)
+
+    @field_serializer("case_results", mode="wrap")
+    def _materialized(self, value: Any, handler: Any) -> Any:
+        from heta_notebook.columnar import LazyCaseResults
+
+        return handler(value.materialize() if isinstance(value, LazyCaseResults) else value)
 
     # -- persistence ---------------------------------------------------------------------
 
     @classmethod
     def load(cls, source: str | bytes | PathLike[str] | Mapping[str, Any]) -> EvaluationReport:
-        """Load a report from a ``report.json`` path, JSON text/bytes, or a dict.
+        """Load a report from a ``report.json`` path, a columnar report folder (or its
+        ``header.json``), JSON text/bytes, or a dict.
 
-        Reports written by heta-framework load unchanged. Errors name the file and field.
+        Reports written by heta-framework load unchanged; columnar ones open lazily.
+        Errors name the file and field.
         """
         if isinstance(source, Mapping):
             return cls.model_validate(dict(source))
@@ -382,6 +453,13 @@ class EvaluationReport(Record):
         ):
             return cls.model_validate_json(source)
         path = Path(source)
+        from heta_notebook import columnar
+
+        folder = path.parent if path.name == columnar.HEADER else path
+        if folder.is_dir() and columnar.is_columnar(folder):
+            return columnar.open_report(folder)
+        if path.is_dir() and (path / "report.json").is_file():
+            path = path / "report.json"
         try:
             return cls.model_validate_json(path.read_bytes())
         except FileNotFoundError:
@@ -393,11 +471,19 @@ class EvaluationReport(Record):
         """Serialise to JSON text (the ``report.json`` layout)."""
         return self.model_dump_json(indent=indent)
 
-    def save(self, path: str | PathLike[str]) -> Path:
-        """Write ``report.json`` to ``path`` atomically and return the path."""
+    def save(self, path: str | PathLike[str], *, format: str = "heta") -> Path:  # noqa: A002
+        """Write the report to ``path`` and return the path: ``format="heta"`` writes
+        heta-framework's ``report.json`` (atomically); ``"columnar"`` a report folder."""
+        target = Path(path)
+        if format == "columnar":
+            from heta_notebook.columnar import write_report
+
+            write_report(target, self)
+            return target
+        if format != "heta":
+            raise ValueError(f"format must be 'heta' or 'columnar', got {format!r}")
         from heta_notebook.store import atomic_write_text
 
-        target = Path(path)
         atomic_write_text(target, self.to_json())
         return target
 
@@ -424,10 +510,15 @@ class EvaluationReport(Record):
         return bool(self.metadata.get("partial"))
 
     def frames(self) -> Any:
-        """Tidy DataFrames derived from this report (summary, cases, scores, evidence, results)."""
+        """Tidy DataFrames derived from this report, built once and shared by the card,
+        plots, explorer, ``summary()`` and ``compare()`` (summary, cases, scores, ...)."""
         from heta_notebook.analysis.frames import ReportFrames
 
-        return ReportFrames(self)
+        cached = self._frames.frames
+        if cached is None or cached.report is not self:  # a model_copy shares the box
+            cached = ReportFrames(self)
+            self.__pydantic_private__["_frames"] = _FramesBox(cached)
+        return cached
 
     def summary(self) -> pd.DataFrame:
         """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors."""
@@ -504,5 +595,6 @@ __all__ = [
     "QueryResult",
     "QueryTraceEvent",
     "Record",
+    "check_schema_version",
     "report_key",
 ]

@@ -1,10 +1,11 @@
 """A report as tidy pandas DataFrames: summary, cases, scores, evidence, retrieved results.
 
-``ReportFrames(report)`` builds each frame lazily on first use and caches it. The scores are
-read once, in C-level ``map`` passes, into numpy columns (no per-row Python or pandas work);
-the long frame, the wide cases frame and (once those columns exist) the summary are all
-built from them, so a 10,000-case × 3-mode × 25-score report turns into frames in about a
-second.
+``report.frames()`` (one ``ReportFrames`` per report, cached on it) builds each frame lazily
+on first use and caches it, so the card, plots, explorer, ``summary()`` and ``compare()``
+share one extraction. A columnar report (``heta_notebook.columnar``) gives its case and
+score columns straight from its Parquet tables, without building records; an in-memory
+report's scores are read once, in C-level ``map`` passes, into the same numpy columns.
+The long frame, the wide cases frame and the summary are all built from them.
 
 Analysis never renders: the card, figures and explorers in ``heta_notebook.display`` read
 these frames and the per-case helpers at the bottom (``case_evidence``, ``case_results``).
@@ -12,6 +13,7 @@ these frames and the per-case helpers at the bottom (``case_evidence``, ``case_r
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._gc import paused_gc
+from heta_notebook.columnar import ColumnarReport, LazyCaseResults
 from heta_notebook.evaluators import matching
 from heta_notebook.evaluators.aggregation import (
     ScoreAggregate,
@@ -54,6 +57,8 @@ class ReportFrames:
     def __init__(self, report: EvaluationReport) -> None:
         self.report = report
         self._cache: dict[str, Any] = {}
+        source = report.case_results
+        self.columnar = source.columnar if isinstance(source, LazyCaseResults) else None
 
     def _cached(self, key: str, build: Any) -> Any:
         if key not in self._cache:
@@ -101,10 +106,16 @@ class ReportFrames:
 
     def case_column(self, name: str) -> np.ndarray:
         """One per-case-result column (``case_id``, ``query_mode``, ``query``, ``latency_ms``,
-        ``error``) without building the whole cases frame (cheap on very large reports)."""
-        if "cases" in self._cache:
-            return self._cache["cases"][name].to_numpy()
-        return self._cached(f"col:{name}", lambda: _case_column(self.report.case_results, name))
+        ``error``, ``error_type``, ``answer``, ``n_results``, ``n_scores``) without building
+        the whole cases frame (cheap on very large reports)."""
+        if name not in CASE_TABLE_COLUMNS:
+            raise KeyError(f"unknown case column {name!r}")
+        return self._cached(f"col:{name}", lambda: self._case_column(name))
+
+    def _case_column(self, name: str) -> np.ndarray:
+        if self.columnar is not None:
+            return _columnar_case_column(self.columnar, name)
+        return _case_column(self.report.case_results, name)
 
     def score_column(self, name: str) -> pd.DataFrame:
         """One score for every case result (index = ``row``): value (NaN unless scored),
@@ -116,6 +127,8 @@ class ReportFrames:
         value = np.full(n, np.nan)
         passed = np.full(n, None, dtype=object)
         status = np.full(n, "missing", dtype=object)
+        if self.columnar is not None:
+            self._cached("scores", self._build_scores)
         if "scores" in self._cache:
             long = self._cache["scores"]
             picked = long[long["score"] == name]
@@ -138,7 +151,7 @@ class ReportFrames:
     def modes(self) -> list[str]:
         """Query modes in report order (then any mode only seen in case results)."""
         seen = dict.fromkeys(self.report.query_modes)
-        seen.update(dict.fromkeys(r.query_mode for r in self.report.case_results))
+        seen.update(dict.fromkeys(self.case_column("query_mode").tolist()))
         return list(seen)
 
     @property
@@ -146,13 +159,15 @@ class ReportFrames:
         """Score names in first-seen order (read from the case results, not a cached copy)."""
         if "scores" in self._cache:
             return list(self._cache["scores"]["score"].cat.categories)
+        if self.columnar is not None:
+            return list(self._columns()["names"])
         return self._cached("names", lambda: _score_names(self.report.case_results))
 
     # -- builders -------------------------------------------------------------------------
 
     def _build_summary(self) -> pd.DataFrame:
-        if "columns" in self._cache:  # reuse the extracted score columns: no second pass
-            aggregates = _summarize_columns(self.report.case_results, self._columns())
+        if "columns" in self._cache or self.columnar is not None:  # one extraction, reused
+            aggregates = _summarize_columns(self._case_modes(), self._failed(), self._columns())
         else:  # a card only needs the summary: one pass in the evaluators, no long frame
             aggregates = list(summarize(self.report.case_results).values())
         rows = []
@@ -167,13 +182,24 @@ class ReportFrames:
         return frame.reset_index(drop=True)
 
     def _columns(self) -> dict[str, Any]:
+        if self.columnar is not None:
+            return self._cached("columns", lambda: _columnar_scores(self.columnar))
         return self._cached("columns", lambda: _extract_scores(self.report.case_results))
 
+    def _case_modes(self) -> np.ndarray:
+        return self.case_column("query_mode")
+
+    def _failed(self) -> Counter:
+        """Per mode, case results that failed before any score (they count as errors)."""
+        failed = _not_none(self.case_column("error")) & (self.case_column("n_scores") == 0)
+        return Counter(self._case_modes()[failed].tolist())
+
     def _build_scores(self) -> pd.DataFrame:
-        return _scores_frame(self.report.case_results, self._columns())
+        return _scores_frame(self.case_column("case_id"), self._case_modes(), self._columns())
 
     def _build_cases(self) -> pd.DataFrame:
-        base = _case_base(self.report.case_results)
+        base = pd.DataFrame({"row": np.arange(len(self.report.case_results)),
+                             **{c: self.case_column(c) for c in CASE_COLUMNS[1:]}})  # fmt: skip
         long = self._cached("scores", self._build_scores)
         names = list(long["score"].cat.categories)
         for name, column in _wide_scores(long, len(base), names).items():
@@ -218,38 +244,83 @@ def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFr
     return frame.iloc[np.argsort(keys.to_numpy(), kind="stable")]
 
 
-def _case_base(case_results: Sequence[EvaluationCaseResult]) -> pd.DataFrame:
-    n = len(case_results)
-    case_id, mode, query, latency = [None] * n, [None] * n, [None] * n, [np.nan] * n
-    error, error_type, answer, n_results = [None] * n, [None] * n, [None] * n, [0] * n
-    for i, r in enumerate(case_results):
-        case_id[i], mode[i], query[i] = r.case_id, r.query_mode, r.query
-        if r.latency_ms is not None:
-            latency[i] = r.latency_ms
-        if r.error is not None:
-            error[i], error_type[i] = r.error.message, r.error.error_type
-        if r.response is not None:
-            answer[i], n_results[i] = r.response.answer, len(r.response.results)
-    return pd.DataFrame({"row": np.arange(n), "case_id": case_id, "query_mode": mode,
-                         "query": query, "latency_ms": np.asarray(latency, dtype=float),
-                         "error": error, "error_type": error_type, "answer": answer,
-                         "n_results": np.asarray(n_results, dtype=np.int64)})  # fmt: skip
-
-
 def _score_names(case_results: Sequence[EvaluationCaseResult]) -> list[str]:
     return list(dict.fromkeys(s.name for r in case_results for s in r.scores))
 
 
+CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores")
+
+
 def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
+    """One case column read from records (the in-memory path)."""
     if name == "latency_ms":
         return np.asarray([np.nan if r.latency_ms is None else r.latency_ms for r in case_results],
                           dtype=float)  # fmt: skip
-    if name == "error":
-        return np.asarray([None if r.error is None else r.error.message for r in case_results],
-                          dtype=object)  # fmt: skip
-    if name not in {"case_id", "query_mode", "query"}:
-        raise KeyError(f"unknown case column {name!r}")
-    return np.asarray([getattr(r, name) for r in case_results], dtype=object)
+    if name in {"error", "error_type"}:
+        attr = "message" if name == "error" else "error_type"
+        return _objects(None if r.error is None else getattr(r.error, attr) for r in case_results)
+    if name == "answer":
+        return _objects(None if r.response is None else r.response.answer for r in case_results)
+    if name in {"n_results", "n_scores"}:
+        return np.asarray([len(r.response.results) if r.response is not None else 0
+                           for r in case_results] if name == "n_results"
+                          else [len(r.scores) for r in case_results], dtype=np.int64)  # fmt: skip
+    return _objects(getattr(r, name) for r in case_results)
+
+
+def _objects(values: Any) -> np.ndarray:
+    items = list(values)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _not_none(values: np.ndarray) -> np.ndarray:
+    return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+
+
+_COLUMNAR_CASE_SOURCE = {"error": "error", "error_type": "error_type", "answer": "answer"}
+
+
+def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
+    """One case column straight from ``cases.parquet`` (nulls as None / NaN)."""
+    if name in {"n_results", "n_scores"}:
+        return columnar.numpy("cases", name).astype(np.int64)
+    if name == "latency_ms":
+        return columnar.numpy("cases", name).astype(float)
+    return columnar.numpy("cases", name)
+
+
+def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
+    """The columns ``_extract_scores`` makes, read from ``scores.parquet`` (no records).
+
+    Score metadata is parsed only for distinct JSON strings (Parquet keeps them
+    dictionary-encoded), so repeated metadata costs one parse.
+    """
+    rows = columnar.numpy("scores", "row").astype(np.int64)
+    names = columnar.column("scores", "name").combine_chunks().dictionary_encode()
+    kinds = columnar.numpy("scores", "kind")
+    values = columnar.numpy("scores", "value").astype(float)
+    text_column = columnar.numpy("scores", "text")
+    texts: list[str | None] = text_column.tolist() if (kinds == 2).any() else [None] * len(rows)
+    passed_arrow = columnar.column("scores", "passed").combine_chunks()
+    passed = np.where(passed_arrow.is_null().to_numpy(zero_copy_only=False), 2,
+                      passed_arrow.fill_null(False).to_numpy(zero_copy_only=False)).astype(np.int8)  # fmt: skip
+    status_arrow = columnar.column("scores", "status").combine_chunks().dictionary_encode()
+    status_names = status_arrow.dictionary.to_pylist()
+    lookup = np.asarray([_STATUSES.index(s) for s in status_names], dtype=np.int8)
+    status = lookup[status_arrow.indices.to_numpy()] if len(status_names) else np.zeros(0, np.int8)
+    md = columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
+    parsed = np.empty(len(md.dictionary) + 1, dtype=object)
+    parsed[:-1] = [json.loads(t) for t in md.dictionary.to_pylist()]
+    parsed[-1] = {}
+    md_codes = md.indices.fill_null(len(md.dictionary)).to_numpy(zero_copy_only=False)
+    values[status != 0] = np.nan
+    return {"rows": rows, "names": names.dictionary.to_pylist(),
+            "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+            "values": values, "texts": texts, "passed": passed, "status": status,
+            "reason": columnar.numpy("scores", "reason"),
+            "metadata": parsed[md_codes]}  # fmt: skip
 
 
 _STATUSES = ("scored", "skipped", "error")
@@ -310,12 +381,11 @@ def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, A
             "metadata": metadata}  # fmt: skip
 
 
-def _scores_frame(case_results: Sequence[EvaluationCaseResult], cols: dict) -> pd.DataFrame:
+def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd.DataFrame:
     rows = cols["rows"]
-    case_id = np.asarray([r.case_id for r in case_results], dtype=object)
-    modes = list(dict.fromkeys(r.query_mode for r in case_results))
+    modes = list(dict.fromkeys(case_modes.tolist()))
     mode_code = {m: i for i, m in enumerate(modes)}
-    codes = np.asarray([mode_code[r.query_mode] for r in case_results], dtype=np.int64)
+    codes = np.fromiter(map(mode_code.__getitem__, case_modes), np.int64, len(case_modes))
     return pd.DataFrame({
         "row": rows,
         "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
@@ -331,15 +401,15 @@ def _scores_frame(case_results: Sequence[EvaluationCaseResult], cols: dict) -> p
 
 
 def _summarize_columns(
-    case_results: Sequence[EvaluationCaseResult], cols: dict[str, Any]
+    mode_of_case: np.ndarray, failed: Counter, cols: dict[str, Any]
 ) -> list[ScoreAggregate]:
     """``aggregation.summarize`` from the extracted columns: the same groups, counts and
-    numbers (each group's values kept in report order, so means and stds are identical)."""
-    modes = list(dict.fromkeys(r.query_mode for r in case_results))
+    numbers (each group's values kept in report order, so means and stds are identical).
+    ``failed`` counts, per mode, case results that failed before any score."""
+    modes = list(dict.fromkeys(mode_of_case.tolist()))
     mode_code = {m: i for i, m in enumerate(modes)}
-    case_modes = np.fromiter(map(mode_code.__getitem__, map(attrgetter("query_mode"), case_results)),
-                             dtype=np.int64, count=len(case_results))  # fmt: skip
-    failed = Counter(r.query_mode for r in case_results if r.error is not None and not r.scores)
+    case_modes = np.fromiter(map(mode_code.__getitem__, mode_of_case), dtype=np.int64,
+                             count=len(mode_of_case))  # fmt: skip
     rows, name_codes, status, names = (
         cols["rows"],
         cols["name_codes"],
