@@ -72,8 +72,8 @@ _EXPORTS: dict[str, str] = {
     "BenchmarkRunResult": "heta_notebook.runner",
     "RunCollection": "heta_notebook.runner",
     "run_benchmark": "heta_notebook.runner",
-    "evaluate": "heta_notebook.experiments",
-    "aevaluate": "heta_notebook.experiments",
+    "evaluate": "heta_notebook.runner",
+    "aevaluate": "heta_notebook.runner",
     # storage
     "ReportStore": "heta_notebook.store",
     # analysis and display

@@ -232,7 +232,7 @@ class TableWriter:
         full = {**header, "format": FORMAT, "format_version": FORMAT_VERSION,
                 "generation": self.generation, "n_case_results": self.rows,
                 "n_texts": len(self._texts)}  # fmt: skip
-        from heta_notebook.store import atomic_write_text
+        from heta_notebook.paths import atomic_write_text
 
         atomic_write_text(self.folder / HEADER, json.dumps(full, indent=1, allow_nan=False))
 

@@ -1,13 +1,20 @@
 """The one place where names (knowledge bases, report ids, cache keys) become path parts.
 
 Every file the library writes goes through :func:`safe_name` and :func:`safe_join`, so a
-name taken from a report, a notebook or a model can never escape the store root.
+name taken from a report, a notebook or a model can never escape the store root; files are
+written whole through :func:`atomic_write_text`; scratch space without a store is
+:func:`temp_folder`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
+
+# hyphenated: a folder named like the package in /tmp would shadow it for scripts run there
+_TEMP_ROOT = "heta-notebook-cache"
 
 
 class UnsafeNameError(ValueError):
@@ -52,3 +59,36 @@ def safe_join(root: str | os.PathLike[str], *parts: str) -> Path:
     if resolved != base and base not in resolved.parents:
         raise UnsafeNameError(f"{target} resolves to {resolved}, outside the store root {base}")
     return target
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; stores are meant to be shared
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def temp_folder(*parts: str) -> Path:
+    """``{tmp}/heta-notebook-cache/{parts}``, created: the one scratch place when no store is given.
+
+    Builds and prepared benchmarks there are keyed by content hashes, so sharing it is safe.
+    """
+    path = Path(tempfile.gettempdir(), _TEMP_ROOT, *(safe_name(p, what="folder") for p in parts))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -482,7 +482,7 @@ class EvaluationReport(Record):
             return target
         if format != "heta":
             raise ValueError(f"format must be 'heta' or 'columnar', got {format!r}")
-        from heta_notebook.store import atomic_write_text
+        from heta_notebook.paths import atomic_write_text
 
         atomic_write_text(target, self.to_json())
         return target

@@ -29,14 +29,13 @@ import fcntl
 import json
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from heta_notebook import columnar
-from heta_notebook.paths import UnsafeNameError, safe_join, safe_name
+from heta_notebook.paths import UnsafeNameError, atomic_write_text, safe_join, safe_name
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,29 +55,6 @@ class ReportIdCollisionError(ValueError):
 
 class CheckpointMismatchError(ValueError):
     """A checkpoint was written by a run with other settings (its fingerprint differs)."""
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; stores are meant to be shared
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 class ReportStore:

@@ -159,7 +159,7 @@ def test_inputs_dict_store_run_collection_paths(tmp_path):
 
 
 def test_real_run_collection_is_accepted():
-    result = pytest.importorskip("heta_notebook.run.result")
+    result = pytest.importorskip("heta_notebook.runner.result")
     a, b = _pair()
 
     class Result:  # BenchmarkRunResult holds .report

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from heta_notebook import EvaluatorSettings, ReportStore, aevaluator, evaluate, evaluator
-from heta_notebook.experiments import aevaluate
+from heta_notebook.runner import aevaluate
 
 DATASET = [
     {"inputs": {"query": "capital of France", "lang": "en"}, "ground_truth": {"answer": "Paris"}},

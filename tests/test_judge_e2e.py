@@ -92,11 +92,11 @@ def test_run_with_judges_keeps_reasons_and_reuses_judgments(
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("heta_notebook.experiments") is None,
+    importlib.util.find_spec("heta_notebook.runner") is None,
     reason="experiments.evaluate has not landed",
 )
 def test_judges_in_honeyhive_style_evaluate(server: JudgeServer, tmp_path: Path) -> None:
-    from heta_notebook.experiments import evaluate
+    from heta_notebook.runner import evaluate
 
     def rag(inputs: dict[str, Any]) -> dict[str, Any]:
         answer = "Paris" if "France" in inputs["question"] else "no idea"

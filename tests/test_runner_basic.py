@@ -230,7 +230,7 @@ def test_shared_bootstrap_draws_equal_aggregation_bootstrap_ci():
     import numpy as np
 
     from heta_notebook.evaluators.aggregation import bootstrap_ci
-    from heta_notebook.run.report import bootstrap_intervals
+    from heta_notebook.runner._statistics import bootstrap_intervals
 
     rng = np.random.default_rng(3)
     columns = {f"m.s{i}": list(rng.random(50 + (i % 2))) for i in range(4)} | {"m.one": [1.0]}

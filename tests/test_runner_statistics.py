@@ -10,7 +10,7 @@ import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
 from heta_notebook.evaluators.aggregation import summarize
-from heta_notebook.run.report import ScoreColumns, score_statistics
+from heta_notebook.runner._statistics import ScoreColumns, score_statistics
 from heta_notebook.schema import (
     EvaluationCaseResult,
     EvaluationError,

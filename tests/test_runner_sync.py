@@ -47,7 +47,7 @@ def test_import_does_not_patch_asyncio_and_sync_entry_works_inside_a_running_loo
         f"""
         import asyncio, sys
         sys.path.insert(0, {str(ROOT)!r})
-        import heta_notebook, heta_notebook.runner, heta_notebook.experiments
+        import heta_notebook, heta_notebook.runner
         assert not getattr(asyncio, "_nest_patched", False), "patched at import"
         from heta_notebook import BenchmarkRunner, run_benchmark
         from tests._runner_helpers import ListBenchmark, ToyKB, TopHit, make_cases

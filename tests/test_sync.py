@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, ReportStore, run_benchmark
-from heta_notebook.sync import run_sync
+from heta_notebook.runner.loop import run_sync
 from tests._runner_helpers import ListBenchmark, TopHit, ToyKB, make_cases
 
 

@@ -2,19 +2,21 @@
 
 A benchmark owns its data and its default scoring policy. It never builds a knowledge base:
 the runner asks it to ``prepare`` a workspace, then streams ``documents``, ``cases`` and
-``run_units`` and scores with ``evaluators()``. ``load_benchmark`` collects all of that
-for notebooks and tests that just want lists.
+``run_units`` and scores with ``evaluators()``. ``load_benchmark`` (the runner's one
+loader, re-exported here) collects all of that for notebooks and tests that just want lists.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, field_validator
 
+from heta_notebook.paths import temp_folder
+from heta_notebook.runner._inputs import LoadedBenchmark, load_benchmark
+from heta_notebook.runner.loop import run_sync
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkDocument,
@@ -23,7 +25,6 @@ from heta_notebook.schema import (
     Record,
     RequiredText,
 )
-from heta_notebook.sync import run_sync
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.evaluators.protocol import BenchmarkEvaluatorProtocol
@@ -53,8 +54,7 @@ class BenchmarkWorkspace(Record):
     @classmethod
     def temporary(cls) -> BenchmarkWorkspace:
         """A workspace under the system temp folder (for loaders that need no files)."""
-        # hyphenated: a folder named like the package in /tmp would shadow it for scripts run there
-        root = Path(tempfile.gettempdir()) / "heta-notebook-benchmarks"
+        root = temp_folder("benchmarks")
         return cls(root_dir=root, cache_dir=root / "cache")
 
 
@@ -118,31 +118,6 @@ class BenchmarkProtocol(Protocol):
     def evaluators(self) -> tuple[BenchmarkEvaluatorProtocol, ...]:
         """The benchmark's default scoring policy."""
         ...
-
-
-class LoadedBenchmark(NamedTuple):
-    """A benchmark read into memory: unpack as ``manifest, documents, cases = ...``."""
-
-    manifest: BenchmarkManifest
-    documents: list[BenchmarkDocument]
-    cases: list[BenchmarkCase]
-
-
-async def load_benchmark(
-    benchmark: Any, workspace: BenchmarkWorkspace | None = None
-) -> LoadedBenchmark:
-    """Prepare ``benchmark`` and collect its manifest, documents and cases into lists.
-
-    heta-framework benchmarks are adapted first (``integrations.heta.adapt_benchmark``).
-    """
-    if type(benchmark).__module__.startswith("heta_framework"):
-        from heta_notebook.integrations.heta import adapt_benchmark
-
-        benchmark = adapt_benchmark(benchmark)
-    prepared = await benchmark.prepare(workspace or BenchmarkWorkspace.temporary())
-    documents = [document async for document in benchmark.documents(prepared)]
-    cases = [case async for case in benchmark.cases(prepared)]
-    return LoadedBenchmark(benchmark.manifest, documents, cases)
 
 
 def load_benchmark_sync(

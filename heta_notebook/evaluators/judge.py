@@ -598,7 +598,7 @@ class LLMJudge:
         Inside a running event loop (Jupyter) it runs on a helper thread with its own loop.
         In ``evaluate(..., evaluators=[judge])`` the judge is used through ``evaluate()``.
         """
-        from heta_notebook.sync import run_sync
+        from heta_notebook.runner.loop import run_sync
 
         return run_sync(lambda: self.acall(outputs, inputs, ground_truth))
 

@@ -27,6 +27,7 @@ from heta_notebook.kb.dense import DenseIndex
 from heta_notebook.kb.embedders import Embedder, embedder_for
 from heta_notebook.kb.fusion import reciprocal_rank_fusion
 from heta_notebook.kb.recipe import FULL_TEXT, HYBRID, VECTOR, Recipe
+from heta_notebook.runner.loop import run_sync
 from heta_notebook.schema import (
     BenchmarkDocument,
     BenchmarkManifest,
@@ -34,7 +35,6 @@ from heta_notebook.schema import (
     QueryResult,
     QueryTraceEvent,
 )
-from heta_notebook.sync import run_sync
 
 KNOWN_OPTIONS = ("candidates", "rrf_k")
 Hits = list[tuple[Any, Any]]

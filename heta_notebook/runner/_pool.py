@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from heta_notebook.run.config import BenchmarkRunConfig
-from heta_notebook.run.progress import RunProgress
-from heta_notebook.run.scoring import CaseScorer, with_timeout
+from heta_notebook.runner._progress import RunProgress
+from heta_notebook.runner._scoring import CaseScorer, with_timeout
+from heta_notebook.runner.config import BenchmarkRunConfig
 from heta_notebook.schema import (
     BenchmarkCase,
     EvaluationCaseResult,

@@ -22,7 +22,7 @@ import numpy as np
 
 # The column rules and per-column statistics of ``summarize``, fed one result at a time.
 from heta_notebook.evaluators.aggregation import ScoreColumn, summarize_column
-from heta_notebook.run.config import BenchmarkRunConfig
+from heta_notebook.runner.config import BenchmarkRunConfig
 from heta_notebook.schema import EvaluationCaseResult
 
 # Libraries whose versions can change a number in a report.

@@ -8,6 +8,8 @@ the same report id, so running again with that id (or ``resume=True``) finishes 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -16,8 +18,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from heta_notebook.evaluators.protocol import settings_of
-from heta_notebook.run.config import BenchmarkRunConfig
-from heta_notebook.run.execute import (
+from heta_notebook.runner._inputs import json_manifest
+from heta_notebook.runner._pool import (
     Answer,
     CheckpointSink,
     Execution,
@@ -26,9 +28,9 @@ from heta_notebook.run.execute import (
     execute,
     frozen_results,
 )
-from heta_notebook.run.inputs import json_manifest
-from heta_notebook.run.progress import RunProgress
-from heta_notebook.run.report import ScoreColumns, environment, latency_statistics, utc_now
+from heta_notebook.runner._progress import RunProgress
+from heta_notebook.runner._statistics import ScoreColumns, environment, latency_statistics, utc_now
+from heta_notebook.runner.config import BenchmarkRunConfig
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkManifest,
@@ -111,6 +113,12 @@ def _resume_hint(spec: RunSpec, report: EvaluationReport, persisted: bool) -> st
         f"run {spec.label!r} interrupted with {done}, saved as a partial report; "
         f"run again with resume=True or config report_id={spec.report_id!r} to finish it"
     )
+
+
+def fingerprint(**identity: Any) -> str:
+    """A hash of what determines a run's results (benchmark, recipe, modes...): resume must match."""
+    text = json.dumps(identity, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def resolve_report_id(

@@ -12,11 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def sync_form(
+    coroutine_function: Callable[P, Coroutine[Any, Any, T]], name: str, doc: str
+) -> Callable[P, T]:
+    """The ``run_sync`` twin of an ``async`` entry point: same parameters, no ``await``."""
+
+    @functools.wraps(coroutine_function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(lambda: coroutine_function(*args, **kwargs))
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return call
 
 
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:

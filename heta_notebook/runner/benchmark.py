@@ -1,37 +1,38 @@
-"""BenchmarkRunner: a benchmark × recipe(s) × query modes → EvaluationReport(s), from a notebook.
+"""The benchmark front door: a benchmark × recipe(s) × query modes → EvaluationReport(s).
 
 ``await BenchmarkRunner().run(...)`` in Jupyter (top-level await), ``run_benchmark(...)``
-anywhere (a script or a notebook cell). Concurrency is bounded, every finished case is
-checkpointed, an interrupted run returns a partial report and resumes where it stopped.
-The machinery lives in ``heta_notebook.run``; this module is the public entry.
+anywhere (a script or a notebook cell). Each recipe becomes one ``RecipeRun`` that an
+executor carries out (``executors.LocalExecutor`` by default): build the KB, plan the
+(case, mode) items, run them in the bounded pool, score, checkpoint, report. An
+interrupted run returns a partial report and resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from heta_notebook.run.config import BenchmarkRunConfig, coerce_config
-from heta_notebook.run.inputs import (
+from heta_notebook.runner._inputs import (
     LoadedBenchmark,
     active_evaluators,
     adapt_heta,
+    as_store,
     is_knowledge_base,
     json_manifest,
     label_of,
     load_benchmark,
     named_recipes,
+    workspace_for,
 )
-from heta_notebook.run.result import BenchmarkRunResult, RunCollection
-from heta_notebook.run.session import CaseGroup, RunSpec, resolve_report_id, run_spec
+from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner.config import BenchmarkRunConfig, coerce_config
+from heta_notebook.runner.executors import Executor, LocalExecutor, RecipeRun
+from heta_notebook.runner.loop import run_sync, sync_form
+from heta_notebook.runner.result import BenchmarkRunResult, RunCollection
 from heta_notebook.store import ReportStore
-from heta_notebook.sync import run_sync
 
 __all__ = [
     "BenchmarkRunConfig",
@@ -61,20 +62,22 @@ class BenchmarkRunner:
         rebuild: bool = False,
         progress: bool = True,
         workspace: str | os.PathLike[str] | None = None,
+        executor: Executor | None = None,
     ) -> BenchmarkRunResult | RunCollection:
         """Evaluate ``recipe`` (a recipe or a built KB), or each of ``recipes``, on ``benchmark``.
 
         ``evaluators=None`` uses the benchmark's defaults; ``query_modes=None`` every mode the
         KB offers. With a ``store``, finished cases are checkpointed and the report saved;
         ``resume=True`` (or a ``config.report_id`` seen before) skips finished cases.
-        Returns a ``BenchmarkRunResult``, or a ``RunCollection`` when ``recipes`` is given.
+        ``executor`` carries out the recipe runs (default ``LocalExecutor``: this process's
+        loop). Returns a ``BenchmarkRunResult``, or a ``RunCollection`` when ``recipes`` is given.
         """
         if (recipe is None) == (recipes is None):
             raise ValueError("pass exactly one of recipe= or recipes=")
         active = coerce_config(config)
-        report_store = _as_store(store)
-        work = _workspace(workspace, report_store)
-        loaded = await load_benchmark(benchmark, _benchmark_workspace(work, report_store))
+        report_store = as_store(store)
+        work = workspace_for("kb", report_store, workspace)
+        loaded = await load_benchmark(benchmark, workspace_for("benchmarks", report_store))
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
         options = {"config": active, "store": report_store, "resume": resume, "rebuild": rebuild,
                    "progress": progress, "workspace": work, "query_modes": query_modes}  # fmt: skip
@@ -82,63 +85,57 @@ class BenchmarkRunner:
             recipe = adapt_heta(recipe, "recipe")
             label = label_of(recipe, knowledge_base_name or loaded.manifest.name)
             kb_name = knowledge_base_name or f"{loaded.manifest.name}-{label}"
-            return await _run_one(loaded, recipe, label, kb_name, chosen, **options)
-        results = {}
+            job = RecipeRun(loaded, recipe, label, kb_name, chosen, **options)
+            (result,) = await (executor or LocalExecutor()).run([job])
+            return result
         adapted = (
             {k: adapt_heta(v, "recipe") for k, v in recipes.items()}
             if isinstance(recipes, Mapping)
             else [adapt_heta(r, "recipe") for r in recipes or ()]
         )
-        for label, each in named_recipes(adapted).items():
-            kb_name = f"{knowledge_base_name or loaded.manifest.name}-{label}"
-            results[label] = await _run_one(loaded, each, label, kb_name, chosen, **options)
-        return RunCollection(results)
+        jobs = [
+            RecipeRun(
+                loaded,
+                each,
+                label,
+                f"{knowledge_base_name or loaded.manifest.name}-{label}",
+                chosen,
+                **options,
+            )  # fmt: skip
+            for label, each in named_recipes(adapted).items()
+        ]
+        done = await (executor or LocalExecutor()).run(jobs)
+        return RunCollection({job.label: result for job, result in zip(jobs, done, strict=True)})
 
     def run_sync(self, **kwargs: Any) -> BenchmarkRunResult | RunCollection:
         """``run(...)`` for plain code: works in a script and inside Jupyter's running loop."""
         return run_sync(lambda: self.run(**kwargs))
 
 
-def run_benchmark(
-    *,
-    benchmark: Any,
-    recipe: Any = None,
-    recipes: Mapping[str, Any] | Sequence[Any] | None = None,
-    knowledge_base_name: str | None = None,
-    query_modes: Sequence[str] | str | None = None,
-    evaluators: Sequence[Any] | None = None,
-    config: BenchmarkRunConfig | Mapping[str, Any] | None = None,
-    store: ReportStore | str | os.PathLike[str] | None = None,
-    resume: bool = False,
-    rebuild: bool = False,
-    progress: bool = True,
-    workspace: str | os.PathLike[str] | None = None,
-) -> BenchmarkRunResult | RunCollection:
-    """``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell."""
-    return BenchmarkRunner().run_sync(**locals())
+run_benchmark = sync_form(
+    BenchmarkRunner().run,
+    "run_benchmark",
+    "``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell.",
+)
 
 
-async def _run_one(
-    loaded: LoadedBenchmark,
-    recipe: Any,
-    label: str,
-    kb_name: str,
-    evaluators: tuple[Any, ...],
-    *,
-    config: BenchmarkRunConfig,
-    store: ReportStore | None,
-    resume: bool,
-    rebuild: bool,
-    progress: bool,
-    workspace: Path,
-    query_modes: Sequence[str] | str | None,
-) -> BenchmarkRunResult:
-    groups, kbs = await _build(loaded, recipe, kb_name, config, workspace, rebuild)
-    modes = _modes(query_modes, kbs[0])
+async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
+    """One recipe on the loaded benchmark: build its KB(s), run every (case, mode), report."""
+    loaded, recipe, label, kb_name = job.loaded, job.recipe, job.label, job.kb_name
+    evaluators, config, store = job.evaluators, job.config, job.store
+    groups, kbs = await _build(loaded, recipe, kb_name, config, job.workspace, job.rebuild)
+    modes = _modes(job.query_modes, kbs[0])
     recipe_manifest = _recipe_manifest(recipe, kbs[0], label)
-    fingerprint = _fingerprint(loaded, recipe_manifest, label, modes, evaluators, config)
+    identity = fingerprint(
+        benchmark=loaded.manifest.key,
+        recipe=recipe_manifest,
+        label=label,
+        modes=modes,
+        evaluators=[str(ev.name) for ev in evaluators],
+        config=config.fingerprint_fields(),
+    )
     spec = RunSpec(
-        report_id=resolve_report_id(config, store, kb_name, fingerprint, resume),
+        report_id=resolve_report_id(config, store, kb_name, identity, job.resume),
         knowledge_base_name=kb_name,
         benchmark=loaded.manifest,
         query_modes=modes,
@@ -147,10 +144,10 @@ async def _run_one(
         config=config,
         label=label,
         store=store,
-        progress=progress,
+        progress=job.progress,
         knowledge_base_manifest=_kb_manifest(kbs),
         recipe_manifest=recipe_manifest,
-        metadata={"fingerprint": fingerprint, "run_units": [u.unit_id for u in loaded.units]},
+        metadata={"fingerprint": identity, "run_units": [u.unit_id for u in loaded.units]},
     )
     report = await run_spec(spec)
     path = None
@@ -247,54 +244,3 @@ def _recipe_manifest(recipe: Any, kb: Any, label: str) -> dict[str, Any]:
 def _kb_manifest(kbs: list[Any]) -> dict[str, Any] | list[dict[str, Any]]:
     manifests = [json_manifest(kb) for kb in kbs]
     return manifests[0] if len(manifests) == 1 else {"knowledge_bases": manifests}
-
-
-def _fingerprint(
-    loaded: LoadedBenchmark,
-    recipe_manifest: dict[str, Any],
-    label: str,
-    modes: tuple[str, ...],
-    evaluators: tuple[Any, ...],
-    config: BenchmarkRunConfig,
-) -> str:
-    """A hash of what determines the results: a resumed run must match it."""
-    identity = {
-        "benchmark": loaded.manifest.key,
-        "recipe": recipe_manifest,
-        "label": label,
-        "modes": modes,
-        "evaluators": [str(ev.name) for ev in evaluators],
-        "config": config.fingerprint_fields(),
-    }
-    text = json.dumps(identity, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _as_store(store: ReportStore | str | os.PathLike[str] | None) -> ReportStore | None:
-    if store is None or isinstance(store, ReportStore):
-        return store
-    return ReportStore(store)
-
-
-def _workspace(workspace: str | os.PathLike[str] | None, store: ReportStore | None) -> Path:
-    """Where KBs are built and cached: given, the store's ``kb`` cache, or one temp folder.
-
-    Builds are keyed by recipe and corpus hashes, so sharing the temp folder is safe.
-    """
-    if workspace is not None:
-        path = Path(workspace)
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    if store is not None:
-        return store.cache_dir("kb")
-    path = Path(tempfile.gettempdir()) / "heta-notebook-cache" / "kb"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _benchmark_workspace(kb_workspace: Path, store: ReportStore | None) -> Path:
-    if store is not None:
-        return store.cache_dir("benchmarks")
-    path = kb_workspace / "benchmarks"
-    path.mkdir(parents=True, exist_ok=True)
-    return path

@@ -1,19 +1,27 @@
-"""What a run is given, made uniform: benchmarks, recipes or built KBs, evaluators.
+"""What a run is given, made uniform: benchmarks, recipes or built KBs, evaluators, the store.
 
-heta-framework objects are adapted through ``heta_notebook.integrations.heta`` (imported
-only when such an object is seen). A benchmark is read once into plain tuples.
+The one benchmark loader lives here, and the one call into the heta-framework adapter
+(``heta_notebook.integrations.heta``, imported only when such an object is seen). A
+benchmark is read once into plain tuples.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heta_notebook.evaluators.protocol import check_unique_names, settings_of
+from heta_notebook.integrations.heta._common import is_heta_object
+from heta_notebook.paths import temp_folder
 from heta_notebook.schema import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_notebook.benchmarks.protocol import BenchmarkWorkspace
+    from heta_notebook.store import ReportStore
 
 
 @dataclass(frozen=True)
@@ -27,13 +35,16 @@ class RunUnit:
 
 @dataclass(frozen=True)
 class LoadedBenchmark:
-    """A benchmark read into memory: manifest, documents, cases, run units, default evaluators."""
+    """A benchmark read into memory (lists, as read); unpacks as ``manifest, documents, cases``."""
 
     manifest: BenchmarkManifest
-    documents: tuple[BenchmarkDocument, ...]
-    cases: tuple[BenchmarkCase, ...]
-    units: tuple[RunUnit, ...]
-    evaluators: tuple[Any, ...]
+    documents: Sequence[BenchmarkDocument]
+    cases: Sequence[BenchmarkCase]
+    units: tuple[RunUnit, ...] = (RunUnit("corpus"),)
+    evaluators: tuple[Any, ...] = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.manifest, self.documents, self.cases))
 
     def unit_inputs(
         self, unit: RunUnit
@@ -46,25 +57,26 @@ class LoadedBenchmark:
 
 def adapt_heta(obj: Any, kind: str) -> Any:
     """``obj`` itself, or our adapter of it when it is a heta-framework object."""
-    if not type(obj).__module__.startswith("heta_framework"):
+    if not is_heta_object(obj):
         return obj
-    try:
-        from heta_notebook.integrations import heta
-    except ImportError as exc:  # pragma: no cover - the integration ships with the package
-        raise TypeError(f"a heta-framework {kind} needs heta_notebook.integrations.heta") from exc
-    if not heta.is_heta_object(obj):
-        return obj
+    from heta_notebook.integrations import heta
+
     return getattr(heta, f"adapt_{kind}")(obj)
 
 
-async def load_benchmark(benchmark: Any, workspace: Path) -> LoadedBenchmark:
-    """Prepare ``benchmark`` and read its documents, cases and run units (ids checked unique)."""
+async def load_benchmark(
+    benchmark: Any, workspace: BenchmarkWorkspace | str | os.PathLike[str] | None = None
+) -> LoadedBenchmark:
+    """Prepare ``benchmark`` and read its documents, cases and run units (ids checked unique).
+
+    heta-framework benchmarks are adapted first; ``workspace`` defaults to the temp folder.
+    """
     benchmark = adapt_heta(benchmark, "benchmark")
     prepared = None
     if hasattr(benchmark, "prepare"):
         prepared = await _maybe_await(benchmark.prepare(_benchmark_workspace(workspace)))
-    documents = tuple(await _collect(benchmark.documents(prepared)))
-    cases = tuple(await _collect(benchmark.cases(prepared)))
+    documents = await _collect(benchmark.documents(prepared))
+    cases = await _collect(benchmark.cases(prepared))
     units = ()
     if hasattr(benchmark, "run_units"):
         units = tuple(_unit(u) for u in await _collect(benchmark.run_units(prepared)))
@@ -138,9 +150,37 @@ def named_recipes(recipes: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
     return named
 
 
-def _benchmark_workspace(root: Path) -> Any:
+def as_store(store: ReportStore | str | os.PathLike[str] | None) -> ReportStore | None:
+    """The store a run writes to: None, a ``ReportStore``, or one opened at a path/URL."""
+    from heta_notebook.store import ReportStore
+
+    if store is None or isinstance(store, ReportStore):
+        return store
+    return ReportStore(store)
+
+
+def workspace_for(
+    namespace: str,
+    store: ReportStore | None,
+    given: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Where ``namespace`` (KB builds, prepared benchmarks) is cached: ``given``, the store's
+    cache, or the one temp folder (``paths.temp_folder``)."""
+    if given is not None:
+        path = Path(given)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    if store is not None:
+        return store.cache_dir(namespace)
+    return temp_folder(namespace)
+
+
+def _benchmark_workspace(workspace: Any) -> Any:
     from heta_notebook.benchmarks.protocol import BenchmarkWorkspace
 
+    if isinstance(workspace, BenchmarkWorkspace):
+        return workspace
+    root = Path(workspace) if workspace is not None else temp_folder("benchmarks")
     return BenchmarkWorkspace(root_dir=root, cache_dir=root / "cache")
 
 

@@ -4,24 +4,22 @@ Each datapoint ``{"inputs": {...}, "ground_truth": {...}}`` becomes a ``Benchmar
 metadata keeps both dicts as given; the function's outputs become a ``QueryResponse`` whose
 ``metadata["outputs"]`` keeps them as returned (a string becomes ``{"answer": ...}``), so
 decorated evaluators see the original dicts (contract 6). Execution, isolation, progress,
-checkpoints and statistics are the runner's (``heta_notebook.run``); the result is an
+checkpoints and statistics are the runner's (``_plan``, ``_pool``); the result is an
 ``EvaluationReport`` with one query mode: the function's name or ``label``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import os
-import tempfile
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from heta_notebook.run.config import BenchmarkRunConfig, coerce_config
-from heta_notebook.run.inputs import active_evaluators, load_benchmark
-from heta_notebook.run.session import CaseGroup, RunSpec, resolve_report_id, run_spec
+from heta_notebook.runner._inputs import active_evaluators, as_store, load_benchmark
+from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner.config import BenchmarkRunConfig, coerce_config
+from heta_notebook.runner.loop import sync_form
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkManifest,
@@ -30,41 +28,8 @@ from heta_notebook.schema import (
     QueryResult,
 )
 from heta_notebook.store import ReportStore
-from heta_notebook.sync import run_sync
 
 __all__ = ["aevaluate", "evaluate"]
-
-
-def evaluate(
-    function: Callable[..., Any],
-    dataset: Any,
-    evaluators: Sequence[Any] = (),
-    *,
-    name: str | None = None,
-    label: str | None = None,
-    max_concurrency: int | None = None,
-    store: ReportStore | str | os.PathLike[str] | None = None,
-    report_id: str | None = None,
-    resume: bool = False,
-    progress: bool = True,
-    config: BenchmarkRunConfig | dict[str, Any] | None = None,
-    metadata: dict[str, Any] | None = None,
-    run_in_thread: bool = True,
-    api_key: str | None = None,
-    project: str | None = None,
-) -> EvaluationReport:
-    """Run ``function`` on every datapoint, score with ``evaluators``, return the report.
-
-    ``dataset``: datapoints ``{"inputs", "ground_truth"}``, a DataFrame, or a benchmark.
-    ``function(inputs)``, ``function(inputs, ground_truth)`` or ``function(datapoint)``, sync
-    (run in a thread unless ``run_in_thread=False``) or async. ``label`` names the query mode
-    (default: the function's name); ``name`` the dataset. With a ``store``, cases are
-    checkpointed and the report saved. Works in scripts and notebook cells; ``await
-    aevaluate(...)`` is the async form. HoneyHive's ``api_key``/``project`` are accepted; the
-    key is never stored.
-    """
-    options = {k: v for k, v in locals().items() if k not in ("function", "dataset", "evaluators")}
-    return run_sync(lambda: aevaluate(function, dataset, evaluators, **options))
 
 
 async def aevaluate(
@@ -85,18 +50,33 @@ async def aevaluate(
     api_key: str | None = None,  # noqa: ARG001 - HoneyHive compatibility; never stored
     project: str | None = None,
 ) -> EvaluationReport:
-    """``evaluate`` for ``await`` in a running loop (same arguments, see ``evaluate``)."""
+    """Run ``function`` on every datapoint, score with ``evaluators``, return the report.
+
+    ``dataset``: datapoints ``{"inputs", "ground_truth"}``, a DataFrame, or a benchmark.
+    ``function(inputs)``, ``function(inputs, ground_truth)`` or ``function(datapoint)``, sync
+    (run in a thread unless ``run_in_thread=False``) or async. ``label`` names the query mode
+    (default: the function's name); ``name`` the dataset. With a ``store``, cases are
+    checkpointed and the report saved. ``await aevaluate(...)`` is this async form and
+    ``evaluate(...)`` the sync one (scripts and notebook cells). HoneyHive's
+    ``api_key``/``project`` are accepted; the key is never stored.
+    """
     mode = label or _function_label(function)
     manifest, cases = await _dataset_cases(dataset, name)
     active = coerce_config(config, max_concurrent_queries=max_concurrency, report_id=report_id)
-    report_store = store if store is None or isinstance(store, ReportStore) else ReportStore(store)
+    report_store = as_store(store)
     chosen = active_evaluators(_as_evaluator(ev) for ev in evaluators)
-    fingerprint = _fingerprint(manifest, mode, function, chosen, active)
-    extra = {"function": _qualified_name(function), "fingerprint": fingerprint}
+    identity = fingerprint(
+        dataset=manifest.key,
+        mode=mode,
+        function=_qualified_name(function),
+        evaluators=[str(ev.name) for ev in chosen],
+        config=active.fingerprint_fields(),
+    )
+    extra = {"function": _qualified_name(function), "fingerprint": identity}
     if project:
         extra["project"] = project
     spec = RunSpec(
-        report_id=resolve_report_id(active, report_store, mode, fingerprint, resume),
+        report_id=resolve_report_id(active, report_store, mode, identity, resume),
         knowledge_base_name=mode,
         benchmark=manifest,
         query_modes=(mode,),
@@ -112,6 +92,14 @@ async def aevaluate(
     return await run_spec(spec)
 
 
+evaluate = sync_form(
+    aevaluate,
+    "evaluate",
+    "Run ``function`` on every datapoint, score with ``evaluators``, return the report "
+    "(``aevaluate`` without ``await``: same arguments; works in scripts and notebook cells).",
+)
+
+
 # --------------------------------------------------------------------------- the dataset
 
 
@@ -120,9 +108,7 @@ async def _dataset_cases(
 ) -> tuple[BenchmarkManifest, list[BenchmarkCase]]:
     """Cases from a benchmark object, a DataFrame or a list of datapoints."""
     if hasattr(dataset, "cases") and hasattr(dataset, "manifest"):
-        workspace = Path(tempfile.gettempdir()) / "heta-notebook-cache" / "datasets"
-        workspace.mkdir(parents=True, exist_ok=True)
-        loaded = await load_benchmark(dataset, workspace)
+        loaded = await load_benchmark(dataset)
         return loaded.manifest, list(loaded.cases)
     from heta_notebook.benchmarks.records import case_from_record
 
@@ -317,21 +303,3 @@ def _qualified_name(function: Any) -> str:
     module = getattr(function, "__module__", None) or ""
     qualname = getattr(function, "__qualname__", None) or type(function).__qualname__
     return f"{module}.{qualname}" if module else qualname
-
-
-def _fingerprint(
-    manifest: BenchmarkManifest,
-    mode: str,
-    function: Any,
-    evaluators: Sequence[Any],
-    config: BenchmarkRunConfig,
-) -> str:
-    identity = {
-        "dataset": manifest.key,
-        "mode": mode,
-        "function": _qualified_name(function),
-        "evaluators": [str(ev.name) for ev in evaluators],
-        "config": config.fingerprint_fields(),
-    }
-    text = json.dumps(identity, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
