@@ -104,8 +104,9 @@ class TableWriter:
     ``add_*_columns`` methods with ready columns. ``finish()`` writes the header last.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, cases_per_group: int = CASES_PER_GROUP) -> None:
         self.folder = folder
+        self.cases_per_group = cases_per_group
         self.generation = secrets.token_hex(8)
         self.rows = 0
         self._text_ids: dict[str, int] = {}
@@ -176,7 +177,7 @@ class TableWriter:
             scores["extra"].append(_json(score.model_extra))
         self.rows += 1
         self._buffered += 1
-        if self._buffered >= CASES_PER_GROUP:
+        if self._buffered >= self.cases_per_group:
             self.flush()
 
     def add_group(self, tables: dict[str, pa.Table]) -> None:
@@ -282,10 +283,12 @@ def report_header(report: EvaluationReport) -> dict[str, Any]:
     return header
 
 
-def write_report(folder: Path, report: EvaluationReport) -> None:
+def write_report(
+    folder: Path, report: EvaluationReport, *, cases_per_group: int = CASES_PER_GROUP
+) -> None:
     """Write ``report`` in the columnar layout into ``folder`` (tables first, header last)."""
     folder.mkdir(parents=True, exist_ok=True)
-    writer = TableWriter(folder)
+    writer = TableWriter(folder, cases_per_group)
     try:
         source = report.case_results
         if isinstance(source, LazyCaseResults):

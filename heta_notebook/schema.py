@@ -498,6 +498,8 @@ class EvaluationReport(Record):
     @property
     def score_names(self) -> tuple[str, ...]:
         """Every score name in the report, in first-seen order."""
+        if not isinstance(self.case_results, tuple):  # columnar: names from the scores table
+            return tuple(self.frames().score_names)
         seen: dict[str, None] = {}
         for result in self.case_results:
             for score in result.scores:
@@ -550,7 +552,7 @@ class EvaluationReport(Record):
 
     def __repr__(self) -> str:
         modes = ", ".join(self.query_modes) or "-"
-        errors = sum(1 for r in self.case_results if r.error is not None)
+        errors = sum(e is not None for e in self.frames().case_column("error").tolist())
         items = sorted(self.score_summary.items(), key=lambda kv: not kv[0].endswith("ndcg@10"))
         head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])  # nDCG@10 first when present
         partial = " PARTIAL" if self.is_partial else ""

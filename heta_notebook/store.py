@@ -381,9 +381,9 @@ class Checkpoint:
             before = json.loads(store._read(identity)).get("fingerprint")
             if before and self.fingerprint and before != self.fingerprint:
                 raise CheckpointMismatchError(
-                    f"{identity}: report {self.report_id!r} was checkpointed by a run with other "
-                    "settings (recipe, modes, evaluators, top_k or query options); give this run "
-                    "a new report_id, or delete the old report"
+                    f"report {self.report_id!r} was run with other settings (recipe, modes, "
+                    f"evaluators, top_k or query options; fingerprint in {identity}); give this "
+                    "run a new report_id, or delete the old report"
                 )
         elif self.fingerprint:
             store._write(identity, json.dumps({"knowledge_base_name": self.kb,

@@ -50,8 +50,8 @@ def _header(report: EvaluationReport) -> Markup:
 
 def _facts(report: EvaluationReport, frames: Any) -> Markup:
     b = report.benchmark
-    n_cases = len({r.case_id for r in report.case_results})
-    n_errors = sum(1 for r in report.case_results if r.error is not None)
+    n_cases = len(set(frames.case_column("case_id").tolist()))
+    n_errors = sum(1 for e in frames.case_column("error").tolist() if e is not None)
     colors = color_map(frames.modes)
     modes = join(
         [join([tag("span", class_="hn-swatch", style=f"background:{colors[m]}"), m, " "])
