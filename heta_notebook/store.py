@@ -169,6 +169,12 @@ class ReportStore:
             for kb, rid in zip(frame["knowledge_base_name"], frame["report_id"], strict=True)
         ]
 
+    def report_path(self, knowledge_base_name: str, report_id: str) -> Path:
+        """The main file of a saved report: ``header.json`` (columnar) or ``report.json``."""
+        folder = self.report_dir(knowledge_base_name, report_id)
+        header = folder / columnar.HEADER
+        return header if self._exists(header) else folder / "report.json"
+
     def exists(self, knowledge_base_name: str, report_id: str) -> bool:
         """Whether a saved report (columnar or ``report.json``) exists for this id."""
         folder = self.report_dir(knowledge_base_name, report_id)
@@ -400,8 +406,8 @@ class Checkpoint:
 
     def append(self, results: Iterable[EvaluationCaseResult]) -> None:
         """Append finished case results, one JSON line each, in one write."""
-        if self._fd is None:
-            self.store.append_cases(self.kb, self.report_id, results)
+        if self._fd is None or type(self.store).append_cases is not ReportStore.append_cases:
+            self.store.append_cases(self.kb, self.report_id, results)  # remote, or a subclass hook
             return
         data = "".join(r.model_dump_json() + "\n" for r in results).encode("utf-8")
         view = memoryview(data)

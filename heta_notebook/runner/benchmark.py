@@ -152,7 +152,7 @@ async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
     report = await run_spec(spec)
     path = None
     if store is not None and config.persist_report:
-        path = store.report_dir(kb_name, spec.report_id) / "report.json"
+        path = store.report_path(kb_name, spec.report_id)
     return BenchmarkRunResult(
         report=report, knowledge_bases=tuple(kbs), report_path=path, label=label
     )
