@@ -181,6 +181,12 @@ class ReportFrames:
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
         return frame.reset_index(drop=True)
 
+    def score_arrays(self) -> dict[str, Any]:
+        """Every score as flat numpy columns (``rows``, ``names``, ``name_codes``, ``values``
+        (NaN unless scored), ``texts``, ``passed`` (0/1, 2 = unjudged), ``status`` (0 scored,
+        1 skipped, 2 error), ``reason``, ``metadata``): the one extraction others reuse."""
+        return self._columns()
+
     def _columns(self) -> dict[str, Any]:
         if self.columnar is not None:
             return self._cached("columns", lambda: _columnar_scores(self.columnar))
@@ -248,7 +254,7 @@ def _score_names(case_results: Sequence[EvaluationCaseResult]) -> list[str]:
     return list(dict.fromkeys(s.name for r in case_results for s in r.scores))
 
 
-CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores")
+CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores", "has_response")
 
 
 def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
@@ -261,6 +267,8 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
         return _objects(None if r.error is None else getattr(r.error, attr) for r in case_results)
     if name == "answer":
         return _objects(None if r.response is None else r.response.answer for r in case_results)
+    if name == "has_response":
+        return np.fromiter((r.response is not None for r in case_results), bool, len(case_results))
     if name in {"n_results", "n_scores"}:
         return np.asarray([len(r.response.results) if r.response is not None else 0
                            for r in case_results] if name == "n_results"
@@ -288,6 +296,8 @@ def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
         return columnar.numpy("cases", name).astype(np.int64)
     if name == "latency_ms":
         return columnar.numpy("cases", name).astype(float)
+    if name == "has_response":
+        return columnar.numpy("cases", name).astype(bool)
     return columnar.numpy("cases", name)
 
 
