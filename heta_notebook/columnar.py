@@ -29,6 +29,7 @@ written as null elsewhere), so a saved report always loads back.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -295,7 +296,7 @@ def write_report(
             source = source.iter_batches()
         for result in source:
             writer.add(result)
-        writer.finish(report_header(report))
+        writer.finish({**report_header(report), "views": report.frames().views()})
     except BaseException:
         writer.abort()
         raise
@@ -318,6 +319,7 @@ class ColumnarReport:
         self._files: dict[str, pq.ParquetFile] = {}
         self._columns: dict[tuple[str, str], pa.ChunkedArray] = {}
         self._group_starts: dict[str, np.ndarray] = {}
+        self._recent_groups: OrderedDict[tuple[str, int, int], pa.Table] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"ColumnarReport({str(self.folder)!r}, rows={self.n_rows})"
@@ -387,10 +389,18 @@ class ColumnarReport:
             return SCHEMAS[table].empty_table(), 0
         lo = max(int(np.searchsorted(starts, start, side="right")) - 1, 0)
         hi = max(int(np.searchsorted(starts, stop - 1, side="right")) - 1, lo)
-        try:
-            data = handle.read_row_groups(list(range(lo, hi + 1)), use_threads=False)
-        except (OSError, pa.ArrowException) as exc:
-            raise CorruptReportError(f"{self.path(table)}: cannot read row group: {exc}") from exc
+        key = (table, lo, hi)
+        data = self._recent_groups.get(key)
+        if data is None:
+            try:
+                data = handle.read_row_groups(list(range(lo, hi + 1)), use_threads=False)
+            except (OSError, pa.ArrowException) as exc:
+                raise CorruptReportError(
+                    f"{self.path(table)}: cannot read row group: {exc}"
+                ) from exc
+            self._recent_groups[key] = data
+            if len(self._recent_groups) > 6:  # a page of records reads a group once
+                self._recent_groups.popitem(last=False)
         return data, int(starts[lo])
 
     def _group_start_rows(self, table: str) -> np.ndarray:
@@ -456,7 +466,7 @@ def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
     """Open a columnar report: the header now, case results lazily (``LazyCaseResults``)."""
     columnar = ColumnarReport(folder)
     header = {k: v for k, v in columnar.header.items()
-              if k not in {"format", "format_version", "generation", "n_case_results", "n_texts"}}  # fmt: skip
+              if k not in {"format", "format_version", "generation", "n_case_results", "n_texts", "views"}}  # fmt: skip
     try:
         shell = EvaluationReport.model_validate({**header, "case_results": ()})
     except ValueError as exc:
@@ -499,7 +509,10 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
     def __getitem__(self, index: slice) -> tuple[EvaluationCaseResult, ...]: ...
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return tuple(self[i] for i in range(start, stop, step))
+            return tuple(self.iter_range(start, stop))
         n = len(self)
         row = int(index) + n if int(index) < 0 else int(index)
         if not 0 <= row < n:
@@ -516,9 +529,14 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
 
     def iter_batches(self) -> Iterator[EvaluationCaseResult]:
         """Every record in order, built one cases row group at a time."""
+        return self.iter_range(0, len(self))
+
+    def iter_range(self, start: int, stop: int) -> Iterator[EvaluationCaseResult]:
+        """Records ``start:stop`` in order, built one cases row group at a time."""
         starts = self.columnar._group_start_rows("cases").tolist()
-        for start, stop in zip(starts, [*starts[1:], self.columnar.n_rows], strict=True):
-            yield from _build_rows(self.columnar, start, stop)
+        for lo, hi in zip(starts, [*starts[1:], self.columnar.n_rows], strict=True):
+            if hi > start and lo < stop:
+                yield from _build_rows(self.columnar, max(lo, start), min(hi, stop))
 
     def materialize(self) -> tuple[EvaluationCaseResult, ...]:
         """All records as a tuple (what a JSON report holds)."""
@@ -535,7 +553,10 @@ def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[Evaluat
     cases = cases.slice(start - first, stop - start).to_pylist()
     results = _rows_of(columnar, "results", start, stop)
     scores = _rows_of(columnar, "scores", start, stop)
-    texts = columnar.texts()
+    ids = [r["text"] for rows in results.values() for r in rows]
+    texts = dict(
+        zip(ids, columnar.texts().take(pa.array(ids, pa.int64())).to_pylist(), strict=True)
+    )
     out = []
     for offset, case in enumerate(cases):
         row = start + offset
@@ -575,6 +596,16 @@ def _rows_of(columnar: ColumnarReport, table: str, start: int, stop: int) -> dic
     return grouped
 
 
+@functools.lru_cache(maxsize=65536)
+def _parsed_source(text: str) -> Any:
+    return json.loads(text)
+
+
+def _source(text: str | None) -> dict[str, Any]:
+    """A result's source keys (repeated across cases: parsed once, copied per record)."""
+    return {} if text is None else dict(_parsed_source(text))
+
+
 def _score(s: dict[str, Any]) -> dict[str, Any]:
     kind = s["kind"]
     value = s["text"] if kind == TEXT else bool(s["value"]) if kind == BOOL else s["value"]
@@ -582,9 +613,9 @@ def _score(s: dict[str, Any]) -> dict[str, Any]:
             "metadata": _loads(s["metadata"], {})}  # fmt: skip
 
 
-def _result(r: dict[str, Any], texts: pa.ChunkedArray) -> dict[str, Any]:
-    return {**_loads(r["extra"], {}), "id": r["id"], "text": texts[r["text"]].as_py(),
-            "score": r["score"], "kind": r["kind"], "source": _loads(r["source"], {}),
+def _result(r: dict[str, Any], texts: dict[int, str]) -> dict[str, Any]:
+    return {**_loads(r["extra"], {}), "id": r["id"], "text": texts[r["text"]],
+            "score": r["score"], "kind": r["kind"], "source": _source(r["source"]),
             "metadata": _loads(r["metadata"], {})}  # fmt: skip
 
 

@@ -552,7 +552,7 @@ class EvaluationReport(Record):
 
     def __repr__(self) -> str:
         modes = ", ".join(self.query_modes) or "-"
-        errors = sum(e is not None for e in self.frames().case_column("error").tolist())
+        errors = self.frames().case_counts()["n_errors"]
         items = sorted(self.score_summary.items(), key=lambda kv: not kv[0].endswith("ndcg@10"))
         head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])  # nDCG@10 first when present
         partial = " PARTIAL" if self.is_partial else ""

@@ -190,7 +190,7 @@ def test_a_missing_header_field_or_a_table_from_another_save_is_refused(tmp_path
     store.save(make_report())  # a new generation
     (folder / "scores.parquet").write_bytes(old_scores)
     with pytest.raises(CorruptReportError, match=r"scores.parquet: belongs to another save"):
-        store.load("kb", "r1").summary()
+        store.load("kb", "r1").frames().scores()
     (folder / "header.json").write_text("{not json")
     with pytest.raises(CorruptReportError, match="header.json: corrupt report header"):
         store.load("kb", "r1")

@@ -95,6 +95,40 @@ class ReportFrames:
 
     def latency(self) -> pd.DataFrame:
         """Per query mode: n, mean, p50, p95, max latency (ms) and the number of query errors."""
+        return self._cached("latency", self._build_latency).copy()
+
+    def case_counts(self) -> dict[str, int]:
+        """``n_cases`` (distinct case ids), ``n_case_results`` and ``n_errors`` (failed queries)."""
+        view = self._view("case_counts")
+        if view is not None:
+            return dict(view)
+        errors = self.case_column("error")
+        return {"n_cases": len(set(self.case_column("case_id").tolist())),
+                "n_case_results": len(errors),
+                "n_errors": int(sum(e is not None for e in errors.tolist()))}  # fmt: skip
+
+    def views(self) -> dict[str, Any]:
+        """The small derived views a columnar header keeps, so a card needs no table reads:
+        summary and latency rows, modes, score names and case counts."""
+        return {"summary_columns": list(SUMMARY_COLUMNS),
+                "summary": _records(self._cached("summary", self._build_summary)),
+                "latency": _records(self.latency()), "modes": self.modes,
+                "score_names": self.score_names, "case_counts": self.case_counts()}  # fmt: skip
+
+    def _view(self, key: str) -> Any:
+        """A view saved in the columnar header (None for in-memory reports or old layouts)."""
+        if self.columnar is None:
+            return None
+        views = self.columnar.header.get("views") or {}
+        if views.get("summary_columns") != list(SUMMARY_COLUMNS):
+            return None
+        return views.get(key)
+
+    def _build_latency(self) -> pd.DataFrame:
+        view = self._view("latency")
+        if view is not None:
+            frame = pd.DataFrame(view)
+            return frame.astype({c: float for c in ("mean", "p50", "p95", "max")})
         cases = pd.DataFrame({name: self.case_column(name)
                               for name in ("query_mode", "latency_ms", "error")})  # fmt: skip
         grouped = cases.groupby("query_mode", sort=False)
@@ -150,6 +184,9 @@ class ReportFrames:
     @property
     def modes(self) -> list[str]:
         """Query modes in report order (then any mode only seen in case results)."""
+        view = self._view("modes")
+        if view is not None:
+            return list(view)
         seen = dict.fromkeys(self.report.query_modes)
         seen.update(dict.fromkeys(self.case_column("query_mode").tolist()))
         return list(seen)
@@ -160,12 +197,19 @@ class ReportFrames:
         if "scores" in self._cache:
             return list(self._cache["scores"]["score"].cat.categories)
         if self.columnar is not None:
-            return list(self._columns()["names"])
+            view = self._view("score_names")
+            return list(view) if view is not None else list(self._columns()["names"])
         return self._cached("names", lambda: _score_names(self.report.case_results))
 
     # -- builders -------------------------------------------------------------------------
 
     def _build_summary(self) -> pd.DataFrame:
+        view = self._view("summary")
+        if view is not None:  # saved with the columnar header: no score reads, no stats
+            frame = pd.DataFrame(view, columns=list(SUMMARY_COLUMNS))
+            for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
+                frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+            return frame
         if "columns" in self._cache or self.columnar is not None:  # one extraction, reused
             aggregates = _summarize_columns(self._case_modes(), self._failed(), self._columns())
         else:  # a card only needs the summary: one pass in the evaluators, no long frame
@@ -240,6 +284,18 @@ class ReportFrames:
 
 
 # --------------------------------------------------------------------------- frame helpers
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (numpy scalars as Python values, NaN as None)."""
+    out = []
+    for row in frame.to_dict("records"):
+        clean = {}
+        for key, value in row.items():
+            value = value.item() if isinstance(value, np.generic) else value
+            clean[key] = None if isinstance(value, float) and not np.isfinite(value) else value
+        out.append(clean)
+    return out
 
 
 def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFrame:

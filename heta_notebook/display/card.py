@@ -50,8 +50,8 @@ def _header(report: EvaluationReport) -> Markup:
 
 def _facts(report: EvaluationReport, frames: Any) -> Markup:
     b = report.benchmark
-    n_cases = len(set(frames.case_column("case_id").tolist()))
-    n_errors = sum(1 for e in frames.case_column("error").tolist() if e is not None)
+    counts = frames.case_counts()
+    n_cases, n_errors = counts["n_cases"], counts["n_errors"]
     colors = color_map(frames.modes)
     modes = join(
         [join([tag("span", class_="hn-swatch", style=f"background:{colors[m]}"), m, " "])
@@ -62,7 +62,7 @@ def _facts(report: EvaluationReport, frames: Any) -> Markup:
         ("knowledge base", report.knowledge_base_name),
         ("recipe", _manifest_summary(report.recipe_manifest)),
         ("modes", modes or "–"),
-        ("cases", f"{fmt_int(n_cases)} ({fmt_int(len(report.case_results))} case × mode)"),
+        ("cases", f"{fmt_int(n_cases)} ({fmt_int(counts['n_case_results'])} case × mode)"),
         ("query errors", badge(fmt_int(n_errors), "bad" if n_errors else "ok")),
         ("run time", _run_time(report)),
         ("finished", report.finished_at[:19].replace("T", " ")),
