@@ -126,10 +126,11 @@ def write_synthetic(store: ReportStore, report_id: str, args: argparse.Namespace
     from heta_notebook.columnar import report_header
 
     writer.finish(report_header(header))
-    frames = EvaluationReport.load(folder).frames().summary()  # the header carries the summary
+    frames = EvaluationReport.load(folder).frames()  # the header carries summary and views
     data = json.loads((folder / "header.json").read_text())
+    data["views"] = frames.views()
     data["score_summary"] = {f"{m}.{s}": float(v) for m, s, v
-                             in frames[["query_mode", "score", "mean"]].itertuples(index=False)}  # fmt: skip
+                             in frames.summary()[["query_mode", "score", "mean"]].itertuples(index=False)}  # fmt: skip
     atomic_write_text(folder / "header.json", json.dumps(data))
     atomic_write_text(folder / "summary.json", json.dumps(_header(EvaluationReport.load(folder))))
     return folder
@@ -152,7 +153,7 @@ t_import = time.perf_counter()
 out = {{}}
 {body}
 out["import_s"] = t_import - t0
-out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["peak_rss_mb"] = int([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]) / 1024  # this process only (ru_maxrss keeps the forking parent)
 print(json.dumps(out))
 """
 LOAD_CARD = """

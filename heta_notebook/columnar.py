@@ -47,6 +47,8 @@ from pydantic_core import to_json
 from heta_notebook.schema import (
     EvaluationCaseResult,
     EvaluationReport,
+    EvaluationScore,
+    QueryResult,
     check_schema_version,
 )
 
@@ -560,23 +562,26 @@ def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[Evaluat
     out = []
     for offset, case in enumerate(cases):
         row = start + offset
+        # The case and response envelopes are validated; their many scores and results were
+        # validated when written and are rebuilt with ``model_construct`` (10-50x faster).
         data: dict[str, Any] = {
             **_loads(case["extra"], {}), "case_id": case["case_id"], "query": case["query"],
             "query_mode": case["query_mode"], "latency_ms": case["latency_ms"],
             "metadata": _loads(case["metadata"], {}),
-            "scores": [_score(s) for s in scores.get(row, ())],
         }  # fmt: skip
         if case["error_json"] is not None:
             data["error"] = json.loads(case["error_json"])
         if case["has_response"]:
-            data["response"] = {
-                **_loads(case["response_json"], {}), "mode": case["response_mode"],
-                "answer": case["answer"],
-                "results": [_result(r, texts) for r in results.get(row, ())],
-            }  # fmt: skip
+            data["response"] = {**_loads(case["response_json"], {}), "mode": case["response_mode"],
+                                "answer": case["answer"]}  # fmt: skip
         try:
-            out.append(EvaluationCaseResult.model_validate(data))
-        except ValueError as exc:
+            record = EvaluationCaseResult.model_validate(data)
+            update: dict[str, Any] = {"scores": tuple(_score(s) for s in scores.get(row, ()))}
+            if record.response is not None:
+                hits = tuple(_result(r, texts) for r in results.get(row, ()))
+                update["response"] = record.response.model_copy(update={"results": hits})
+            out.append(record.model_copy(update=update))
+        except (ValueError, TypeError, KeyError) as exc:
             raise CorruptReportError(
                 f"{columnar.path('cases')}: case result {row} is invalid:\n{exc}"
             ) from exc
@@ -606,17 +611,20 @@ def _source(text: str | None) -> dict[str, Any]:
     return {} if text is None else dict(_parsed_source(text))
 
 
-def _score(s: dict[str, Any]) -> dict[str, Any]:
+def _score(s: dict[str, Any]) -> EvaluationScore:
     kind = s["kind"]
     value = s["text"] if kind == TEXT else bool(s["value"]) if kind == BOOL else s["value"]
-    return {**_loads(s["extra"], {}), "name": s["name"], "value": value, "passed": s["passed"],
-            "metadata": _loads(s["metadata"], {})}  # fmt: skip
+    return EvaluationScore.model_construct(
+        **_loads(s["extra"], {}), name=s["name"], value=value, passed=s["passed"],
+        metadata=_loads(s["metadata"], {}),
+    )  # fmt: skip
 
 
-def _result(r: dict[str, Any], texts: dict[int, str]) -> dict[str, Any]:
-    return {**_loads(r["extra"], {}), "id": r["id"], "text": texts[r["text"]],
-            "score": r["score"], "kind": r["kind"], "source": _source(r["source"]),
-            "metadata": _loads(r["metadata"], {})}  # fmt: skip
+def _result(r: dict[str, Any], texts: dict[int, str]) -> QueryResult:
+    return QueryResult.model_construct(
+        **_loads(r["extra"], {}), id=r["id"], text=texts[r["text"]], score=r["score"],
+        kind=r["kind"], source=_source(r["source"]), metadata=_loads(r["metadata"], {}),
+    )  # fmt: skip
 
 
 def is_columnar(folder: Path) -> bool:
