@@ -165,11 +165,17 @@ out["load_card_s"] = time.perf_counter() - t
 """
 EXPLORER = LOAD_CARD + """
 t = time.perf_counter()
+import ipywidgets  # a notebook kernel has it loaded already: timed apart
+out["ipywidgets_import_s"] = time.perf_counter() - t
+t = time.perf_counter()
 explorer = report.explore()
 first_page = explorer.widget
 out["explorer_s"] = time.perf_counter() - t
 """
 COMPARE = """
+t = time.perf_counter()
+import scipy.stats  # imported once per kernel by any statistics: timed apart
+out["scipy_import_s"] = time.perf_counter() - t
 t = time.perf_counter()
 reports = [store.load({kb!r}, rid) for rid in {rids!r}]
 c = compare(reports)
@@ -227,12 +233,14 @@ def synthetic_part(args: argparse.Namespace, work: Path) -> None:
     got = fresh(store.root, EXPLORER.format(kb="synthetic-kb", rid="recipe-0"))
     line(f"fresh process, {args.cases:,} cases: store.load", f"{got['load_s']:6.2f} s")
     line(f"fresh process, {args.cases:,} cases: store.load + card", f"{got['load_card_s']:6.2f} s")
-    line(f"fresh process, {args.cases:,} cases: explorer first page", f"{got['explorer_s']:6.2f} s")
+    line(f"fresh process, {args.cases:,} cases: explorer first page", f"{got['explorer_s']:6.2f} s"
+         f"  (+ {got['ipywidgets_import_s']:.2f} s importing ipywidgets)")  # fmt: skip
     line(f"fresh process, {args.cases:,} cases: peak RSS (+ explorer)", f"{got['peak_rss_mb']:6.0f} MB")
     line("fresh process: python + heta_notebook import", f"{got['import_s']:6.2f} s")
     rids = [f"recipe-{i}" for i in range(args.reports)]
     got = fresh(store.root, COMPARE.format(kb="synthetic-kb", rids=rids))
-    line(f"fresh process: load + compare() of {args.reports} reports + table", f"{got['compare_s']:6.2f} s")
+    line(f"fresh process: load + compare() of {args.reports} reports + table", f"{got['compare_s']:6.2f} s"
+         f"  (+ {got['scipy_import_s']:.2f} s importing scipy.stats)")  # fmt: skip
     line("  peak RSS", f"{got['peak_rss_mb']:6.0f} MB")
 
 
