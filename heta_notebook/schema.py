@@ -4,6 +4,13 @@ Field names and JSON layout follow heta-framework's ``report.json`` (schema_vers
 so a report written by either library loads in the other. Records are frozen pydantic
 models that validate on construction and name the offending field; unknown fields from
 newer writers are kept (``extra="allow"``) and written back out unchanged.
+
+NaN/inf policy (one rule, so a saved report always loads back): a score value must be
+finite (mark an unscorable case ``metadata.skipped`` / ``metadata.error`` instead); any
+other non-finite number becomes "no value" on construction (a result's ``score`` and
+``latency_ms`` → None, a ``score_summary`` entry is dropped) and NaN/inf inside metadata
+is written as JSON ``null``. A report whose ``schema_version`` is newer than
+``EVALUATION_SCHEMA_VERSION`` is refused with a message saying so.
 """
 
 from __future__ import annotations
