@@ -138,11 +138,11 @@ def test_opening_reads_only_the_header_and_records_are_built_on_access(tmp_path,
     assert list(lazy) == list(synthetic.case_results)
     with pytest.raises(IndexError):
         lazy[len(lazy)]
-    # the card needs a handful of columns, never the retrieved texts
+    # the card reads the views kept in the header: no table at all
     fresh = EvaluationReport.load(folder)
-    fresh._repr_html_()
-    read = {table for table, _ in fresh.case_results.columnar._columns}
-    assert "texts" not in read and "results" not in read
+    assert fresh._repr_html_() == synthetic._repr_html_()
+    assert fresh.case_results.columnar._columns == {}
+    assert "synthetic" in repr(fresh) and fresh.case_results.columnar._columns == {}
 
 
 def test_frames_from_columns_equal_frames_from_records(tmp_path, synthetic) -> None:
