@@ -40,13 +40,11 @@ sys.path.insert(0, str(ROOT))
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore  # noqa: E402
 from heta_notebook.columnar import TableWriter  # noqa: E402
 from heta_notebook.paths import atomic_write_text  # noqa: E402
-from heta_notebook.store import _header  # noqa: E402
 from heta_notebook.schema import EvaluationReport  # noqa: E402
+from heta_notebook.store import _header  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
-WORDS = ("wing flow pressure boundary layer heat transfer supersonic shock wave laminar "
-         "turbulent nozzle jet plate cylinder cone mach number reynolds skin friction "
-         "temperature velocity profile theory experiment measured distribution").split()  # fmt: skip
+WORDS = ["wing", "flow", "pressure", "boundary", "layer", "heat", "transfer", "supersonic", "shock", "wave", "laminar", "turbulent", "nozzle", "jet", "plate", "cylinder", "cone", "mach", "number", "reynolds", "skin", "friction", "temperature", "velocity", "profile", "theory", "experiment", "measured", "distribution"]  # fmt: skip
 GROUP = 1000
 
 
@@ -109,6 +107,8 @@ def write_synthetic(store: ReportStore, report_id: str, args: argparse.Namespace
     """A columnar report of ``args.cases`` case results written group by group."""
     rng = np.random.default_rng(seed)
     folder = store.report_dir("synthetic-kb", report_id)
+    if args.reuse and (folder / "header.json").exists():
+        return folder
     folder.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(folder)
     for text in text_pool(args.docs, np.random.default_rng(0)):
@@ -208,9 +208,15 @@ def synthetic_part(args: argparse.Namespace, work: Path) -> None:
     line(f"write {args.reports} columnar reports (setup)", f"{time.perf_counter() - t:8.1f} s")
     size = folder_bytes(folders[0], COLUMNAR)
     line("columnar store size", f"{size / 1e6:8.1f} MB")
-    # today's JSON for the first json-cases case results, and the same slice as columnar
+    if not args.skip_json:
+        json_side(args, folders[0], work, size)
+    fresh_figures(args, store)
+
+
+def json_side(args: argparse.Namespace, folder: Path, work: Path, size: int) -> None:
+    """Today's JSON for the first json-cases case results, beside the same slice as columnar."""
     small = min(args.json_cases, args.cases)
-    report = EvaluationReport.load(folders[0])
+    report = EvaluationReport.load(folder)
     t = time.perf_counter()
     head = report.model_copy(update={"case_results": tuple(report.case_results[:small]),
                                      "report_id": "json-slice"})  # fmt: skip
@@ -230,6 +236,10 @@ def synthetic_part(args: argparse.Namespace, work: Path) -> None:
         got = fresh(where.root, LOAD_CARD.format(kb="synthetic-kb", rid="json-slice"))
         line(f"fresh process, {small:,} cases, {name}: load / load+card / RSS",
              f"{got['load_s']:6.2f} s {got['load_card_s']:6.2f} s {got['peak_rss_mb']:7.0f} MB")  # fmt: skip
+
+
+def fresh_figures(args: argparse.Namespace, store: ReportStore) -> None:
+    """Fresh-process figures on the full-size reports: load + card, explorer, compare()."""
     got = fresh(store.root, EXPLORER.format(kb="synthetic-kb", rid="recipe-0"))
     line(f"fresh process, {args.cases:,} cases: store.load", f"{got['load_s']:6.2f} s")
     line(f"fresh process, {args.cases:,} cases: store.load + card", f"{got['load_card_s']:6.2f} s")
@@ -261,7 +271,7 @@ def beir_folder(root: Path, n_queries: int, n_docs: int = 2000) -> Path:
     with open(root / "qrels" / "test.tsv", "w") as handle:
         handle.write("query-id\tcorpus-id\tscore\n")
         for q in range(n_queries):
-            for d in rng.integers(0, n_docs, 3):
+            for d in rng.choice(n_docs, 3, replace=False):
                 handle.write(f"q{q}\td{d}\t1\n")
     return root
 
@@ -344,6 +354,8 @@ def main() -> None:
     parser.add_argument("--json-cases", type=int, default=5_000)
     parser.add_argument("--checkpoint-cases", type=int, default=20_000)
     parser.add_argument("--parts", default="synthetic,checkpoint,real")
+    parser.add_argument("--reuse", action="store_true", help="keep reports already in --work")
+    parser.add_argument("--skip-json", action="store_true", help="no report.json side (reuse)")
     parser.add_argument("--work", default=None, help="folder for the reports (default: a temp dir)")
     args = parser.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="bench-reports-"))

@@ -518,7 +518,7 @@ def _score_names_quickly(
     reports up to ``exact_up_to`` case results, else from the stored summary plus the first
     and last few thousand case results (evaluators score every case, so this finds them all)."""
     results = report.case_results
-    if len(results) <= exact_up_to or "scores" in frames._cache:
+    if len(results) <= exact_up_to or "scores" in frames._cache or frames.columnar is not None:
         return list(frames.score_names)
     modes = set(report.query_modes)
     names = dict.fromkeys(k.split(".", 1)[1] if k.split(".", 1)[0] in modes else k
