@@ -143,7 +143,8 @@ def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
         parts["per_case"].append(np.bincount(cols["rows"], minlength=len(report.case_results)))
         parts["score"].append(remap[cols["name_codes"]] if len(remap) else np.zeros(0, np.int64))
         parts["value"].append(cols["values"])
-        parts["text"].append(np.fromiter((t is not None for t in texts), bool, len(texts)))
+        parts["text"].append(np.fromiter((t is not None for t in texts), bool, len(texts))
+                             if any(texts) else np.zeros(len(texts), bool))  # fmt: skip
         parts["passed"].append(passed)
         parts["status"].append(status)
     empty = {"per_case": np.int64, "score": np.int64, "value": float, "text": bool,

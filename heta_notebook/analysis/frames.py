@@ -376,17 +376,35 @@ def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     status_names = status_arrow.dictionary.to_pylist()
     lookup = np.asarray([_STATUSES.index(s) for s in status_names], dtype=np.int8)
     status = lookup[status_arrow.indices.to_numpy()] if len(status_names) else np.zeros(0, np.int8)
-    md = columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
-    parsed = np.empty(len(md.dictionary) + 1, dtype=object)
-    parsed[:-1] = [json.loads(t) for t in md.dictionary.to_pylist()]
-    parsed[-1] = {}
-    md_codes = md.indices.fill_null(len(md.dictionary)).to_numpy(zero_copy_only=False)
     values[status != 0] = np.nan
-    return {"rows": rows, "names": names.dictionary.to_pylist(),
-            "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
-            "values": values, "texts": texts, "passed": passed, "status": status,
-            "reason": columnar.numpy("scores", "reason"),
-            "metadata": parsed[md_codes]}  # fmt: skip
+    return _LazyColumns(columnar, {
+        "rows": rows, "names": names.dictionary.to_pylist(),
+        "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+        "values": values, "texts": texts, "passed": passed, "status": status,
+    })  # fmt: skip
+
+
+class _LazyColumns(dict):
+    """Score columns whose ``reason`` and ``metadata`` are read only when first used (the
+    long scores frame needs them; summaries and comparisons do not)."""
+
+    def __init__(self, columnar: ColumnarReport, columns: dict[str, Any]) -> None:
+        super().__init__(columns)
+        self._columnar = columnar
+
+    def __missing__(self, key: str) -> Any:
+        if key == "reason":
+            value = self._columnar.numpy("scores", "reason")
+        elif key == "metadata":
+            md = self._columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
+            parsed = np.empty(len(md.dictionary) + 1, dtype=object)
+            parsed[:-1] = [json.loads(t) for t in md.dictionary.to_pylist()]
+            parsed[-1] = {}
+            value = parsed[md.indices.fill_null(len(md.dictionary)).to_numpy(zero_copy_only=False)]
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value
 
 
 _STATUSES = ("scored", "skipped", "error")
