@@ -328,7 +328,7 @@ def real_part(work: Path) -> None:
 
     print("== real embedded-KB run: Cranfield, default recipe (BM25 + dense + hybrid), 3 modes")
     t = time.perf_counter()
-    result = BenchmarkRunner().run_sync(benchmark=BeirBenchmark.cranfield(), recipe=Recipe(),
+    result = BenchmarkRunner().run_sync(benchmark=BeirBenchmark.cranfield(), recipe=Recipe(name="default"),
                                         progress=False, config=BenchmarkRunConfig(top_k=100))  # fmt: skip
     report = result.report
     line(f"run ({len(report.case_results)} case results, top 100)", f"{time.perf_counter() - t:8.1f} s")

@@ -36,6 +36,7 @@ import secrets
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, overload
 
@@ -45,6 +46,7 @@ import pyarrow.parquet as pq
 from pydantic_core import to_json
 
 from heta_notebook.schema import (
+    REASON_KEYS,
     EvaluationCaseResult,
     EvaluationReport,
     EvaluationScore,
@@ -80,6 +82,12 @@ SCORES_SCHEMA = pa.schema([
 SCHEMAS = {"cases": CASES_SCHEMA, "results": RESULTS_SCHEMA, "texts": TEXTS_SCHEMA,
            "scores": SCORES_SCHEMA}  # fmt: skip
 FLOAT, BOOL, TEXT = 0, 1, 2  # scores.kind: how ``value`` was typed
+
+
+_ID, _TEXT, _SCORE, _KIND = (attrgetter(a) for a in ("id", "text", "score", "kind"))
+_SOURCE, _METADATA, _EXTRA = (attrgetter(a) for a in ("source", "metadata", "__pydantic_extra__"))
+_NAME, _VALUE, _PASSED = (attrgetter(a) for a in ("name", "value", "passed"))
+_FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 
 
 class CorruptReportError(ValueError):
@@ -153,35 +161,51 @@ class TableWriter:
         cases["n_scores"].append(len(result.scores))
         cases["metadata"].append(_json(result.metadata))
         cases["extra"].append(_json(result.model_extra))
-        out = self._buffers["results"]
-        for rank, item in enumerate(results, start=1):
-            out["row"].append(row)
-            out["rank"].append(rank)
-            out["id"].append(item.id)
-            out["text"].append(self.text_id(item.text))
-            out["score"].append(_finite(item.score))
-            out["kind"].append(item.kind)
-            out["source"].append(_json(item.source))
-            out["metadata"].append(_json(item.metadata))
-            out["extra"].append(_json(item.model_extra))
-        scores = self._buffers["scores"]
-        for score in result.scores:
-            value = score.value
-            scores["row"].append(row)
-            scores["name"].append(score.name)
-            is_text = isinstance(value, str)
-            scores["value"].append(None if is_text else float(value))
-            scores["text"].append(value if is_text else None)
-            scores["kind"].append(TEXT if is_text else BOOL if isinstance(value, bool) else FLOAT)
-            scores["passed"].append(score.passed)
-            scores["status"].append(score.status)
-            scores["reason"].append(_reason(score))
-            scores["metadata"].append(_json(score.metadata))
-            scores["extra"].append(_json(score.model_extra))
+        self._add_results(row, results)
+        self._add_scores(row, result.scores)
         self.rows += 1
         self._buffered += 1
         if self._buffered >= self.cases_per_group:
             self.flush()
+
+    def _add_results(self, row: int, results: Sequence[Any]) -> None:
+        """Columns of one case's retrieved results, read in C-level ``map`` passes."""
+        if not results:
+            return
+        out, n = self._buffers["results"], len(results)
+        out["row"].extend([row] * n)
+        out["rank"].extend(range(1, n + 1))
+        out["id"].extend(map(_ID, results))
+        out["text"].extend(map(self.text_id, map(_TEXT, results)))
+        out["score"].extend(map(_finite, map(_SCORE, results)))
+        out["kind"].extend(map(_KIND, results))
+        out["source"].extend(map(_json, map(_SOURCE, results)))
+        out["metadata"].extend(map(_json, map(_METADATA, results)))
+        out["extra"].extend(map(_json, map(_EXTRA, results)))
+
+    def _add_scores(self, row: int, scores: Sequence[EvaluationScore]) -> None:
+        """Columns of one case's scores; status and reason looked at only for flagged ones."""
+        if not scores:
+            return
+        out, n = self._buffers["scores"], len(scores)
+        values = list(map(_VALUE, scores))
+        mds = list(map(_METADATA, scores))
+        out["row"].extend([row] * n)
+        out["name"].extend(map(_NAME, scores))
+        out["value"].extend([None if isinstance(v, str) else float(v) for v in values])
+        out["text"].extend([v if isinstance(v, str) else None for v in values])
+        out["kind"].extend([TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT
+                            for v in values])  # fmt: skip
+        out["passed"].extend(map(_PASSED, scores))
+        flagged = [bool(md) and not _FLAG_KEYS.isdisjoint(md) for md in mds]
+        out["status"].extend(
+            [s.status if f else "scored" for s, f in zip(scores, flagged, strict=True)]
+        )
+        out["reason"].extend(
+            [_reason(s) if f else None for s, f in zip(scores, flagged, strict=True)]
+        )
+        out["metadata"].extend(map(_json, mds))
+        out["extra"].extend(map(_json, map(_EXTRA, scores)))
 
     def add_group(self, tables: dict[str, pa.Table]) -> None:
         """Write ready ``cases``/``results``/``scores`` tables of the next case results as one
