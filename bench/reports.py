@@ -304,7 +304,7 @@ def checkpoint_part(args: argparse.Namespace, work: Path) -> None:
     folder = beir_folder(work / "beir", args.checkpoint_cases)
     times = {}
     for label in ("without a store", "with a store", "without a store ", "with a store "):
-        store = ReportStore(work / f"ckpt-{len(times)}") if "with a" in label else None
+        store = ReportStore(tempfile.mkdtemp(dir=work)) if "with a" in label else None  # fresh
         t = time.perf_counter()
         result = BenchmarkRunner().run_sync(
             benchmark=BeirBenchmark(folder), recipe=InstantKB(), knowledge_base_name="instant",
