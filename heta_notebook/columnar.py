@@ -59,6 +59,7 @@ FORMAT_VERSION = 1
 HEADER = "header.json"
 TABLES = ("cases", "results", "texts", "scores")
 CASES_PER_GROUP = 1000  # case results per Parquet row group: the unit of lazy reads
+TEXTS_PER_GROUP = 8192  # texts per row group: one record reads only the groups it needs
 _COMPRESSION = "zstd"
 
 CASES_SCHEMA = pa.schema([
@@ -238,7 +239,8 @@ class TableWriter:
                 tmp, SCHEMAS[name].with_metadata({"generation": self.generation}),
                 compression=_COMPRESSION, use_dictionary=True,
             )  # fmt: skip
-        self._writers[name].write_table(table, row_group_size=max(len(table), 1))
+        size = TEXTS_PER_GROUP if name == "texts" else max(len(table), 1)
+        self._writers[name].write_table(table, row_group_size=size)
 
     def finish(self, header: dict[str, Any]) -> None:
         """Write the texts, close every table, rename them into place, then the header."""
@@ -448,6 +450,36 @@ class ColumnarReport:
         """The texts table's one column (each distinct text once)."""
         return self.column("texts", "text")
 
+    def texts_of(self, ids: list[int]) -> dict[int, str]:
+        """Texts by id, reading only the row groups that hold them (all, once cached)."""
+        if ("texts", "text") in self._columns or not ids:
+            column = self.texts()
+            return dict(zip(ids, column.take(pa.array(ids, pa.int64())).to_pylist(), strict=True))
+        handle, out = self.file("texts"), {}
+        sizes = [
+            handle.metadata.row_group(i).num_rows for i in range(handle.metadata.num_row_groups)
+        ]
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        wanted = np.asarray(ids, dtype=np.int64)
+        groups = np.searchsorted(starts, wanted, side="right") - 1
+        for group in np.unique(groups).tolist():
+            key = ("texts", group, group)
+            data = self._recent_groups.get(key)
+            if data is None:
+                try:
+                    data = handle.read_row_group(group, use_threads=False).column(0)
+                except (OSError, pa.ArrowException) as exc:
+                    raise CorruptReportError(
+                        f"{self.path('texts')}: cannot read row group: {exc}"
+                    ) from exc
+                self._recent_groups[key] = data
+                if len(self._recent_groups) > 12:
+                    self._recent_groups.popitem(last=False)
+            picked = wanted[groups == group]
+            values = data.take(pa.array(picked - starts[group], pa.int64())).to_pylist()
+            out.update(zip(picked.tolist(), values, strict=True))
+        return out
+
 
 def _min_stat(column_meta: Any) -> int:
     stats = column_meta.statistics
@@ -560,6 +592,8 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
     def iter_range(self, start: int, stop: int) -> Iterator[EvaluationCaseResult]:
         """Records ``start:stop`` in order, built one cases row group at a time."""
         starts = self.columnar._group_start_rows("cases").tolist()
+        if stop - start > CASES_PER_GROUP:  # many records: read the texts column once
+            self.columnar.texts()
         for lo, hi in zip(starts, [*starts[1:], self.columnar.n_rows], strict=True):
             if hi > start and lo < stop:
                 yield from _build_rows(self.columnar, max(lo, start), min(hi, stop))
@@ -580,9 +614,7 @@ def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[Evaluat
     results = _rows_of(columnar, "results", start, stop)
     scores = _rows_of(columnar, "scores", start, stop)
     ids = [r["text"] for rows in results.values() for r in rows]
-    texts = dict(
-        zip(ids, columnar.texts().take(pa.array(ids, pa.int64())).to_pylist(), strict=True)
-    )
+    texts = columnar.texts_of(ids)
     out = []
     for offset, case in enumerate(cases):
         row = start + offset

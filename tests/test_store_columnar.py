@@ -279,3 +279,14 @@ def test_list_shows_columnar_reports_and_load_all_opens_them_lazily(tmp_path, sy
     assert isinstance(report.case_results, LazyCaseResults)
     assert np.isclose(report.summary()["mean"].dropna().iloc[0],
                       synthetic.summary()["mean"].dropna().iloc[0])  # fmt: skip
+
+
+def test_records_read_only_the_text_groups_they_need(tmp_path, synthetic, monkeypatch) -> None:
+    import heta_notebook.columnar as columnar
+
+    monkeypatch.setattr(columnar, "TEXTS_PER_GROUP", 16)  # 400 texts in 25 row groups
+    folder = _save(synthetic, tmp_path / "rep")
+    report = EvaluationReport.load(folder)
+    assert report.case_results[7] == synthetic.case_results[7]
+    assert ("texts", "text") not in report.case_results.columnar._columns
+    assert list(report.case_results) == list(synthetic.case_results)
