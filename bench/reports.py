@@ -49,7 +49,11 @@ GROUP = 1000
 
 
 def score_names(n: int) -> list[str]:
-    base = [f"{m}@{k}" for m in ("ndcg", "map", "recall", "precision", "mrr") for k in (1, 3, 5, 10, 100)]
+    base = [
+        f"{m}@{k}"
+        for m in ("ndcg", "map", "recall", "precision", "mrr")
+        for k in (1, 3, 5, 10, 100)
+    ]
     return (base + [f"extra_{i}" for i in range(max(0, n - len(base)))])[:n]  # fmt: skip
 
 
@@ -163,7 +167,9 @@ out["load_s"] = time.perf_counter() - t
 html = report._repr_html_()
 out["load_card_s"] = time.perf_counter() - t
 """
-EXPLORER = LOAD_CARD + """
+EXPLORER = (
+    LOAD_CARD
+    + """
 t = time.perf_counter()
 import ipywidgets  # a notebook kernel has it loaded already: timed apart
 out["ipywidgets_import_s"] = time.perf_counter() - t
@@ -172,6 +178,7 @@ explorer = report.explore()
 first_page = explorer.widget
 out["explorer_s"] = time.perf_counter() - t
 """
+)
 COMPARE = """
 t = time.perf_counter()
 import scipy.stats  # imported once per kernel by any statistics: timed apart
@@ -228,7 +235,10 @@ def json_side(args: argparse.Namespace, folder: Path, work: Path, size: int) -> 
     col_size = folder_bytes(col_store.report_dir("synthetic-kb", "json-slice"), COLUMNAR)
     del head, report
     line(f"report.json, {small:,} case results", f"{json_size / 1e6:8.1f} MB")
-    line(f"columnar, {small:,} case results", f"{col_size / 1e6:8.1f} MB  (1/{json_size / col_size:.1f})")
+    line(
+        f"columnar, {small:,} case results",
+        f"{col_size / 1e6:8.1f} MB  (1/{json_size / col_size:.1f})",
+    )
     scaled = json_size * args.cases / small
     line(f"report.json scaled to {args.cases:,} case results", f"{scaled / 1e6:8.1f} MB  "
          f"(columnar is 1/{scaled / size:.1f})")  # fmt: skip
@@ -245,7 +255,10 @@ def fresh_figures(args: argparse.Namespace, store: ReportStore) -> None:
     line(f"fresh process, {args.cases:,} cases: store.load + card", f"{got['load_card_s']:6.2f} s")
     line(f"fresh process, {args.cases:,} cases: explorer first page", f"{got['explorer_s']:6.2f} s"
          f"  (+ {got['ipywidgets_import_s']:.2f} s importing ipywidgets)")  # fmt: skip
-    line(f"fresh process, {args.cases:,} cases: peak RSS (+ explorer)", f"{got['peak_rss_mb']:6.0f} MB")
+    line(
+        f"fresh process, {args.cases:,} cases: peak RSS (+ explorer)",
+        f"{got['peak_rss_mb']:6.0f} MB",
+    )
     line("fresh process: python + heta_notebook import", f"{got['import_s']:6.2f} s")
     rids = [f"recipe-{i}" for i in range(args.reports)]
     got = fresh(store.root, COMPARE.format(kb="synthetic-kb", rids=rids))
@@ -263,7 +276,9 @@ def beir_folder(root: Path, n_queries: int, n_docs: int = 2000) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     with open(root / "corpus.jsonl", "w") as handle:
         for d in range(n_docs):
-            handle.write(json.dumps({"_id": f"d{d}", "title": "", "text": f"document {d} text"}) + "\n")
+            handle.write(
+                json.dumps({"_id": f"d{d}", "title": "", "text": f"document {d} text"}) + "\n"
+            )
     with open(root / "queries.jsonl", "w") as handle:
         for q in range(n_queries):
             handle.write(json.dumps({"_id": f"q{q}", "text": f"query number {q}"}) + "\n")
@@ -331,13 +346,18 @@ def real_part(work: Path) -> None:
     result = BenchmarkRunner().run_sync(benchmark=BeirBenchmark.cranfield(), recipe=Recipe(name="default"),
                                         progress=False, config=BenchmarkRunConfig(top_k=100))  # fmt: skip
     report = result.report
-    line(f"run ({len(report.case_results)} case results, top 100)", f"{time.perf_counter() - t:8.1f} s")
+    line(
+        f"run ({len(report.case_results)} case results, top 100)",
+        f"{time.perf_counter() - t:8.1f} s",
+    )
     sizes = {}
     for fmt in ("heta", "columnar"):
         store = ReportStore(work / f"real-{fmt}")
         path = store.save(report, format=fmt)
         sizes[fmt] = folder_bytes(path.parent, ("report.json",) if fmt == "heta" else COLUMNAR)
-        got = fresh(store.root, LOAD_CARD.format(kb=report.knowledge_base_name, rid=report.report_id))
+        got = fresh(
+            store.root, LOAD_CARD.format(kb=report.knowledge_base_name, rid=report.report_id)
+        )
         line(f"{fmt}: size / fresh load / load+card / RSS",
              f"{sizes[fmt] / 1e6:6.1f} MB {got['load_s']:6.2f} s {got['load_card_s']:6.2f} s "
              f"{got['peak_rss_mb']:6.0f} MB")  # fmt: skip
