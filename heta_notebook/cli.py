@@ -16,8 +16,11 @@ from typing import Any
 
 
 def _report_path(text: str) -> Path:
-    """A ``report.json`` path, or a folder that holds one (e.g. a store's report folder)."""
+    """A ``report.json`` path, or a folder that holds one or a columnar report (e.g. a store's
+    report folder)."""
     path = Path(text)
+    if path.is_dir() and (path / "header.json").is_file():
+        return path
     if path.is_dir():
         path = path / "report.json"
     if not path.is_file():

@@ -4,6 +4,13 @@ Field names and JSON layout follow heta-framework's ``report.json`` (schema_vers
 so a report written by either library loads in the other. Records are frozen pydantic
 models that validate on construction and name the offending field; unknown fields from
 newer writers are kept (``extra="allow"``) and written back out unchanged.
+
+NaN/inf policy (one rule, so a saved report always loads back): a score value must be
+finite (mark an unscorable case ``metadata.skipped`` / ``metadata.error`` instead); any
+other non-finite number becomes "no value" on construction (a result's ``score`` and
+``latency_ms`` → None, a ``score_summary`` entry is dropped) and NaN/inf inside metadata
+is written as JSON ``null``. A report whose ``schema_version`` is newer than
+``EVALUATION_SCHEMA_VERSION`` is refused with a message saying so.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -30,6 +39,24 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EVALUATION_SCHEMA_VERSION = "1"
 REASON_KEYS = ("reason", "reasoning", "explanation")
+
+
+def check_schema_version(value: Any, *, where: str = "report") -> None:
+    """Refuse a report whose ``schema_version`` is newer than this library knows."""
+    try:
+        newer = int(str(value)) > int(EVALUATION_SCHEMA_VERSION)
+    except ValueError:
+        newer = False  # not a number: left to field validation
+    if newer:
+        raise ValueError(
+            f"{where}: schema_version {value!r} is newer than this heta-notebook knows "
+            f"({EVALUATION_SCHEMA_VERSION!r}); upgrade heta-notebook to read it"
+        )
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    """NaN/inf policy outside scores: a non-finite number is stored as "no value" (None)."""
+    return value if value is None or math.isfinite(value) else None
 
 
 def _strip_required(value: str) -> str:
@@ -195,6 +222,8 @@ class QueryResult(Record):
     source: JsonDict = Field(default_factory=dict)
     metadata: JsonDict = Field(default_factory=dict)
 
+    _score_finite = field_validator("score")(classmethod(lambda cls, v: _finite_or_none(v)))
+
 
 class QueryCitation(Record):
     """A citation the answer makes, pointing at a result or a source."""
@@ -327,6 +356,10 @@ class EvaluationCaseResult(Record):
     error: EvaluationError | None = None
     metadata: JsonDict = Field(default_factory=dict)
 
+    _latency_finite = field_validator("latency_ms", mode="before")(
+        classmethod(lambda cls, v: _finite_or_none(v) if isinstance(v, float) else v)
+    )
+
     @model_validator(mode="after")
     def _response_or_error(self) -> EvaluationCaseResult:
         if self.response is None and self.error is None:
@@ -344,6 +377,20 @@ class EvaluationCaseResult(Record):
 
 
 # --------------------------------------------------------------------------- the report
+
+
+class _FramesBox:
+    """Holds a report's cached frames; equal to any other box, so caching never changes ``==``."""
+
+    __slots__ = ("frames",)
+
+    def __init__(self, frames: Any = None) -> None:
+        self.frames = frames
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FramesBox)
+
+    __hash__ = object.__hash__
 
 
 class EvaluationReport(Record):
@@ -366,14 +413,45 @@ class EvaluationReport(Record):
     started_at: RequiredText
     finished_at: RequiredText
     metadata: JsonDict = Field(default_factory=dict)
+    _frames: _FramesBox = PrivateAttr(default_factory=lambda: _FramesBox())
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        check_schema_version(value)
+        return value
+
+    @field_validator("score_summary", mode="before")
+    @classmethod
+    def _finite_summary(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        return {
+            k: v for k, v in value.items() if not (isinstance(v, float) and not math.isfinite(v))
+        }
+
+    @field_validator("case_results", mode="wrap")
+    @classmethod
+    def _lazy_or_tuple(cls, value: Any, handler: Any) -> Any:
+        from heta_notebook.columnar import LazyCaseResults
+
+        return value if isinstance(value, LazyCaseResults) else handler(value)
+
+    @field_serializer("case_results", mode="wrap")
+    def _materialized(self, value: Any, handler: Any) -> Any:
+        from heta_notebook.columnar import LazyCaseResults
+
+        return handler(value.materialize() if isinstance(value, LazyCaseResults) else value)
 
     # -- persistence ---------------------------------------------------------------------
 
     @classmethod
     def load(cls, source: str | bytes | PathLike[str] | Mapping[str, Any]) -> EvaluationReport:
-        """Load a report from a ``report.json`` path, JSON text/bytes, or a dict.
+        """Load a report from a ``report.json`` path, a columnar report folder (or its
+        ``header.json``), JSON text/bytes, or a dict.
 
-        Reports written by heta-framework load unchanged. Errors name the file and field.
+        Reports written by heta-framework load unchanged; columnar ones open lazily.
+        Errors name the file and field.
         """
         if isinstance(source, Mapping):
             return cls.model_validate(dict(source))
@@ -382,6 +460,13 @@ class EvaluationReport(Record):
         ):
             return cls.model_validate_json(source)
         path = Path(source)
+        from heta_notebook import columnar
+
+        folder = path.parent if path.name == columnar.HEADER else path
+        if folder.is_dir() and columnar.is_columnar(folder):
+            return columnar.open_report(folder)
+        if path.is_dir() and (path / "report.json").is_file():
+            path = path / "report.json"
         try:
             return cls.model_validate_json(path.read_bytes())
         except FileNotFoundError:
@@ -393,11 +478,19 @@ class EvaluationReport(Record):
         """Serialise to JSON text (the ``report.json`` layout)."""
         return self.model_dump_json(indent=indent)
 
-    def save(self, path: str | PathLike[str]) -> Path:
-        """Write ``report.json`` to ``path`` atomically and return the path."""
-        from heta_notebook.store import atomic_write_text
-
+    def save(self, path: str | PathLike[str], *, format: str = "heta") -> Path:  # noqa: A002
+        """Write the report to ``path`` and return the path: ``format="heta"`` writes
+        heta-framework's ``report.json`` (atomically); ``"columnar"`` a report folder."""
         target = Path(path)
+        if format == "columnar":
+            from heta_notebook.columnar import write_report
+
+            write_report(target, self)
+            return target
+        if format != "heta":
+            raise ValueError(f"format must be 'heta' or 'columnar', got {format!r}")
+        from heta_notebook.paths import atomic_write_text
+
         atomic_write_text(target, self.to_json())
         return target
 
@@ -412,6 +505,8 @@ class EvaluationReport(Record):
     @property
     def score_names(self) -> tuple[str, ...]:
         """Every score name in the report, in first-seen order."""
+        if not isinstance(self.case_results, tuple):  # columnar: names from the scores table
+            return tuple(self.frames().score_names)
         seen: dict[str, None] = {}
         for result in self.case_results:
             for score in result.scores:
@@ -424,10 +519,15 @@ class EvaluationReport(Record):
         return bool(self.metadata.get("partial"))
 
     def frames(self) -> Any:
-        """Tidy DataFrames derived from this report (summary, cases, scores, evidence, results)."""
+        """Tidy DataFrames derived from this report, built once and shared by the card,
+        plots, explorer, ``summary()`` and ``compare()`` (summary, cases, scores, ...)."""
         from heta_notebook.analysis.frames import ReportFrames
 
-        return ReportFrames(self)
+        cached = self._frames.frames
+        if cached is None or cached.report is not self:  # a model_copy shares the box
+            cached = ReportFrames(self)
+            self.__pydantic_private__["_frames"] = _FramesBox(cached)
+        return cached
 
     def summary(self, by: Any = None) -> pd.DataFrame:
         """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors.
@@ -468,7 +568,7 @@ class EvaluationReport(Record):
 
     def __repr__(self) -> str:
         modes = ", ".join(self.query_modes) or "-"
-        errors = sum(1 for r in self.case_results if r.error is not None)
+        errors = self.frames().case_counts()["n_errors"]
         items = sorted(self.score_summary.items(), key=lambda kv: not kv[0].endswith("ndcg@10"))
         head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])  # nDCG@10 first when present
         partial = " PARTIAL" if self.is_partial else ""
@@ -533,5 +633,6 @@ __all__ = [
     "QueryTraceEvent",
     "Record",
     "ReportFormatError",
+    "check_schema_version",
     "report_key",
 ]

@@ -2,32 +2,60 @@
 
 Layout (heta-framework's keys, so either library finds the other's reports)::
 
-    {root}/_heta/knowledge_bases/{kb}/evaluations/{report_id}/report.json
-    {root}/_heta/knowledge_bases/{kb}/evaluations/{report_id}/summary.json   # header, for list()
-    {root}/_heta/knowledge_bases/{kb}/evaluations/{report_id}/cases.jsonl    # checkpoint
-    {root}/_heta/cache/{namespace}/...                                        # KB builds, judges
+    {root}/_heta/knowledge_bases/{kb}/evaluations/{report_id}/
+        header.json, cases/results/texts/scores.parquet   # columnar report (the default,
+                                                          # see heta_notebook.columnar)
+        report.json        # heta-framework's layout (save(..., format="heta"), or theirs)
+        summary.json       # listing row, for list()
+        cases.jsonl        # checkpoint: one finished case result per line
+        checkpoint.json    # who the checkpoint belongs to: names + run fingerprint
+        .lock              # held (flock) by the process writing this report
+    {root}/_heta/cache/{namespace}/...                    # KB builds, judges
 
 Local writes are atomic (temporary file + rename), so a reader never sees half a report
-and two processes saving different reports lose nothing.
+and two processes saving different reports lose nothing. One process at a time writes a
+report id (``lock``/``checkpoint`` raise :class:`ReportLockedError` otherwise); files in
+a report folder that are symlinks are refused on read and write; two names whose folder
+slugs collide ("Baseline Run", "baseline_run") are refused instead of overwriting each
+other. Appending to a checkpoint costs the same at case 20,000 as at case 1; a torn last
+line (a killed process, even inside a UTF-8 character) is cut once when it is reopened.
+Remote (fsspec) stores keep heta's ``report.json`` and have no lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
+import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from heta_notebook.paths import atomic_write_text, safe_join, safe_name
+from heta_notebook import columnar
+from heta_notebook.paths import UnsafeNameError, atomic_write_text, safe_join, safe_name
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport, ReportFormatError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 _PREFIX = ("_heta", "knowledge_bases")
+_COLUMNAR_FILES = (columnar.HEADER, *(f"{t}.parquet" for t in columnar.TABLES))
+
+
+class ReportLockedError(RuntimeError):
+    """Another process is writing this report id (running or saving it)."""
+
+
+class ReportIdCollisionError(ValueError):
+    """Two different names map to one report folder (same slug)."""
+
+
+class CheckpointMismatchError(ValueError):
+    """A checkpoint was written by a run with other settings (its fingerprint differs)."""
 
 
 class ReportWarning(UserWarning):
@@ -79,26 +107,58 @@ class ReportStore:
 
     # -- reports --------------------------------------------------------------------------
 
-    def save(self, report: EvaluationReport) -> Path:
-        """Write ``report.json`` (and its ``summary.json`` header) atomically; return its path."""
-        folder = self.report_dir(report.knowledge_base_name, report.report_id)
+    def save(
+        self,
+        report: EvaluationReport,
+        *,
+        format: Literal["columnar", "heta"] | None = None,  # noqa: A002
+    ) -> Path:
+        """Write a report (columnar by default; ``format="heta"``: heta's ``report.json``)
+        and its ``summary.json`` listing row; return the header or report.json path."""
+        kb, rid = report.knowledge_base_name, report.report_id
+        folder = self.report_dir(kb, rid)
+        fmt = format or ("heta" if self._fs is not None else "columnar")
+        if fmt not in {"columnar", "heta"}:
+            raise ValueError(f"format must be 'columnar' or 'heta', got {format!r}")
         key = "/".join(folder.relative_to(self._root_path()).parts + ("report.json",))
         if report.report_key != key:
             report = report.model_copy(update={"report_key": key})
-        self._write(folder / "report.json", report.to_json())
-        self._write(folder / "summary.json", json.dumps(_header(report), indent=2))
-        return folder / "report.json"
+        with self.lock(kb, rid):
+            self._check_owner(folder, kb, rid)
+            if fmt == "heta":
+                self._write(folder / "report.json", report.to_json())
+                stale = _COLUMNAR_FILES
+            else:
+                self._refuse_links(folder, _COLUMNAR_FILES)
+                columnar.write_report(folder, report)
+                stale = ("report.json",)
+            self._write(folder / "summary.json", json.dumps(_header(report), indent=2))
+            for name in stale:  # one format per folder: drop the other one's files
+                if self._fs is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        (folder / name).unlink()
+        return folder / ("report.json" if fmt == "heta" else columnar.HEADER)
 
     def load(self, knowledge_base_name: str, report_id: str) -> EvaluationReport:
-        """Load one report by knowledge base name and report id."""
-        path = self.report_dir(knowledge_base_name, report_id) / "report.json"
-        if not self._exists(path):
+        """Load one report by knowledge base name and report id (columnar ones lazily)."""
+        folder = self.report_dir(knowledge_base_name, report_id)
+        if self._fs is None and columnar.is_columnar(folder):
+            self._refuse_links(folder, _COLUMNAR_FILES)
+            report = columnar.open_report(folder)
+        elif self._exists(folder / "report.json"):
+            report = self._load_report(folder / "report.json")
+        else:
             known = ", ".join(self.report_ids(knowledge_base_name)) or "none"
             raise FileNotFoundError(
                 f"no report {report_id!r} for knowledge base {knowledge_base_name!r} in {self.root} "
                 f"(reports there: {known})"
             )
-        return self._load_report(path)
+        if report.report_id != report_id and safe_name(report.report_id) == safe_name(report_id):
+            raise ReportIdCollisionError(
+                f"{folder} holds report {report.report_id!r}, not {report_id!r} (their folder "
+                "names collide)"
+            )
+        return report
 
     def _load_report(self, path: Path) -> EvaluationReport:
         """``EvaluationReport.load`` with the file named in any error (also for fsspec stores)."""
@@ -117,9 +177,16 @@ class ReportStore:
             for kb, rid in zip(frame["knowledge_base_name"], frame["report_id"], strict=True)
         ]
 
+    def report_path(self, knowledge_base_name: str, report_id: str) -> Path:
+        """The main file of a saved report: ``header.json`` (columnar) or ``report.json``."""
+        folder = self.report_dir(knowledge_base_name, report_id)
+        header = folder / columnar.HEADER
+        return header if self._exists(header) else folder / "report.json"
+
     def exists(self, knowledge_base_name: str, report_id: str) -> bool:
-        """Whether a finished ``report.json`` exists for this id."""
-        return self._exists(self.report_dir(knowledge_base_name, report_id) / "report.json")
+        """Whether a saved report (columnar or ``report.json``) exists for this id."""
+        folder = self.report_dir(knowledge_base_name, report_id)
+        return self._exists(folder / columnar.HEADER) or self._exists(folder / "report.json")
 
     def delete(self, knowledge_base_name: str, report_id: str) -> None:
         """Remove a report with its checkpoint; raises if there is none."""
@@ -162,7 +229,31 @@ class ReportStore:
             return frame
         return frame.sort_values("started_at", ignore_index=True, key=lambda c: c.astype(str))
 
-    # -- checkpoints ----------------------------------------------------------------------
+    # -- locks and checkpoints -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, knowledge_base_name: str, report_id: str) -> Iterator[None]:
+        """Hold this report id's lock: another process gets :class:`ReportLockedError`.
+
+        Re-entrant within one process (a run holds it and saves under it). Local stores only.
+        """
+        if self._fs is not None:
+            yield
+            return
+        folder = self.report_dir(knowledge_base_name, report_id)
+        with _LOCKS.hold(folder, f"report {report_id!r} of knowledge base {knowledge_base_name!r}"):
+            yield
+
+    def checkpoint(
+        self, knowledge_base_name: str, report_id: str, *, fingerprint: str | None = None
+    ) -> Checkpoint:
+        """Open this report id's checkpoint for a run (use as a context manager).
+
+        Takes the lock, refuses a checkpoint of another name with the same folder or of a
+        run with another ``fingerprint``, cuts a torn last line once; then ``append`` costs
+        the same at every case.
+        """
+        return Checkpoint(self, knowledge_base_name, report_id, fingerprint)
 
     def checkpoint_path(self, knowledge_base_name: str, report_id: str) -> Path:
         """Where finished case results of an unfinished run are appended."""
@@ -171,7 +262,8 @@ class ReportStore:
     def append_cases(
         self, knowledge_base_name: str, report_id: str, results: Iterable[EvaluationCaseResult]
     ) -> None:
-        """Append finished case results, one JSON line each, flushed to disk."""
+        """Append finished case results, one JSON line each (opens the file each call; a run
+        uses :meth:`checkpoint`, which keeps it open)."""
         lines = "".join(r.model_dump_json() + "\n" for r in results)
         if not lines:
             return
@@ -181,11 +273,12 @@ class ReportStore:
                 handle.write(lines)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        _drop_torn_line(path)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(lines)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fd = _open_append(path)
+        try:
+            _cut_torn_tail(fd)
+            os.write(fd, lines.encode("utf-8"))
+        finally:
+            os.close(fd)
 
     def read_checkpoint(
         self, knowledge_base_name: str, report_id: str
@@ -197,21 +290,31 @@ class ReportStore:
         path = self.checkpoint_path(knowledge_base_name, report_id)
         if not self._exists(path):
             return []
-        results: dict[tuple[str, str], EvaluationCaseResult] = {}
-        lines = self._read(path).decode("utf-8").split("\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
+        return parse_checkpoint(self._read(path), path)
+
+    def _check_owner(self, folder: Path, kb: str, rid: str) -> None:
+        """Refuse to write into a folder that belongs to another name with the same slug."""
+        for name in ("summary.json", "checkpoint.json", columnar.HEADER):
+            path = folder / name
+            if not self._exists(path):
                 continue
             try:
-                result = EvaluationCaseResult.model_validate_json(line)
-            except ValueError as exc:
-                if number >= len(lines) - 1:  # the last line was cut short by a crash
-                    break
-                raise ValueError(
-                    f"{path}, line {number}: corrupt checkpoint record: {exc}"
-                ) from exc
-            results[(result.case_id, result.query_mode)] = result
-        return list(results.values())
+                owner = json.loads(self._read(path))
+            except ValueError:
+                continue
+            theirs = (owner.get("knowledge_base_name"), owner.get("report_id"))
+            if None not in theirs and theirs != (kb, rid):
+                raise ReportIdCollisionError(
+                    f"{folder} already holds report {theirs[1]!r} of knowledge base "
+                    f"{theirs[0]!r}; {rid!r} of {kb!r} maps to the same folder. Use a report id "
+                    "(and knowledge base name) whose slug differs"
+                )
+            return
+
+    def _refuse_links(self, folder: Path, names: Iterable[str]) -> None:
+        if self._fs is None:
+            for name in names:
+                _refuse_symlink(folder / name)
 
     # -- file system access ---------------------------------------------------------------
 
@@ -220,6 +323,7 @@ class ReportStore:
 
     def _write(self, path: Path, text: str) -> None:
         if self._fs is None:
+            _refuse_symlink(path)
             atomic_write_text(path, text)
             return
         tmp = f"{path}.tmp"
@@ -229,6 +333,7 @@ class ReportStore:
     def _read(self, path: Path) -> bytes:
         if self._fs is not None:
             return self._fs.cat_file(str(path))
+        _refuse_symlink(path)
         return path.read_bytes()
 
     def _exists(self, path: Path) -> bool:
@@ -258,19 +363,196 @@ class ReportStore:
                 return row
             if self._exists(report):  # written by heta-framework: no summary sidecar
                 return _header(self._load_report(report))
+            if self._fs is None and columnar.is_columnar(report_dir):
+                return _header(columnar.open_report(report_dir))
         except ReportFormatError as exc:
             warnings.warn(f"skipped a report: {exc}", ReportWarning, stacklevel=3)
         return None
 
 
-def _drop_torn_line(path: Path) -> None:
-    """Cut a last line left unfinished by a killed process, so appended lines start clean."""
-    if not path.is_file():
-        return
-    with open(path, "rb+") as handle:
-        data = handle.read()
-        if data and not data.endswith(b"\n"):
-            handle.truncate(data.rfind(b"\n") + 1)
+class Checkpoint:
+    """One run's open checkpoint: locked, fingerprint-checked, appended without re-reading.
+
+    ``with store.checkpoint(kb, rid, fingerprint=fp) as cp: cp.read(); cp.append(results)``.
+    Lines are written with one ``write`` each batch (the OS keeps them if the process is
+    killed); the file is fsynced when the checkpoint closes.
+    """
+
+    def __init__(
+        self, store: ReportStore, kb: str, report_id: str, fingerprint: str | None
+    ) -> None:
+        self.store, self.kb, self.report_id, self.fingerprint = store, kb, report_id, fingerprint
+        self.path = store.checkpoint_path(kb, report_id)
+        self._fd: int | None = None
+        self._lock: Any = store.lock(kb, report_id)
+        self._entered = False
+
+    def __enter__(self) -> Checkpoint:
+        self._lock.__enter__()
+        self._entered = True
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self) -> None:
+        store, folder = self.store, self.path.parent
+        store._check_owner(folder, self.kb, self.report_id)
+        identity = folder / "checkpoint.json"
+        if store._exists(identity):
+            before = json.loads(store._read(identity)).get("fingerprint")
+            if before and self.fingerprint and before != self.fingerprint:
+                raise CheckpointMismatchError(
+                    f"report {self.report_id!r} was run with other settings (recipe, modes, "
+                    f"evaluators, top_k or query options; fingerprint in {identity}); give this "
+                    "run a new report_id, or delete the old report"
+                )
+        elif self.fingerprint:
+            store._write(identity, json.dumps({"knowledge_base_name": self.kb,
+                                               "report_id": self.report_id,
+                                               "fingerprint": self.fingerprint}))  # fmt: skip
+        if store._fs is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._fd = _open_append(self.path)
+            _cut_torn_tail(self._fd)
+
+    def read(self) -> list[EvaluationCaseResult]:
+        """Case results checkpointed so far (a later line for a case replaces an earlier one)."""
+        return self.store.read_checkpoint(self.kb, self.report_id)
+
+    def append(self, results: Iterable[EvaluationCaseResult]) -> None:
+        """Append finished case results, one JSON line each, in one write."""
+        if self._fd is None or type(self.store).append_cases is not ReportStore.append_cases:
+            self.store.append_cases(self.kb, self.report_id, results)  # remote, or a subclass hook
+            return
+        data = "".join(r.model_dump_json() + "\n" for r in results).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        """Fsync and close the file and release the lock (idempotent)."""
+        fd, self._fd = self._fd, None
+        lock, self._lock = self._lock, None
+        try:
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        finally:
+            if lock is not None and self._entered:
+                lock.__exit__(None, None, None)
+
+
+def parse_checkpoint(data: bytes, path: Path | str) -> list[EvaluationCaseResult]:
+    """Parse ``cases.jsonl`` bytes: a torn last line is ignored, a bad line elsewhere named."""
+    results: dict[tuple[str, str], EvaluationCaseResult] = {}
+    lines = data.split(b"\n")
+    torn = lines.pop()  # b"" when the file ends with a newline; else an unfinished line
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            result = EvaluationCaseResult.model_validate_json(line)
+        except ValueError as exc:
+            raise ValueError(f"{path}, line {number}: corrupt checkpoint record: {exc}") from exc
+        results[(result.case_id, result.query_mode)] = result
+    del torn
+    return list(results.values())
+
+
+def _refuse_symlink(path: Path) -> None:
+    if path.is_symlink():
+        raise UnsafeNameError(
+            f"{path} is a symlink; files inside a report store must be regular files"
+        )
+
+
+def _open_append(path: Path) -> int:
+    """Open ``path`` for appending, refusing a symlink (``O_NOFOLLOW``)."""
+    _refuse_symlink(path)
+    try:
+        return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    except OSError as exc:
+        if path.is_symlink():
+            raise UnsafeNameError(f"{path} is a symlink; refusing to append to it") from exc
+        raise
+
+
+def _cut_torn_tail(fd: int, block: int = 1 << 16) -> None:
+    """Cut a last line left unfinished by a killed process (reads only the file's tail)."""
+    end = os.lseek(fd, 0, os.SEEK_END)
+    position = end
+    while position > 0:
+        start = max(0, position - block)
+        chunk = os.pread(fd, position - start, start)
+        if position == end and chunk.endswith(b"\n"):
+            return
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            os.ftruncate(fd, start + newline + 1)
+            return
+        position = start
+    if end:
+        os.ftruncate(fd, 0)
+
+
+class _LockTable:
+    """Per-process table of held report locks (``flock`` on ``.lock``), re-entrant."""
+
+    def __init__(self) -> None:
+        self._held: dict[Path, list[int]] = {}  # folder -> [fd, depth]
+        self._mutex = threading.Lock()
+
+    @contextlib.contextmanager
+    def hold(self, folder: Path, what: str) -> Iterator[None]:
+        self.acquire(folder, what)
+        try:
+            yield
+        finally:
+            self.release(folder)
+
+    def acquire(self, folder: Path, what: str) -> None:
+        with self._mutex:
+            if folder in self._held:
+                self._held[folder][1] += 1
+                return
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / ".lock"
+            _refuse_symlink(path)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise ReportLockedError(
+                    f"{what} is being written by another process (pid {holder}, lock {path}); "
+                    "wait for it to finish or use another report_id"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            self._held[folder] = [fd, 1]
+
+    def release(self, folder: Path) -> None:
+        with self._mutex:
+            entry = self._held.get(folder)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._held[folder]
+                fcntl.flock(entry[0], fcntl.LOCK_UN)
+                os.close(entry[0])
+
+
+_LOCKS = _LockTable()
 
 
 def _header(report: EvaluationReport) -> dict[str, Any]:

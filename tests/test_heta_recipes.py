@@ -95,7 +95,7 @@ async def test_secrets_in_recipe_metadata_never_reach_reports(tmp_path) -> None:
     recipe = offline_recipe(tmp_path / "objects", api_key="sk-live-123", openai_api_key="sk-2")
     store = ReportStore(tmp_path / "store")
     result = await _ours(heta_jsonl(), recipe, store=store)
-    text = (store.report_dir("kb", result.report.report_id) / "report.json").read_text()
+    text = store.report_path("kb", result.report.report_id).read_text()
     assert "sk-live-123" not in text and "sk-2" not in text
     assert result.report.recipe_manifest["metadata"]["api_key"] == "***redacted***"
     kb_recipe = result.report.knowledge_base_manifest["recipe"]["metadata"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,11 +14,12 @@ from heta_notebook.paths import UnsafeNameError, safe_join, safe_name
 from tests.test_schema import make_report
 
 
-def test_save_uses_the_heta_key_layout_and_loads_back(tmp_path) -> None:
+@pytest.mark.parametrize(("fmt", "file"), [(None, "header.json"), ("heta", "report.json")])
+def test_save_uses_the_heta_key_layout_and_loads_back(tmp_path, fmt, file) -> None:
     store = ReportStore(tmp_path)
     report = make_report()
-    path = store.save(report)
-    assert path == tmp_path / "_heta/knowledge_bases/kb/evaluations/r1/report.json"
+    path = store.save(report, format=fmt)
+    assert path == tmp_path / f"_heta/knowledge_bases/kb/evaluations/r1/{file}"
     loaded = store.load("kb", "r1")
     assert loaded.report_key == "_heta/knowledge_bases/kb/evaluations/r1/report.json"
     assert loaded.model_copy(update={"report_key": None}) == report
@@ -99,7 +99,7 @@ def test_two_processes_saving_at_once_lose_nothing(tmp_path) -> None:
     store = ReportStore(tmp_path)
     assert len(store.list()) == 60
     for rid in store.report_ids("kb"):
-        json.loads((store.report_dir("kb", rid) / "report.json").read_text())
+        assert len(store.load("kb", rid).case_results) == 2
     leftovers = list(tmp_path.rglob("*.tmp"))
     assert leftovers == []
 
@@ -151,5 +151,5 @@ def test_relative_roots_and_shared_file_modes(tmp_path, monkeypatch) -> None:
         path = ReportStore("reports").save(make_report())
     finally:
         os.umask(old)
-    assert path == tmp_path / "reports/_heta/knowledge_bases/kb/evaluations/r1/report.json"
+    assert path == tmp_path / "reports/_heta/knowledge_bases/kb/evaluations/r1/header.json"
     assert path.stat().st_mode & 0o777 == 0o644

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from heta_notebook.evaluators.aggregation import ERROR, SCORED, SKIPPED, status_codes
+from heta_notebook.evaluators.aggregation import ERROR, SCORED, SKIPPED
 from heta_notebook.schema import EvaluationReport
 
 SEPARATOR = " · "
@@ -128,50 +127,33 @@ def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
     """Every score of every report as flat arrays (score code, value, passed, status, ...).
 
     Scores are listed in case-result order; ``per_case`` says how many each result has.
-    A tight single pass (a 10,000-case × 3-mode × 25-score report takes a fraction of a
-    second); skipped/failed scores get NaN values and a status code, as in contract 1.
+    Read from each report's cached frames (``report.frames().score_arrays()``), so a
+    comparison shares the extraction with the card and plots (and a columnar report is
+    read from its columns); skipped/failed scores get NaN values and a status code.
     """
     names: dict[str, int] = {}
-    layouts: dict[tuple[str, ...], list[int]] = {}  # score-name tuple → codes (usually one)
-    cols: dict[str, list[Any]] = {k: [] for k in ("per_case", "score", "raw", "passed", "md")}
+    parts: dict[str, list[Any]] = {k: [] for k in ("per_case", "score", "value", "text",
+                                                   "passed", "status")}  # fmt: skip
     for report in reports.values():
-        for r in report.case_results:
-            scores = r.scores
-            cols["per_case"].append(len(scores))
-            if not scores:
-                continue
-            layout = tuple(map(_NAME, scores))
-            codes = layouts.get(layout)
-            if codes is None:
-                codes = layouts[layout] = [names.setdefault(n, len(names)) for n in layout]
-            cols["score"].extend(codes)
-            cols["raw"].extend(map(_VALUE, scores))
-            cols["passed"].extend(map(_PASSED, scores))
-            cols["md"].extend(map(_METADATA, scores))
-    status = status_codes(cols["md"])
-    value, text = _numbers(cols["raw"])
-    value[status != SCORED] = np.nan
-    passed = np.array(cols["passed"], dtype=object)
-    unjudged = passed == None  # noqa: E711 - elementwise comparison
-    passed[unjudged] = np.nan
-    passed = passed.astype(float)
-    passed[status != SCORED] = np.nan
-    return {"per_case": np.asarray(cols["per_case"], dtype=np.int64),
-            "score": np.asarray(cols["score"], dtype=np.int64), "value": value, "text": text,
-            "passed": passed, "status": status, "names": list(names)}  # fmt: skip
-
-
-_NAME, _VALUE = attrgetter("name"), attrgetter("value")
-_PASSED, _METADATA = attrgetter("passed"), attrgetter("metadata")
-
-
-def _numbers(raw: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Values as floats (bool → 1/0, text → NaN) and a mask of text values."""
-    try:
-        return np.asarray(raw, dtype=float), np.zeros(len(raw), dtype=bool)
-    except (TypeError, ValueError):
-        text = np.array([isinstance(v, str) for v in raw], dtype=bool)
-        return np.array([np.nan if isinstance(v, str) else float(v) for v in raw]), text
+        cols = report.frames().score_arrays()
+        remap = np.asarray([names.setdefault(n, len(names)) for n in cols["names"]], np.int64)
+        status = cols["status"].astype(np.int8)
+        passed = cols["passed"].astype(float)
+        passed[(cols["passed"] == 2) | (status != SCORED)] = np.nan
+        texts = cols["texts"]
+        parts["per_case"].append(np.bincount(cols["rows"], minlength=len(report.case_results)))
+        parts["score"].append(remap[cols["name_codes"]] if len(remap) else np.zeros(0, np.int64))
+        parts["value"].append(cols["values"])
+        parts["text"].append(np.fromiter((t is not None for t in texts), bool, len(texts))
+                             if any(texts) else np.zeros(len(texts), bool))  # fmt: skip
+        parts["passed"].append(passed)
+        parts["status"].append(status)
+    empty = {"per_case": np.int64, "score": np.int64, "value": float, "text": bool,
+             "passed": float, "status": np.int8}  # fmt: skip
+    out = {k: np.concatenate(v) if v else np.zeros(0, empty[k]) for k, v in parts.items()}
+    out["per_case"] = out["per_case"].astype(np.int64)
+    out["score"] = out["score"].astype(np.int64)
+    return {**out, "names": list(names)}
 
 
 def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant], dict[str, Any]]:
@@ -179,26 +161,27 @@ def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant],
     variants: list[Variant] = []
     parts: dict[str, list[Any]] = {k: [] for k in ("case_id", "variant", "failed", "query", "row")}
     for label, report in reports.items():
-        results = report.case_results
-        modes = list(map(_MODE, results))
+        frames = report.frames()  # case columns come from the shared, cached extraction
+        modes = frames.case_column("query_mode").tolist()
         codes = {
             m: len(variants) + i for i, m in enumerate(dict.fromkeys([*report.query_modes, *modes]))
         }
         variants += [Variant(label, m) for m in codes]
         parts["variant"].append(np.fromiter(map(codes.__getitem__, modes), np.int64, len(modes)))
-        parts["case_id"] += map(_CASE_ID, results)
-        parts["query"] += map(_QUERY, results)
-        parts["failed"] += [r.error is not None and r.response is None for r in results]
-        parts["row"].append(np.arange(len(results)))
+        parts["case_id"] += frames.case_column("case_id").tolist()
+        parts["query"] += frames.case_column("query").tolist()
+        failed = ~frames.case_column("has_response")
+        failed &= np.fromiter(
+            (e is not None for e in frames.case_column("error")), bool, len(modes)
+        )
+        parts["failed"] += failed.tolist()
+        parts["row"].append(np.arange(len(modes)))
     table = {"case_id": np.asarray(parts["case_id"], dtype=object),
              "query": np.asarray(parts["query"], dtype=object),
              "failed": np.asarray(parts["failed"], dtype=bool),
              "variant": np.concatenate(parts["variant"]) if parts["variant"] else np.zeros(0, int),
              "row": np.concatenate(parts["row"]) if parts["row"] else np.zeros(0, int)}  # fmt: skip
     return variants, table
-
-
-_MODE, _CASE_ID, _QUERY = attrgetter("query_mode"), attrgetter("case_id"), attrgetter("query")
 
 
 def _text_only(long: dict[str, Any], names: list[str]) -> list[str]:

@@ -164,7 +164,7 @@ class Comparison:
     def frames(self, label: str) -> ReportFrames:
         """The (cached) ``ReportFrames`` of one report, e.g. for its evidence frame."""
         if label not in self._frames:
-            self._frames[label] = ReportFrames(self.reports[label])
+            self._frames[label] = self.reports[label].frames()
         return self._frames[label]
 
     def _copy(self, **changes: Any) -> Comparison:

@@ -1,10 +1,11 @@
 """A report as tidy pandas DataFrames: summary, cases, scores, evidence, retrieved results.
 
-``ReportFrames(report)`` builds each frame lazily on first use and caches it. The scores are
-read once, in C-level ``map`` passes, into numpy columns (no per-row Python or pandas work);
-the long frame, the wide cases frame and (once those columns exist) the summary are all
-built from them, so a 10,000-case × 3-mode × 25-score report turns into frames in about a
-second.
+``report.frames()`` (one ``ReportFrames`` per report, cached on it) builds each frame lazily
+on first use and caches it, so the card, plots, explorer, ``summary()`` and ``compare()``
+share one extraction. A columnar report (``heta_notebook.columnar``) gives its case and
+score columns straight from its Parquet tables, without building records; an in-memory
+report's scores are read once, in C-level ``map`` passes, into the same numpy columns.
+The long frame, the wide cases frame and the summary are all built from them.
 
 Analysis never renders: the card, figures and explorers in ``heta_notebook.display`` read
 these frames and the per-case helpers at the bottom (``case_evidence``, ``case_results``).
@@ -12,6 +13,7 @@ these frames and the per-case helpers at the bottom (``case_evidence``, ``case_r
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -23,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._gc import paused_gc
+from heta_notebook.columnar import ColumnarReport, LazyCaseResults
 from heta_notebook.evaluators import matching
 from heta_notebook.evaluators.aggregation import (
     STATUSES,
@@ -57,6 +60,8 @@ class ReportFrames:
     def __init__(self, report: EvaluationReport) -> None:
         self.report = report
         self._cache: dict[str, Any] = {}
+        source = report.case_results
+        self.columnar = source.columnar if isinstance(source, LazyCaseResults) else None
 
     def _cached(self, key: str, build: Any) -> Any:
         if key not in self._cache:
@@ -102,6 +107,40 @@ class ReportFrames:
 
     def latency(self) -> pd.DataFrame:
         """Per query mode: n, mean, p50, p95, max latency (ms) and the number of query errors."""
+        return self._cached("latency", self._build_latency).copy()
+
+    def case_counts(self) -> dict[str, int]:
+        """``n_cases`` (distinct case ids), ``n_case_results`` and ``n_errors`` (failed queries)."""
+        view = self._view("case_counts")
+        if view is not None:
+            return dict(view)
+        errors = self.case_column("error")
+        return {"n_cases": len(set(self.case_column("case_id").tolist())),
+                "n_case_results": len(errors),
+                "n_errors": int(sum(e is not None for e in errors.tolist()))}  # fmt: skip
+
+    def views(self) -> dict[str, Any]:
+        """The small derived views a columnar header keeps, so a card needs no table reads:
+        summary and latency rows, modes, score names and case counts."""
+        return {"summary_columns": list(SUMMARY_COLUMNS),
+                "summary": _records(self._cached("summary", self._build_summary)),
+                "latency": _records(self.latency()), "modes": self.modes,
+                "score_names": self.score_names, "case_counts": self.case_counts()}  # fmt: skip
+
+    def _view(self, key: str) -> Any:
+        """A view saved in the columnar header (None for in-memory reports or old layouts)."""
+        if self.columnar is None:
+            return None
+        views = self.columnar.header.get("views") or {}
+        if views.get("summary_columns") != list(SUMMARY_COLUMNS):
+            return None
+        return views.get(key)
+
+    def _build_latency(self) -> pd.DataFrame:
+        view = self._view("latency")
+        if view is not None:
+            frame = pd.DataFrame(view)
+            return frame.astype({c: float for c in ("mean", "p50", "p95", "max")})
         cases = pd.DataFrame({name: self.case_column(name)
                               for name in ("query_mode", "latency_ms", "error")})  # fmt: skip
         grouped = cases.groupby("query_mode", sort=False)
@@ -113,10 +152,16 @@ class ReportFrames:
 
     def case_column(self, name: str) -> np.ndarray:
         """One per-case-result column (``case_id``, ``query_mode``, ``query``, ``latency_ms``,
-        ``error``) without building the whole cases frame (cheap on very large reports)."""
-        if "cases" in self._cache:
-            return self._cache["cases"][name].to_numpy()
-        return self._cached(f"col:{name}", lambda: _case_column(self.report.case_results, name))
+        ``error``, ``error_type``, ``answer``, ``n_results``, ``n_scores``) without building
+        the whole cases frame (cheap on very large reports)."""
+        if name not in CASE_TABLE_COLUMNS:
+            raise KeyError(f"unknown case column {name!r}")
+        return self._cached(f"col:{name}", lambda: self._case_column(name))
+
+    def _case_column(self, name: str) -> np.ndarray:
+        if self.columnar is not None:
+            return _columnar_case_column(self.columnar, name)
+        return _case_column(self.report.case_results, name)
 
     def score_column(self, name: str) -> pd.DataFrame:
         """One score for every case result (index = ``row``): value (NaN unless scored),
@@ -128,6 +173,8 @@ class ReportFrames:
         value = np.full(n, np.nan)
         passed = np.full(n, None, dtype=object)
         status = np.full(n, "missing", dtype=object)
+        if self.columnar is not None:
+            self._cached("scores", self._build_scores)
         if "scores" in self._cache:
             long = self._cache["scores"]
             picked = long[long["score"] == name]
@@ -149,8 +196,11 @@ class ReportFrames:
     @property
     def modes(self) -> list[str]:
         """Query modes in report order (then any mode only seen in case results)."""
+        view = self._view("modes")
+        if view is not None:
+            return list(view)
         seen = dict.fromkeys(self.report.query_modes)
-        seen.update(dict.fromkeys(r.query_mode for r in self.report.case_results))
+        seen.update(dict.fromkeys(self.case_column("query_mode").tolist()))
         return list(seen)
 
     @property
@@ -158,13 +208,22 @@ class ReportFrames:
         """Score names in first-seen order (read from the case results, not a cached copy)."""
         if "scores" in self._cache:
             return list(self._cache["scores"]["score"].cat.categories)
+        if self.columnar is not None:
+            view = self._view("score_names")
+            return list(view) if view is not None else list(self._columns()["names"])
         return self._cached("names", lambda: _score_names(self.report.case_results))
 
     # -- builders -------------------------------------------------------------------------
 
     def _build_summary(self) -> pd.DataFrame:
-        if "columns" in self._cache:  # reuse the extracted score columns: no second pass
-            aggregates = _summarize_columns(self.report.case_results, self._columns())
+        view = self._view("summary")
+        if view is not None:  # saved with the columnar header: no score reads, no stats
+            frame = pd.DataFrame(view, columns=list(SUMMARY_COLUMNS))
+            for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
+                frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+            return frame
+        if "columns" in self._cache or self.columnar is not None:  # one extraction, reused
+            aggregates = _summarize_columns(self._case_modes(), self._failed(), self._columns())
         else:  # a card only needs the summary: one pass in the evaluators, no long frame
             aggregates = list(summarize(self.report.case_results).values())
         rows = []
@@ -178,14 +237,31 @@ class ReportFrames:
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
         return frame.reset_index(drop=True)
 
+    def score_arrays(self) -> dict[str, Any]:
+        """Every score as flat numpy columns (``rows``, ``names``, ``name_codes``, ``values``
+        (NaN unless scored), ``texts``, ``passed`` (0/1, 2 = unjudged), ``status`` (0 scored,
+        1 skipped, 2 error), ``reason``, ``metadata``): the one extraction others reuse."""
+        return self._columns()
+
     def _columns(self) -> dict[str, Any]:
+        if self.columnar is not None:
+            return self._cached("columns", lambda: _columnar_scores(self.columnar))
         return self._cached("columns", lambda: _extract_scores(self.report.case_results))
 
+    def _case_modes(self) -> np.ndarray:
+        return self.case_column("query_mode")
+
+    def _failed(self) -> Counter:
+        """Per mode, case results that failed before any score (they count as errors)."""
+        failed = _not_none(self.case_column("error")) & (self.case_column("n_scores") == 0)
+        return Counter(self._case_modes()[failed].tolist())
+
     def _build_scores(self) -> pd.DataFrame:
-        return _scores_frame(self.report.case_results, self._columns())
+        return _scores_frame(self.case_column("case_id"), self._case_modes(), self._columns())
 
     def _build_cases(self) -> pd.DataFrame:
-        base = _case_base(self.report.case_results)
+        base = pd.DataFrame({"row": np.arange(len(self.report.case_results)),
+                             **{c: self.case_column(c) for c in CASE_COLUMNS[1:]}})  # fmt: skip
         long = self._cached("scores", self._build_scores)
         names = list(long["score"].cat.categories)
         for name, column in _wide_scores(long, len(base), names).items():
@@ -222,6 +298,18 @@ class ReportFrames:
 # --------------------------------------------------------------------------- frame helpers
 
 
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (numpy scalars as Python values, NaN as None)."""
+    out = []
+    for row in frame.to_dict("records"):
+        clean = {}
+        for key, value in row.items():
+            value = value.item() if isinstance(value, np.generic) else value
+            clean[key] = None if isinstance(value, float) and not np.isfinite(value) else value
+        out.append(clean)
+    return out
+
+
 def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFrame:
     mode_rank = {m: i for i, m in enumerate(modes)}
     name_rank = {n: i for i, n in enumerate(names)}
@@ -230,38 +318,105 @@ def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFr
     return frame.iloc[np.argsort(keys.to_numpy(), kind="stable")]
 
 
-def _case_base(case_results: Sequence[EvaluationCaseResult]) -> pd.DataFrame:
-    n = len(case_results)
-    case_id, mode, query, latency = [None] * n, [None] * n, [None] * n, [np.nan] * n
-    error, error_type, answer, n_results = [None] * n, [None] * n, [None] * n, [0] * n
-    for i, r in enumerate(case_results):
-        case_id[i], mode[i], query[i] = r.case_id, r.query_mode, r.query
-        if r.latency_ms is not None:
-            latency[i] = r.latency_ms
-        if r.error is not None:
-            error[i], error_type[i] = r.error.message, r.error.error_type
-        if r.response is not None:
-            answer[i], n_results[i] = r.response.answer, len(r.response.results)
-    return pd.DataFrame({"row": np.arange(n), "case_id": case_id, "query_mode": mode,
-                         "query": query, "latency_ms": np.asarray(latency, dtype=float),
-                         "error": error, "error_type": error_type, "answer": answer,
-                         "n_results": np.asarray(n_results, dtype=np.int64)})  # fmt: skip
-
-
 def _score_names(case_results: Sequence[EvaluationCaseResult]) -> list[str]:
     return list(dict.fromkeys(s.name for r in case_results for s in r.scores))
 
 
+CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores", "has_response")
+
+
 def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
+    """One case column read from records (the in-memory path)."""
     if name == "latency_ms":
         return np.asarray([np.nan if r.latency_ms is None else r.latency_ms for r in case_results],
                           dtype=float)  # fmt: skip
-    if name == "error":
-        return np.asarray([None if r.error is None else r.error.message for r in case_results],
-                          dtype=object)  # fmt: skip
-    if name not in {"case_id", "query_mode", "query"}:
-        raise KeyError(f"unknown case column {name!r}")
-    return np.asarray([getattr(r, name) for r in case_results], dtype=object)
+    if name in {"error", "error_type"}:
+        attr = "message" if name == "error" else "error_type"
+        return _objects(None if r.error is None else getattr(r.error, attr) for r in case_results)
+    if name == "answer":
+        return _objects(None if r.response is None else r.response.answer for r in case_results)
+    if name == "has_response":
+        return np.fromiter((r.response is not None for r in case_results), bool, len(case_results))
+    if name in {"n_results", "n_scores"}:
+        return np.asarray([len(r.response.results) if r.response is not None else 0
+                           for r in case_results] if name == "n_results"
+                          else [len(r.scores) for r in case_results], dtype=np.int64)  # fmt: skip
+    return _objects(getattr(r, name) for r in case_results)
+
+
+def _objects(values: Any) -> np.ndarray:
+    items = list(values)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _not_none(values: np.ndarray) -> np.ndarray:
+    return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+
+
+_COLUMNAR_CASE_SOURCE = {"error": "error", "error_type": "error_type", "answer": "answer"}
+
+
+def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
+    """One case column straight from ``cases.parquet`` (nulls as None / NaN)."""
+    if name in {"n_results", "n_scores"}:
+        return columnar.numpy("cases", name).astype(np.int64)
+    if name == "latency_ms":
+        return columnar.numpy("cases", name).astype(float)
+    if name == "has_response":
+        return columnar.numpy("cases", name).astype(bool)
+    return columnar.numpy("cases", name)
+
+
+def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
+    """The columns ``_extract_scores`` makes, read from ``scores.parquet`` (no records).
+
+    Score metadata is parsed only for distinct JSON strings (Parquet keeps them
+    dictionary-encoded), so repeated metadata costs one parse.
+    """
+    rows = columnar.numpy("scores", "row").astype(np.int64)
+    names = columnar.column("scores", "name").combine_chunks().dictionary_encode()
+    kinds = columnar.numpy("scores", "kind")
+    values = columnar.numpy("scores", "value").astype(float)
+    text_column = columnar.numpy("scores", "text")
+    texts: list[str | None] = text_column.tolist() if (kinds == 2).any() else [None] * len(rows)
+    passed_arrow = columnar.column("scores", "passed").combine_chunks()
+    passed = np.where(passed_arrow.is_null().to_numpy(zero_copy_only=False), 2,
+                      passed_arrow.fill_null(False).to_numpy(zero_copy_only=False)).astype(np.int8)  # fmt: skip
+    status_arrow = columnar.column("scores", "status").combine_chunks().dictionary_encode()
+    status_names = status_arrow.dictionary.to_pylist()
+    lookup = np.asarray([_STATUSES.index(s) for s in status_names], dtype=np.int8)
+    status = lookup[status_arrow.indices.to_numpy()] if len(status_names) else np.zeros(0, np.int8)
+    values[status != 0] = np.nan
+    return _LazyColumns(columnar, {
+        "rows": rows, "names": names.dictionary.to_pylist(),
+        "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+        "values": values, "texts": texts, "passed": passed, "status": status,
+    })  # fmt: skip
+
+
+class _LazyColumns(dict):
+    """Score columns whose ``reason`` and ``metadata`` are read only when first used (the
+    long scores frame needs them; summaries and comparisons do not)."""
+
+    def __init__(self, columnar: ColumnarReport, columns: dict[str, Any]) -> None:
+        super().__init__(columns)
+        self._columnar = columnar
+
+    def __missing__(self, key: str) -> Any:
+        if key == "reason":
+            value = self._columnar.numpy("scores", "reason")
+        elif key == "metadata":
+            md = self._columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
+            parsed = np.empty(len(md.dictionary) + 1, dtype=object)
+            parsed[:-1] = [json.loads(t) for t in md.dictionary.to_pylist()]
+            parsed[-1] = {}
+            value = parsed[md.indices.fill_null(len(md.dictionary)).to_numpy(zero_copy_only=False)]
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value
 
 
 _STATUSES = STATUSES
@@ -322,12 +477,11 @@ def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, A
             "metadata": metadata}  # fmt: skip
 
 
-def _scores_frame(case_results: Sequence[EvaluationCaseResult], cols: dict) -> pd.DataFrame:
+def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd.DataFrame:
     rows = cols["rows"]
-    case_id = np.asarray([r.case_id for r in case_results], dtype=object)
-    modes = list(dict.fromkeys(r.query_mode for r in case_results))
+    modes = list(dict.fromkeys(case_modes.tolist()))
     mode_code = {m: i for i, m in enumerate(modes)}
-    codes = np.asarray([mode_code[r.query_mode] for r in case_results], dtype=np.int64)
+    codes = np.fromiter(map(mode_code.__getitem__, case_modes), np.int64, len(case_modes))
     return pd.DataFrame({
         "row": rows,
         "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
@@ -343,15 +497,15 @@ def _scores_frame(case_results: Sequence[EvaluationCaseResult], cols: dict) -> p
 
 
 def _summarize_columns(
-    case_results: Sequence[EvaluationCaseResult], cols: dict[str, Any]
+    mode_of_case: np.ndarray, failed: Counter, cols: dict[str, Any]
 ) -> list[ScoreAggregate]:
     """``aggregation.summarize`` from the extracted columns: ``grouped_stats`` over the same
-    groups in the same order, so the numbers are identical."""
-    modes = list(dict.fromkeys(r.query_mode for r in case_results))
+    groups in the same order, so the numbers are identical. ``failed`` counts, per mode, case
+    results that failed before any score."""
+    modes = list(dict.fromkeys(mode_of_case.tolist()))
     mode_code = {m: i for i, m in enumerate(modes)}
-    case_modes = np.fromiter(map(mode_code.__getitem__, map(attrgetter("query_mode"), case_results)),
-                             dtype=np.int64, count=len(case_results))  # fmt: skip
-    failed = Counter(r.query_mode for r in case_results if r.error is not None and not r.scores)
+    case_modes = np.fromiter(map(mode_code.__getitem__, mode_of_case), dtype=np.int64,
+                             count=len(mode_of_case))  # fmt: skip
     names, width = cols["names"], max(len(cols["names"]), 1)
     keys = case_modes[cols["rows"]] * width + cols["name_codes"]
     present, groups = np.unique(keys, return_inverse=True)

@@ -79,8 +79,8 @@ def _header(report: EvaluationReport) -> Markup:
 
 def _facts(report: EvaluationReport, frames: Any) -> Markup:
     b = report.benchmark
-    n_cases = len({r.case_id for r in report.case_results})
-    n_errors = sum(1 for r in report.case_results if r.error is not None)
+    counts = frames.case_counts()
+    n_cases, n_errors = counts["n_cases"], counts["n_errors"]
     colors = color_map(frames.modes)
     modes = join(
         [join([tag("span", class_="hn-swatch", style=f"background:{colors[m]}"), m, " "])
@@ -91,7 +91,7 @@ def _facts(report: EvaluationReport, frames: Any) -> Markup:
         ("knowledge base", report.knowledge_base_name),
         ("recipe", _manifest_summary(report.recipe_manifest)),
         ("modes", modes or "–"),
-        ("cases", f"{fmt_int(n_cases)} ({fmt_int(len(report.case_results))} case × mode)"),
+        ("cases", f"{fmt_int(n_cases)} ({fmt_int(counts['n_case_results'])} case × mode)"),
         ("query errors", badge(fmt_int(n_errors), "bad" if n_errors else "ok")),
         ("run time", _run_time(report)),
         ("finished", report.finished_at[:19].replace("T", " ")),

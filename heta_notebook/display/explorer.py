@@ -270,11 +270,11 @@ class ReportExplorer(StaticFallback):
         return rows[np.argsort(keys, kind="stable")]
 
     def _row_info(self, row: int) -> dict[str, Any]:
-        r = self.report.case_results[row]
+        column = self.frames.case_column  # list rows come from the frames: no records built
         values = self._sort_values()
         value = None if values is None or np.isnan(values[row]) else float(values[row])
-        return {"row": row, "case_id": r.case_id, "query_mode": r.query_mode, "query": r.query,
-                "value": value, "error": r.error.message if r.error else None}  # fmt: skip
+        return {"row": row, "case_id": column("case_id")[row], "query_mode": column("query_mode")[row],
+                "query": column("query")[row], "value": value, "error": column("error")[row]}  # fmt: skip
 
     # -- the widget (state synced both ways) ---------------------------------------------------
 

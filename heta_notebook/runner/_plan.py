@@ -69,7 +69,25 @@ class RunSpec:
 
 
 async def run_spec(spec: RunSpec) -> EvaluationReport:
-    """Execute ``spec`` (resuming from its checkpoint) and return the persisted report."""
+    """Execute ``spec`` (resuming from its checkpoint) and return the persisted report.
+
+    With a store, the run holds the report id's checkpoint (its lock and fingerprint) from
+    reading what is done to saving the report, so two processes never mix one report.
+    """
+    persist = spec.store is not None and spec.config.persist_report
+    if persist and hasattr(spec.store, "checkpoint"):
+        with spec.store.checkpoint(
+            spec.knowledge_base_name, spec.report_id, fingerprint=spec.metadata.get("fingerprint")
+        ) as checkpoint:
+            report = await _run_spec(spec, checkpoint)
+    else:
+        report = await _run_spec(spec, None)
+    if report.is_partial:
+        warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=3)
+    return report
+
+
+async def _run_spec(spec: RunSpec, checkpoint: Any) -> EvaluationReport:
     started_at, clock = utc_now(), time.perf_counter()
     persist = spec.store is not None and spec.config.persist_report
     finished = _finished_results(spec) if persist else {}
@@ -78,7 +96,9 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
         total=_total(spec), initial=_total(spec) - pending, desc=spec.label, enabled=spec.progress
     )
     sink = (
-        CheckpointSink(spec.store, spec.knowledge_base_name, spec.report_id, spec.config)
+        CheckpointSink(
+            spec.store, spec.knowledge_base_name, spec.report_id, spec.config, checkpoint
+        )
         if persist
         else None
     )
@@ -100,8 +120,6 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
         report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
     if persist:
         spec.store.save(report)
-    if report.is_partial:
-        warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=3)
     return report
 
 

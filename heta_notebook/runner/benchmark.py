@@ -177,7 +177,7 @@ def recipe_result(
     """What the run of ``job`` returns: its report, KBs and where the report was saved."""
     path = None
     if job.store is not None and job.config.persist_report:
-        path = job.store.report_dir(job.kb_name, spec.report_id) / "report.json"
+        path = job.store.report_path(job.kb_name, spec.report_id)
     return BenchmarkRunResult(report=report, knowledge_bases=kbs, report_path=path, label=job.label)
 
 

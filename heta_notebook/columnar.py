@@ -1,0 +1,702 @@
+"""The columnar report format: a JSON header plus four Parquet tables, opened lazily.
+
+Why Parquet (and not Arrow IPC): Parquet's dictionary and run-length encodings plus zstd
+make a report about a tenth of its JSON (repeated source keys, score names, statuses and
+query modes cost almost nothing), every column chunk can be read on its own (a card reads
+four score columns, never the retrieved texts), and pandas, polars and DuckDB read the
+tables directly. Arrow IPC maps into memory faster but stores 3-5x more bytes.
+
+Layout of one report folder (beside heta-framework's ``report.json`` key)::
+
+    header.json      ids, manifests, timestamps, summary, schema_version, row counts,
+                     generation (a random token every table carries: a mixed or torn
+                     save is detected instead of read)
+    cases.parquet    one row per case result: case_id, query, query_mode, latency_ms,
+                     error, answer, response (citations/trace/metadata as JSON), metadata
+    results.parquet  one row per retrieved result: row (case result), rank, id, text
+                     (index into texts), score, kind, source, metadata
+    texts.parquet    each distinct chunk/document text once per report
+    scores.parquet   one row per score: row, name, value, text value, kind, passed,
+                     status, reason, metadata (JSON)
+
+Every table has an ``extra`` JSON column for fields the schema does not know (newer
+writers), so a report round-trips losslessly. ``report.case_results`` of an opened report
+is a :class:`LazyCaseResults`: records are materialised on access from the row groups
+that hold them. Non-finite numbers: see ``schema.EvaluationScore`` (refused in scores;
+written as null elsewhere), so a saved report always loads back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import secrets
+import tempfile
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from operator import attrgetter
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic_core import to_json
+
+from heta_notebook.schema import (
+    REASON_KEYS,
+    EvaluationCaseResult,
+    EvaluationReport,
+    EvaluationScore,
+    QueryResult,
+    check_schema_version,
+)
+
+FORMAT = "heta-notebook-columnar"
+FORMAT_VERSION = 1
+HEADER = "header.json"
+TABLES = ("cases", "results", "texts", "scores")
+CASES_PER_GROUP = 1000  # case results per Parquet row group: the unit of lazy reads
+TEXTS_PER_GROUP = 8192  # texts per row group: one record reads only the groups it needs
+_COMPRESSION = "zstd"
+
+CASES_SCHEMA = pa.schema([
+    ("case_id", pa.string()), ("query", pa.string()), ("query_mode", pa.string()),
+    ("latency_ms", pa.float64()), ("error", pa.string()), ("error_type", pa.string()),
+    ("error_json", pa.string()), ("has_response", pa.bool_()), ("response_mode", pa.string()),
+    ("answer", pa.string()), ("response_json", pa.string()), ("n_results", pa.int32()),
+    ("n_scores", pa.int32()), ("metadata", pa.string()), ("extra", pa.string()),
+])  # fmt: skip
+RESULTS_SCHEMA = pa.schema([
+    ("row", pa.int32()), ("rank", pa.int32()), ("id", pa.string()), ("text", pa.int32()),
+    ("score", pa.float64()), ("kind", pa.string()), ("source", pa.string()),
+    ("metadata", pa.string()), ("extra", pa.string()),
+])  # fmt: skip
+TEXTS_SCHEMA = pa.schema([("text", pa.large_string())])
+SCORES_SCHEMA = pa.schema([
+    ("row", pa.int32()), ("name", pa.string()), ("value", pa.float64()), ("text", pa.string()),
+    ("kind", pa.int8()), ("passed", pa.bool_()), ("status", pa.string()), ("reason", pa.string()),
+    ("metadata", pa.string()), ("extra", pa.string()),
+])  # fmt: skip
+SCHEMAS = {"cases": CASES_SCHEMA, "results": RESULTS_SCHEMA, "texts": TEXTS_SCHEMA,
+           "scores": SCORES_SCHEMA}  # fmt: skip
+FLOAT, BOOL, TEXT = 0, 1, 2  # scores.kind: how ``value`` was typed
+
+
+_ID, _TEXT, _SCORE, _KIND = (attrgetter(a) for a in ("id", "text", "score", "kind"))
+_SOURCE, _METADATA, _EXTRA = (attrgetter(a) for a in ("source", "metadata", "__pydantic_extra__"))
+_NAME, _VALUE, _PASSED = (attrgetter(a) for a in ("name", "value", "passed"))
+_FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
+
+
+class CorruptReportError(ValueError):
+    """A columnar report file is missing, truncated, corrupt or from another save."""
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _json(value: Any) -> str | None:
+    """Compact JSON of a dict/list (None when empty); NaN/inf inside become null."""
+    if not value:
+        return None
+    return to_json(value, inf_nan_mode="null").decode("utf-8")
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+class TableWriter:
+    """Collects rows of one report's tables and writes them as Parquet, texts deduplicated.
+
+    ``add(result)`` takes one ``EvaluationCaseResult``; bench scripts may also call the
+    ``add_*_columns`` methods with ready columns. ``finish()`` writes the header last.
+    """
+
+    def __init__(self, folder: Path, cases_per_group: int = CASES_PER_GROUP) -> None:
+        self.folder = folder
+        self.cases_per_group = cases_per_group
+        self.generation = secrets.token_hex(8)
+        self.rows = 0
+        self._text_ids: dict[str, int] = {}
+        self._texts: list[str] = []
+        self._buffers: dict[str, dict[str, list]] = {
+            name: {f: [] for f in SCHEMAS[name].names} for name in TABLES if name != "texts"
+        }
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._tmp: dict[str, str] = {}
+        self._buffered = 0
+
+    def text_id(self, text: str) -> int:
+        """The index of ``text`` in the texts table (added once)."""
+        found = self._text_ids.get(text)
+        if found is None:
+            found = self._text_ids[text] = len(self._texts)
+            self._texts.append(text)
+        return found
+
+    def add(self, result: EvaluationCaseResult) -> None:
+        """Append one case result to the cases, results and scores columns."""
+        row, cases = self.rows, self._buffers["cases"]
+        response, error = result.response, result.error
+        results = response.results if response is not None else ()
+        cases["case_id"].append(result.case_id)
+        cases["query"].append(result.query)
+        cases["query_mode"].append(result.query_mode)
+        cases["latency_ms"].append(_finite(result.latency_ms))
+        cases["error"].append(None if error is None else error.message)
+        cases["error_type"].append(None if error is None else error.error_type)
+        cases["error_json"].append(None if error is None else error.model_dump_json())
+        cases["has_response"].append(response is not None)
+        cases["response_mode"].append(None if response is None else response.mode)
+        cases["answer"].append(None if response is None else response.answer)
+        rest = None
+        if response is not None:
+            rest = response.model_dump(mode="json", exclude={"mode", "results", "answer"})
+            rest = {k: v for k, v in rest.items() if v not in ({}, [], None)}
+        cases["response_json"].append(_json(rest))
+        cases["n_results"].append(len(results))
+        cases["n_scores"].append(len(result.scores))
+        cases["metadata"].append(_json(result.metadata))
+        cases["extra"].append(_json(result.model_extra))
+        self._add_results(row, results)
+        self._add_scores(row, result.scores)
+        self.rows += 1
+        self._buffered += 1
+        if self._buffered >= self.cases_per_group:
+            self.flush()
+
+    def _add_results(self, row: int, results: Sequence[Any]) -> None:
+        """Columns of one case's retrieved results, read in C-level ``map`` passes."""
+        if not results:
+            return
+        out, n = self._buffers["results"], len(results)
+        out["row"].extend([row] * n)
+        out["rank"].extend(range(1, n + 1))
+        out["id"].extend(map(_ID, results))
+        out["text"].extend(map(self.text_id, map(_TEXT, results)))
+        out["score"].extend(map(_finite, map(_SCORE, results)))
+        out["kind"].extend(map(_KIND, results))
+        out["source"].extend(map(_json, map(_SOURCE, results)))
+        out["metadata"].extend(map(_json, map(_METADATA, results)))
+        out["extra"].extend(map(_json, map(_EXTRA, results)))
+
+    def _add_scores(self, row: int, scores: Sequence[EvaluationScore]) -> None:
+        """Columns of one case's scores; status and reason looked at only for flagged ones."""
+        if not scores:
+            return
+        out, n = self._buffers["scores"], len(scores)
+        values = list(map(_VALUE, scores))
+        mds = list(map(_METADATA, scores))
+        out["row"].extend([row] * n)
+        out["name"].extend(map(_NAME, scores))
+        out["value"].extend([None if isinstance(v, str) else float(v) for v in values])
+        out["text"].extend([v if isinstance(v, str) else None for v in values])
+        out["kind"].extend([TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT
+                            for v in values])  # fmt: skip
+        out["passed"].extend(map(_PASSED, scores))
+        flagged = [bool(md) and not _FLAG_KEYS.isdisjoint(md) for md in mds]
+        out["status"].extend(
+            [s.status if f else "scored" for s, f in zip(scores, flagged, strict=True)]
+        )
+        out["reason"].extend(
+            [_reason(s) if f else None for s, f in zip(scores, flagged, strict=True)]
+        )
+        out["metadata"].extend(map(_json, mds))
+        out["extra"].extend(map(_json, map(_EXTRA, scores)))
+
+    def add_group(self, tables: dict[str, pa.Table]) -> None:
+        """Write ready ``cases``/``results``/``scores`` tables of the next case results as one
+        row group (bulk writers, e.g. bench); ``row`` columns count from this writer's rows."""
+        self.flush()
+        for name in ("cases", "results", "scores"):
+            if len(tables[name]):
+                self._write(name, tables[name].select(SCHEMAS[name].names).cast(SCHEMAS[name]))
+        self.rows += len(tables["cases"])
+
+    def flush(self) -> None:
+        """Write buffered rows as one row group per table."""
+        for name, buffer in self._buffers.items():
+            if name != "cases" and not buffer["row"]:
+                continue
+            if name == "cases" and not buffer["case_id"]:
+                continue
+            self._write(name, pa.table(buffer, schema=SCHEMAS[name]))
+            for column in buffer.values():
+                column.clear()
+        self._buffered = 0
+
+    def _write(self, name: str, table: pa.Table) -> None:
+        if name not in self._writers:
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")
+            os.close(fd)
+            os.chmod(tmp, 0o666 & ~_umask())  # like every other file of a (shared) store
+            self._tmp[name] = tmp
+            self._writers[name] = pq.ParquetWriter(
+                tmp, SCHEMAS[name].with_metadata({"generation": self.generation}),
+                compression=_COMPRESSION, use_dictionary=True,
+            )  # fmt: skip
+        size = TEXTS_PER_GROUP if name == "texts" else max(len(table), 1)
+        self._writers[name].write_table(table, row_group_size=size)
+
+    def finish(self, header: dict[str, Any]) -> None:
+        """Write the texts, close every table, rename them into place, then the header."""
+        self.flush()
+        texts = pa.table({"text": pa.array(self._texts, pa.large_string())})
+        self._write("texts", texts)
+        for name in TABLES:  # empty reports still get every table
+            if name not in self._writers:
+                self._write(name, SCHEMAS[name].empty_table())
+        try:
+            for writer in self._writers.values():
+                writer.close()
+            for name, tmp in self._tmp.items():
+                _fsync_file(tmp)
+                os.replace(tmp, self.folder / f"{name}.parquet")
+        except BaseException:
+            self.abort()
+            raise
+        full = {**header, "format": FORMAT, "format_version": FORMAT_VERSION,
+                "generation": self.generation, "n_case_results": self.rows,
+                "n_texts": len(self._texts)}  # fmt: skip
+        from heta_notebook.paths import atomic_write_text
+
+        atomic_write_text(self.folder / HEADER, json.dumps(full, indent=1, allow_nan=False))
+
+    def abort(self) -> None:
+        """Drop the temporary files of an unfinished write."""
+        for writer in self._writers.values():
+            with contextlib.suppress(Exception):  # cleaning up after a failure
+                writer.close()
+        for tmp in self._tmp.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _reason(score: Any) -> str | None:
+    """What a table shows as a score's reason: the error message, the skip reason, or the
+    judge's reason (the same rule as ``analysis.frames``)."""
+    md = score.metadata
+    if md.get("error"):
+        error = md["error"]
+        return str(error.get("message") if isinstance(error, dict) else error)
+    if md.get("skipped"):
+        reason = md.get("skip_reason")
+        return None if reason is None else str(reason)
+    return score.reason
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def report_header(report: EvaluationReport) -> dict[str, Any]:
+    """Every field of ``report`` except its case results, JSON-ready (unknown fields kept)."""
+    header = report.model_dump(mode="json", exclude={"case_results"})
+    header["score_summary"] = {
+        k: v for k, v in header.get("score_summary", {}).items() if v is not None
+    }
+    return header
+
+
+def write_report(
+    folder: Path, report: EvaluationReport, *, cases_per_group: int = CASES_PER_GROUP
+) -> None:
+    """Write ``report`` in the columnar layout into ``folder`` (tables first, header last)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    writer = TableWriter(folder, cases_per_group)
+    try:
+        source = report.case_results
+        if isinstance(source, LazyCaseResults):
+            source = source.iter_batches()
+        for result in source:
+            writer.add(result)
+        writer.finish({**report_header(report), "views": report.frames().views()})
+    except BaseException:
+        writer.abort()
+        raise
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class ColumnarReport:
+    """An opened columnar report folder: its header and Parquet tables, read column by column.
+
+    Columns read once are kept, so frames, the card and the explorer share one read.
+    Any missing, truncated or foreign table raises :class:`CorruptReportError` naming it.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], header: dict[str, Any] | None = None):
+        self.folder = Path(folder)
+        self.header = header if header is not None else read_header(self.folder)
+        self.n_rows = int(self.header["n_case_results"])
+        self._files: dict[str, pq.ParquetFile] = {}
+        self._columns: dict[tuple[str, str], pa.ChunkedArray] = {}
+        self._group_starts: dict[str, np.ndarray] = {}
+        self._recent_groups: OrderedDict[tuple[str, int, int], pa.Table] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"ColumnarReport({str(self.folder)!r}, rows={self.n_rows})"
+
+    def path(self, table: str) -> Path:
+        """The Parquet file of ``table``."""
+        return self.folder / f"{table}.parquet"
+
+    def file(self, table: str) -> pq.ParquetFile:
+        """The opened Parquet file of ``table`` (footer checked against the header)."""
+        if table not in self._files:
+            path = self.path(table)
+            _refuse_symlink(path)
+            try:
+                handle = pq.ParquetFile(path)
+            except FileNotFoundError:
+                raise CorruptReportError(f"{path}: missing table of the report") from None
+            except (OSError, pa.ArrowException) as exc:
+                raise CorruptReportError(
+                    f"{path}: corrupt or truncated Parquet file: {exc}"
+                ) from exc
+            meta = handle.schema_arrow.metadata or {}
+            if meta.get(b"generation", b"").decode() != self.header.get("generation"):
+                raise CorruptReportError(
+                    f"{path}: belongs to another save of this report than {HEADER} "
+                    "(an interrupted save?); save the report again"
+                )
+            expected = {"cases": self.n_rows, "texts": self.header.get("n_texts")}.get(table)
+            if expected is not None and handle.metadata.num_rows != expected:
+                raise CorruptReportError(
+                    f"{path}: has {handle.metadata.num_rows} rows, header says {expected}"
+                )
+            self._files[table] = handle
+        return self._files[table]
+
+    def column(self, table: str, name: str) -> pa.ChunkedArray:
+        """One whole column of one table (read once, then cached)."""
+        key = (table, name)
+        if key not in self._columns:
+            handle = self.file(table)
+            try:
+                read = handle.read(columns=[name], use_threads=False)
+            except (OSError, pa.ArrowException) as exc:
+                raise CorruptReportError(
+                    f"{self.path(table)}: cannot read column {name!r}: {exc}"
+                ) from exc
+            self._columns[key] = read.column(0)
+        return self._columns[key]
+
+    def numpy(self, table: str, name: str) -> np.ndarray:
+        """A column as numpy (object arrays for text, NaN for null numbers)."""
+        column = self.column(table, name)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+        if pa.types.is_boolean(column.type):
+            return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+        if column.null_count and pa.types.is_integer(column.type):
+            return column.to_numpy(zero_copy_only=False).astype(float)
+        return column.to_numpy(zero_copy_only=False)
+
+    def row_range(self, table: str, start: int, stop: int) -> tuple[pa.Table, int]:
+        """The row groups of ``table`` that hold case results ``start:stop``, and the first
+        case row of the first of them (reads only those groups)."""
+        handle = self.file(table)
+        starts = self._group_start_rows(table)
+        if not len(starts):
+            return SCHEMAS[table].empty_table(), 0
+        lo = max(int(np.searchsorted(starts, start, side="right")) - 1, 0)
+        hi = max(int(np.searchsorted(starts, stop - 1, side="right")) - 1, lo)
+        key = (table, lo, hi)
+        data = self._recent_groups.get(key)
+        if data is None:
+            try:
+                data = handle.read_row_groups(list(range(lo, hi + 1)), use_threads=False)
+            except (OSError, pa.ArrowException) as exc:
+                raise CorruptReportError(
+                    f"{self.path(table)}: cannot read row group: {exc}"
+                ) from exc
+            self._recent_groups[key] = data
+            if len(self._recent_groups) > 6:  # a page of records reads a group once
+                self._recent_groups.popitem(last=False)
+        return data, int(starts[lo])
+
+    def _group_start_rows(self, table: str) -> np.ndarray:
+        """The first case row of each row group (cases: cumulative counts; others: ``row``)."""
+        if table not in self._group_starts:
+            meta = self.file(table).metadata
+            if table == "cases":
+                sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+                starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if sizes else np.zeros(0)
+            else:
+                index = self.file(table).schema_arrow.get_field_index("row")
+                starts = np.asarray(
+                    [_min_stat(meta.row_group(i).column(index)) for i in range(meta.num_row_groups)]
+                )
+            self._group_starts[table] = np.asarray(starts, dtype=np.int64)
+        return self._group_starts[table]
+
+    def texts(self) -> pa.ChunkedArray:
+        """The texts table's one column (each distinct text once)."""
+        return self.column("texts", "text")
+
+    def texts_of(self, ids: list[int]) -> dict[int, str]:
+        """Texts by id, reading only the row groups that hold them (all, once cached)."""
+        if ("texts", "text") in self._columns or not ids:
+            column = self.texts()
+            return dict(zip(ids, column.take(pa.array(ids, pa.int64())).to_pylist(), strict=True))
+        handle, out = self.file("texts"), {}
+        sizes = [
+            handle.metadata.row_group(i).num_rows for i in range(handle.metadata.num_row_groups)
+        ]
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        wanted = np.asarray(ids, dtype=np.int64)
+        groups = np.searchsorted(starts, wanted, side="right") - 1
+        for group in np.unique(groups).tolist():
+            key = ("texts", group, group)
+            data = self._recent_groups.get(key)
+            if data is None:
+                try:
+                    data = handle.read_row_group(group, use_threads=False).column(0)
+                except (OSError, pa.ArrowException) as exc:
+                    raise CorruptReportError(
+                        f"{self.path('texts')}: cannot read row group: {exc}"
+                    ) from exc
+                self._recent_groups[key] = data
+                if len(self._recent_groups) > 12:
+                    self._recent_groups.popitem(last=False)
+            picked = wanted[groups == group]
+            values = data.take(pa.array(picked - starts[group], pa.int64())).to_pylist()
+            out.update(zip(picked.tolist(), values, strict=True))
+        return out
+
+
+def _min_stat(column_meta: Any) -> int:
+    stats = column_meta.statistics
+    return int(stats.min) if stats is not None and stats.has_min_max else 0
+
+
+def _refuse_symlink(path: Path) -> None:
+    if path.is_symlink():
+        from heta_notebook.paths import UnsafeNameError
+
+        raise UnsafeNameError(
+            f"{path} is a symlink; files inside a report store must be real files"
+        )
+
+
+def read_header(folder: Path) -> dict[str, Any]:
+    """The header of a columnar report, checked (format, version, schema_version)."""
+    path = folder / HEADER
+    _refuse_symlink(path)
+    try:
+        header = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no columnar report at {folder} ({HEADER} is missing)") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorruptReportError(f"{path}: corrupt report header: {exc}") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise CorruptReportError(f"{path}: not a {FORMAT} header")
+    version = header.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CorruptReportError(
+            f"{path}: columnar format version {version!r} is newer than this heta-notebook "
+            f"reads ({FORMAT_VERSION}); upgrade heta-notebook"
+        )
+    check_schema_version(header.get("schema_version"), where=str(path))
+    for key in ("n_case_results", "generation"):
+        if key not in header:
+            raise CorruptReportError(f"{path}: header has no {key!r}")
+    return header
+
+
+def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
+    """Open a columnar report: the header now, case results lazily (``LazyCaseResults``)."""
+    columnar = ColumnarReport(folder)
+    header = {k: v for k, v in columnar.header.items()
+              if k not in {"format", "format_version", "generation", "n_case_results", "n_texts", "views"}}  # fmt: skip
+    try:
+        shell = EvaluationReport.model_validate({**header, "case_results": ()})
+    except ValueError as exc:
+        raise CorruptReportError(
+            f"{columnar.folder / HEADER}: invalid report header:\n{exc}"
+        ) from exc
+    columnar.file("cases")  # fail now, not on first access, when the cases table is bad
+    return shell.model_copy(update={"case_results": LazyCaseResults(columnar)})
+
+
+class LazyCaseResults(Sequence[EvaluationCaseResult]):
+    """``report.case_results`` of a columnar report: records built from the tables on access.
+
+    Indexing reads the row group holding the record (a few recently built records are
+    kept); iteration builds records one row group at a time and keeps none of them.
+    """
+
+    _KEEP = 256
+
+    def __init__(self, columnar: ColumnarReport) -> None:
+        self.columnar = columnar
+        self._recent: OrderedDict[int, EvaluationCaseResult] = OrderedDict()
+
+    def __len__(self) -> int:
+        return self.columnar.n_rows
+
+    def __repr__(self) -> str:
+        return f"<LazyCaseResults {self.columnar.n_rows} case results in {self.columnar.folder}>"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @overload
+    def __getitem__(self, index: int) -> EvaluationCaseResult: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[EvaluationCaseResult, ...]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return tuple(self[i] for i in range(start, stop, step))
+            return tuple(self.iter_range(start, stop))
+        n = len(self)
+        row = int(index) + n if int(index) < 0 else int(index)
+        if not 0 <= row < n:
+            raise IndexError(f"case result {index} out of range ({n} case results)")
+        found = self._recent.get(row)
+        if found is None:
+            found = self._recent[row] = _build_rows(self.columnar, row, row + 1)[0]
+            if len(self._recent) > self._KEEP:
+                self._recent.popitem(last=False)
+        return found
+
+    def __iter__(self) -> Iterator[EvaluationCaseResult]:
+        return self.iter_batches()
+
+    def iter_batches(self) -> Iterator[EvaluationCaseResult]:
+        """Every record in order, built one cases row group at a time."""
+        return self.iter_range(0, len(self))
+
+    def iter_range(self, start: int, stop: int) -> Iterator[EvaluationCaseResult]:
+        """Records ``start:stop`` in order, built one cases row group at a time."""
+        starts = self.columnar._group_start_rows("cases").tolist()
+        if stop - start > CASES_PER_GROUP:  # many records: read the texts column once
+            self.columnar.texts()
+        for lo, hi in zip(starts, [*starts[1:], self.columnar.n_rows], strict=True):
+            if hi > start and lo < stop:
+                yield from _build_rows(self.columnar, max(lo, start), min(hi, stop))
+
+    def materialize(self) -> tuple[EvaluationCaseResult, ...]:
+        """All records as a tuple (what a JSON report holds)."""
+        return tuple(self.iter_batches())
+
+
+def _loads(text: str | None, default: Any = None) -> Any:
+    return default if text is None else json.loads(text)
+
+
+def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[EvaluationCaseResult]:
+    """Build records ``start:stop`` (all inside one cases row group) from the tables."""
+    cases, first = columnar.row_range("cases", start, stop)
+    cases = cases.slice(start - first, stop - start).to_pylist()
+    results = _rows_of(columnar, "results", start, stop)
+    scores = _rows_of(columnar, "scores", start, stop)
+    ids = [r["text"] for rows in results.values() for r in rows]
+    texts = columnar.texts_of(ids)
+    out = []
+    for offset, case in enumerate(cases):
+        row = start + offset
+        # The case and response envelopes are validated; their many scores and results were
+        # validated when written and are rebuilt with ``model_construct`` (10-50x faster).
+        data: dict[str, Any] = {
+            **_loads(case["extra"], {}), "case_id": case["case_id"], "query": case["query"],
+            "query_mode": case["query_mode"], "latency_ms": case["latency_ms"],
+            "metadata": _loads(case["metadata"], {}),
+        }  # fmt: skip
+        if case["error_json"] is not None:
+            data["error"] = json.loads(case["error_json"])
+        if case["has_response"]:
+            data["response"] = {**_loads(case["response_json"], {}), "mode": case["response_mode"],
+                                "answer": case["answer"]}  # fmt: skip
+        try:
+            record = EvaluationCaseResult.model_validate(data)
+            update: dict[str, Any] = {"scores": tuple(_score(s) for s in scores.get(row, ()))}
+            if record.response is not None:
+                hits = tuple(_result(r, texts) for r in results.get(row, ()))
+                update["response"] = record.response.model_copy(update={"results": hits})
+            out.append(record.model_copy(update=update))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise CorruptReportError(
+                f"{columnar.path('cases')}: case result {row} is invalid:\n{exc}"
+            ) from exc
+    return out
+
+
+def _rows_of(columnar: ColumnarReport, table: str, start: int, stop: int) -> dict[int, list]:
+    """Rows of ``table`` whose ``row`` is in ``start:stop``, grouped by row."""
+    grouped: dict[int, list] = {}
+    if columnar.file(table).metadata.num_rows == 0:
+        return grouped
+    data, _ = columnar.row_range(table, start, stop)
+    rows = data.column("row").to_numpy()
+    lo, hi = np.searchsorted(rows, start), np.searchsorted(rows, stop)
+    for item in data.slice(lo, hi - lo).to_pylist():
+        grouped.setdefault(item["row"], []).append(item)
+    return grouped
+
+
+@functools.lru_cache(maxsize=65536)
+def _parsed_source(text: str) -> Any:
+    return json.loads(text)
+
+
+def _source(text: str | None) -> dict[str, Any]:
+    """A result's source keys (repeated across cases: parsed once, copied per record)."""
+    return {} if text is None else dict(_parsed_source(text))
+
+
+def _score(s: dict[str, Any]) -> EvaluationScore:
+    kind = s["kind"]
+    value = s["text"] if kind == TEXT else bool(s["value"]) if kind == BOOL else s["value"]
+    return EvaluationScore.model_construct(
+        **_loads(s["extra"], {}), name=s["name"], value=value, passed=s["passed"],
+        metadata=_loads(s["metadata"], {}),
+    )  # fmt: skip
+
+
+def _result(r: dict[str, Any], texts: dict[int, str]) -> QueryResult:
+    return QueryResult.model_construct(
+        **_loads(r["extra"], {}), id=r["id"], text=texts[r["text"]], score=r["score"],
+        kind=r["kind"], source=_source(r["source"]), metadata=_loads(r["metadata"], {}),
+    )  # fmt: skip
+
+
+def is_columnar(folder: Path) -> bool:
+    """Whether ``folder`` holds a columnar report (its header exists)."""
+    return (folder / HEADER).exists() or (folder / HEADER).is_symlink()
+
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ColumnarReport",
+    "CorruptReportError",
+    "LazyCaseResults",
+    "TableWriter",
+    "is_columnar",
+    "open_report",
+    "read_header",
+    "write_report",
+]

@@ -1,0 +1,167 @@
+"""Checkpoints stay cheap and never mix runs: O(1) appends, torn UTF-8 tails, fingerprints
+stored with the checkpoint, a lock between processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from heta_notebook.store import CheckpointMismatchError
+from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
+from tests.test_schema import make_report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_appends_never_reread_the_checkpoint(tmp_path, monkeypatch) -> None:
+    store = ReportStore(tmp_path)
+    results = make_report().case_results
+    store.append_cases("kb", "run", results)
+    with store.checkpoint("kb", "run", fingerprint="fp") as checkpoint:
+        reads: list[int] = []
+        real_pread = os.pread
+        monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append(n) or real_pread(fd, n, at))
+        monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"re-read {self}"))
+        for _ in range(200):
+            checkpoint.append(results)
+        assert reads == []  # appends write only: the cost of case 400 is the cost of case 1
+        monkeypatch.undo()
+        assert len(checkpoint.read()) == 2
+    assert store.checkpoint_path("kb", "run").read_text().count("\n") == 402
+
+
+def test_a_torn_tail_inside_a_utf8_character_is_cut_cleanly(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    report = make_report()
+    accented = report.case_results[0].model_copy(update={"query": "été ✓ naïve"})
+    store.append_cases("kb", "run", [report.case_results[1]])
+    line = (accented.model_dump_json() + "\n").encode("utf-8")
+    cut = line.index("✓".encode()) + 1  # in the middle of a 3-byte character
+    path = store.checkpoint_path("kb", "run")
+    with open(path, "ab") as handle:
+        handle.write(line[:cut])
+    assert [r.case_id for r in store.read_checkpoint("kb", "run")] == ["q2"]
+    with store.checkpoint("kb", "run") as checkpoint:  # resume: the torn line is cut once
+        assert path.read_bytes().endswith(b"}\n")
+        checkpoint.append([accented])
+    assert [r.query for r in store.read_checkpoint("kb", "run")] == [report.case_results[1].query,
+                                                                       "été ✓ naïve"]  # fmt: skip
+
+
+def test_invalid_utf8_in_the_middle_names_the_file_and_line(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    results = make_report().case_results
+    store.append_cases("kb", "run", results[:1])
+    with open(store.checkpoint_path("kb", "run"), "ab") as handle:
+        handle.write(b'{"case_id": "\xc3\n')
+    store.append_cases("kb", "run", results[1:])
+    with pytest.raises(ValueError, match=r"cases.jsonl, line 2: corrupt checkpoint record"):
+        store.read_checkpoint("kb", "run")
+
+
+def test_a_checkpoint_of_other_settings_is_refused_even_without_a_report(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    with store.checkpoint("kb", "run", fingerprint="one") as checkpoint:
+        checkpoint.append(make_report().case_results)
+    with pytest.raises(CheckpointMismatchError, match="'run' was run with other settings"):
+        store.checkpoint("kb", "run", fingerprint="two").__enter__()
+    with store.checkpoint("kb", "run", fingerprint="one") as checkpoint:  # same settings resume
+        assert len(checkpoint.read()) == 2
+    with store.checkpoint("kb", "other", fingerprint="two"):  # the lock was released
+        pass
+
+
+def test_the_lock_is_reentrant_in_one_process_and_released_after(tmp_path) -> None:
+    store = ReportStore(tmp_path)
+    with store.checkpoint("kb", "run", fingerprint="f"):
+        store.save(make_report(report_id="run"))  # the runner saves while holding it
+        with store.lock("kb", "run"):
+            pass
+    script = f"""
+import sys; sys.path.insert(0, {str(ROOT)!r})
+from heta_notebook import ReportStore
+with ReportStore({str(tmp_path)!r}).lock("kb", "run"):
+    print("locked")
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "locked", out.stderr
+
+
+_RUN = """
+import asyncio, sys
+sys.path.insert(0, {root!r})
+from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
+config = BenchmarkRunConfig(report_id="shared", checkpoint_every=1, max_concurrent_queries=1, top_k={top_k})
+benchmark = ListBenchmark(cases=make_cases({n}), evaluators=(TopHit(), AnswerMatch()))
+try:
+    result = BenchmarkRunner().run_sync(benchmark=benchmark, recipe=ToyKB(delay={delay}),
+        knowledge_base_name="kb", query_modes=MODES, config=config,
+        store=ReportStore({store!r}), progress=False)
+except Exception as exc:
+    print("ERROR", type(exc).__name__, exc)
+    sys.exit(3)
+print("DONE", len(result.report.case_results), result.report.is_partial)
+"""
+
+
+def _script(tmp_path: Path, name: str, *, n: int, delay: float, top_k: int = 10) -> Path:
+    script = tmp_path / f"{name}.py"
+    script.write_text(textwrap.dedent(_RUN.format(root=str(ROOT), n=n, delay=delay, top_k=top_k,
+                                                  store=str(tmp_path / "store"))))  # fmt: skip
+    return script
+
+
+def _wait_for_lines(path: Path, n: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= n:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{path} never reached {n} lines (run exited: {process.poll()})")
+
+
+@pytest.mark.slow
+def test_two_processes_on_one_report_id_get_a_clear_error(tmp_path) -> None:
+    first = subprocess.Popen([sys.executable, str(_script(tmp_path, "a", n=30, delay=0.05))],
+                             cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    store = ReportStore(tmp_path / "store")
+    _wait_for_lines(store.checkpoint_path("kb", "shared"), 3, first)
+    second = subprocess.run([sys.executable, str(_script(tmp_path, "b", n=30, delay=0.0))],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert second.returncode == 3, second.stdout + second.stderr
+    assert "ReportLockedError" in second.stdout and "another process" in second.stdout
+    out, _ = first.communicate(timeout=120)
+    assert first.returncode == 0 and out.split() == ["DONE", "60", "False"]
+    report = store.load("kb", "shared")
+    assert len(report.case_results) == 60 and not report.is_partial
+
+
+@pytest.mark.slow
+def test_sigkilled_run_resumed_with_other_top_k_is_refused(tmp_path) -> None:
+    process = subprocess.Popen([sys.executable, str(_script(tmp_path, "a", n=40, delay=0.05))],
+                               cwd=ROOT)  # fmt: skip
+    store = ReportStore(tmp_path / "store")
+    try:
+        _wait_for_lines(store.checkpoint_path("kb", "shared"), 4, process)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert not store.exists("kb", "shared")  # only the checkpoint is left
+    done = len(store.read_checkpoint("kb", "shared"))
+    benchmark = ListBenchmark(cases=make_cases(40), evaluators=(TopHit(), AnswerMatch()))
+    options = dict(benchmark=benchmark, knowledge_base_name="kb", query_modes=MODES, store=store,
+                   progress=False)  # fmt: skip
+    with pytest.raises(CheckpointMismatchError, match="'shared' was run with other settings"):
+        BenchmarkRunner().run_sync(recipe=ToyKB(), config=BenchmarkRunConfig(report_id="shared", top_k=3), **options)  # fmt: skip
+    assert len(store.read_checkpoint("kb", "shared")) == done  # nothing mixed in
+    final = BenchmarkRunner().run_sync(recipe=ToyKB(), config=BenchmarkRunConfig(report_id="shared"), **options)  # fmt: skip
+    assert len(final.report.case_results) == 80 and not final.report.is_partial
