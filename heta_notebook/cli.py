@@ -19,6 +19,8 @@ def _report_path(text: str) -> Path:
     """A ``report.json`` path, or a folder that holds one or a columnar report (e.g. a store's
     report folder)."""
     path = Path(text)
+    if path.name == "header.json" and path.is_file():  # a columnar report: its folder
+        path = path.parent
     if path.is_dir() and (path / "header.json").is_file():
         return path
     if path.is_dir():
@@ -26,6 +28,12 @@ def _report_path(text: str) -> Path:
     if not path.is_file():
         raise SystemExit(f"error: no report at {path}")
     return path
+
+
+def _is_part_of(out: Path, report: Path) -> bool:
+    """True when writing ``out`` would replace ``report`` or a file of its columnar folder."""
+    out, report = out.resolve(), report.resolve()
+    return out.parent == report if report.is_dir() else out == report
 
 
 def _load_reports(paths: Sequence[str]) -> list[Any]:
@@ -88,7 +96,7 @@ def _output_path(text: str, inputs: Sequence[Path], *, force: bool) -> Path:
     if out.is_dir():
         example = out / "report.html"
         raise SystemExit(f"error: -o {out} is a folder; give a file name, e.g. {example}")
-    if any(out.resolve() == path.resolve() for path in inputs):
+    if any(_is_part_of(out, path) for path in inputs):
         raise SystemExit(f"error: -o {out} is one of the input reports; refusing to overwrite it")
     if out.exists() and not force:
         raise SystemExit(f"error: {out} exists; pass --force to replace it")

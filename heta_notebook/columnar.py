@@ -51,6 +51,7 @@ from heta_notebook.schema import (
     EvaluationReport,
     EvaluationScore,
     QueryResult,
+    ReportFormatError,
     check_schema_version,
 )
 
@@ -91,8 +92,12 @@ _NAME, _VALUE, _PASSED = (attrgetter(a) for a in ("name", "value", "passed"))
 _FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 
 
-class CorruptReportError(ValueError):
+class CorruptReportError(ReportFormatError):
     """A columnar report file is missing, truncated, corrupt or from another save."""
+
+    def __init__(self, file: Any, message: str) -> None:
+        ValueError.__init__(self, f"{file}: {message}")
+        self.file, self.error = str(file), None
 
 
 # --------------------------------------------------------------------------- writing
@@ -364,21 +369,20 @@ class ColumnarReport:
             try:
                 handle = pq.ParquetFile(path)
             except FileNotFoundError:
-                raise CorruptReportError(f"{path}: missing table of the report") from None
+                raise CorruptReportError(path, "missing table of the report") from None
             except (OSError, pa.ArrowException) as exc:
-                raise CorruptReportError(
-                    f"{path}: corrupt or truncated Parquet file: {exc}"
-                ) from exc
+                raise CorruptReportError(path, f"corrupt or truncated Parquet file: {exc}") from exc
             meta = handle.schema_arrow.metadata or {}
             if meta.get(b"generation", b"").decode() != self.header.get("generation"):
                 raise CorruptReportError(
-                    f"{path}: belongs to another save of this report than {HEADER} "
-                    "(an interrupted save?); save the report again"
+                    path,
+                    f"belongs to another save of this report than {HEADER} "
+                    "(an interrupted save?); save the report again",
                 )
             expected = {"cases": self.n_rows, "texts": self.header.get("n_texts")}.get(table)
             if expected is not None and handle.metadata.num_rows != expected:
                 raise CorruptReportError(
-                    f"{path}: has {handle.metadata.num_rows} rows, header says {expected}"
+                    path, f"has {handle.metadata.num_rows} rows, header says {expected}"
                 )
             self._files[table] = handle
         return self._files[table]
@@ -392,7 +396,7 @@ class ColumnarReport:
                 read = handle.read(columns=[name], use_threads=False)
             except (OSError, pa.ArrowException) as exc:
                 raise CorruptReportError(
-                    f"{self.path(table)}: cannot read column {name!r}: {exc}"
+                    self.path(table), f"cannot read column {name!r}: {exc}"
                 ) from exc
             self._columns[key] = read.column(0)
         return self._columns[key]
@@ -423,9 +427,7 @@ class ColumnarReport:
             try:
                 data = handle.read_row_groups(list(range(lo, hi + 1)), use_threads=False)
             except (OSError, pa.ArrowException) as exc:
-                raise CorruptReportError(
-                    f"{self.path(table)}: cannot read row group: {exc}"
-                ) from exc
+                raise CorruptReportError(self.path(table), f"cannot read row group: {exc}") from exc
             self._recent_groups[key] = data
             if len(self._recent_groups) > 6:  # a page of records reads a group once
                 self._recent_groups.popitem(last=False)
@@ -470,7 +472,7 @@ class ColumnarReport:
                     data = handle.read_row_group(group, use_threads=False).column(0)
                 except (OSError, pa.ArrowException) as exc:
                     raise CorruptReportError(
-                        f"{self.path('texts')}: cannot read row group: {exc}"
+                        self.path("texts"), f"cannot read row group: {exc}"
                     ) from exc
                 self._recent_groups[key] = data
                 if len(self._recent_groups) > 12:
@@ -504,19 +506,20 @@ def read_header(folder: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise FileNotFoundError(f"no columnar report at {folder} ({HEADER} is missing)") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise CorruptReportError(f"{path}: corrupt report header: {exc}") from exc
+        raise CorruptReportError(path, f"corrupt report header: {exc}") from exc
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise CorruptReportError(f"{path}: not a {FORMAT} header")
+        raise CorruptReportError(path, f"not a {FORMAT} header")
     version = header.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise CorruptReportError(
-            f"{path}: columnar format version {version!r} is newer than this heta-notebook "
-            f"reads ({FORMAT_VERSION}); upgrade heta-notebook"
+            path,
+            f"columnar format version {version!r} is newer than this heta-notebook "
+            f"reads ({FORMAT_VERSION}); upgrade heta-notebook",
         )
     check_schema_version(header.get("schema_version"), where=str(path))
     for key in ("n_case_results", "generation"):
         if key not in header:
-            raise CorruptReportError(f"{path}: header has no {key!r}")
+            raise CorruptReportError(path, f"header has no {key!r}")
     return header
 
 
@@ -529,7 +532,7 @@ def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
         shell = EvaluationReport.model_validate({**header, "case_results": ()})
     except ValueError as exc:
         raise CorruptReportError(
-            f"{columnar.folder / HEADER}: invalid report header:\n{exc}"
+            columnar.folder / HEADER, f"invalid report header:\n{exc}"
         ) from exc
     columnar.file("cases")  # fail now, not on first access, when the cases table is bad
     return shell.model_copy(update={"case_results": LazyCaseResults(columnar)})
@@ -639,7 +642,7 @@ def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[Evaluat
             out.append(record.model_copy(update=update))
         except (ValueError, TypeError, KeyError) as exc:
             raise CorruptReportError(
-                f"{columnar.path('cases')}: case result {row} is invalid:\n{exc}"
+                columnar.path("cases"), f"case result {row} is invalid:\n{exc}"
             ) from exc
     return out
 
