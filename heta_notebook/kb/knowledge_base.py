@@ -193,9 +193,10 @@ class KnowledgeBase:
     ) -> QueryResponse:
         indices, scores = hit[0], hit[1]
         fusion = hit[2] if len(hit) > 2 else None
+        chunks = self.chunks.rows(indices)
         results = tuple(
-            self._result(int(i), float(s), rank, mode, fusion[rank - 1] if fusion else None)
-            for rank, (i, s) in enumerate(zip(indices, scores, strict=True), start=1)
+            self._result(chunk, float(s), rank, mode, fusion[rank - 1] if fusion else None)
+            for rank, (chunk, s) in enumerate(zip(chunks, scores, strict=True), start=1)
         )
         metadata: dict[str, Any] = {
             "knowledge_base": self.name,
@@ -213,9 +214,8 @@ class KnowledgeBase:
         return QueryResponse(mode=mode, results=results, trace=(trace,), metadata=metadata)
 
     def _result(
-        self, index: int, score: float, rank: int, mode: str, fusion: list[int | None] | None
+        self, chunk: Chunk, score: float, rank: int, mode: str, fusion: list[int | None] | None
     ) -> QueryResult:
-        chunk = self.chunks[index]
         metadata: dict[str, Any] = {"rank": rank, "retrieval_method": _METHOD[mode]}
         title = self.documents.get(chunk.document_id, {}).get("metadata", {}).get("title")
         if title:
