@@ -36,6 +36,7 @@ def test_a_cached_kb_loads_memory_mapped_and_answers_the_same(tmp_path, kb):
     loaded = KnowledgeBase.load(tmp_path / "kb")
     mapped = {
         "embeddings": loaded.dense.embeddings,
+        "lsa basis": loaded.dense.embedder._projection().base,
         **{f"bm25 {k}": loaded.bm25.retriever.scores[k] for k in ("data", "indices", "indptr")},
         **{f"chunks {k}": v for k, v in loaded.chunks.columns.items()},
     }

@@ -129,6 +129,7 @@ class LsaEmbedder:
         with one_blas_thread():
             self.components = _top_right_singular_vectors(sample, self.dims, self.seed)
         self._projection_cache = None
+        self._projection()
         self.fit_facts = {"documents": n, "fit_rows": len(rows), "fit_nnz": int(sample.nnz)}
 
     def _counts_of_ids(self, ids: Sequence[Sequence[int]]) -> sp.csr_matrix:
@@ -141,9 +142,12 @@ class LsaEmbedder:
         return counts
 
     def _projection(self) -> np.ndarray:
-        # (vocabulary, dims), C-contiguous: sparse @ components.T copied the whole matrix per call
+        # (vocabulary, dims), C-contiguous: sparse @ components.T copied the whole matrix per call.
+        # ``components`` becomes its transposed view, so the basis is held once (and stays a
+        # memory map when loaded from a cached KB).
         if self._projection_cache is None:
             self._projection_cache = np.ascontiguousarray(self.components.T)
+            self.components = self._projection_cache.T
         return self._projection_cache
 
     def _counts(self, tokens: list[list[str]]) -> sp.csr_matrix:
@@ -190,7 +194,9 @@ class LsaEmbedder:
         )
         embedder.vocabulary = {term: i for i, term in enumerate(state["terms"])}
         embedder.idf = np.load(folder / "lsa_idf.npy", allow_pickle=False)
-        embedder.components = np.load(folder / "lsa_components.npy", allow_pickle=False)
+        embedder.components = np.load(
+            folder / "lsa_components.npy", mmap_mode="r", allow_pickle=False
+        )
         embedder._projection_cache = None
         return embedder
 
