@@ -34,7 +34,7 @@ class Chunk:
     text: str
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form (for the KB's ``chunks.jsonl``)."""
+        """JSON-friendly form."""
         return asdict(self)
 
 
