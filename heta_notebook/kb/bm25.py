@@ -56,10 +56,12 @@ class Bm25Index:
         self.config = config
 
     @classmethod
-    def build(cls, texts: Sequence[str], config: Bm25) -> Bm25Index:
-        """Tokenise and index ``texts``."""
+    def build(cls, texts: Sequence[str], config: Bm25, *, tokens: Any = None) -> Bm25Index:
+        """Index ``texts``; ``tokens`` is their ``tokenize(texts, config, as_ids=True)`` if known."""
         retriever = bm25s.BM25(k1=config.k1, b=config.b, method=config.method, delta=config.delta)
-        retriever.index(tokenize(texts, config, as_ids=True), show_progress=False)
+        if tokens is None:
+            tokens = tokenize(texts, config, as_ids=True)
+        retriever.index(tokens, show_progress=False)
         return cls(retriever, config)
 
     @property
@@ -88,9 +90,9 @@ class Bm25Index:
 
     @classmethod
     def load(cls, folder: Path) -> Bm25Index:
-        """Read an index written by ``save``."""
+        """Read an index written by ``save``; the score arrays are memory-mapped, not copied."""
         config = Bm25.model_validate(json.loads((folder / "bm25_config.json").read_text("utf-8")))
-        retriever = bm25s.BM25.load(str(folder), show_progress=False, allow_pickle=False)
+        retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False, allow_pickle=False)
         return cls(retriever, config)
 
     def nbytes(self) -> int:

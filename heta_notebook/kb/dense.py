@@ -17,17 +17,28 @@ from heta_notebook.kb.embedders import (
     normalize_rows,
 )
 
+QUERY_BLOCK_BYTES = 256 * 2**20  # scores of one block of queries against every chunk (float32)
+
 
 class DenseIndex:
     """Chunk vectors (rows, unit length) plus the embedder that maps queries into the same space."""
 
     def __init__(self, embedder: Embedder, embeddings: np.ndarray):
         self.embedder = embedder
-        self.embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
+        if isinstance(embeddings, np.memmap) and embeddings.dtype == np.float32:
+            self.embeddings = embeddings  # a cached KB: pages stay in the OS page cache
+        else:
+            self.embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
 
     @classmethod
-    def build(cls, texts: Sequence[str], embedder: Embedder) -> DenseIndex:
-        """Fit the embedder on ``texts`` when it can be fitted, then embed them."""
+    def build(cls, texts: Sequence[str], embedder: Embedder, *, tokens: Any = None) -> DenseIndex:
+        """Fit the embedder on ``texts`` when it can be fitted, then embed them.
+
+        ``tokens`` (bm25s ``Tokenized`` of ``texts``) lets the LSA embedder skip tokenising again.
+        """
+        if isinstance(embedder, LsaEmbedder):
+            with one_blas_thread():
+                return cls(embedder, embedder.fit_embed(list(texts), tokens=tokens))
         fit = getattr(embedder, "fit", None)
         if callable(fit):
             fit(list(texts))
@@ -44,9 +55,14 @@ class DenseIndex:
         k = min(k, len(self.embeddings))
         if k <= 0 or not queries:
             return [(np.empty(0, dtype=np.int64), np.empty(0))] * len(queries)
+        block = max(1, QUERY_BLOCK_BYTES // (4 * len(self.embeddings)))
+        hits = []
         with one_blas_thread():
-            scores = normalize_rows(self.embedder.embed(list(queries))) @ self.embeddings.T
-            return [top_k(row, k) for row in scores]
+            vectors = normalize_rows(self.embedder.embed(list(queries)))
+            for start in range(0, len(vectors), block):
+                scores = vectors[start : start + block] @ self.embeddings.T
+                hits.extend(top_k(row, k) for row in scores)
+        return hits
 
     def nbytes(self) -> int:
         """Memory of the embedding matrix."""
@@ -63,8 +79,11 @@ class DenseIndex:
 
     @classmethod
     def load(cls, folder: Path, embedder: Embedder | None = None) -> DenseIndex:
-        """Read an index written by ``save``; custom embedders must be passed back in."""
-        embeddings = np.load(folder / "embeddings.npy", allow_pickle=False)
+        """Read an index written by ``save`` (embeddings memory-mapped, not copied).
+
+        Custom embedders must be passed back in.
+        """
+        embeddings = np.load(folder / "embeddings.npy", mmap_mode="r", allow_pickle=False)
         return cls(embedder or _restore_embedder(folder), embeddings)
 
 
@@ -80,8 +99,7 @@ def _restore_embedder(folder: Path) -> Any:
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices and values of the ``k`` largest ``scores``, best first, ties by lower index."""
     if k < len(scores):
-        candidates = np.argpartition(-scores, k - 1)[:k]
-        threshold = scores[candidates].min()
+        threshold = scores[np.argpartition(scores, len(scores) - k)[len(scores) - k :]].min()
         candidates = np.flatnonzero(scores >= threshold)
     else:
         candidates = np.arange(len(scores))

@@ -3,9 +3,12 @@
 Layout::
 
     kb.json          format version, name, recipe, benchmark manifest, documents, build facts
-    chunks.jsonl     one chunk per line (id, document, index, offsets, text)
+    chunks/          the chunk table: texts once in one UTF-8 buffer, positions (``.npy`` columns)
     bm25/            bm25s index files (when the recipe has BM25)
     dense/           embeddings.npy + the embedder's state (when the recipe has a dense index)
+
+Loading memory-maps every array (chunk texts, BM25 scores, embeddings): a cached KB opens in
+about the time it takes to read ``kb.json``, and its pages are shared through the OS page cache.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook.kb.bm25 import Bm25Index
-from heta_notebook.kb.chunking import Chunk
+from heta_notebook.kb.chunking import ChunkTable
 from heta_notebook.kb.dense import DenseIndex
 from heta_notebook.kb.recipe import Recipe
 from heta_notebook.schema import BenchmarkManifest
@@ -23,15 +26,13 @@ from heta_notebook.schema import BenchmarkManifest
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.kb.knowledge_base import KnowledgeBase
 
-KB_FORMAT = 1
+KB_FORMAT = 2  # 2: chunk table columns instead of chunks.jsonl
 
 
 def save_knowledge_base(kb: KnowledgeBase, folder: Path) -> Path:
     """Write ``kb`` into ``folder`` (created)."""
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "chunks.jsonl").open("w", encoding="utf-8") as handle:
-        for chunk in kb.chunks:
-            handle.write(json.dumps(chunk.to_dict(), ensure_ascii=False) + "\n")
+    kb.chunks.save(folder / "chunks")
     if kb.bm25 is not None:
         kb.bm25.save(folder / "bm25")
     if kb.dense is not None:
@@ -59,8 +60,7 @@ def load_knowledge_base(
     if header.get("format") != KB_FORMAT:
         raise ValueError(f"{folder}: KB format {header.get('format')!r}, expected {KB_FORMAT}")
     recipe = Recipe.model_validate(header["recipe"])
-    with (folder / "chunks.jsonl").open(encoding="utf-8") as handle:
-        chunks = [Chunk(**json.loads(line)) for line in handle if line.strip()]
+    chunks = ChunkTable.load(folder / "chunks")
     bm25 = Bm25Index.load(folder / "bm25") if recipe.bm25 else None
     dense = DenseIndex.load(folder / "dense", embedder) if recipe.dense else None
     benchmark = header.get("benchmark")

@@ -1,0 +1,433 @@
+"""The embedded KB at 100,000 and 1,000,000 documents, next to the libraries underneath it.
+
+Run by hand (not part of the test suite)::
+
+    python bench/kb_scale.py --docs 100000            # while iterating
+    python bench/kb_scale.py --docs 100000 1000000    # the recorded run
+
+A synthetic corpus is generated (no downloads): a Zipf-Mandelbrot vocabulary of pseudo-words,
+~86 words per document (Poisson), seed 0; queries are 2–6 words taken from random documents.
+Each measured step runs in its own child process, so every peak RSS is that step's alone:
+
+- ``bm25s``: the floor for BM25: ``bm25s.tokenize`` + ``BM25.index`` on the texts (the very
+  tokens the KB indexes: same pattern, stopwords), then ``retrieve`` for the tokenised queries.
+- ``kb-bm25``: ``KnowledgeBase.build_sync`` with a BM25-only recipe (chunking, corpus hash and
+  provenance included), then ``query_many`` in ``full_text_search``.
+- ``kb-default``: the default recipe (BM25 + LSA + hybrid): build, save (index size on disk).
+- ``kb-load``: ``KnowledgeBase.load`` of that folder (memory-mapped), then every mode at
+  ``top_k`` 10 and 100; also writes the query vectors for the dense floor.
+- ``numpy``: the floor for dense: ``queries @ embeddings.T`` (float32, the KB's own saved
+  embeddings and query vectors, same query blocks) + ``argpartition`` + sorting the top k.
+
+Latency is the mean per query over one batched call (``query_many``) of ``--queries`` queries,
+BLAS on one thread everywhere (the KB's own setting; the box is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SEED = 0
+WORDS_PER_DOC = 86
+TOP_KS = (10, 100)
+MODES = ("full_text_search", "vector_search", "hybrid_search")
+SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]  # 70 syllables
+
+
+# ----------------------------------------------------------------------------- corpus
+
+
+def word(rank: int) -> str:
+    """A pronounceable pseudo-word for vocabulary rank ``rank`` (3+ syllables, so no stopword)."""
+    out = []
+    rank += len(SYLLABLES) ** 2  # at least three syllables
+    while rank:
+        rank, s = divmod(rank, len(SYLLABLES))
+        out.append(SYLLABLES[s])
+    return "".join(reversed(out))
+
+
+def generate(folder: Path, docs: int, queries: int) -> None:
+    """``docs.txt`` (one document per line) and ``queries.txt``, deterministic for ``SEED``."""
+    rng = np.random.default_rng(SEED)
+    vocabulary = max(20_000, int(60 * (docs * WORDS_PER_DOC) ** 0.5))  # Heaps-like growth
+    ranks = np.arange(1, vocabulary + 1, dtype=np.float64)
+    p = 1.0 / (ranks + 2.7) ** 1.07
+    cdf = np.cumsum(p / p.sum())
+    words = np.array([word(r) for r in range(vocabulary)], dtype=object)
+    lengths = np.maximum(rng.poisson(WORDS_PER_DOC, docs), 5)
+    folder.mkdir(parents=True, exist_ok=True)
+    sample_docs = rng.choice(docs, queries, replace=False)
+    wanted = {int(d): i for i, d in enumerate(sample_docs)}
+    query_texts: list[str] = [""] * queries
+    with (folder / "docs.txt").open("w", encoding="utf-8") as handle:
+        block = 20_000
+        for start in range(0, docs, block):
+            stop = min(start + block, docs)
+            draws = np.searchsorted(cdf, rng.random(int(lengths[start:stop].sum())))
+            bounds = np.concatenate([[0], np.cumsum(lengths[start:stop])])
+            lines = []
+            for j in range(stop - start):
+                tokens = words[draws[bounds[j] : bounds[j + 1]]]
+                lines.append(" ".join(tokens))
+                if start + j in wanted:
+                    n = int(rng.integers(2, 7))
+                    picked = rng.choice(len(tokens), min(n, len(tokens)), replace=False)
+                    query_texts[wanted[start + j]] = " ".join(tokens[np.sort(picked)])
+            handle.write("\n".join(lines) + "\n")
+    (folder / "queries.txt").write_text("\n".join(query_texts) + "\n", encoding="utf-8")
+    facts = {"docs": docs, "queries": queries, "vocabulary": vocabulary, "seed": SEED}
+    (folder / "corpus.json").write_text(json.dumps(facts))
+
+
+def read_lines(path: Path) -> list[str]:
+    with path.open(encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+# ----------------------------------------------------------------------------- steps
+
+
+def rss() -> int:
+    """Current resident set size in bytes."""
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak() -> int:
+    """Peak resident set size of this process so far, in bytes."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+class Clock:
+    """Wall and CPU seconds of a block (CPU time is what ratios use: the box is shared)."""
+
+    def __enter__(self) -> Clock:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = time.process_time() - self.cpu
+
+
+def timed_queries(out: dict, key: str, function, queries, k: int):
+    """Run ``function(queries, k)`` once; store wall/CPU seconds per query under ``key``."""
+    with Clock() as clock:
+        result = function(queries, k)
+    out[key] = clock.cpu / len(queries)
+    out[key + "_wall"] = clock.wall / len(queries)
+    return result
+
+
+def step_bm25s(work: Path) -> dict:
+    import bm25s
+
+    from heta_notebook.kb._threads import one_blas_thread
+
+    texts = read_lines(work / "docs.txt")
+    queries = read_lines(work / "queries.txt")
+    base = rss()
+    with Clock() as clock:
+        tokens = bm25s.tokenize(texts, lower=True, token_pattern=r"(?u)\b\w\w+\b",
+                                stopwords="en", return_ids=True, show_progress=False)  # fmt: skip
+        retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+        retriever.index(tokens, show_progress=False)
+    del tokens
+    out = {"build_s": clock.cpu, "build_wall": clock.wall, "input_rss": base, "peak_rss": peak()}
+    retriever.save(str(work / "bm25s"), show_progress=False)
+    out["index_bytes"] = folder_bytes(work / "bm25s")
+
+    def search(qs, k):
+        q = bm25s.tokenize(qs, lower=True, token_pattern=r"(?u)\b\w\w+\b", stopwords="en",
+                           return_ids=False, show_progress=False)  # fmt: skip
+        return retriever.retrieve(q, k=k, show_progress=False, n_threads=0)
+
+    with one_blas_thread():
+        search(queries[:20], 10)  # warm up
+        for k in TOP_KS:
+            ids, _ = timed_queries(out, f"query_s@{k}", search, queries, k)
+            np.save(work / f"bm25s_ids@{k}.npy", ids)
+    return out
+
+
+def _documents(work: Path):
+    from heta_notebook.schema import BenchmarkDocument
+
+    return [
+        BenchmarkDocument.model_construct(document_id=f"d{i}", text=text, metadata={})
+        for i, text in enumerate(read_lines(work / "docs.txt"))
+    ]
+
+
+def step_kb_bm25(work: Path) -> dict:
+    from heta_notebook.kb.knowledge_base import KnowledgeBase
+    from heta_notebook.kb.recipe import Recipe
+
+    documents = _documents(work)
+    queries = read_lines(work / "queries.txt")
+    base = rss()
+    with Clock() as clock:
+        kb = KnowledgeBase.build_sync(Recipe(name="bm25", dense=None, hybrid=None), documents)
+    out = {"build_s": clock.cpu, "build_wall": clock.wall, "input_rss": base, "peak_rss": peak()}
+
+    def search(qs, k):
+        return kb.query_many(qs, mode="full_text_search", top_k=k)
+
+    search(queries[:20], 10)
+    for k in TOP_KS:
+        responses = timed_queries(out, f"query_s@{k}", search, queries, k)
+        ours = [[int(r.id[1:].split("#")[0]) for r in resp.results] for resp in responses]
+        floor = np.load(work / f"bm25s_ids@{k}.npy")
+        out[f"same_top1@{k}"] = float(
+            np.mean([o[:1] == list(f[:1]) for o, f in zip(ours, floor, strict=True)])
+        )
+    return out
+
+
+def time_parts() -> dict:
+    """Wrap the steps of ``KnowledgeBase._build`` to record their CPU seconds (bench only)."""
+    from heta_notebook.kb import knowledge_base as module
+
+    parts: dict[str, float] = {}
+
+    def timed(name, function):
+        def wrapper(*args, **kwargs):
+            with Clock() as clock:
+                result = function(*args, **kwargs)
+            parts[name] = parts.get(name, 0.0) + clock.cpu
+            return result
+
+        return wrapper
+
+    for name in ("chunk_documents", "tokenize", "corpus_hash"):
+        setattr(module, name, timed(name, getattr(module, name)))
+    module.ChunkTable.from_chunks = timed("chunk table", module.ChunkTable.from_chunks)
+    module.Bm25Index.build = timed("bm25 index", module.Bm25Index.build)
+    module.DenseIndex.build = timed("dense (LSA fit + embed)", module.DenseIndex.build)
+    return parts
+
+
+def step_kb_default(work: Path) -> dict:
+    from heta_notebook.kb.knowledge_base import KnowledgeBase
+    from heta_notebook.kb.recipe import Recipe
+
+    documents = _documents(work)
+    parts = time_parts()
+    base = rss()
+    with Clock() as clock:
+        kb = KnowledgeBase.build_sync(Recipe(name="default"), documents)
+    out = {"build_s": clock.cpu, "build_wall": clock.wall, "input_rss": base, "peak_rss": peak()}
+    out["lsa"] = getattr(kb.dense.embedder, "fit_facts", {})
+    out["parts"] = parts
+    folder = work / "kb"
+    shutil.rmtree(folder, ignore_errors=True)
+    started = time.perf_counter()
+    kb.save(folder)
+    out["save_s"] = time.perf_counter() - started
+    out["index_bytes"] = folder_bytes(folder)
+    out["files"] = {
+        str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*") if p.is_file()
+    }
+    return out
+
+
+def step_kb_load(work: Path) -> dict:
+    from heta_notebook.kb._threads import one_blas_thread
+    from heta_notebook.kb.embedders import normalize_rows
+    from heta_notebook.kb.knowledge_base import KnowledgeBase
+
+    queries = read_lines(work / "queries.txt")
+    base = rss()
+    started = time.perf_counter()
+    kb = KnowledgeBase.load(work / "kb")
+    out = {"load_s": time.perf_counter() - started, "input_rss": base, "rss_after_load": rss()}
+    out["mmap"] = all(
+        isinstance(array, np.memmap)
+        for array in (
+            kb.dense.embeddings,
+            kb.bm25.retriever.scores["data"],
+            kb.chunks.columns["text"],
+        )
+    )
+    with one_blas_thread():
+        vectors = normalize_rows(kb.dense.embedder.embed(queries))
+    np.save(work / "query_vectors.npy", vectors)
+    for mode in MODES:
+        kb.query_many(queries[:20], mode=mode, top_k=10)  # warm up
+        for k in TOP_KS:
+            search = lambda qs, k, mode=mode: kb.query_many(qs, mode=mode, top_k=k)  # noqa: E731
+            responses = timed_queries(out, f"{mode}_s@{k}", search, queries, k)
+            if mode == "vector_search":
+                ids = [[int(r.id[1:].split("#")[0]) for r in resp.results] for resp in responses]
+                np.save(work / f"dense_ids@{k}.npy", np.array(ids))
+    out["peak_rss"] = peak()
+    return out
+
+
+def step_numpy(work: Path) -> dict:
+    from heta_notebook.kb._threads import one_blas_thread
+    from heta_notebook.kb.dense import QUERY_BLOCK_BYTES
+
+    embeddings = np.load(work / "kb" / "dense" / "embeddings.npy")  # in RAM: the floor
+    vectors = np.load(work / "query_vectors.npy")
+    block = max(1, QUERY_BLOCK_BYTES // (4 * len(embeddings)))
+    out: dict = {}
+
+    def search(qs, k):
+        result = []
+        for start in range(0, len(qs), block):
+            scores = qs[start : start + block] @ embeddings.T
+            top = np.argpartition(scores, -k, axis=1)[:, -k:]
+            values = np.take_along_axis(scores, top, axis=1)
+            order = np.argsort(-values, axis=1, kind="stable")
+            result.extend(np.take_along_axis(top, order, axis=1))
+        return result
+
+    with one_blas_thread():
+        search(vectors[:20], 10)
+        for k in TOP_KS:
+            ids = timed_queries(out, f"query_s@{k}", search, vectors, k)
+            ours = np.load(work / f"dense_ids@{k}.npy")
+            out[f"same_top1@{k}"] = float(np.mean(ours[:, 0] == np.array(ids)[:, 0]))
+    out["peak_rss"] = peak()
+    return out
+
+
+STEPS = {
+    "bm25s": step_bm25s,
+    "kb-bm25": step_kb_bm25,
+    "kb-default": step_kb_default,
+    "kb-load": step_kb_load,
+    "numpy": step_numpy,
+}
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def run_step(name: str, work: Path) -> dict:
+    """Run one step in a fresh interpreter (its own peak RSS) and return its figures."""
+    result = work / f"{name}.json"
+    command = [sys.executable, __file__, "--step", name, "--work", str(work)]
+    subprocess.run(command, check=True)
+    return json.loads(result.read_text())
+
+
+def gib(n: float) -> str:
+    return f"{n / 2**30:.2f} GiB"
+
+
+def report(work: Path, r: dict) -> str:
+    corpus = json.loads((work / "corpus.json").read_text())
+    b, kb, default, load, floor = (r.get(s) for s in STEPS)
+    parts = default.get("parts", {})
+    if kb is None:  # skipped at 1M for time: BM25-only build = default build minus the dense step
+        kb = {"build_s": default["build_s"] - parts["dense (LSA fit + embed)"], "build_wall": 0,
+              "input_rss": default["input_rss"], "peak_rss": 0, "derived": True}  # fmt: skip
+        for k in TOP_KS:  # the loaded (memory-mapped) KB's full_text_search stands in
+            for suffix in ("", "_wall"):
+                kb[f"query_s@{k}{suffix}"] = load[f"full_text_search_s@{k}{suffix}"]
+            kb[f"same_top1@{k}"] = float("nan")
+    t = lambda x, key: f"{x[key]:.1f} s ({x.get(key.replace('_s', '_wall'), 0):.1f} s)"  # noqa: E731
+    lines = [
+        f"#### {corpus['docs']:,} documents, {corpus['queries']:,} queries, "
+        f"vocabulary {corpus['vocabulary']:,}",
+        "",
+        "| step | CPU (wall) | peak RSS (input RSS) | on disk |",
+        "|---|---:|---:|---:|",
+        f"| bm25s tokenize + index | {t(b, 'build_s')} | {gib(b['peak_rss'])} "
+        f"({gib(b['input_rss'])}) | {b['index_bytes'] / 2**20:.0f} MiB |",
+        f"| KB build, BM25 only | {t(kb, 'build_s')} | {gib(kb['peak_rss'])} "
+        f"({gib(kb['input_rss'])}) | |",
+        f"| KB build, default (BM25 + LSA + hybrid) | {t(default, 'build_s')} | "
+        f"{gib(default['peak_rss'])} ({gib(default['input_rss'])}) | "
+        f"{default['index_bytes'] / 2**20:.0f} MiB |",
+        f"| KB load (cached folder) | {load['load_s']:.2f} s wall | +"
+        f"{gib(load['rss_after_load'] - load['input_rss'])} after load; peak "
+        f"{gib(load['peak_rss'])} after all queries | memory-mapped: {load['mmap']} |",
+        "",
+        "| ms per query, CPU (wall), one batched call | top_k 10 | top_k 100 |",
+        "|---|---:|---:|",
+    ]
+    ms = lambda x, key: f"{x[key] * 1000:.2f} ({x[key + '_wall'] * 1000:.2f})"  # noqa: E731
+    rows = [
+        ("bm25s retrieve (floor)", b, "query_s"),
+        ("KB full_text_search", kb, "query_s"),
+        ("numpy matmul + top-k (floor)", floor, "query_s"),
+        ("KB vector_search (loaded, mmap)", load, "vector_search_s"),
+        ("KB hybrid_search (loaded, mmap)", load, "hybrid_search_s"),
+        ("KB full_text_search (loaded, mmap)", load, "full_text_search_s"),
+    ]
+    for label, x, key in rows:
+        lines.append(f"| {label} | {ms(x, key + '@10')} | {ms(x, key + '@100')} |")
+    ratio = lambda x, kx, y, ky: f"{x[kx] / y[ky]:.2f}×"  # noqa: E731
+    lines += [
+        "",
+        f"CPU-time ratios: BM25 build {ratio(kb, 'build_s', b, 'build_s')}; BM25 query "
+        f"{ratio(kb, 'query_s@10', b, 'query_s@10')} / {ratio(kb, 'query_s@100', b, 'query_s@100')}"
+        f"; dense query {ratio(load, 'vector_search_s@10', floor, 'query_s@10')} / "
+        f"{ratio(load, 'vector_search_s@100', floor, 'query_s@100')} (top_k 10 / 100). "
+        f"Same top-1 as the floor: BM25 {kb['same_top1@10']:.3f}, dense {floor['same_top1@10']:.3f}. "
+        f"LSA fit: {json.dumps(default.get('lsa', {}))}.",
+        "",
+        "Default build, CPU seconds by part: "
+        + ", ".join(f"{name} {seconds:.1f}" for name, seconds in parts.items())
+        + (
+            " (BM25-only build derived: default build minus the dense part)"
+            if kb.get("derived")
+            else ""
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kb_scale"))
+    parser.add_argument("--step", choices=sorted(STEPS))
+    parser.add_argument("--only", nargs="+", choices=sorted(STEPS), help="re-run these steps")
+    parser.add_argument("--skip", nargs="+", choices=sorted(STEPS), default=[])
+    args = parser.parse_args()
+    if args.step:
+        out = STEPS[args.step](args.work)
+        (args.work / f"{args.step}.json").write_text(json.dumps(out, indent=1))
+        return
+    for docs in args.docs:
+        work = args.work / str(docs)
+        if not (work / "corpus.json").is_file():
+            started = time.perf_counter()
+            generate(work, docs, args.queries)
+            print(f"generated {docs:,} documents in {time.perf_counter() - started:.0f} s")
+        results = {}
+        for name in STEPS:
+            if name in args.skip:
+                continue
+            if args.only and name not in args.only and (work / f"{name}.json").is_file():
+                results[name] = json.loads((work / f"{name}.json").read_text())
+                continue
+            print(f"[{docs:,}] {name} ...", flush=True)
+            results[name] = run_step(name, work)
+        text = report(work, results)
+        (work / "report.md").write_text(text + "\n")
+        print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main()
