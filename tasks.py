@@ -78,8 +78,18 @@ def test() -> None:
     ensure_chromium()
     sh(PY, "-m", "ruff", "check", ".")
     sh(PY, "-m", "ruff", "format", "--check", ".")
-    sh(*PYTEST, "-q", "-m", "not browser", "tests", "notebooks",
-       "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=900", env=env)  # fmt: skip
+    sh(
+        *PYTEST,
+        "-q",
+        "-m",
+        "not browser",
+        "tests",
+        "notebooks",
+        "--nbval-lax",
+        "--nbval-current-env",
+        "--nbval-cell-timeout=900",
+        env=env,
+    )
     sh(*PYTEST, "-q", "-m", "browser", "-rs", "tests/browser", env=env)
     print(f"all tests passed in {time.perf_counter() - started:.0f} s")
 

@@ -51,19 +51,40 @@ def build_reports(n_reports: int, n_cases: int, n_scores: int, seed: int = 0):
             response = QueryResponse.model_construct(mode=mode, results=(), metadata={})
             for i in range(n_cases):
                 scores = tuple(
-                    EvaluationScore.model_construct(name=n, value=float(v), passed=None, metadata={})
+                    EvaluationScore.model_construct(
+                        name=n, value=float(v), passed=None, metadata={}
+                    )
                     for n, v in zip(names, values[i], strict=True)
-                )  # fmt: skip
-                results.append(EvaluationCaseResult.model_construct(
-                    case_id=f"q{i}", query=f"query {i}", query_mode=mode, scores=scores,
-                    response=response, latency_ms=1.0, error=None, metadata={}))  # fmt: skip
-        reports.append(EvaluationReport.model_construct(
-            schema_version="1", report_id=f"r{r}", report_key=None,
-            benchmark=BenchmarkManifest(name="bench"), knowledge_base_name=f"kb{r}",
-            knowledge_base_manifest={}, recipe_manifest={"name": f"recipe-{r}", "chunk": 100 * r},
-            query_modes=MODES, score_summary={}, case_results=tuple(results),
-            started_at="2026-01-01T00:00:00", finished_at="2026-01-01T00:01:00",
-            metadata={}))  # fmt: skip
+                )
+                results.append(
+                    EvaluationCaseResult.model_construct(
+                        case_id=f"q{i}",
+                        query=f"query {i}",
+                        query_mode=mode,
+                        scores=scores,
+                        response=response,
+                        latency_ms=1.0,
+                        error=None,
+                        metadata={},
+                    )
+                )
+        reports.append(
+            EvaluationReport.model_construct(
+                schema_version="1",
+                report_id=f"r{r}",
+                report_key=None,
+                benchmark=BenchmarkManifest(name="bench"),
+                knowledge_base_name=f"kb{r}",
+                knowledge_base_manifest={},
+                recipe_manifest={"name": f"recipe-{r}", "chunk": 100 * r},
+                query_modes=MODES,
+                score_summary={},
+                case_results=tuple(results),
+                started_at="2026-01-01T00:00:00",
+                finished_at="2026-01-01T00:01:00",
+                metadata={},
+            )
+        )
     return reports
 
 
@@ -78,8 +99,10 @@ def ranx_side(comparison, n_resamples: int, sample: int) -> None:
         for s in range(len(comparison.score_names)):
             jobs.append((al.values[s][:, ia].copy(), al.values[s][:, ib].copy()))
     x, y = jobs[0]
-    timed("ranx fisher: numba JIT warm-up (excluded)", lambda: fisher_randomization_test(
-        x[:50], y[:50], 10, 0.01, 42))  # fmt: skip
+    timed(
+        "ranx fisher: numba JIT warm-up (excluded)",
+        lambda: fisher_randomization_test(x[:50], y[:50], 10, 0.01, 42),
+    )
     # the comparisons with the largest p: where two Monte-Carlo p-values can be compared
     sig = comparison.significance()
     n_pairs, n_scores = len(comparison.pairs()), len(comparison.score_names)
@@ -89,14 +112,25 @@ def ranx_side(comparison, n_resamples: int, sample: int) -> None:
         f"ranx fisher, {sample} comparisons × {n_resamples} permutations",
         lambda: [fisher_randomization_test(x, y, n_resamples, 0.01, 42) for x, y in picked],
     )
-    print("   p-values, ranx fisher vs ours:", ", ".join(
-        f"{r[0]:.4f} vs {o:.4f}" for r, o in zip(ranx_p, sig["p_value"].to_numpy()[rows], strict=True)))  # fmt: skip
-    print(f"{'  → extrapolated to all ' + str(len(jobs)) + ' comparisons':<58} "
-          f"{one / sample * len(jobs):8.1f} s")  # fmt: skip
-    timed(f"ranx paired t-test, all {len(jobs)} comparisons",
-          lambda: [paired_student_t_test(x, y, 0.01) for x, y in jobs])  # fmt: skip
-    timed(f"ranx-style W/T/L (python sum), all {len(jobs)}",
-          lambda: [(sum(x > y), sum(x == y), sum(x < y)) for x, y in jobs])  # fmt: skip
+    print(
+        "   p-values, ranx fisher vs ours:",
+        ", ".join(
+            f"{r[0]:.4f} vs {o:.4f}"
+            for r, o in zip(ranx_p, sig["p_value"].to_numpy()[rows], strict=True)
+        ),
+    )
+    print(
+        f"{'  → extrapolated to all ' + str(len(jobs)) + ' comparisons':<58} "
+        f"{one / sample * len(jobs):8.1f} s"
+    )
+    timed(
+        f"ranx paired t-test, all {len(jobs)} comparisons",
+        lambda: [paired_student_t_test(x, y, 0.01) for x, y in jobs],
+    )
+    timed(
+        f"ranx-style W/T/L (python sum), all {len(jobs)}",
+        lambda: [(sum(x > y), sum(x == y), sum(x < y)) for x, y in jobs],
+    )
 
 
 def main() -> None:
@@ -111,16 +145,20 @@ def main() -> None:
     shape = f"{args.reports} reports × 3 modes × {args.cases} cases × {args.scores} scores"
     import scipy.stats  # noqa: F401 - imported by any run already (aggregation); not timed
 
-    reports, _ = timed(f"setup: build {shape}", lambda: build_reports(
-        args.reports, args.cases, args.scores))  # fmt: skip
+    reports, _ = timed(
+        f"setup: build {shape}", lambda: build_reports(args.reports, args.cases, args.scores)
+    )
     totals = []
     for run in range(1, args.repeat + 1):  # best of a few: the machine is shared
         print(f"-- run {run}")
-        c, t_align = timed("compare(reports): alignment", lambda: compare(
-            reports, n_resamples=args.resamples))  # fmt: skip
+        c, t_align = timed(
+            "compare(reports): alignment", lambda: compare(reports, n_resamples=args.resamples)
+        )
         _, t_sum = timed("comparison.summary() (vectorised aggregation)", c.summary)
-        sig, t_sig = timed(f"significance(): {len(c.pairs()) * args.scores} tests, "
-                           f"{args.resamples} resamples", c.significance)  # fmt: skip
+        sig, t_sig = timed(
+            f"significance(): {len(c.pairs()) * args.scores} tests, {args.resamples} resamples",
+            c.significance,
+        )
         _, t_html = timed("table HTML (_repr_html_)", c._repr_html_)
         totals.append(t_align + t_sum + t_sig + t_html)
         print(f"{'TOTAL compare → table with significance':<58} {totals[-1]:8.3f} s")

@@ -143,8 +143,14 @@ def step_bm25s(work: Path) -> dict:
     queries = read_lines(work / "queries.txt")
     base = rss()
     with Clock() as clock:
-        tokens = bm25s.tokenize(texts, lower=True, token_pattern=r"(?u)\b\w\w+\b",
-                                stopwords="en", return_ids=True, show_progress=False)  # fmt: skip
+        tokens = bm25s.tokenize(
+            texts,
+            lower=True,
+            token_pattern=r"(?u)\b\w\w+\b",
+            stopwords="en",
+            return_ids=True,
+            show_progress=False,
+        )
         retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
         retriever.index(tokens, show_progress=False)
     del tokens
@@ -153,8 +159,14 @@ def step_bm25s(work: Path) -> dict:
     out["index_bytes"] = folder_bytes(work / "bm25s")
 
     def search(qs, k):
-        q = bm25s.tokenize(qs, lower=True, token_pattern=r"(?u)\b\w\w+\b", stopwords="en",
-                           return_ids=False, show_progress=False)  # fmt: skip
+        q = bm25s.tokenize(
+            qs,
+            lower=True,
+            token_pattern=r"(?u)\b\w\w+\b",
+            stopwords="en",
+            return_ids=False,
+            show_progress=False,
+        )
         return retriever.retrieve(q, k=k, show_progress=False, n_threads=0)
 
     with one_blas_thread():
@@ -337,8 +349,13 @@ def report(work: Path, r: dict) -> str:
     b, kb, default, load, floor = (r.get(s) for s in STEPS)
     parts = default.get("parts", {})
     if kb is None:  # skipped at 1M for time: BM25-only build = default build minus the dense step
-        kb = {"build_s": default["build_s"] - parts["dense (LSA fit + embed)"], "build_wall": 0,
-              "input_rss": default["input_rss"], "peak_rss": 0, "derived": True}  # fmt: skip
+        kb = {
+            "build_s": default["build_s"] - parts["dense (LSA fit + embed)"],
+            "build_wall": 0,
+            "input_rss": default["input_rss"],
+            "peak_rss": 0,
+            "derived": True,
+        }
         for k in TOP_KS:  # the loaded (memory-mapped) KB's full_text_search stands in
             for suffix in ("", "_wall"):
                 kb[f"query_s@{k}{suffix}"] = load[f"full_text_search_s@{k}{suffix}"]

@@ -93,10 +93,12 @@ def pytrec_from_records(cases: list, responses: list) -> list:
             run
         )
         return [
-            [EvaluationScore.model_construct(name=n, value=v, passed=None, metadata={})
-             for n, v in values.items()]
+            [
+                EvaluationScore.model_construct(name=n, value=v, passed=None, metadata={})
+                for n, v in values.items()
+            ]
             for values in measured.values()
-        ]  # fmt: skip
+        ]
 
 
 def ranx_evaluator(qrels: dict, run: dict) -> tuple[Callable[[], object], Callable[[], object]]:
@@ -210,7 +212,11 @@ def _report(args: argparse.Namespace, t: dict[str, float], check: str) -> list[s
         "| path | seconds | speed vs pytrec_eval |",
         "|---|---:|---:|",
         row("heta_notebook `evaluate_run`", t["run"], t["pytrec"]),
-        row("pytrec_eval `RelevanceEvaluator(qrels, measures).evaluate(run)`", t["pytrec"], t["pytrec"]),
+        row(
+            "pytrec_eval `RelevanceEvaluator(qrels, measures).evaluate(run)`",
+            t["pytrec"],
+            t["pytrec"],
+        ),
         row("ranx `evaluate` (Qrels/Run already built)", t["ranx"], t["pytrec"]),
         row("ranx build `Qrels` + `Run` from the dicts + `evaluate`", ranx_total, t["pytrec"]),
         "",
@@ -222,10 +228,16 @@ def _report(args: argparse.Namespace, t: dict[str, float], check: str) -> list[s
         "",
         "| path | seconds | speed vs pytrec_eval engine |",
         "|---|---:|---:|",
-        row("heta_notebook `evaluate_batch(beir_default_metrics(), cases, responses)`",
-            t["records"], t["pytrec_records"]),
-        row("same mapping, pytrec_eval as the engine (lower bound: no MRR@k, no metadata)",
-            t["pytrec_records"], t["pytrec_records"]),
+        row(
+            "heta_notebook `evaluate_batch(beir_default_metrics(), cases, responses)`",
+            t["records"],
+            t["pytrec_records"],
+        ),
+        row(
+            "same mapping, pytrec_eval as the engine (lower bound: no MRR@k, no metadata)",
+            t["pytrec_records"],
+            t["pytrec_records"],
+        ),
         "",
         "The records path maps every chunk result to its document (`matching.py`), reads the "
         "qrels from each case's evidence and builds one EvaluationScore (with heta-framework's "
@@ -235,7 +247,7 @@ def _report(args: argparse.Namespace, t: dict[str, float], check: str) -> list[s
         "which the pytrec_eval row still uses.",
         "",
         f"Agreement: {check}.",
-    ]  # fmt: skip
+    ]
 
 
 if __name__ == "__main__":

@@ -44,7 +44,37 @@ from heta_notebook.schema import EvaluationReport  # noqa: E402
 from heta_notebook.store import _header  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
-WORDS = ["wing", "flow", "pressure", "boundary", "layer", "heat", "transfer", "supersonic", "shock", "wave", "laminar", "turbulent", "nozzle", "jet", "plate", "cylinder", "cone", "mach", "number", "reynolds", "skin", "friction", "temperature", "velocity", "profile", "theory", "experiment", "measured", "distribution"]  # fmt: skip
+WORDS = [
+    "wing",
+    "flow",
+    "pressure",
+    "boundary",
+    "layer",
+    "heat",
+    "transfer",
+    "supersonic",
+    "shock",
+    "wave",
+    "laminar",
+    "turbulent",
+    "nozzle",
+    "jet",
+    "plate",
+    "cylinder",
+    "cone",
+    "mach",
+    "number",
+    "reynolds",
+    "skin",
+    "friction",
+    "temperature",
+    "velocity",
+    "profile",
+    "theory",
+    "experiment",
+    "measured",
+    "distribution",
+]
 GROUP = 1000
 
 
@@ -54,7 +84,7 @@ def score_names(n: int) -> list[str]:
         for m in ("ndcg", "map", "recall", "precision", "mrr")
         for k in (1, 3, 5, 10, 100)
     ]
-    return (base + [f"extra_{i}" for i in range(max(0, n - len(base)))])[:n]  # fmt: skip
+    return (base + [f"extra_{i}" for i in range(max(0, n - len(base)))])[:n]
 
 
 def text_pool(n: int, rng: np.random.Generator) -> list[str]:
@@ -64,50 +94,90 @@ def text_pool(n: int, rng: np.random.Generator) -> list[str]:
     return [f"chunk {i}: " + " ".join(words[row]) + " ." for i, row in enumerate(picks)]
 
 
-def synth_group(start: int, n: int, n_results: int, names: list[str], n_docs: int,
-                rng: np.random.Generator, shift: float) -> dict[str, pa.Table]:  # fmt: skip
+def synth_group(
+    start: int,
+    n: int,
+    n_results: int,
+    names: list[str],
+    n_docs: int,
+    rng: np.random.Generator,
+    shift: float,
+) -> dict[str, pa.Table]:
     """Tables of case results ``start:start+n`` (row ids absolute)."""
     rows = np.arange(start, start + n)
     case_ids = [f"q{r // 3}" for r in rows]
     evidence = rng.integers(0, n_docs, size=(n, 3))
-    metadata = [json.dumps({"expected": {"evidence": [{"reference_id": f"d{d}", "metadata": {"relevance": 1}} for d in ev]},
-                            "labels": {"topic": int(ev[0] % 7)}}) for ev in evidence]  # fmt: skip
-    cases = pa.table({
-        "case_id": case_ids, "query": [f"what is the {WORDS[r % len(WORDS)]} of case {r // 3}" for r in rows],
-        "query_mode": [MODES[r % 3] for r in rows], "latency_ms": rng.uniform(1, 40, n),
-        "error": pa.nulls(n, pa.string()), "error_type": pa.nulls(n, pa.string()),
-        "error_json": pa.nulls(n, pa.string()), "has_response": np.ones(n, bool),
-        "response_mode": [MODES[r % 3] for r in rows], "answer": pa.nulls(n, pa.string()),
-        "response_json": pa.nulls(n, pa.string()), "n_results": np.full(n, n_results, np.int32),
-        "n_scores": np.full(n, len(names), np.int32), "metadata": metadata,
-        "extra": pa.nulls(n, pa.string()),
-    })  # fmt: skip
+    metadata = [
+        json.dumps(
+            {
+                "expected": {
+                    "evidence": [
+                        {"reference_id": f"d{d}", "metadata": {"relevance": 1}} for d in ev
+                    ]
+                },
+                "labels": {"topic": int(ev[0] % 7)},
+            }
+        )
+        for ev in evidence
+    ]
+    cases = pa.table(
+        {
+            "case_id": case_ids,
+            "query": [f"what is the {WORDS[r % len(WORDS)]} of case {r // 3}" for r in rows],
+            "query_mode": [MODES[r % 3] for r in rows],
+            "latency_ms": rng.uniform(1, 40, n),
+            "error": pa.nulls(n, pa.string()),
+            "error_type": pa.nulls(n, pa.string()),
+            "error_json": pa.nulls(n, pa.string()),
+            "has_response": np.ones(n, bool),
+            "response_mode": [MODES[r % 3] for r in rows],
+            "answer": pa.nulls(n, pa.string()),
+            "response_json": pa.nulls(n, pa.string()),
+            "n_results": np.full(n, n_results, np.int32),
+            "n_scores": np.full(n, len(names), np.int32),
+            "metadata": metadata,
+            "extra": pa.nulls(n, pa.string()),
+        }
+    )
     docs = rng.integers(0, n_docs, size=n * n_results)
     doc_ids = np.char.add("d", docs.astype(str))
     sources = [f'{{"benchmark_document_id":"{d}","document_id":"{d}"}}' for d in doc_ids.tolist()]
-    results = pa.table({
-        "row": np.repeat(rows, n_results).astype(np.int32),
-        "rank": np.tile(np.arange(1, n_results + 1, dtype=np.int32), n),
-        "id": np.char.add(doc_ids, "#0").tolist(), "text": docs.astype(np.int32),
-        "score": np.sort(rng.uniform(0, 30, (n, n_results)), axis=1)[:, ::-1].ravel(),
-        "kind": pa.array(["chunk"] * (n * n_results)), "source": sources,
-        "metadata": pa.nulls(n * n_results, pa.string()), "extra": pa.nulls(n * n_results, pa.string()),
-    })  # fmt: skip
+    results = pa.table(
+        {
+            "row": np.repeat(rows, n_results).astype(np.int32),
+            "rank": np.tile(np.arange(1, n_results + 1, dtype=np.int32), n),
+            "id": np.char.add(doc_ids, "#0").tolist(),
+            "text": docs.astype(np.int32),
+            "score": np.sort(rng.uniform(0, 30, (n, n_results)), axis=1)[:, ::-1].ravel(),
+            "kind": pa.array(["chunk"] * (n * n_results)),
+            "source": sources,
+            "metadata": pa.nulls(n * n_results, pa.string()),
+            "extra": pa.nulls(n * n_results, pa.string()),
+        }
+    )
     s = len(names)
     values = np.clip(rng.uniform(0, 1, n * s) + shift, 0, 1)
-    scores = pa.table({
-        "row": np.repeat(rows, s).astype(np.int32), "name": names * n, "value": values,
-        "text": pa.nulls(n * s, pa.string()), "kind": np.zeros(n * s, np.int8),
-        "passed": pa.nulls(n * s, pa.bool_()), "status": ["scored"] * (n * s),
-        "reason": pa.nulls(n * s, pa.string()),
-        "metadata": [json.dumps({"relevant_documents": 3, "retrieved_documents": n_results})] * (n * s),
-        "extra": pa.nulls(n * s, pa.string()),
-    })  # fmt: skip
+    scores = pa.table(
+        {
+            "row": np.repeat(rows, s).astype(np.int32),
+            "name": names * n,
+            "value": values,
+            "text": pa.nulls(n * s, pa.string()),
+            "kind": np.zeros(n * s, np.int8),
+            "passed": pa.nulls(n * s, pa.bool_()),
+            "status": ["scored"] * (n * s),
+            "reason": pa.nulls(n * s, pa.string()),
+            "metadata": [json.dumps({"relevant_documents": 3, "retrieved_documents": n_results})]
+            * (n * s),
+            "extra": pa.nulls(n * s, pa.string()),
+        }
+    )
     return {"cases": cases, "results": results, "scores": scores}
 
 
-def write_synthetic(store: ReportStore, report_id: str, args: argparse.Namespace, seed: int,
-                    shift: float) -> Path:  # fmt: skip
+def write_synthetic(
+    store: ReportStore, report_id: str, args: argparse.Namespace, seed: int, shift: float
+) -> Path:
     """A columnar report of ``args.cases`` case results written group by group."""
     rng = np.random.default_rng(seed)
     folder = store.report_dir("synthetic-kb", report_id)
@@ -122,27 +192,36 @@ def write_synthetic(store: ReportStore, report_id: str, args: argparse.Namespace
         n = min(GROUP, args.cases - start)
         writer.add_group(synth_group(start, n, args.results, names, args.docs, rng, shift))
     header = EvaluationReport(
-        report_id=report_id, benchmark={"name": "synthetic-beir", "split": "test"},
-        knowledge_base_name="synthetic-kb", query_modes=MODES, started_at="2026-12-01T00:00:00Z",
-        finished_at="2026-12-01T01:00:00Z", recipe_manifest={"name": report_id},
+        report_id=report_id,
+        benchmark={"name": "synthetic-beir", "split": "test"},
+        knowledge_base_name="synthetic-kb",
+        query_modes=MODES,
+        started_at="2026-12-01T00:00:00Z",
+        finished_at="2026-12-01T01:00:00Z",
+        recipe_manifest={"name": report_id},
         metadata={"label": report_id},
-    )  # fmt: skip
+    )
     from heta_notebook.columnar import report_header
 
     writer.finish(report_header(header))
     frames = EvaluationReport.load(folder).frames()  # the header carries summary and views
     data = json.loads((folder / "header.json").read_text())
     data["views"] = frames.views()
-    data["score_summary"] = {f"{m}.{s}": float(v) for m, s, v
-                             in frames.summary()[["query_mode", "score", "mean"]].itertuples(index=False)}  # fmt: skip
+    data["score_summary"] = {
+        f"{m}.{s}": float(v)
+        for m, s, v in frames.summary()[["query_mode", "score", "mean"]].itertuples(index=False)
+    }
     atomic_write_text(folder / "header.json", json.dumps(data))
     atomic_write_text(folder / "summary.json", json.dumps(_header(EvaluationReport.load(folder))))
     return folder
 
 
 def folder_bytes(folder: Path, names: tuple[str, ...] | None = None) -> int:
-    return sum(p.stat().st_size for p in folder.iterdir()
-               if p.is_file() and (names is None or p.name in names))  # fmt: skip
+    return sum(
+        p.stat().st_size
+        for p in folder.iterdir()
+        if p.is_file() and (names is None or p.name in names)
+    )
 
 
 COLUMNAR = ("header.json", "cases.parquet", "results.parquet", "texts.parquet", "scores.parquet")
@@ -210,8 +289,10 @@ def synthetic_part(args: argparse.Namespace, work: Path) -> None:
     print(f"== synthetic report: {shape}")
     store = ReportStore(work / "columnar")
     t = time.perf_counter()
-    folders = [write_synthetic(store, f"recipe-{i}", args, seed=i, shift=0.01 * i)
-               for i in range(args.reports)]  # fmt: skip
+    folders = [
+        write_synthetic(store, f"recipe-{i}", args, seed=i, shift=0.01 * i)
+        for i in range(args.reports)
+    ]
     line(f"write {args.reports} columnar reports (setup)", f"{time.perf_counter() - t:8.1f} s")
     size = folder_bytes(folders[0], COLUMNAR)
     line("columnar store size", f"{size / 1e6:8.1f} MB")
@@ -225,8 +306,9 @@ def json_side(args: argparse.Namespace, folder: Path, work: Path, size: int) -> 
     small = min(args.json_cases, args.cases)
     report = EvaluationReport.load(folder)
     t = time.perf_counter()
-    head = report.model_copy(update={"case_results": tuple(report.case_results[:small]),
-                                     "report_id": "json-slice"})  # fmt: skip
+    head = report.model_copy(
+        update={"case_results": tuple(report.case_results[:small]), "report_id": "json-slice"}
+    )
     line(f"materialise {small:,} records from the store", f"{time.perf_counter() - t:8.1f} s")
     json_store, col_store = ReportStore(work / "json"), ReportStore(work / "columnar-slice")
     json_store.save(head, format="heta")
@@ -240,12 +322,16 @@ def json_side(args: argparse.Namespace, folder: Path, work: Path, size: int) -> 
         f"{col_size / 1e6:8.1f} MB  (1/{json_size / col_size:.1f})",
     )
     scaled = json_size * args.cases / small
-    line(f"report.json scaled to {args.cases:,} case results", f"{scaled / 1e6:8.1f} MB  "
-         f"(columnar is 1/{scaled / size:.1f})")  # fmt: skip
+    line(
+        f"report.json scaled to {args.cases:,} case results",
+        f"{scaled / 1e6:8.1f} MB  (columnar is 1/{scaled / size:.1f})",
+    )
     for name, where in (("report.json", json_store), ("columnar", col_store)):
         got = fresh(where.root, LOAD_CARD.format(kb="synthetic-kb", rid="json-slice"))
-        line(f"fresh process, {small:,} cases, {name}: load / load+card / RSS",
-             f"{got['load_s']:6.2f} s {got['load_card_s']:6.2f} s {got['peak_rss_mb']:7.0f} MB")  # fmt: skip
+        line(
+            f"fresh process, {small:,} cases, {name}: load / load+card / RSS",
+            f"{got['load_s']:6.2f} s {got['load_card_s']:6.2f} s {got['peak_rss_mb']:7.0f} MB",
+        )
 
 
 def fresh_figures(args: argparse.Namespace, store: ReportStore) -> None:
@@ -253,8 +339,10 @@ def fresh_figures(args: argparse.Namespace, store: ReportStore) -> None:
     got = fresh(store.root, EXPLORER.format(kb="synthetic-kb", rid="recipe-0"))
     line(f"fresh process, {args.cases:,} cases: store.load", f"{got['load_s']:6.2f} s")
     line(f"fresh process, {args.cases:,} cases: store.load + card", f"{got['load_card_s']:6.2f} s")
-    line(f"fresh process, {args.cases:,} cases: explorer first page", f"{got['explorer_s']:6.2f} s"
-         f"  (+ {got['ipywidgets_import_s']:.2f} s importing ipywidgets)")  # fmt: skip
+    line(
+        f"fresh process, {args.cases:,} cases: explorer first page",
+        f"{got['explorer_s']:6.2f} s  (+ {got['ipywidgets_import_s']:.2f} s importing ipywidgets)",
+    )
     line(
         f"fresh process, {args.cases:,} cases: peak RSS (+ explorer)",
         f"{got['peak_rss_mb']:6.0f} MB",
@@ -262,8 +350,10 @@ def fresh_figures(args: argparse.Namespace, store: ReportStore) -> None:
     line("fresh process: python + heta_notebook import", f"{got['import_s']:6.2f} s")
     rids = [f"recipe-{i}" for i in range(args.reports)]
     got = fresh(store.root, COMPARE.format(kb="synthetic-kb", rids=rids))
-    line(f"fresh process: load + compare() of {args.reports} reports + table", f"{got['compare_s']:6.2f} s"
-         f"  (+ {got['scipy_import_s']:.2f} s importing scipy.stats)")  # fmt: skip
+    line(
+        f"fresh process: load + compare() of {args.reports} reports + table",
+        f"{got['compare_s']:6.2f} s  (+ {got['scipy_import_s']:.2f} s importing scipy.stats)",
+    )
     line("  peak RSS", f"{got['peak_rss_mb']:6.0f} MB")
 
 
@@ -299,9 +389,18 @@ class InstantKB:
     def __init__(self, n_docs: int = 2000) -> None:
         from heta_notebook.schema import QueryResult
 
-        self._hits = [tuple(QueryResult(id=f"d{(q * 7 + k) % n_docs}#0", text=f"document {(q * 7 + k) % n_docs} text", score=10.0 - k,
-                                        source={"benchmark_document_id": f"d{(q * 7 + k) % n_docs}"})
-                            for k in range(10)) for q in range(97)]  # fmt: skip
+        self._hits = [
+            tuple(
+                QueryResult(
+                    id=f"d{(q * 7 + k) % n_docs}#0",
+                    text=f"document {(q * 7 + k) % n_docs} text",
+                    score=10.0 - k,
+                    source={"benchmark_document_id": f"d{(q * 7 + k) % n_docs}"},
+                )
+                for k in range(10)
+            )
+            for q in range(97)
+        ]
 
     async def query(self, text, *, mode, top_k=10, options=None):
         from heta_notebook.schema import QueryResponse
@@ -322,10 +421,14 @@ def checkpoint_part(args: argparse.Namespace, work: Path) -> None:
         store = ReportStore(tempfile.mkdtemp(dir=work)) if "with a" in label else None  # fresh
         t = time.perf_counter()
         result = BenchmarkRunner().run_sync(
-            benchmark=BeirBenchmark(folder), recipe=InstantKB(), knowledge_base_name="instant",
-            query_modes=("full_text_search",), store=store, progress=False,
+            benchmark=BeirBenchmark(folder),
+            recipe=InstantKB(),
+            knowledge_base_name="instant",
+            query_modes=("full_text_search",),
+            store=store,
+            progress=False,
             config=BenchmarkRunConfig(report_id="ckpt", top_k=10),
-        )  # fmt: skip
+        )
         times[label] = time.perf_counter() - t
         assert len(result.report.case_results) == args.checkpoint_cases
         line(label.strip(), f"{times[label]:8.2f} s")
@@ -343,8 +446,12 @@ def real_part(work: Path) -> None:
 
     print("== real embedded-KB run: Cranfield, default recipe (BM25 + dense + hybrid), 3 modes")
     t = time.perf_counter()
-    result = BenchmarkRunner().run_sync(benchmark=BeirBenchmark.cranfield(), recipe=Recipe(name="default"),
-                                        progress=False, config=BenchmarkRunConfig(top_k=100))  # fmt: skip
+    result = BenchmarkRunner().run_sync(
+        benchmark=BeirBenchmark.cranfield(),
+        recipe=Recipe(name="default"),
+        progress=False,
+        config=BenchmarkRunConfig(top_k=100),
+    )
     report = result.report
     line(
         f"run ({len(report.case_results)} case results, top 100)",
@@ -358,9 +465,11 @@ def real_part(work: Path) -> None:
         got = fresh(
             store.root, LOAD_CARD.format(kb=report.knowledge_base_name, rid=report.report_id)
         )
-        line(f"{fmt}: size / fresh load / load+card / RSS",
-             f"{sizes[fmt] / 1e6:6.1f} MB {got['load_s']:6.2f} s {got['load_card_s']:6.2f} s "
-             f"{got['peak_rss_mb']:6.0f} MB")  # fmt: skip
+        line(
+            f"{fmt}: size / fresh load / load+card / RSS",
+            f"{sizes[fmt] / 1e6:6.1f} MB {got['load_s']:6.2f} s {got['load_card_s']:6.2f} s "
+            f"{got['peak_rss_mb']:6.0f} MB",
+        )
     line("size ratio json / columnar", f"{sizes['heta'] / sizes['columnar']:6.1f}x")
 
 

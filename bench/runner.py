@@ -59,7 +59,7 @@ class InstantKB:
                     source={"benchmark_document_id": doc, "document_id": doc},
                 )
                 for doc, score in hits
-            )  # fmt: skip
+            )
             for text, hits in ranked.items()
         }
 
@@ -90,9 +90,13 @@ async def ours(ranked, n_modes: int) -> tuple[int, float]:
     )
     started = time.perf_counter()
     result = await BenchmarkRunner().run(
-        benchmark=CRANFIELD, recipe=kb, query_modes=modes,
-        evaluators=beir_default_metrics(), config=config, progress=False,
-    )  # fmt: skip
+        benchmark=CRANFIELD,
+        recipe=kb,
+        query_modes=modes,
+        evaluators=beir_default_metrics(),
+        config=config,
+        progress=False,
+    )
     return len(result.report.case_results), time.perf_counter() - started
 
 
@@ -109,7 +113,7 @@ def heta_engine(ranked, mode: str):
                 source={"benchmark_document_id": doc, "document_id": doc},
             )
             for doc, score in hits
-        )  # fmt: skip
+        )
         for text, hits in ranked.items()
     }
 
@@ -143,9 +147,14 @@ async def heta(ranked, n_modes: int) -> tuple[int, float]:
     config = HetaConfig(top_k=TOP_K, max_concurrent_queries=CONCURRENCY, persist_report=False)
     started = time.perf_counter()
     result = await HetaRunner().run(
-        benchmark=benchmark, recipe=recipe, knowledge_base_name=f"bench-{n_modes}",
-        query_modes=modes, workspace=workspace, config=config, query_engines=registry,
-    )  # fmt: skip
+        benchmark=benchmark,
+        recipe=recipe,
+        knowledge_base_name=f"bench-{n_modes}",
+        query_modes=modes,
+        workspace=workspace,
+        config=config,
+        query_engines=registry,
+    )
     return len(result.report.case_results), time.perf_counter() - started
 
 
@@ -162,8 +171,10 @@ async def throughput(ranked) -> None:
         await run(ranked, 1)  # warm up imports and caches
         n1, t1 = await best_of(run, ranked, 1)
         nm, tm = await best_of(run, ranked, MODES)
-        print(f"| {name} | {n1} | {t1:.2f} | {n1 / t1:.0f} | {nm} | {tm:.2f} | {nm / tm:.0f} "
-              f"| {(nm - n1) / (tm - t1):.0f} |")  # fmt: skip
+        print(
+            f"| {name} | {n1} | {t1:.2f} | {n1 / t1:.0f} | {nm} | {tm:.2f} | {nm / tm:.0f} "
+            f"| {(nm - n1) / (tm - t1):.0f} |"
+        )
 
 
 async def latency_bound(
@@ -176,16 +187,22 @@ async def latency_bound(
     for _ in range(3):  # best of 3: the machine is shared
         started = time.perf_counter()
         result = await BenchmarkRunner().run(
-            benchmark=CRANFIELD, recipe=kb, query_modes=names,
-            evaluators=evaluators, config=config, progress=False,
-        )  # fmt: skip
+            benchmark=CRANFIELD,
+            recipe=kb,
+            query_modes=names,
+            evaluators=evaluators,
+            config=config,
+            progress=False,
+        )
         runs.append((time.perf_counter() - started, result))
     wall, result = min(runs, key=lambda run: run[0])
     n = len(result.report.case_results)
     ideal = n * delay / concurrency
     cases_s = result.report.metadata["duration_s"]  # the case phase: no loading, no statistics
-    print(f"| {what} | {n} | {wall:.2f} | {ideal:.2f} | {100 * (wall / ideal - 1):+.1f}% "
-          f"| {cases_s:.2f} | {100 * (cases_s / ideal - 1):+.1f}% |")  # fmt: skip
+    print(
+        f"| {what} | {n} | {wall:.2f} | {ideal:.2f} | {100 * (wall / ideal - 1):+.1f}% "
+        f"| {cases_s:.2f} | {100 * (cases_s / ideal - 1):+.1f}% |"
+    )
 
 
 async def bare_asyncio(n: int, delay=0.02, concurrency=32) -> None:
@@ -204,8 +221,10 @@ async def bare_asyncio(n: int, delay=0.02, concurrency=32) -> None:
         walls.append(time.perf_counter() - started)
     wall, ideal = min(walls), n * delay / concurrency
     over = f"{100 * (wall / ideal - 1):+.1f}%"
-    print(f"| bare asyncio pool, no runner (floor) | {n} | {wall:.2f} | {ideal:.2f} | {over} "
-          f"| {wall:.2f} | {over} |")  # fmt: skip
+    print(
+        f"| bare asyncio pool, no runner (floor) | {n} | {wall:.2f} | {ideal:.2f} | {over} "
+        f"| {wall:.2f} | {over} |"
+    )
 
 
 def load_average() -> str:
@@ -217,8 +236,10 @@ async def main() -> None:
     print(f"load average before: {load_average()}\n")
     ranked = await rankings()
     await throughput(ranked)
-    print("\n| 20 ms/query, concurrency 32, evaluators | cases | wall s | ideal s | over ideal "
-          "| case phase s | case phase over ideal |")  # fmt: skip
+    print(
+        "\n| 20 ms/query, concurrency 32, evaluators | cases | wall s | ideal s | over ideal "
+        "| case phase s | case phase over ideal |"
+    )
     print("|---|---|---|---|---|---|---|")
     await bare_asyncio(3600)
     await latency_bound(ranked, (), "none (runner machinery only)")

@@ -23,8 +23,13 @@ async def main() -> None:
     benchmark, recipe = BeirBenchmark.cranfield(), Recipe(name="hybrid")
     with tempfile.TemporaryDirectory() as folder:
         store = ReportStore(folder)
-        options = dict(benchmark=benchmark, recipe=recipe, knowledge_base_name="cran",
-                       store=store, progress=False)  # fmt: skip
+        options = dict(
+            benchmark=benchmark,
+            recipe=recipe,
+            knowledge_base_name="cran",
+            store=store,
+            progress=False,
+        )
         await BenchmarkRunner().run(**options)  # builds and caches the KB
         times = []
         for _ in range(3):

@@ -131,9 +131,16 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 _LS_COLUMNS = [
-    "knowledge_base_name", "report_id", "label", "benchmark", "split",
-    "query_modes", "n_cases", "finished_at", "partial",
-]  # fmt: skip
+    "knowledge_base_name",
+    "report_id",
+    "label",
+    "benchmark",
+    "split",
+    "query_modes",
+    "n_cases",
+    "finished_at",
+    "partial",
+]
 _LS_HEADER = ["knowledge_base", "report_id", "label", "benchmark", "cases", "finished"]
 # Shrink order and floors when the table is too wide: ids first (their heads tell reports
 # apart; the time is in "finished"), then the free text, never a header.
@@ -206,10 +213,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     try:
         result = check_regression(
-            args.new, args.baseline, scores=args.score or ["beir_ndcg@10"],
-            max_drop=args.max_drop, alpha=args.alpha, modes=args.mode or None, by=args.by,
-            output_dir=args.page_dir, n_resamples=args.resamples,
-        )  # fmt: skip
+            args.new,
+            args.baseline,
+            scores=args.score or ["beir_ndcg@10"],
+            max_drop=args.max_drop,
+            alpha=args.alpha,
+            modes=args.mode or None,
+            by=args.by,
+            output_dir=args.page_dir,
+            n_resamples=args.resamples,
+        )
     except GateInputError as exc:
         print(f"gate: unusable input: {exc}", file=sys.stderr)
         if args.summary_md:
@@ -232,13 +245,20 @@ def write_gate_junit(result: Any, path: Path) -> None:
     import xml.etree.ElementTree as ET
 
     rows = result.rows
-    suite = ET.Element("testsuite", name="heta-gate", tests=str(len(rows)),
-                       failures=str(int(rows["failed"].sum())), errors="0")  # fmt: skip
+    suite = ET.Element(
+        "testsuite",
+        name="heta-gate",
+        tests=str(len(rows)),
+        failures=str(int(rows["failed"].sum())),
+        errors="0",
+    )
     for r in rows.to_dict("records"):
         name = " · ".join(str(x) for x in (r.get("slice"), r["score"], r["mode"]) if x is not None)
         case = ET.SubElement(suite, "testcase", classname="heta_gate", name=name)
-        detail = (f"{r['baseline_mean']:.4f} -> {r['new_mean']:.4f}, delta {r['delta']:+.4f} "
-                  f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}], p_holm {r['p_holm']:.4g}")  # fmt: skip
+        detail = (
+            f"{r['baseline_mean']:.4f} -> {r['new_mean']:.4f}, delta {r['delta']:+.4f} "
+            f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}], p_holm {r['p_holm']:.4g}"
+        )
         if r["failed"]:
             failure = ET.SubElement(case, "failure", message=f"regression: {detail}")
             failure.text = "\n".join(r["examples"])
@@ -253,16 +273,23 @@ def add_gate_parser(sub: Any) -> None:
     gate = sub.add_parser("gate", help="fail (exit 1) on a significant regression vs a baseline")
     gate.add_argument("new", help="the new report.json (or a folder holding one)")
     gate.add_argument("--baseline", required=True, help="the baseline report.json (or folder)")
-    gate.add_argument("--score", action="append",
-                      help="score to gate (repeatable; default beir_ndcg@10)")  # fmt: skip
+    gate.add_argument(
+        "--score", action="append", help="score to gate (repeatable; default beir_ndcg@10)"
+    )
     gate.add_argument("--mode", action="append", help="query mode (repeatable; default: shared)")
     gate.add_argument("--by", help="also test each slice of this case label / metadata key")
-    gate.add_argument("--max-drop", type=float, default=0.0,
-                      help="ignore significant drops up to this much (default 0)")  # fmt: skip
+    gate.add_argument(
+        "--max-drop",
+        type=float,
+        default=0.0,
+        help="ignore significant drops up to this much (default 0)",
+    )
     gate.add_argument("--alpha", type=float, default=0.05, help="significance level (Holm)")
     gate.add_argument("--resamples", type=int, default=10_000, help="permutation resamples")
-    gate.add_argument("--summary-md", help="append the Markdown summary here (e.g. "
-                      "$GITHUB_STEP_SUMMARY) instead of printing it")  # fmt: skip
+    gate.add_argument(
+        "--summary-md",
+        help="append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY) instead of printing it",
+    )
     gate.add_argument("--junit-xml", help="write a JUnit XML file")
     gate.add_argument("--page-dir", help="folder for the comparison page (default heta-gates/)")
     gate.set_defaults(func=cmd_gate)
@@ -270,8 +297,11 @@ def add_gate_parser(sub: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree of the commands."""
-    parser = argparse.ArgumentParser(prog="python -m heta_notebook", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m heta_notebook",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     export = sub.add_parser("export", help="report(s) -> one self-contained HTML file")
@@ -279,8 +309,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", required=True, help="HTML file to write")
     export.add_argument("--baseline", help="label of the baseline report when comparing")
     export.add_argument("--force", action="store_true", help="replace an existing output file")
-    export.add_argument("--allow-different-benchmarks", action="store_true",
-                        help="compare reports of different benchmarks anyway")  # fmt: skip
+    export.add_argument(
+        "--allow-different-benchmarks",
+        action="store_true",
+        help="compare reports of different benchmarks anyway",
+    )
     export.set_defaults(func=cmd_export)
 
     ls = sub.add_parser("ls", help="list the reports saved in a ReportStore")

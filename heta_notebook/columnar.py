@@ -63,26 +63,59 @@ CASES_PER_GROUP = 1000  # case results per Parquet row group: the unit of lazy r
 TEXTS_PER_GROUP = 8192  # texts per row group: one record reads only the groups it needs
 _COMPRESSION = "zstd"
 
-CASES_SCHEMA = pa.schema([
-    ("case_id", pa.string()), ("query", pa.string()), ("query_mode", pa.string()),
-    ("latency_ms", pa.float64()), ("error", pa.string()), ("error_type", pa.string()),
-    ("error_json", pa.string()), ("has_response", pa.bool_()), ("response_mode", pa.string()),
-    ("answer", pa.string()), ("response_json", pa.string()), ("n_results", pa.int32()),
-    ("n_scores", pa.int32()), ("metadata", pa.string()), ("extra", pa.string()),
-])  # fmt: skip
-RESULTS_SCHEMA = pa.schema([
-    ("row", pa.int32()), ("rank", pa.int32()), ("id", pa.string()), ("text", pa.int32()),
-    ("score", pa.float64()), ("kind", pa.string()), ("source", pa.string()),
-    ("metadata", pa.string()), ("extra", pa.string()),
-])  # fmt: skip
+CASES_SCHEMA = pa.schema(
+    [
+        ("case_id", pa.string()),
+        ("query", pa.string()),
+        ("query_mode", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("error", pa.string()),
+        ("error_type", pa.string()),
+        ("error_json", pa.string()),
+        ("has_response", pa.bool_()),
+        ("response_mode", pa.string()),
+        ("answer", pa.string()),
+        ("response_json", pa.string()),
+        ("n_results", pa.int32()),
+        ("n_scores", pa.int32()),
+        ("metadata", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+RESULTS_SCHEMA = pa.schema(
+    [
+        ("row", pa.int32()),
+        ("rank", pa.int32()),
+        ("id", pa.string()),
+        ("text", pa.int32()),
+        ("score", pa.float64()),
+        ("kind", pa.string()),
+        ("source", pa.string()),
+        ("metadata", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
 TEXTS_SCHEMA = pa.schema([("text", pa.large_string())])
-SCORES_SCHEMA = pa.schema([
-    ("row", pa.int32()), ("name", pa.string()), ("value", pa.float64()), ("text", pa.string()),
-    ("kind", pa.int8()), ("passed", pa.bool_()), ("status", pa.string()), ("reason", pa.string()),
-    ("metadata", pa.string()), ("extra", pa.string()),
-])  # fmt: skip
-SCHEMAS = {"cases": CASES_SCHEMA, "results": RESULTS_SCHEMA, "texts": TEXTS_SCHEMA,
-           "scores": SCORES_SCHEMA}  # fmt: skip
+SCORES_SCHEMA = pa.schema(
+    [
+        ("row", pa.int32()),
+        ("name", pa.string()),
+        ("value", pa.float64()),
+        ("text", pa.string()),
+        ("kind", pa.int8()),
+        ("passed", pa.bool_()),
+        ("status", pa.string()),
+        ("reason", pa.string()),
+        ("metadata", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+SCHEMAS = {
+    "cases": CASES_SCHEMA,
+    "results": RESULTS_SCHEMA,
+    "texts": TEXTS_SCHEMA,
+    "scores": SCORES_SCHEMA,
+}
 FLOAT, BOOL, TEXT = 0, 1, 2  # scores.kind: how ``value`` was typed
 
 
@@ -200,8 +233,9 @@ class TableWriter:
         out["name"].extend(map(_NAME, scores))
         out["value"].extend([None if isinstance(v, str) else float(v) for v in values])
         out["text"].extend([v if isinstance(v, str) else None for v in values])
-        out["kind"].extend([TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT
-                            for v in values])  # fmt: skip
+        out["kind"].extend(
+            [TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT for v in values]
+        )
         out["passed"].extend(map(_PASSED, scores))
         flagged = [bool(md) and not _FLAG_KEYS.isdisjoint(md) for md in mds]
         out["status"].extend(
@@ -241,9 +275,11 @@ class TableWriter:
             os.chmod(tmp, 0o666 & ~_umask())  # like every other file of a (shared) store
             self._tmp[name] = tmp
             self._writers[name] = pq.ParquetWriter(
-                tmp, SCHEMAS[name].with_metadata({"generation": self.generation}),
-                compression=_COMPRESSION, use_dictionary=True,
-            )  # fmt: skip
+                tmp,
+                SCHEMAS[name].with_metadata({"generation": self.generation}),
+                compression=_COMPRESSION,
+                use_dictionary=True,
+            )
         size = TEXTS_PER_GROUP if name == "texts" else max(len(table), 1)
         self._writers[name].write_table(table, row_group_size=size)
 
@@ -264,9 +300,14 @@ class TableWriter:
         except BaseException:
             self.abort()
             raise
-        full = {**header, "format": FORMAT, "format_version": FORMAT_VERSION,
-                "generation": self.generation, "n_case_results": self.rows,
-                "n_texts": len(self._texts)}  # fmt: skip
+        full = {
+            **header,
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "generation": self.generation,
+            "n_case_results": self.rows,
+            "n_texts": len(self._texts),
+        }
         from heta_notebook.paths import atomic_write_text
 
         atomic_write_text(self.folder / HEADER, json.dumps(full, indent=1, allow_nan=False))
@@ -526,8 +567,11 @@ def read_header(folder: Path) -> dict[str, Any]:
 def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
     """Open a columnar report: the header now, case results lazily (``LazyCaseResults``)."""
     columnar = ColumnarReport(folder)
-    header = {k: v for k, v in columnar.header.items()
-              if k not in {"format", "format_version", "generation", "n_case_results", "n_texts", "views"}}  # fmt: skip
+    header = {
+        k: v
+        for k, v in columnar.header.items()
+        if k not in {"format", "format_version", "generation", "n_case_results", "n_texts", "views"}
+    }
     try:
         shell = EvaluationReport.model_validate({**header, "case_results": ()})
     except ValueError as exc:
@@ -624,15 +668,21 @@ def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[Evaluat
         # The case and response envelopes are validated; their many scores and results were
         # validated when written and are rebuilt with ``model_construct`` (10-50x faster).
         data: dict[str, Any] = {
-            **_loads(case["extra"], {}), "case_id": case["case_id"], "query": case["query"],
-            "query_mode": case["query_mode"], "latency_ms": case["latency_ms"],
+            **_loads(case["extra"], {}),
+            "case_id": case["case_id"],
+            "query": case["query"],
+            "query_mode": case["query_mode"],
+            "latency_ms": case["latency_ms"],
             "metadata": _loads(case["metadata"], {}),
-        }  # fmt: skip
+        }
         if case["error_json"] is not None:
             data["error"] = json.loads(case["error_json"])
         if case["has_response"]:
-            data["response"] = {**_loads(case["response_json"], {}), "mode": case["response_mode"],
-                                "answer": case["answer"]}  # fmt: skip
+            data["response"] = {
+                **_loads(case["response_json"], {}),
+                "mode": case["response_mode"],
+                "answer": case["answer"],
+            }
         try:
             record = EvaluationCaseResult.model_validate(data)
             update: dict[str, Any] = {"scores": tuple(_score(s) for s in scores.get(row, ()))}
@@ -674,16 +724,24 @@ def _score(s: dict[str, Any]) -> EvaluationScore:
     kind = s["kind"]
     value = s["text"] if kind == TEXT else bool(s["value"]) if kind == BOOL else s["value"]
     return EvaluationScore.model_construct(
-        **_loads(s["extra"], {}), name=s["name"], value=value, passed=s["passed"],
+        **_loads(s["extra"], {}),
+        name=s["name"],
+        value=value,
+        passed=s["passed"],
         metadata=_loads(s["metadata"], {}),
-    )  # fmt: skip
+    )
 
 
 def _result(r: dict[str, Any], texts: dict[int, str]) -> QueryResult:
     return QueryResult.model_construct(
-        **_loads(r["extra"], {}), id=r["id"], text=texts[r["text"]], score=r["score"],
-        kind=r["kind"], source=_source(r["source"]), metadata=_loads(r["metadata"], {}),
-    )  # fmt: skip
+        **_loads(r["extra"], {}),
+        id=r["id"],
+        text=texts[r["text"]],
+        score=r["score"],
+        kind=r["kind"],
+        source=_source(r["source"]),
+        metadata=_loads(r["metadata"], {}),
+    )
 
 
 def is_columnar(folder: Path) -> bool:

@@ -25,12 +25,20 @@ _UPDATED = pytest.StashKey[list]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     """The plugin's command-line options and ini keys."""
     group = parser.getgroup("heta", "heta_notebook regression gates")
-    group.addoption("--heta-update-baseline", action="store_true", default=False,
-                    help="save the current reports as the new baselines instead of gating")  # fmt: skip
-    group.addoption("--heta-gate-dir", default=None,
-                    help="folder for the gates' comparison pages (default: heta-gates/)")  # fmt: skip
-    group.addoption("--heta-baseline-store", default=None,
-                    help="ReportStore root holding named baselines")  # fmt: skip
+    group.addoption(
+        "--heta-update-baseline",
+        action="store_true",
+        default=False,
+        help="save the current reports as the new baselines instead of gating",
+    )
+    group.addoption(
+        "--heta-gate-dir",
+        default=None,
+        help="folder for the gates' comparison pages (default: heta-gates/)",
+    )
+    group.addoption(
+        "--heta-baseline-store", default=None, help="ReportStore root holding named baselines"
+    )
     parser.addini("heta_gate_dir", "folder for the gates' comparison pages", default="")
     parser.addini("heta_baseline_store", "ReportStore root holding named baselines", default="")
 
@@ -79,8 +87,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 class Baseline:
     """A baseline report in a file or a ReportStore; ``check`` gates a new report against it."""
 
-    def __init__(self, source: str | Path, *, store: Any = None, update: bool = False,
-                 base_dir: Path | None = None, config: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        source: str | Path,
+        *,
+        store: Any = None,
+        update: bool = False,
+        base_dir: Path | None = None,
+        config: Any = None,
+    ) -> None:
         self.store = _as_store(store)
         self.name = str(source)
         self.path = None if self.store is not None else _resolve(Path(source), base_dir)
@@ -107,8 +122,10 @@ class Baseline:
         from heta_notebook.testing import GateInputError, load_report
 
         if not self.exists():
-            raise GateInputError(f"no baseline at {self.where}; run pytest with "
-                                 "--heta-update-baseline to save the current report as it")  # fmt: skip
+            raise GateInputError(
+                f"no baseline at {self.where}; run pytest with "
+                "--heta-update-baseline to save the current report as it"
+            )
         if self.path is not None:
             return load_report(self.path, "baseline")
         kb, report_id = self._store_row()
@@ -166,8 +183,13 @@ def heta_baseline(request: pytest.FixtureRequest) -> Any:
     def make(source: str | Path, *, store: Any = None) -> Baseline:
         if store is None and default_store and not _looks_like_path(source):
             store = Path(config.rootpath, default_store)
-        return Baseline(source, store=store, update=config.getoption("heta_update_baseline"),
-                        base_dir=Path(request.path).parent, config=config)  # fmt: skip
+        return Baseline(
+            source,
+            store=store,
+            update=config.getoption("heta_update_baseline"),
+            base_dir=Path(request.path).parent,
+            config=config,
+        )
 
     return make
 

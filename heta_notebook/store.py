@@ -216,9 +216,18 @@ class ReportStore:
                 if row is not None:
                     rows.append(row)
         columns = [
-            "knowledge_base_name", "report_id", "label", "benchmark", "benchmark_version", "split",
-            "query_modes", "n_cases", "started_at", "finished_at", "partial",
-        ]  # fmt: skip
+            "knowledge_base_name",
+            "report_id",
+            "label",
+            "benchmark",
+            "benchmark_version",
+            "split",
+            "query_modes",
+            "n_cases",
+            "started_at",
+            "finished_at",
+            "partial",
+        ]
         frame = pd.DataFrame(rows)
         if frame.empty:
             return pd.DataFrame(columns=columns)
@@ -413,9 +422,16 @@ class Checkpoint:
                     "run a new report_id, or delete the old report"
                 )
         elif self.fingerprint:
-            store._write(identity, json.dumps({"knowledge_base_name": self.kb,
-                                               "report_id": self.report_id,
-                                               "fingerprint": self.fingerprint}))  # fmt: skip
+            store._write(
+                identity,
+                json.dumps(
+                    {
+                        "knowledge_base_name": self.kb,
+                        "report_id": self.report_id,
+                        "fingerprint": self.fingerprint,
+                    }
+                ),
+            )
         if store._fs is None:
             folder.mkdir(parents=True, exist_ok=True)
             self._fd = _open_append(self.path)

@@ -31,8 +31,12 @@ BASELINE, NEW = "baseline", "new"
 MAX_EXAMPLES = 3
 GATE_DIR_ENV = "HETA_GATE_DIR"
 _OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
-}  # fmt: skip
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+}
 
 
 class GateInputError(ValueError):
@@ -93,9 +97,18 @@ def assert_no_regression(
     Raises ``RegressionError`` (an AssertionError) with the table and the comparison page's
     path; ``GateInputError`` when the reports cannot be compared. Returns the result otherwise.
     """
-    result = check_regression(report, baseline, scores=scores, max_drop=max_drop, alpha=alpha,
-                              modes=modes, by=by, output_dir=output_dir,
-                              n_resamples=n_resamples, seed=seed)  # fmt: skip
+    result = check_regression(
+        report,
+        baseline,
+        scores=scores,
+        max_drop=max_drop,
+        alpha=alpha,
+        modes=modes,
+        by=by,
+        output_dir=output_dir,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     _notify(result)
     if not result.passed:
         raise RegressionError(result.message(), result)
@@ -142,16 +155,23 @@ def check_regression(
     if max_drop < 0 or not 0 < alpha < 1:
         raise GateInputError(f"max_drop must be >= 0 and 0 < alpha < 1 (got {max_drop}, {alpha})")
     scores = _as_list(scores, "scores")
-    comparison = compare({BASELINE: old, NEW: new}, baseline=BASELINE, by=by,
-                         n_resamples=n_resamples, seed=seed)  # fmt: skip
+    comparison = compare(
+        {BASELINE: old, NEW: new}, baseline=BASELINE, by=by, n_resamples=n_resamples, seed=seed
+    )
     modes = _check_inputs(comparison, old, new, scores, modes)
     comparison = comparison.select(scores=scores, modes=modes)
     sig = comparison.significance()
     rows = _regression_rows(comparison, sig, max_drop, alpha)
     notes = tuple(comparison.notes())
-    settings = {"scores": scores, "modes": modes, "max_drop": max_drop, "alpha": alpha,
-                "by": by if isinstance(by, str) or by is None else "custom",
-                "baseline": old.report_id, "new": new.report_id}  # fmt: skip
+    settings = {
+        "scores": scores,
+        "modes": modes,
+        "max_drop": max_drop,
+        "alpha": alpha,
+        "by": by if isinstance(by, str) or by is None else "custom",
+        "baseline": old.report_id,
+        "new": new.report_id,
+    }
     result = GateResult("regression", rows, not rows["failed"].any(), None, notes, settings)
     if write_page:
         page = write_gate_page(result, comparison, gate_dir(output_dir), _page_stem(old, new))
@@ -175,25 +195,43 @@ def check_scores(
         for mode in wanted:
             row = picked[picked["query_mode"] == mode]
             if row.empty:
-                raise GateInputError(_missing(f"mode {mode!r} for {name!r}",
-                                              list(picked["query_mode"])))  # fmt: skip
+                raise GateInputError(
+                    _missing(f"mode {mode!r} for {name!r}", list(picked["query_mode"]))
+                )
             r = row.iloc[0]
             ok = bool(pd.notna(r["mean"]) and _OPS[op](float(r["mean"]), bound))
-            rows.append({"score": name, "mode": mode, "mean": r["mean"], "n": int(r["n"]),
-                         "ci_low": r["ci_low"], "ci_high": r["ci_high"], "rule": f"{op} {bound:g}",
-                         "failed": not ok})  # fmt: skip
-    frame = pd.DataFrame(rows, columns=["score", "mode", "mean", "n", "ci_low", "ci_high",
-                                        "rule", "failed"])  # fmt: skip
-    return GateResult("floor", frame, not frame["failed"].any(), None, (),
-                      {"report": rep.report_id, "floors": dict(floors)})  # fmt: skip
+            rows.append(
+                {
+                    "score": name,
+                    "mode": mode,
+                    "mean": r["mean"],
+                    "n": int(r["n"]),
+                    "ci_low": r["ci_low"],
+                    "ci_high": r["ci_high"],
+                    "rule": f"{op} {bound:g}",
+                    "failed": not ok,
+                }
+            )
+    frame = pd.DataFrame(
+        rows, columns=["score", "mode", "mean", "n", "ci_low", "ci_high", "rule", "failed"]
+    )
+    return GateResult(
+        "floor",
+        frame,
+        not frame["failed"].any(),
+        None,
+        (),
+        {"report": rep.report_id, "floors": dict(floors)},
+    )
 
 
 def parse_floor(rule: str | float) -> tuple[str, float]:
     """``">= 0.33"`` → (">=", 0.33); a bare number means ``>=``."""
     if isinstance(rule, (int, float)) and not isinstance(rule, bool):
         return ">=", float(rule)
-    match = re.fullmatch(r"\s*(>=|<=|==|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*",
-                         str(rule))  # fmt: skip
+    match = re.fullmatch(
+        r"\s*(>=|<=|==|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*", str(rule)
+    )
     if not match:
         raise GateInputError(f"cannot read the floor {rule!r}; write e.g. '>= 0.33'")
     return match.group(1) or ">=", float(match.group(2))
@@ -227,10 +265,12 @@ def slim_report(report: EvaluationReport) -> EvaluationReport:
     results = []
     for r in report.case_results:
         if r.response is not None and (r.response.trace or any(x.text for x in r.response.results)):
-            response = r.response.model_copy(update={
-                "results": tuple(x.model_copy(update={"text": ""}) for x in r.response.results),
-                "trace": (),
-            })  # fmt: skip
+            response = r.response.model_copy(
+                update={
+                    "results": tuple(x.model_copy(update={"text": ""}) for x in r.response.results),
+                    "trace": (),
+                }
+            )
             r = r.model_copy(update={"response": response})
         results.append(r)
     return report.model_copy(update={"case_results": tuple(results)})
@@ -248,20 +288,24 @@ def _check_inputs(
         known = set(rep.score_names)
         for name in scores:
             if name not in known:
-                raise GateInputError(_missing(f"score {name!r} in the {label} report",
-                                              list(rep.score_names)))  # fmt: skip
+                raise GateInputError(
+                    _missing(f"score {name!r} in the {label} report", list(rep.score_names))
+                )
     numeric = set(comparison.score_names)
     text = [s for s in scores if s not in numeric]
     if text:
         raise GateInputError(f"score {text[0]!r} is not numeric; a gate compares numbers")
-    by_label = {lab: {v.mode for v in comparison.variants if v.report == lab}
-                for lab in (BASELINE, NEW)}  # fmt: skip
+    by_label = {
+        lab: {v.mode for v in comparison.variants if v.report == lab} for lab in (BASELINE, NEW)
+    }
     shared = [m for m in comparison.modes if m in by_label[BASELINE] and m in by_label[NEW]]
     if modes is None:
         if not shared:
-            raise GateInputError("the reports share no query mode: "
-                                 f"baseline {sorted(by_label[BASELINE])}, "
-                                 f"new {sorted(by_label[NEW])}")  # fmt: skip
+            raise GateInputError(
+                "the reports share no query mode: "
+                f"baseline {sorted(by_label[BASELINE])}, "
+                f"new {sorted(by_label[NEW])}"
+            )
         return shared
     modes = _as_list(modes, "modes")
     for mode in modes:
@@ -291,15 +335,27 @@ def _regression_rows(comparison: Any, sig: pd.DataFrame, max_drop: float, alpha:
         drop = -float(r["delta"]) if not math.isnan(r["delta"]) else 0.0
         significant = bool(r["p_holm"] < alpha) if not math.isnan(r["p_holm"]) else False
         failed = significant and drop > 0 and drop > max_drop
-        rows.append({
-            **({"slice": r["slice"]} if "slice" in r else {}),
-            "score": r["score"], "mode": b.mode, "baseline_mean": r["baseline_mean"],
-            "new_mean": r["variant_mean"], "delta": r["delta"], "ci_low": r["ci_low"],
-            "ci_high": r["ci_high"], "p_value": r["p_value"], "p_holm": r["p_holm"],
-            "n_pairs": r["n_pairs"], "wins": r["wins"], "losses": r["losses"],
-            "failed": failed,
-            "examples": _examples(comparison, r["score"], a, b, r.get("slice")) if failed else [],
-        })  # fmt: skip
+        rows.append(
+            {
+                **({"slice": r["slice"]} if "slice" in r else {}),
+                "score": r["score"],
+                "mode": b.mode,
+                "baseline_mean": r["baseline_mean"],
+                "new_mean": r["variant_mean"],
+                "delta": r["delta"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+                "p_value": r["p_value"],
+                "p_holm": r["p_holm"],
+                "n_pairs": r["n_pairs"],
+                "wins": r["wins"],
+                "losses": r["losses"],
+                "failed": failed,
+                "examples": _examples(comparison, r["score"], a, b, r.get("slice"))
+                if failed
+                else [],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -336,16 +392,22 @@ def _lost_evidence(comparison: Any, a: Any, b: Any, case_id: str) -> list[str]:
     if ra is None or rb is None:
         return []
     found_b = {row["label"] for row in case_evidence(rb) if row["matched"]}
-    return [str(row["label"]) for row in case_evidence(ra)
-            if row["matched"] and row["label"] not in found_b]  # fmt: skip
+    return [
+        str(row["label"])
+        for row in case_evidence(ra)
+        if row["matched"] and row["label"] not in found_b
+    ]
 
 
 # --------------------------------------------------------------------------- messages
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else \
-        f"{value:.{digits}f}"  # fmt: skip
+    return (
+        "–"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else f"{value:.{digits}f}"
+    )
 
 
 def _signed(value: float) -> str:
@@ -362,20 +424,45 @@ def _table_rows(result: GateResult, only_failed: bool) -> tuple[list[str], list[
     rows = result.failures if only_failed else result.rows
     if result.kind == "floor":
         header = ["score", "mode", "mean", "95% CI", "rule", "n", "status"]
-        body = [[r["score"], r["mode"], _fmt(r["mean"]),
-                 f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", r["rule"], str(r["n"]),
-                 "FAIL" if r["failed"] else "ok"] for r in rows.to_dict("records")]  # fmt: skip
+        body = [
+            [
+                r["score"],
+                r["mode"],
+                _fmt(r["mean"]),
+                f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
+                r["rule"],
+                str(r["n"]),
+                "FAIL" if r["failed"] else "ok",
+            ]
+            for r in rows.to_dict("records")
+        ]
         return header, body
     sliced = "slice" in result.rows.columns
-    header = [*(["slice"] if sliced else []), "score", "mode", "baseline → new",
-              "delta [95% CI]", "p (Holm)", "W/L", "status"]  # fmt: skip
+    header = [
+        *(["slice"] if sliced else []),
+        "score",
+        "mode",
+        "baseline → new",
+        "delta [95% CI]",
+        "p (Holm)",
+        "W/L",
+        "status",
+    ]
     body = []
     for r in rows.to_dict("records"):
         status = "REGRESSION" if r["failed"] else "ok"
-        body.append([*([str(r["slice"])] if sliced else []), r["score"], r["mode"],
-                     f"{_fmt(r['baseline_mean'])} → {_fmt(r['new_mean'])}",
-                     f"{_signed(r['delta'])} [{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
-                     _p(r["p_holm"]), f"{r['wins']}/{r['losses']}", status])  # fmt: skip
+        body.append(
+            [
+                *([str(r["slice"])] if sliced else []),
+                r["score"],
+                r["mode"],
+                f"{_fmt(r['baseline_mean'])} → {_fmt(r['new_mean'])}",
+                f"{_signed(r['delta'])} [{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
+                _p(r["p_holm"]),
+                f"{r['wins']}/{r['losses']}",
+                status,
+            ]
+        )
     return header, body
 
 
@@ -393,13 +480,17 @@ def format_message(result: GateResult) -> str:
         return f"scores {verdict}:\n{_text_table(header, body)}"
     s = result.settings
     if result.passed:
-        head = (f"no significant regression beyond max_drop={s['max_drop']:g} "
-                f"({len(result.rows)} checks, alpha={s['alpha']:g}, Holm)")  # fmt: skip
+        head = (
+            f"no significant regression beyond max_drop={s['max_drop']:g} "
+            f"({len(result.rows)} checks, alpha={s['alpha']:g}, Holm)"
+        )
     else:
-        head = (f"{len(result.failures)} significant regression(s) beyond "
-                f"max_drop={s['max_drop']:g} (paired sign-flip test, Holm over "
-                f"{len(result.rows)} checks, alpha={s['alpha']:g}); "
-                f"baseline {s['baseline']!r} → new {s['new']!r}")  # fmt: skip
+        head = (
+            f"{len(result.failures)} significant regression(s) beyond "
+            f"max_drop={s['max_drop']:g} (paired sign-flip test, Holm over "
+            f"{len(result.rows)} checks, alpha={s['alpha']:g}); "
+            f"baseline {s['baseline']!r} → new {s['new']!r}"
+        )
     header, body = _table_rows(result, only_failed=not result.passed)
     parts = [head, _text_table(header, body)]
     for r in result.failures.to_dict("records"):
@@ -419,9 +510,12 @@ def format_markdown(result: GateResult) -> str:
     lines = [f"### {what}: {verdict}", ""]
     if result.kind == "regression":
         s = result.settings
-        lines += [f"Baseline `{s['baseline']}` → new `{s['new']}`; paired sign-flip test, Holm "
-                  f"over {len(result.rows)} checks, alpha {s['alpha']:g}, "
-                  f"max drop {s['max_drop']:g}.", ""]  # fmt: skip
+        lines += [
+            f"Baseline `{s['baseline']}` → new `{s['new']}`; paired sign-flip test, Holm "
+            f"over {len(result.rows)} checks, alpha {s['alpha']:g}, "
+            f"max drop {s['max_drop']:g}.",
+            "",
+        ]
     esc = lambda text: str(text).replace("|", "\\|")  # noqa: E731
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
@@ -470,10 +564,17 @@ def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str
     header, body = _table_rows(result, only_failed=False)
     verdict = "passed" if result.passed else "FAILED"
     head = result.message().split("\n", 1)[0]
-    examples = [tag("li", f"{r['score']} · {r['mode']}: {e}")
-                for r in result.failures.to_dict("records") for e in r["examples"]]  # fmt: skip
-    gate = [tag("h2", f"Regression gate {verdict}"), tag("p", head), table(header, body),
-            tag("ul", *examples) if examples else ""]  # fmt: skip
+    examples = [
+        tag("li", f"{r['score']} · {r['mode']}: {e}")
+        for r in result.failures.to_dict("records")
+        for e in r["examples"]
+    ]
+    gate = [
+        tag("h2", f"Regression gate {verdict}"),
+        tag("p", head),
+        table(header, body),
+        tag("ul", *examples) if examples else "",
+    ]
     html = html_page(f"heta gate · {stem}", [*gate, raw(comparison.to_html())], plotly=False)
     folder.mkdir(parents=True, exist_ok=True)
     path = (folder / f"{stem}.html").resolve()
@@ -509,8 +610,12 @@ def summary_line(result: GateResult) -> str:
         return f"{'PASS' if result.passed else 'FAIL'} {what}"
     rows = result.rows
     worst = rows.loc[rows["delta"].astype(float).idxmin()] if rows["delta"].notna().any() else None
-    detail = (f"worst {worst['score']} · {worst['mode']} {_signed(float(worst['delta']))} "
-              f"(p={_p(float(worst['p_holm']))})" if worst is not None else "no pairs")  # fmt: skip
+    detail = (
+        f"worst {worst['score']} · {worst['mode']} {_signed(float(worst['delta']))} "
+        f"(p={_p(float(worst['p_holm']))})"
+        if worst is not None
+        else "no pairs"
+    )
     page = f" → {result.page}" if result.page else ""
     return f"{'PASS' if result.passed else 'FAIL'} {len(rows)} checks, {detail}{page}"
 

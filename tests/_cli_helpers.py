@@ -69,16 +69,23 @@ def external_script_sources(html: str) -> list[str]:
 def write_notebook(path: Path, sources: list[str]) -> Path:
     """Write a minimal nbformat-4 notebook with one code cell per source string."""
     cells = [
-        {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
-         "outputs": [], "source": source}
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": f"c{i}",
+            "metadata": {},
+            "outputs": [],
+            "source": source,
+        }
         for i, source in enumerate(sources)
-    ]  # fmt: skip
+    ]
     notebook = {
         "cells": cells,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                    "language": "python"}},
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
         "nbformat": 4,
         "nbformat_minor": 5,
-    }  # fmt: skip
+    }
     path.write_text(json.dumps(notebook), encoding="utf-8")
     return path

@@ -47,9 +47,14 @@ def scored_report(
                 flag = passed[name][i] if passed and name in passed else None
                 row.append(EvaluationScore(name=name, value=float(value), passed=flag))
             results.append(
-                EvaluationCaseResult(case_id=case_id, query=f"query {case_id}", query_mode=mode,
-                                     scores=tuple(row), response=QueryResponse(mode=mode))
-            )  # fmt: skip
+                EvaluationCaseResult(
+                    case_id=case_id,
+                    query=f"query {case_id}",
+                    query_mode=mode,
+                    scores=tuple(row),
+                    response=QueryResponse(mode=mode),
+                )
+            )
     name, version, split = benchmark
     return EvaluationReport(
         report_id=report_id or f"report-{label}",
@@ -101,9 +106,13 @@ def rerun_report(
         )
     manifest = {**report.recipe_manifest, "name": label, **(recipe or {})}
     return report.model_copy(
-        update={"case_results": tuple(results), "recipe_manifest": manifest,
-                "metadata": {**report.metadata, "label": label}, "report_id": f"rerun-{label}"}
-    )  # fmt: skip
+        update={
+            "case_results": tuple(results),
+            "recipe_manifest": manifest,
+            "metadata": {**report.metadata, "label": label},
+            "report_id": f"rerun-{label}",
+        }
+    )
 
 
 def _case_dict(result: EvaluationCaseResult) -> dict[str, Any]:
@@ -111,6 +120,11 @@ def _case_dict(result: EvaluationCaseResult) -> dict[str, Any]:
 
     expected = BenchmarkExpected.from_dict(result.metadata["expected"])
     qrels = {e.reference_id: e.relevance for e in expected.evidence}
-    return {"id": result.case_id, "query": result.query, "qrels": qrels, "expected": expected,
-            "labels": result.metadata.get("labels", {}),
-            "answer": expected.answers[0] if expected.answers else "answer"}  # fmt: skip
+    return {
+        "id": result.case_id,
+        "query": result.query,
+        "qrels": qrels,
+        "expected": expected,
+        "labels": result.metadata.get("labels", {}),
+        "answer": expected.answers[0] if expected.answers else "answer",
+    }

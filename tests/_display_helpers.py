@@ -5,7 +5,7 @@ query modes, ranked chunk results mapped to benchmark documents, graded qrels as
 evidence, BEIR-style scores (ndcg/map/recall/precision@k, mrr@10) computed honestly from the
 synthetic ranking (trec_eval conventions), an ``evidence_recall@10`` score with contract-4
 metadata, an answer check, an LLM-judge score with reasons, query errors, evaluator errors,
-skipped scores and ``metadata["expected"]`` / ``metadata["labels"]`` (contract 2).
+skipped scores and ``metadata["expected"]`` / ``metadata["labels"]``.
 
 ``hostile=True`` puts XSS payloads into every untrusted string (queries, answers, chunks,
 judge reasons, metadata, labels, expected answers) for escaping tests.
@@ -129,8 +129,14 @@ def _case(i: int, rng: random.Random, hostile: bool) -> dict[str, Any]:
     labels = {"topic": words[0], "difficulty": ["easy", "medium", "hard"][i % 3]}
     if hostile:
         labels["note"] = HOSTILE
-    return {"id": f"q{i:04d}", "query": query, "qrels": qrels, "expected": expected,
-            "labels": labels, "answer": answer}  # fmt: skip
+    return {
+        "id": f"q{i:04d}",
+        "query": query,
+        "qrels": qrels,
+        "expected": expected,
+        "labels": labels,
+        "answer": answer,
+    }
 
 
 def _ranking(case: dict[str, Any], rng: random.Random, quality: float, n: int) -> list[str]:
@@ -243,8 +249,10 @@ def _retrieval_scores(case, docs, k_values) -> list[EvaluationScore]:
     values: dict[str, float] = {}
     for k in (*k_values, 10):
         values.update(retrieval_values(case["qrels"], docs, k))
-    return [EvaluationScore(name=n, value=values[n], metadata={"k": int(n.split("@")[1])})
-            for n in names]  # fmt: skip
+    return [
+        EvaluationScore(name=n, value=values[n], metadata={"k": int(n.split("@")[1])})
+        for n in names
+    ]
 
 
 def _evidence_recall(case, results: list[QueryResult], k: int) -> EvaluationScore:
@@ -268,8 +276,13 @@ def _evidence_recall(case, results: list[QueryResult], k: int) -> EvaluationScor
         else:
             missing.append(base)
     value = len(matched) / len(evidence)
-    meta = {"k": k, "matched": len(matched), "expected": len(evidence),
-            "matched_evidence": matched, "missing_evidence": missing}  # fmt: skip
+    meta = {
+        "k": k,
+        "matched": len(matched),
+        "expected": len(evidence),
+        "matched_evidence": matched,
+        "missing_evidence": missing,
+    }
     return EvaluationScore(name=name, value=value, passed=value >= 0.5, metadata=meta)
 
 
@@ -284,8 +297,12 @@ def _judge(case, good: bool, rng: random.Random, errors: bool, hostile: bool) ->
         else "The answer does not mention the expected relationship; it talks about something else."
     )
     key = ("reason", "reasoning", "explanation")[int(case["id"][1:]) % 3]
-    meta = {key: reason + (f" {HOSTILE}" if hostile else ""), "model": "judge-mini",
-            "prompt_version": "v1", "usage": {"prompt_tokens": 412, "completion_tokens": 38}}  # fmt: skip
+    meta = {
+        key: reason + (f" {HOSTILE}" if hostile else ""),
+        "model": "judge-mini",
+        "prompt_version": "v1",
+        "usage": {"prompt_tokens": 412, "completion_tokens": 38},
+    }
     return EvaluationScore(name=name, value=value, passed=value >= 0.5, metadata=meta)
 
 
@@ -308,7 +325,7 @@ def _report(results, modes, label, partial, hostile, report_id) -> EvaluationRep
             "chunk_size": 200,
             "chunk_overlap": 20,
             "embedder": "lsa-256",
-        },  # fmt: skip
+        },
         query_modes=tuple(modes),
         score_summary={},
         case_results=tuple(results),

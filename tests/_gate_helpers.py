@@ -32,8 +32,10 @@ class KeepFirstWords:
         return {**self.inner.manifest(), "name": self.name, "keep_words": self.words}
 
     async def build_knowledge_base(self, documents, **options):
-        kept = [d.model_copy(update={"text": " ".join(d.read_text().split()[: self.words])})
-                for d in documents]  # fmt: skip
+        kept = [
+            d.model_copy(update={"text": " ".join(d.read_text().split()[: self.words])})
+            for d in documents
+        ]
         return await self.inner.build_knowledge_base(kept, **options)
 
 
@@ -41,9 +43,14 @@ def run(recipe, **labels) -> EvaluationReport:
     """One Cranfield run (top 10, two metrics) in a throwaway workspace."""
     bench = BeirBenchmark.cranfield(**labels)
     with tempfile.TemporaryDirectory() as workspace:
-        result = run_benchmark(benchmark=bench, recipe=recipe, evaluators=EVALUATORS,
-                               config=BenchmarkRunConfig(top_k=10), progress=False,
-                               workspace=workspace)  # fmt: skip
+        result = run_benchmark(
+            benchmark=bench,
+            recipe=recipe,
+            evaluators=EVALUATORS,
+            config=BenchmarkRunConfig(top_k=10),
+            progress=False,
+            workspace=workspace,
+        )
     return result.report
 
 
@@ -67,9 +74,10 @@ def perturbed(report: EvaluationReport, cases: int = 25, size: float = 0.02, see
             sign = rng.choice((-1.0, 1.0))
             scores = tuple(
                 s.model_copy(update={"value": float(np.clip(s.value + sign * size, 0, 1))})
-                if s.name == "beir_ndcg@10" else s
+                if s.name == "beir_ndcg@10"
+                else s
                 for s in r.scores
-            )  # fmt: skip
+            )
             r = r.model_copy(update={"scores": scores})
         results.append(r)
     return report.model_copy(update={"case_results": tuple(results), "report_id": "perturbed"})

@@ -121,10 +121,14 @@ class ToyKB:
                 raise RuntimeError(f"backend failed on {text!r}")
             ids = _ranking(text, mode, self.n_docs, top_k)
             results = tuple(
-                QueryResult(id=f"{doc}#0", text=f"chunk of {doc}", score=1.0 / (rank + 1),
-                            source={"benchmark_document_id": doc})
+                QueryResult(
+                    id=f"{doc}#0",
+                    text=f"chunk of {doc}",
+                    score=1.0 / (rank + 1),
+                    source={"benchmark_document_id": doc},
+                )
                 for rank, doc in enumerate(ids)
-            )  # fmt: skip
+            )
             answer = f"answer {text.rsplit(' ', 1)[-1]}" if mode == "alpha" else "no idea"
             return QueryResponse(mode=mode, results=results, answer=answer)
         finally:

@@ -12,10 +12,21 @@ from heta_notebook.benchmarks.protocol import BenchmarkProtocol, BenchmarkWorksp
 from tests._kb_helpers import write_jsonl
 
 DOCS = [
-    {"document_id": "d1", "name": "d1.txt", "media_type": "text/plain", "text": "alpha beta", "metadata": {"lang": "en"}},
-    {"document_id": "d2", "name": "d2.bin", "media_type": "text/plain", "data_base64": base64.b64encode(b"gamma").decode()},
+    {
+        "document_id": "d1",
+        "name": "d1.txt",
+        "media_type": "text/plain",
+        "text": "alpha beta",
+        "metadata": {"lang": "en"},
+    },
+    {
+        "document_id": "d2",
+        "name": "d2.bin",
+        "media_type": "text/plain",
+        "data_base64": base64.b64encode(b"gamma").decode(),
+    },
     {"document_id": "d3", "name": "d3.txt", "media_type": "text/plain", "path": "files/d3.txt"},
-]  # fmt: skip
+]
 CASES = [
     {
         "case_id": "q1",

@@ -40,9 +40,15 @@ def test_query_keys(key):
 
 def test_flat_rows_answers_and_reference_ids():
     rows = [
-        {"id": 7, "question": "where?", "answers": ["here", "there"], "reference_ids": ["d2"], "labels": {"kind": "geo"}},
+        {
+            "id": 7,
+            "question": "where?",
+            "answers": ["here", "there"],
+            "reference_ids": ["d2"],
+            "labels": {"kind": "geo"},
+        },
         {"case_id": "x", "query": "what?", "answer": 42},
-    ]  # fmt: skip
+    ]
     _, _, cases = RecordsBenchmark(rows, documents=DOCS).load()
     assert cases[0].case_id == "7" and cases[0].expected.answers == ("here", "there")
     assert cases[0].expected.evidence[0].reference_id == "d2" and cases[0].labels == {"kind": "geo"}
@@ -123,4 +129,4 @@ def test_string_inputs_and_ground_truth_and_flattened_columns():
     assert cases[0].metadata["inputs"] == {"question": "flat?"}
     _, _, cases = RecordsBenchmark([{"inputs": "plain?", "ground_truth": "sure"}]).load()
     assert cases[0].query == "plain?" and cases[0].expected.answers == ("sure",)
-    assert cases[0].metadata["ground_truth"] == "sure"  # kept as given (contract 6)
+    assert cases[0].metadata["ground_truth"] == "sure"  # kept as given

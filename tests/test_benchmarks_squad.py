@@ -123,7 +123,12 @@ def test_abstention_score():
     failed = QueryResponse(mode="m", metadata={"answer": {"error": {"message": "HTTP 500"}}})
     assert score(answerable, failed).status == "error"
     assert SquadExactMatch().score(answerable, failed).status == "error"
-    assert SquadTokenF1().score(undecided.model_copy(update={"expected": BenchmarkExpected()}), said).status == "skipped"  # fmt: skip
+    assert (
+        SquadTokenF1()
+        .score(undecided.model_copy(update={"expected": BenchmarkExpected()}), said)
+        .status
+        == "skipped"
+    )
 
 
 # --------------------------------------------------------------------------- loading
@@ -230,39 +235,39 @@ def test_the_shipped_sample():
         (
             lambda d: d["data"][0]["paragraphs"].append([]),
             r"data\[0\]\.paragraphs\[2\] must be an object",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][1].update(context=""),
             r"paragraphs\[1\]\.context must be non-empty text, got empty",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][0]["qas"][0].pop("question"),
             r"paragraphs\[0\]\.qas\[0\]\.question must be non-empty text, got missing",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][0]["qas"][1].update(id="q1"),
             r"qas\[1\]\.id: duplicate question id 'q1' \(first at data\[0\]\.paragraphs\[0\]\.qas\[0\]\)",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][0]["qas"][0]["answers"][2].update(
                 answer_start="36"
             ),
             r"qas\[0\]\.answers\[2\]\.answer_start must be a non-negative integer",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][0]["qas"][0].update(answers=[]),
             r"qas\[0\]\.answers has no answers; set is_impossible",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][0]["qas"][1].update(is_impossible="yes"),
             r"qas\[1\]\.is_impossible must be true or false",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["data"][0]["paragraphs"][0]["qas"][1].update(
                 answers=[{"text": "x", "answer_start": 0}]
             ),
             r"qas\[1\]: is_impossible is true but answers are given",
-        ),  # fmt: skip
+        ),
         (lambda d: d.update(version="3.0"), r"version: expected 'v2.0' or '1.1', got '3.0'"),
     ],
 )

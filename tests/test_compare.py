@@ -20,10 +20,11 @@ def _pair(shift: float = 0.0, n: int = 60, seed: int = 0):
     rng = np.random.default_rng(seed)
     a = rng.uniform(0.2, 0.7, size=n)
     b = np.clip(a + shift + (rng.normal(0, 0.02, n) if shift else 0), 0, 1)
-    return scored_report("base", {"ndcg@10": list(a), "recall@10": list(a)},
-                         recipe={"chunking": {"size": 100}}), \
-        scored_report("new", {"ndcg@10": list(b), "recall@10": list(a)},
-                      recipe={"chunking": {"size": "document"}})  # fmt: skip
+    return scored_report(
+        "base", {"ndcg@10": list(a), "recall@10": list(a)}, recipe={"chunking": {"size": 100}}
+    ), scored_report(
+        "new", {"ndcg@10": list(b), "recall@10": list(a)}, recipe={"chunking": {"size": "document"}}
+    )
 
 
 def test_identical_reports_show_no_significance():

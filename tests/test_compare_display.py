@@ -14,16 +14,27 @@ from tests._display_helpers import HOSTILE, live_markup, make_report
 @pytest.fixture(scope="module")
 def comparison():
     a = make_report(40, label="chunks-200", seed=1, n_results=5)
-    b = rerun_report(a, "whole-doc", quality_shift=0.15, recipe={"chunk_size": "document"},
-                     drop_cases=("q0005",), n_results=5)  # fmt: skip
+    b = rerun_report(
+        a,
+        "whole-doc",
+        quality_shift=0.15,
+        recipe={"chunk_size": "document"},
+        drop_cases=("q0005",),
+        n_results=5,
+    )
     return compare([a, b])
 
 
 def test_table_shows_variants_best_deltas_marks_and_notes():
-    a, b = (scored_report("base", {"ndcg@10": list(np.linspace(0.2, 0.6, 40))}),
-            scored_report("better", {"ndcg@10": list(np.linspace(0.3, 0.7, 40))},
-                          recipe={"chunking": {"size": "document"}},
-                          case_ids=[f"c{i:03d}" for i in range(40)]))  # fmt: skip
+    a, b = (
+        scored_report("base", {"ndcg@10": list(np.linspace(0.2, 0.6, 40))}),
+        scored_report(
+            "better",
+            {"ndcg@10": list(np.linspace(0.3, 0.7, 40))},
+            recipe={"chunking": {"size": "document"}},
+            case_ids=[f"c{i:03d}" for i in range(40)],
+        ),
+    )
     html = compare([a, b])._repr_html_()
     assert "base" in html and "better" in html and "bm25" in html
     assert 'class="hn-best"' in html and "+0.100**" in html

@@ -40,8 +40,9 @@ def test_esc_escapes_markup_and_quotes():
 
 def test_tag_escapes_text_children_and_attributes():
     html = tag("div", "<script>x</script>", tag("b", "ok"), title='"><img onerror=1>')
-    assert html == ('<div title="&quot;&gt;&lt;img onerror=1&gt;">'
-                    "&lt;script&gt;x&lt;/script&gt;<b>ok</b></div>")  # fmt: skip
+    assert html == (
+        '<div title="&quot;&gt;&lt;img onerror=1&gt;">&lt;script&gt;x&lt;/script&gt;<b>ok</b></div>'
+    )
 
 
 def test_attrs_refuse_event_handlers_and_neutralise_javascript_urls():

@@ -52,8 +52,19 @@ def _table(card: str) -> dict[str, list[tuple[str, str, str]]]:
 
 
 def test_card_shows_benchmark_kb_recipe_modes_and_partial(card):
-    for text in ("cranfield-synthetic", "v1", "test", "kb-synthetic", "bm25-chunks",
-                 "chunk_size=200", "PARTIAL", "bm25", "dense", "hybrid", "42.5 s"):  # fmt: skip
+    for text in (
+        "cranfield-synthetic",
+        "v1",
+        "test",
+        "kb-synthetic",
+        "bm25-chunks",
+        "chunk_size=200",
+        "PARTIAL",
+        "bm25",
+        "dense",
+        "hybrid",
+        "42.5 s",
+    ):
         assert text in card, text
     assert "30 (90 case × mode)" in card
 

@@ -85,8 +85,9 @@ def test_mode_and_search_filters_change_the_list(report, explorer):
     assert set(explorer.page_rows()["query_mode"]) == {"dense"}
     word = report.case_results[0].query.split()[5]
     _click(explorer, search=word.upper())
-    expected = [r for r in report.case_results
-                if r.query_mode == "dense" and word in r.query.lower()]  # fmt: skip
+    expected = [
+        r for r in report.case_results if r.query_mode == "dense" and word in r.query.lower()
+    ]
     assert explorer.n_matching == len(expected) > 0
     explorer.set_filters(search="no such words here")
     assert explorer.n_matching == 0 and explorer.page_rows().empty and explorer.detail_html == ""
@@ -97,8 +98,11 @@ def test_search_finds_judge_reasons_and_evidence_labels(report):
     ex = report.explore()
     reason = next(s.reason for r in report.case_results for s in r.scores if s.reason)
     ex.set_filters(search=reason[:25])
-    hits = {(r.case_id, r.query_mode) for r in report.case_results
-            if any(reason[:25].casefold() in (s.reason or "").casefold() for s in r.scores)}  # fmt: skip
+    hits = {
+        (r.case_id, r.query_mode)
+        for r in report.case_results
+        if any(reason[:25].casefold() in (s.reason or "").casefold() for s in r.scores)
+    }
     assert len(hits) > 0 and ex.n_matching >= len(hits)
     label = report.case_results[0].metadata["expected"]["evidence"][0]["reference_id"]
     ex.set_filters(search=str(label))
@@ -117,12 +121,16 @@ def test_score_range_verdict_and_errors_filters(report, explorer):
     _click(explorer, score="judge_correctness")
     assert explorer.n_matching == len(report.case_results)  # a score alone does not filter
     _click(explorer, verdict="failed")
-    failed = [r for r in report.case_results
-              if (s := r.score("judge_correctness")) and s.passed is False]  # fmt: skip
+    failed = [
+        r for r in report.case_results if (s := r.score("judge_correctness")) and s.passed is False
+    ]
     assert explorer.n_matching == len(failed) > 0
     _click(explorer, verdict="any", score="ndcg@10", min_value=0.0, max_value=0.5)
-    low = [r for r in report.case_results
-           if (s := r.score("ndcg@10")) and s.status == "scored" and s.value <= 0.5]  # fmt: skip
+    low = [
+        r
+        for r in report.case_results
+        if (s := r.score("ndcg@10")) and s.status == "scored" and s.value <= 0.5
+    ]
     assert explorer.filters.max_value == 0.5 and explorer.n_matching == len(low)
     _click(explorer, min_value=None, max_value=None, errors_only=True)
     assert explorer.n_matching == 3 and explorer.page_rows()["error"].notna().all()
@@ -151,8 +159,9 @@ def test_programmatic_api_without_widgets(report):
     ex = ReportExplorer(report, page_size=5, mode="hybrid", errors_only=False)
     assert ex.filters == ExplorerFilters(mode="hybrid")
     ex.set_filters(score="judge_correctness", verdict="passed").sort("judge_correctness")
-    assert all(report.case_results[row].score("judge_correctness").passed
-               for row in ex.page_rows()["row"])  # fmt: skip
+    assert all(
+        report.case_results[row].score("judge_correctness").passed for row in ex.page_rows()["row"]
+    )
     with pytest.raises(KeyError):
         ex.select("nope")
 

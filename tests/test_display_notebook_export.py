@@ -25,16 +25,19 @@ def test_exported_notebook_shows_card_and_explorer_fallback(tmp_path):
         "report = make_report(6)\n"
     )
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(code + "report"),
-                nbformat.v4.new_code_cell("report.explore(page_size=5)")]  # fmt: skip
+    nb.cells = [
+        nbformat.v4.new_code_cell(code + "report"),
+        nbformat.v4.new_code_cell("report.explore(page_size=5)"),
+    ]
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
         "language": "python",
     }
     try:
-        nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                                resources={"metadata": {"path": str(tmp_path)}}).execute()  # fmt: skip
+        nbclient.NotebookClient(
+            nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        ).execute()
     except Exception as exc:  # noqa: BLE001 - no kernel available is an environment issue
         if "No such kernel" in str(exc):
             pytest.skip(f"no python3 kernel for {sys.executable}")

@@ -55,8 +55,13 @@ def test_explorer_module_never_parses_data_as_html():
 
 
 def test_plotly_labels_and_hover_are_escaped(hostile):
-    figs = [hostile.plot.metrics(), hostile.plot.at_k("ndcg"), hostile.plot.latency(),
-            hostile.plot.distribution("ndcg@10"), hostile.plot.distribution("answer_contains")]  # fmt: skip
+    figs = [
+        hostile.plot.metrics(),
+        hostile.plot.at_k("ndcg"),
+        hostile.plot.latency(),
+        hostile.plot.distribution("ndcg@10"),
+        hostile.plot.distribution("answer_contains"),
+    ]
     for fig in figs:
         text = json.dumps(fig.to_plotly_json(), default=str)
         assert "<script" not in text and "<img" not in text and "<a href" not in text

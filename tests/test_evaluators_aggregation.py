@@ -81,14 +81,20 @@ def test_weighted_mean_by_weight_and_methods():
 
 
 def test_summarize_per_mode_with_t_interval_pass_rate_and_query_errors():
-    results = [case_result("bm25", s(v, "ndcg", passed=v > 0.5), case_id=str(i))
-               for i, v in enumerate([0.2, 0.4, 0.9, 1.0])]  # fmt: skip
+    results = [
+        case_result("bm25", s(v, "ndcg", passed=v > 0.5), case_id=str(i))
+        for i, v in enumerate([0.2, 0.4, 0.9, 1.0])
+    ]
     results.append(case_result("bm25", EvaluationScore.skipped_score("ndcg", "no qrels")))
     results.append(case_result("dense.v2", s(1.0, "ndcg"), s("A", "grade")))
     results.append(
-        EvaluationCaseResult(case_id="x", query="q", query_mode="bm25",
-                             error=EvaluationError(message="down", error_type="IOError"))
-    )  # fmt: skip
+        EvaluationCaseResult(
+            case_id="x",
+            query="q",
+            query_mode="bm25",
+            error=EvaluationError(message="down", error_type="IOError"),
+        )
+    )
     summary = summarize(results)
     agg = summary["bm25.ndcg"]
     values = np.array([0.2, 0.4, 0.9, 1.0])
@@ -109,8 +115,9 @@ def test_summarize_matches_aggregate_on_a_large_random_report():
     rng = np.random.default_rng(1)
     values = rng.random(500)
     results = [case_result("m", s(float(v), "x"), case_id=str(i)) for i, v in enumerate(values)]
-    assert summarize(results)["m.x"].value == pytest.approx(aggregate(
-        [r.scores[0] for r in results]).value)  # fmt: skip
+    assert summarize(results)["m.x"].value == pytest.approx(
+        aggregate([r.scores[0] for r in results]).value
+    )
 
 
 def test_bootstrap_ci_is_deterministic_and_brackets_the_mean():
@@ -133,7 +140,7 @@ def test_summary_ci_never_leaves_the_observed_range() -> None:
             query_mode="m",
             response=QueryResponse(mode="m"),
             scores=[EvaluationScore(name="recall@10", value=1.0 if i else 0.5)],
-        )  # fmt: skip
+        )
         for i in range(5)
     ]
     agg = summarize(results)["m.recall@10"]
@@ -146,8 +153,15 @@ def test_summary_ci_never_leaves_the_observed_range() -> None:
 def test_status_rule_is_one_function_used_by_the_schema_and_the_vectorised_form():
     from heta_notebook.evaluators.aggregation import STATUSES, status_code, status_codes
 
-    cases = [{}, {"reason": "x"}, {"skipped": True}, {"error": {"message": "m"}},
-             {"error": {"message": "m"}, "skipped": True}, {"skipped": False}, {"error": None}]  # fmt: skip
+    cases = [
+        {},
+        {"reason": "x"},
+        {"skipped": True},
+        {"error": {"message": "m"}},
+        {"error": {"message": "m"}, "skipped": True},
+        {"skipped": False},
+        {"error": None},
+    ]
     codes = status_codes(cases)
     assert codes.tolist() == [status_code(md) for md in cases] == [0, 0, 1, 2, 2, 0, 0]
     for md, code in zip(cases, codes, strict=True):

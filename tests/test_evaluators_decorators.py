@@ -81,14 +81,23 @@ async def test_bare_decorator_is_a_full_evaluator_and_stays_callable():
 async def test_arguments_name_settings_and_dict_return_with_reasons():
     @evaluator(name="custom_v2", settings=EvaluatorSettings(threshold=0.8, weight=2.0))
     def graded(outputs, inputs, ground_truth):
-        return {"score": 0.85, "confidence": 0.95, "reason": "matches", "reasoning": "r",
-                "explanation": "e"}  # fmt: skip
+        return {
+            "score": 0.85,
+            "confidence": 0.95,
+            "reason": "matches",
+            "reasoning": "r",
+            "explanation": "e",
+        }
 
     score = await run(graded)
     assert graded.name == "custom_v2" and graded.settings.weight == 2.0
     assert (score.name, score.value, score.passed) == ("custom_v2", 0.85, True)
-    assert score.metadata == {"confidence": 0.95, "reason": "matches", "reasoning": "r",
-                              "explanation": "e"}  # fmt: skip
+    assert score.metadata == {
+        "confidence": 0.95,
+        "reason": "matches",
+        "reasoning": "r",
+        "explanation": "e",
+    }
     assert score.reason == "matches"
 
 

@@ -17,8 +17,9 @@ def result(id_: str = "r", text: str = "", **source: object) -> QueryResult:
 
 
 def test_document_id_precedence_benchmark_id_then_raw_key_then_document_id():
-    both = result(benchmark_document_id="B", source_key="raw/benchmarks/x/test/R/f.txt",
-                  document_id="D")  # fmt: skip
+    both = result(
+        benchmark_document_id="B", source_key="raw/benchmarks/x/test/R/f.txt", document_id="D"
+    )
     assert document_ids(both) == ("B",)
     assert document_ids(result(source_key="raw/benchmarks/x/test/R/f.txt", document_id="D")) == (
         "R",

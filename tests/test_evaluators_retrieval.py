@@ -261,8 +261,10 @@ def test_results_without_document_are_skipped_and_metadata_lists_matches():
     score = asyncio.run(BeirRetrievalMetric("recall", 2).evaluate(case=case, response=resp))
     assert score.value == 0.5
     assert score.metadata == {
-        "relevant_documents": 2, "retrieved_documents": 2, "matched_documents": ["b"],
-    }  # fmt: skip
+        "relevant_documents": 2,
+        "retrieved_documents": 2,
+        "matched_documents": ["b"],
+    }
 
 
 def test_names_defaults_and_validation():
@@ -346,14 +348,26 @@ def test_evidence_recall_metadata_lists_matched_and_missing():
         "matched": 2,
         "expected": 3,
         "matched_evidence": [
-            {"index": 0, "label": "d2", "reference_id": "d2", "rank": 2, "result_id": "d2#c0",
-             "matched_by": "document"},
-            {"index": 2, "label": "text of d3 CHUNK 0", "reference_id": None, "rank": 3,
-             "result_id": "d3#c0", "matched_by": "text"},
+            {
+                "index": 0,
+                "label": "d2",
+                "reference_id": "d2",
+                "rank": 2,
+                "result_id": "d2#c0",
+                "matched_by": "document",
+            },
+            {
+                "index": 2,
+                "label": "text of d3 CHUNK 0",
+                "reference_id": None,
+                "rank": 3,
+                "result_id": "d3#c0",
+                "matched_by": "text",
+            },
         ],
         "missing_evidence": [{"index": 1, "label": "document_id=d9", "reference_id": None}],
         "matched_reference_ids": ["d2"],
-    }  # fmt: skip
+    }
     assert score.to_dict()["metadata"]["matched"] == 2  # JSON-ready
 
 

@@ -37,8 +37,13 @@ async def english(outputs, inputs, ground_truth):
 
 
 def test_mixed_sync_and_async_evaluators_see_the_original_dicts(tmp_path):
-    report = evaluate(function=capital, dataset=DATASET, evaluators=[exact, english],
-                      store=ReportStore(tmp_path), progress=False)  # fmt: skip
+    report = evaluate(
+        function=capital,
+        dataset=DATASET,
+        evaluators=[exact, english],
+        store=ReportStore(tmp_path),
+        progress=False,
+    )
     assert report.query_modes == ("capital",)
     assert [r.case_id for r in report.case_results] == ["case_1", "case_2", "case_3"]
     assert report.score_summary["capital.exact"] == pytest.approx(2 / 3)
@@ -48,7 +53,7 @@ def test_mixed_sync_and_async_evaluators_see_the_original_dicts(tmp_path):
     assert first.response.answer == "Paris"
     assert first.score("exact").reason == "got Paris"
     assert first.score("english").passed is True
-    assert first.metadata["expected"]["answers"] == ["Paris"]  # contract 2
+    assert first.metadata["expected"]["answers"] == ["Paris"]  # expectations travel with each case
     assert (
         ReportStore(tmp_path).load("capital", report.report_id).case_results == report.case_results
     )

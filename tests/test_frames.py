@@ -36,8 +36,13 @@ def test_summary_matches_aggregation_and_manual_mean(report, frames):
         if agg.value is not None:
             assert row["mean"] == pytest.approx(agg.value)
     # independent check of one mean: skipped/failed excluded
-    values = [s.value for r in report.case_results if r.query_mode == "dense"
-              for s in r.scores if s.name == "ndcg@10" and s.status == "scored"]  # fmt: skip
+    values = [
+        s.value
+        for r in report.case_results
+        if r.query_mode == "dense"
+        for s in r.scores
+        if s.name == "ndcg@10" and s.status == "scored"
+    ]
     assert summary.loc[("dense", "ndcg@10"), "mean"] == pytest.approx(np.mean(values))
     assert summary.loc[("dense", "ndcg@10"), "n_skipped"] == 3  # q0003, q0014, q0025
 
@@ -137,8 +142,10 @@ def test_results_frame_ranks_documents_and_relevance(report, frames):
     )
     row0 = results[results["row"] == 0]
     assert list(row0["rank"]) == list(range(1, 11))
-    qrels = {e["reference_id"]: e["metadata"]["relevance"]
-             for e in report.case_results[0].metadata["expected"]["evidence"]}  # fmt: skip
+    qrels = {
+        e["reference_id"]: e["metadata"]["relevance"]
+        for e in report.case_results[0].metadata["expected"]["evidence"]
+    }
     for rec in row0.itertuples():
         assert rec.document_id == rec.result_id.split(":")[2].split("#")[0]
         assert rec.relevance == qrels.get(rec.document_id, 0)
@@ -172,8 +179,9 @@ def test_single_columns_agree_with_full_frames(report):
     assert list(lazy.case_column("query_mode")) == [r.query_mode for r in report.case_results]
     warm = ReportFrames(report)
     warm.scores()
-    pd.testing.assert_frame_equal(warm.score_column("answer_contains"),
-                                  lazy.score_column("answer_contains"))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        warm.score_column("answer_contains"), lazy.score_column("answer_contains")
+    )
 
 
 def test_frames_are_copies(frames):
@@ -198,7 +206,7 @@ def test_summary_from_extracted_columns_equals_aggregation_summary(report):
     labelled = first.model_copy(
         update={
             "scores": (*first.scores, EvaluationScore(name="verdict", value="good", passed=True))
-        }  # fmt: skip
+        }
     )
     other = report.model_copy(update={"case_results": (labelled, *report.case_results[1:])})
     cold = ReportFrames(other).summary()  # aggregation.summarize

@@ -216,9 +216,25 @@ def _mutate(report: dict[str, Any], path: list[str | int], value: Any) -> Any:
 
 
 report_keys = st.sampled_from(
-    ["report_id", "case_results", "scores", "value", "metadata", "response", "results", "benchmark",
-     "name", "query_mode", "case_id", "started_at", "error", "evidence", "expected", "schema_version"]
-)  # fmt: skip
+    [
+        "report_id",
+        "case_results",
+        "scores",
+        "value",
+        "metadata",
+        "response",
+        "results",
+        "benchmark",
+        "name",
+        "query_mode",
+        "case_id",
+        "started_at",
+        "error",
+        "evidence",
+        "expected",
+        "schema_version",
+    ]
+)
 report_bytes = (
     st.tuples(st.lists(report_keys | st.integers(0, 5), min_size=1, max_size=5), json_values).map(
         lambda pv: json.dumps(_mutate(VALID_REPORT, *pv)).encode()

@@ -116,8 +116,18 @@ def test_ls_is_a_compact_80_column_table_with_short_ids(tmp_path, capsys):
 
 
 def test_ls_table_keeps_short_ids_whole():
-    rows = [{"knowledge_base_name": "kb", "report_id": "r1", "label": "x", "benchmark": "tiny",
-             "split": "dev", "query_modes": ["a", "b"], "n_cases": 6, "finished_at": "2026-12-01T01:02:03"}]  # fmt: skip
+    rows = [
+        {
+            "knowledge_base_name": "kb",
+            "report_id": "r1",
+            "label": "x",
+            "benchmark": "tiny",
+            "split": "dev",
+            "query_modes": ["a", "b"],
+            "n_cases": 6,
+            "finished_at": "2026-12-01T01:02:03",
+        }
+    ]
     table = ls_table(rows)
     assert table.splitlines()[1].split() == [
         "kb",

@@ -57,8 +57,9 @@ async def test_beir_benchmark_from_a_local_folder_yields_our_records(tmp_path) -
         assert grades == qrels[case.case_id]  # graded qrels survive as metadata.relevance
         prefix = case.expected.evidence[0].locator["source_key_prefix"]
         assert prefix.startswith("raw/benchmarks/beir_cranfield_mini/test/")
-    assert units == [BenchmarkRunUnit(unit_id="corpus", metadata={"dataset": "cranfield_mini",
-                                                                  "split": "test"})]  # fmt: skip
+    assert units == [
+        BenchmarkRunUnit(unit_id="corpus", metadata={"dataset": "cranfield_mini", "split": "test"})
+    ]
     evaluators = adapter.evaluators()
     assert len(evaluators) == 25 and all(isinstance(e, HetaEvaluatorAdapter) for e in evaluators)
     assert evaluators[0].name == "beir_ndcg@1"
@@ -69,12 +70,23 @@ async def test_jsonl_benchmark_with_text_base64_and_path_documents(tmp_path) -> 
     (tmp_path / "files" / "c.md").write_text("# third\nfrom a file", encoding="utf-8")
     rows = [
         {"document_id": "a", "name": "a.txt", "media_type": "text/plain", "text": "first"},
-        {"document_id": "b", "name": "b.bin", "media_type": "application/octet-stream",
-         "data_base64": base64.b64encode(b"\x00\x01second").decode()},
+        {
+            "document_id": "b",
+            "name": "b.bin",
+            "media_type": "application/octet-stream",
+            "data_base64": base64.b64encode(b"\x00\x01second").decode(),
+        },
         {"document_id": "c", "name": "c.md", "media_type": "text/markdown", "path": "files/c.md"},
-    ]  # fmt: skip
-    cases = [{"case_id": 7, "query": "q", "expected": {"answers": ["x"], "value": {"n": 1}},
-              "labels": {"l": 1}, "metadata": {"m": 2}}]  # fmt: skip
+    ]
+    cases = [
+        {
+            "case_id": 7,
+            "query": "q",
+            "expected": {"answers": ["x"], "value": {"n": 1}},
+            "labels": {"l": 1},
+            "metadata": {"m": 2},
+        }
+    ]
     (tmp_path / "documents.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     (tmp_path / "cases.jsonl").write_text("\n".join(json.dumps(c) for c in cases))
     bench = heta.JsonlBenchmark(
@@ -122,15 +134,25 @@ async def test_heta_benchmarks_run_in_our_runner_with_their_default_evaluators(t
     recipe_module = pytest.importorskip("heta_notebook.kb.recipe")
     recipe = recipe_module.Recipe(name="bm25", dense=None, hybrid=None)
     runner = BenchmarkRunner()
-    beir = await runner.run(benchmark=heta_beir(), recipe=recipe, query_modes=("full_text_search",),
-                            progress=False, workspace=tmp_path / "ws")  # fmt: skip
+    beir = await runner.run(
+        benchmark=heta_beir(),
+        recipe=recipe,
+        query_modes=("full_text_search",),
+        progress=False,
+        workspace=tmp_path / "ws",
+    )
     report = beir.report
     assert report.benchmark.key == "beir_cranfield_mini:official:test"
     assert len(report.case_results) == 8 and all(r.error is None for r in report.case_results)
     assert len(report.score_names) == 25  # heta's beir_default_metrics(), adapted
     assert report.score_summary["full_text_search.beir_ndcg@10"] > 0.3  # BM25 finds relevant docs
-    jsonl = await runner.run(benchmark=heta_jsonl(), recipe=recipe, query_modes="full_text_search",
-                             progress=False, workspace=tmp_path / "ws2")  # fmt: skip
+    jsonl = await runner.run(
+        benchmark=heta_jsonl(),
+        recipe=recipe,
+        query_modes="full_text_search",
+        progress=False,
+        workspace=tmp_path / "ws2",
+    )
     names = set(jsonl.report.score_names)
     assert names == {"evidence_recall@5", "answer_contains"}
     recall = [r.score("evidence_recall@5") for r in jsonl.report.case_results]

@@ -59,8 +59,12 @@ def _offline(monkeypatch):
 
 def _chunk(doc: str, rank: int) -> QueryResult:
     key = f"raw/benchmarks/graded/test/{doc}/{doc}.txt"
-    return QueryResult(id=f"{doc}-c{rank}", text=f"text of {doc}", score=10.0 - rank,
-                       source={"object_key": key, "document_id": f"heta-internal-{doc}"})  # fmt: skip
+    return QueryResult(
+        id=f"{doc}-c{rank}",
+        text=f"text of {doc}",
+        score=10.0 - rank,
+        source={"object_key": key, "document_id": f"heta-internal-{doc}"},
+    )
 
 
 GRADED = BenchmarkCase(
@@ -123,11 +127,13 @@ async def test_the_difference_worked_out_by_hand_at_k_3() -> None:
     dcg_heta = 1 / log2(2) + 7 / log2(4)  # gain = 2**grade - 1
     idcg_heta = 15 / log2(2) + 7 / log2(3) + 3 / log2(4)
     ap_sum = 1 / 1 + 2 / 3  # precision at the two relevant ranks
-    assert (await BeirRetrievalMetric("ndcg", 3).evaluate(case=GRADED, response=RESPONSE)).value \
-        == pytest.approx(dcg_trec / idcg_trec)  # fmt: skip
+    assert (
+        await BeirRetrievalMetric("ndcg", 3).evaluate(case=GRADED, response=RESPONSE)
+    ).value == pytest.approx(dcg_trec / idcg_trec)
     assert await _heta_value("ndcg", 3) == pytest.approx(dcg_heta / idcg_heta)
-    assert (await BeirRetrievalMetric("map", 3).evaluate(case=GRADED, response=RESPONSE)).value \
-        == pytest.approx(ap_sum / 5)  # trec_eval: divide by R  # fmt: skip
+    assert (
+        await BeirRetrievalMetric("map", 3).evaluate(case=GRADED, response=RESPONSE)
+    ).value == pytest.approx(ap_sum / 5)  # trec_eval: divide by R
     assert await _heta_value("map", 3) == pytest.approx(ap_sum / 3)  # heta: by min(R, k)
 
 
@@ -152,8 +158,12 @@ async def test_compat_option_reproduces_every_heta_number_of_the_committed_repor
             assert mine.value == pytest.approx(recorded, abs=1e-12), ours_heta.name
             checked += 1
             if ours_trec.k == 10 and ours_trec.metric != "mrr":
-                name = {"ndcg": "ndcg_cut_10", "map": "map_cut_10", "precision": "P_10",
-                        "recall": "recall_10"}[ours_trec.metric]  # fmt: skip
+                name = {
+                    "ndcg": "ndcg_cut_10",
+                    "map": "map_cut_10",
+                    "precision": "P_10",
+                    "recall": "recall_10",
+                }[ours_trec.metric]
                 value = (await ours_trec.evaluate(case=case, response=result.response)).value
                 assert value == pytest.approx(oracle[name], abs=1e-12)
     assert checked == 8 * 20
@@ -206,10 +216,15 @@ class _Cases:
 
 
 async def test_heta_evaluators_run_in_our_runner_with_our_skip_conventions() -> None:
-    evaluators = (heta.AnswerContains(), heta.AnswerExactMatch(), heta.EvidenceRecallAtK(k=3),
-                  heta.BeirRetrievalMetric(metric="ndcg", k=3))  # fmt: skip
-    result = await BenchmarkRunner().run(benchmark=_Cases(), recipe=_AnsweringKB(),
-                                         evaluators=evaluators, progress=False)  # fmt: skip
+    evaluators = (
+        heta.AnswerContains(),
+        heta.AnswerExactMatch(),
+        heta.EvidenceRecallAtK(k=3),
+        heta.BeirRetrievalMetric(metric="ndcg", k=3),
+    )
+    result = await BenchmarkRunner().run(
+        benchmark=_Cases(), recipe=_AnsweringKB(), evaluators=evaluators, progress=False
+    )
     graded, empty = result.report.case_results
     assert graded.score("answer_contains").value is True
     assert graded.score("answer_exact_match").value is False
@@ -239,8 +254,13 @@ class _Broken:
 
 
 async def test_our_evaluators_inside_heta_runner_and_its_report_serialises(tmp_path) -> None:
-    ours = (BeirRetrievalMetric("ndcg", 10), EvidenceRecallAtK(k=5), AnswerContains(),
-            has_results, _Broken())  # fmt: skip
+    ours = (
+        BeirRetrievalMetric("ndcg", 10),
+        EvidenceRecallAtK(k=5),
+        AnswerContains(),
+        has_results,
+        _Broken(),
+    )
     result = await heta.BenchmarkRunner().run(
         benchmark=heta_jsonl(),
         recipe=offline_recipe(tmp_path / "objects"),

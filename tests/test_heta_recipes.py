@@ -55,8 +55,9 @@ async def _ours(benchmark, recipe, **options):
 
 async def test_our_runner_reproduces_heta_runner_committed_report(tmp_path) -> None:
     """Same benchmark, recipe and evaluators as the fixture: the same score for every case."""
-    result = await _ours(heta_beir(), offline_recipe(tmp_path / "objects"),
-                         evaluators=_heta_evaluators())  # fmt: skip
+    result = await _ours(
+        heta_beir(), offline_recipe(tmp_path / "objects"), evaluators=_heta_evaluators()
+    )
     fixture = from_heta_report(raw_fixture())
     wanted = [
         (case, mode, {k: v for k, v in scores.items() if k != "answer_contains"})
@@ -76,10 +77,14 @@ async def test_heta_recipe_built_like_heta_runner_and_results_map_to_documents(t
     assert report.knowledge_base_manifest["name"] == "kb"
     assert report.recipe_manifest["backend"] == "heta-framework"
     assert [s["type"] for s in report.recipe_manifest["steps"]] == [
-        "ParseDocuments", "SplitDocuments", "IndexFullText"
-    ]  # fmt: skip
-    keys = sorted(p.relative_to(tmp_path / "objects").as_posix()
-                  for p in (tmp_path / "objects" / "raw").rglob("*.txt"))  # fmt: skip
+        "ParseDocuments",
+        "SplitDocuments",
+        "IndexFullText",
+    ]
+    keys = sorted(
+        p.relative_to(tmp_path / "objects").as_posix()
+        for p in (tmp_path / "objects" / "raw").rglob("*.txt")
+    )
     assert len(keys) == 92 and keys[0].startswith("raw/benchmarks/cranfield_mini_jsonl/test/")
     first = report.case_results[0]
     assert first.response.results and first.response.mode == FTS
@@ -88,7 +93,7 @@ async def test_heta_recipe_built_like_heta_runner_and_results_map_to_documents(t
     assert {s.name for s in first.scores} == {"evidence_recall@5", "answer_contains"}
     no_evidence = next(r for r in report.case_results if r.case_id == "no-evidence")
     assert no_evidence.score("evidence_recall@5").status == "skipped"
-    assert first.metadata["expected"]["evidence"]  # contract 2: expectations travel along
+    assert first.metadata["expected"]["evidence"]  # expectations travel with each case
 
 
 async def test_secrets_in_recipe_metadata_never_reach_reports(tmp_path) -> None:
@@ -101,8 +106,13 @@ async def test_secrets_in_recipe_metadata_never_reach_reports(tmp_path) -> None:
     kb_recipe = result.report.knowledge_base_manifest["recipe"]["metadata"]
     assert kb_recipe["openai_api_key"] == "***redacted***"
     kept = {"max_tokens": 5, "token_start": 0, "document_token_counts": {"d": 3}, "key": "k"}
-    secret = {"token": "x", "secret_key": "y", "X-Api-Key": "z", "aws_secret_access_key": "w",
-              "nested": [{"password": "p", "api_key": None}]}  # fmt: skip
+    secret = {
+        "token": "x",
+        "secret_key": "y",
+        "X-Api-Key": "z",
+        "aws_secret_access_key": "w",
+        "nested": [{"password": "p", "api_key": None}],
+    }
     redacted = redact_secrets({**kept, **secret})
     assert {k: redacted[k] for k in kept} == kept
     assert {redacted[k] for k in ("token", "secret_key", "X-Api-Key", "aws_secret_access_key")} == {
@@ -166,8 +176,9 @@ async def test_concurrency_bound_and_same_scores_at_any_concurrency(tmp_path) ->
     for bound in (1, 4):
         gate = _Gate()
         config = BenchmarkRunConfig(max_concurrent_queries=bound)
-        result = await _ours(heta_jsonl(), recipe, config=config,
-                             evaluators=(*_heta_evaluators(), gate))  # fmt: skip
+        result = await _ours(
+            heta_jsonl(), recipe, config=config, evaluators=(*_heta_evaluators(), gate)
+        )
         assert 1 <= gate.peak <= bound
         reports[bound] = result.report
     assert gate.peak > 1  # cases really overlapped at bound 4
@@ -228,13 +239,18 @@ async def test_fresh_process_rebuilds_over_an_existing_object_store(tmp_path) ->
 
 async def test_corpus_change_removes_stale_raw_documents_and_rebuilds(tmp_path) -> None:
     adapter = adapt_recipe(offline_recipe(tmp_path / "objects"))
-    docs = [BenchmarkDocument(document_id=f"d{i}", name=f"d{i}.txt", text=t)
-            for i, t in enumerate(["wing lift slipstream", "heat transfer slabs", "shock waves"])]  # fmt: skip
+    docs = [
+        BenchmarkDocument(document_id=f"d{i}", name=f"d{i}.txt", text=t)
+        for i, t in enumerate(["wing lift slipstream", "heat transfer slabs", "shock waves"])
+    ]
     kb = await adapter.build_knowledge_base(docs, knowledge_base_name="small", workspace=tmp_path)
-    assert await adapter.build_knowledge_base(docs, knowledge_base_name="small",
-                                              workspace=tmp_path) is kb  # fmt: skip
-    smaller = await adapter.build_knowledge_base(docs[:2], knowledge_base_name="small",
-                                                 workspace=tmp_path)  # fmt: skip
+    assert (
+        await adapter.build_knowledge_base(docs, knowledge_base_name="small", workspace=tmp_path)
+        is kb
+    )
+    smaller = await adapter.build_knowledge_base(
+        docs[:2], knowledge_base_name="small", workspace=tmp_path
+    )
     assert smaller is not kb
     raw = sorted(p.name for p in (tmp_path / "objects" / "raw").rglob("*.txt"))
     assert raw == ["d0.txt", "d1.txt"]
@@ -277,14 +293,18 @@ async def test_our_beir_benchmark_with_a_heta_recipe_scores_like_pytrec_eval(tmp
 
     benchmark = BeirBenchmark.from_folder(BEIR_MINI)
     result = await _ours(benchmark, offline_recipe(tmp_path / "objects"))
-    raw = sorted(p.relative_to(tmp_path / "objects").as_posix()
-                 for p in (tmp_path / "objects" / "raw").rglob("*.*"))  # fmt: skip
+    raw = sorted(
+        p.relative_to(tmp_path / "objects").as_posix()
+        for p in (tmp_path / "objects" / "raw").rglob("*.*")
+    )
     assert len(raw) == 92 and all(k.startswith("raw/benchmarks/") for k in raw)  # no manifest
     assert {k.split("/")[4] for k in raw} == {
         d.document_id for d in (await load_benchmark(benchmark)).documents
     }
-    qrels = {c.case_id: {e.reference_id: e.relevance for e in c.expected.evidence}
-             for c in benchmark_cases(result)}  # fmt: skip
+    qrels = {
+        c.case_id: {e.reference_id: e.relevance for e in c.expected.evidence}
+        for c in benchmark_cases(result)
+    }
     run = {}
     for r in result.report.case_results:
         ranked = ranked_document_ids(r.response.results)
@@ -299,10 +319,13 @@ def benchmark_cases(result) -> list:
     from heta_notebook.schema import BenchmarkCase, BenchmarkExpected
 
     return [
-        BenchmarkCase(case_id=r.case_id, query=r.query,
-                      expected=BenchmarkExpected.from_dict(r.metadata["expected"]))
+        BenchmarkCase(
+            case_id=r.case_id,
+            query=r.query,
+            expected=BenchmarkExpected.from_dict(r.metadata["expected"]),
+        )
         for r in result.report.case_results
-    ]  # fmt: skip
+    ]
 
 
 async def test_a_knowledge_base_built_with_heta_api_is_queried_as_is(tmp_path) -> None:

@@ -137,9 +137,11 @@ def _tricky_report() -> EvaluationReport:
         error=EvaluationError(message="timed out", error_type="TimeoutError", retryable=True),
     )
     empty_answer = EvaluationCaseResult(
-        case_id="q3", query="third", query_mode="full_text_search",
+        case_id="q3",
+        query="third",
+        query_mode="full_text_search",
         response=QueryResponse(mode="full_text_search", answer=""),
-    )  # fmt: skip
+    )
     return EvaluationReport(
         report_id="ours-1",
         benchmark=BenchmarkManifest(name="bench", metadata={"a": 1}, future="kept"),
@@ -218,7 +220,7 @@ def test_heta_report_renders_card_and_frames(heta_report) -> None:
 
 
 def test_heta_report_frames_without_expected_metadata(heta_report) -> None:
-    """heta reports lack metadata["expected"] (contract 2): frames degrade, do not fail."""
+    """heta reports lack metadata["expected"] (it is ours, not heta's): frames degrade, do not fail."""
     pytest.importorskip("heta_notebook.analysis.frames")
     frames = heta_report.frames()
     scores = frames.scores()

@@ -152,7 +152,16 @@ def test_replies_are_cached_on_disk_and_the_key_never_stored(server, tmp_path):
     stored = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
     assert '"kind": "answer"' in stored and SECRET not in stored
     # a new prompt version asks again
-    ask(knowledge_base(step(server, tmp_path, prompt=AnswerPrompt(version="v2", system="s", user="{question} {contexts}"))), "Normandy country")  # fmt: skip
+    ask(
+        knowledge_base(
+            step(
+                server,
+                tmp_path,
+                prompt=AnswerPrompt(version="v2", system="s", user="{question} {contexts}"),
+            )
+        ),
+        "Normandy country",
+    )
     assert len(server.requests) == 2
 
 

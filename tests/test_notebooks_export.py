@@ -63,10 +63,20 @@ def exported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("nb")
     notebook = write_notebook(folder / "small.ipynb", CELLS)
     subprocess.run(
-        [sys.executable, "-m", "heta_notebook", "run-notebook", str(notebook), "-o",
-         str(folder / "out")],
-        check=True, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "heta_notebook",
+            "run-notebook",
+            str(notebook),
+            "-o",
+            str(folder / "out"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     executed = json.loads((folder / "out" / "small.ipynb").read_text(encoding="utf-8"))
     html = (folder / "out" / "small.html").read_text(encoding="utf-8")
     return executed, html

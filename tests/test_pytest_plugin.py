@@ -59,26 +59,37 @@ def test_baseline_file_lifecycle(pytester, monkeypatch, report_files):
 
     created = run(pytester, "--heta-update-baseline")
     created.assert_outcomes(passed=1)
-    created.stdout.fnmatch_lines(["*= heta gates =*", "UPDATED baseline *cranfield.json*",
-                                  "0 gate(s): 0 passed, 0 failed; 1 baseline(s) updated"])  # fmt: skip
+    created.stdout.fnmatch_lines(
+        [
+            "*= heta gates =*",
+            "UPDATED baseline *cranfield.json*",
+            "0 gate(s): 0 passed, 0 failed; 1 baseline(s) updated",
+        ]
+    )
     assert baseline.is_file()
 
     same = run(pytester)
     same.assert_outcomes(passed=1)
-    same.stdout.fnmatch_lines(["*= heta gates =*",
-                               "PASS 1 checks, worst beir_ndcg@10 · full_text_search +0.000*",
-                               "1 gate(s): 1 passed, 0 failed"])  # fmt: skip
+    same.stdout.fnmatch_lines(
+        [
+            "*= heta gates =*",
+            "PASS 1 checks, worst beir_ndcg@10 · full_text_search +0.000*",
+            "1 gate(s): 1 passed, 0 failed",
+        ]
+    )
 
     monkeypatch.setenv("HETA_NEW_REPORT", str(report_files["worse"]))
     worse = run(pytester)
     worse.assert_outcomes(failed=1)
-    worse.stdout.fnmatch_lines([
-        "*RegressionError: 1 significant regression(s) beyond max_drop=0*",
-        "*beir_ndcg@10*full_text_search*0.348 → 0.146*-0.202*<0.001*REGRESSION*",
-        "*lost evidence*",
-        "FAIL 1 checks, worst beir_ndcg@10 · full_text_search -0.202*heta-gates*",
-        "1 gate(s): 0 passed, 1 failed",
-    ])  # fmt: skip
+    worse.stdout.fnmatch_lines(
+        [
+            "*RegressionError: 1 significant regression(s) beyond max_drop=0*",
+            "*beir_ndcg@10*full_text_search*0.348 → 0.146*-0.202*<0.001*REGRESSION*",
+            "*lost evidence*",
+            "FAIL 1 checks, worst beir_ndcg@10 · full_text_search -0.202*heta-gates*",
+            "1 gate(s): 0 passed, 1 failed",
+        ]
+    )
     pages = list((pytester.path / "heta-gates").glob("*.html"))
     assert pages and "test_retrieval_did_not_regress" in pages[0].name
 
@@ -112,5 +123,6 @@ def test_the_ci_gate_example_passes_against_its_committed_baseline(pytester):
     shutil.copytree(example, pytester.path / "ci_gate")
     result = run(pytester, "ci_gate")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*= heta gates =*", "PASS 2 checks, worst *",
-                                 "2 gate(s): 2 passed, 0 failed"])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        ["*= heta gates =*", "PASS 2 checks, worst *", "2 gate(s): 2 passed, 0 failed"]
+    )

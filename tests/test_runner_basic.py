@@ -43,7 +43,7 @@ async def test_report_has_every_case_in_benchmark_order_and_honest_summary(tmp_p
     assert stats["n"] == 12 and stats["n_error"] == 0 and stats["n_skipped"] == 0
     assert report.metadata["partial"] is False
     assert set(report.metadata["latency"]) == set(MODES)
-    # contract 2: expected data and labels travel with each case result
+    # expected data and labels travel with each case result
     first = report.case_results[0]
     assert first.metadata["expected"]["evidence"][0]["reference_id"] == "d0"
     assert first.metadata["labels"] == {"group": "even"}
@@ -94,8 +94,15 @@ async def test_query_error_and_evaluator_error_are_isolated():
 async def test_query_timeout_becomes_a_case_error():
     kb = ToyKB(hang_on=["query number 1"])
     config = BenchmarkRunConfig(query_timeout=0.05)
-    report = (await BenchmarkRunner().run(benchmark=ListBenchmark(evaluators=(TopHit(),)), recipe=kb,
-                                          query_modes=("alpha",), config=config, progress=False)).report  # fmt: skip
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(evaluators=(TopHit(),)),
+            recipe=kb,
+            query_modes=("alpha",),
+            config=config,
+            progress=False,
+        )
+    ).report
     errors = {r.case_id: r.error for r in report.case_results if r.error}
     assert list(errors) == ["q1"]
     assert errors["q1"].error_type == "TimeoutError" and errors["q1"].retryable
@@ -151,8 +158,15 @@ async def test_evaluator_retry_with_backoff(failures, retries, status):
 
 async def test_disabled_evaluators_dropped_and_duplicate_names_rejected():
     benchmark = ListBenchmark(cases=make_cases(2))
-    report = (await BenchmarkRunner().run(benchmark=benchmark, recipe=ToyKB(), query_modes=("alpha",),
-                                          evaluators=[TopHit(), Slow(0, enabled=False)], progress=False)).report  # fmt: skip
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=benchmark,
+            recipe=ToyKB(),
+            query_modes=("alpha",),
+            evaluators=[TopHit(), Slow(0, enabled=False)],
+            progress=False,
+        )
+    ).report
     assert report.score_names == ("top_hit",)
     with pytest.raises(ValueError, match="two evaluators are named 'top_hit'"):
         await BenchmarkRunner().run(
@@ -179,8 +193,14 @@ async def test_unknown_mode_is_refused_with_the_modes_on_offer():
 async def test_recipe_gets_store_cache_workspace_and_rebuild(tmp_path):
     recipe = ToyRecipe("toy")
     store = ReportStore(tmp_path)
-    await BenchmarkRunner().run(benchmark=ListBenchmark(evaluators=(TopHit(),)), recipe=recipe,
-                                knowledge_base_name="kb", store=store, rebuild=True, progress=False)  # fmt: skip
+    await BenchmarkRunner().run(
+        benchmark=ListBenchmark(evaluators=(TopHit(),)),
+        recipe=recipe,
+        knowledge_base_name="kb",
+        store=store,
+        rebuild=True,
+        progress=False,
+    )
     (build,) = recipe.builds
     assert build["workspace"] == store.cache_dir("kb") and build["rebuild"] is True
     assert build["n"] == 20 and build["name"] == "kb"
@@ -189,8 +209,13 @@ async def test_recipe_gets_store_cache_workspace_and_rebuild(tmp_path):
 async def test_metadata_is_reproducible_and_has_no_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
     config = BenchmarkRunConfig(seed=7, metadata={"purpose": "test"})
-    result = await BenchmarkRunner().run(benchmark=ListBenchmark(evaluators=(TopHit(),)), recipe=ToyKB(),
-                                         config=config, store=tmp_path, progress=False)  # fmt: skip
+    result = await BenchmarkRunner().run(
+        benchmark=ListBenchmark(evaluators=(TopHit(),)),
+        recipe=ToyKB(),
+        config=config,
+        store=tmp_path,
+        progress=False,
+    )
     meta = result.report.metadata
     assert meta["seed"] == 7 and meta["purpose"] == "test" and meta["config"]["seed"] == 7
     env = meta["environment"]
@@ -220,8 +245,15 @@ async def test_evaluator_returning_wrong_type_is_an_error_score():
         async def evaluate(self, *, case, response):
             return 0.5
 
-    report = (await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(1)), recipe=ToyKB(),
-                                          evaluators=[Wrong()], query_modes=("alpha",), progress=False)).report  # fmt: skip
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=make_cases(1)),
+            recipe=ToyKB(),
+            evaluators=[Wrong()],
+            query_modes=("alpha",),
+            progress=False,
+        )
+    ).report
     assert report.case_results[0].score("wrong").metadata["error"]["error_type"] == "TypeError"
     assert isinstance(report.case_results[0].scores[0], EvaluationScore)
 
@@ -251,8 +283,13 @@ async def test_a_failing_checkpoint_write_stops_the_run_loudly(tmp_path):
     kb = ToyKB()
     config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
     with pytest.raises(OSError, match="No space left"):
-        await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(50), evaluators=(TopHit(),)),
-                                    recipe=kb, config=config, store=FullDisk(tmp_path), progress=False)  # fmt: skip
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=make_cases(50), evaluators=(TopHit(),)),
+            recipe=kb,
+            config=config,
+            store=FullDisk(tmp_path),
+            progress=False,
+        )
     assert kb.calls < 100  # stopped early, not after every case
 
 
@@ -266,8 +303,13 @@ async def test_a_failing_checkpoint_write_also_stops_a_batch_scored_run(tmp_path
     kb = ToyKB(delay=0.001)
     config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
     with pytest.raises(OSError, match="No space left"):
-        await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(200), evaluators=beir_default_metrics()),
-                                    recipe=kb, config=config, store=FullDisk(tmp_path), progress=False)  # fmt: skip
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=make_cases(200), evaluators=beir_default_metrics()),
+            recipe=kb,
+            config=config,
+            store=FullDisk(tmp_path),
+            progress=False,
+        )
     assert kb.calls < 400
 
 
@@ -275,7 +317,13 @@ async def test_heta_framework_config_is_accepted():
     from heta_framework.evaluation import BenchmarkRunConfig as HetaConfig
 
     config = HetaConfig(top_k=3, max_concurrent_queries=2, metadata={"from": "heta"})
-    report = (await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(2), evaluators=(TopHit(),)),
-                                          recipe=ToyKB(), config=config, progress=False)).report  # fmt: skip
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=make_cases(2), evaluators=(TopHit(),)),
+            recipe=ToyKB(),
+            config=config,
+            progress=False,
+        )
+    ).report
     assert report.metadata["config"]["top_k"] == 3 and report.metadata["from"] == "heta"
     assert all(len(r.response.results) == 3 for r in report.case_results)

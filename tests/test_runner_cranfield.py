@@ -19,8 +19,14 @@ async def test_bm25_on_cranfield_end_to_end_with_kb_cache(tmp_path, cranfield):
     store = ReportStore(tmp_path)
     recipe = Recipe(name="bm25", dense=None, hybrid=None)
     config = BenchmarkRunConfig(top_k=100, max_concurrent_queries=4)
-    options = dict(benchmark=cranfield, recipe=recipe, knowledge_base_name="cran", config=config,
-                   store=store, progress=False)  # fmt: skip
+    options = dict(
+        benchmark=cranfield,
+        recipe=recipe,
+        knowledge_base_name="cran",
+        config=config,
+        store=store,
+        progress=False,
+    )
     report = (await BenchmarkRunner().run(**options)).report
     assert report.query_modes == ("full_text_search",)
     assert len(report.case_results) == 225 and report.metadata["n_query_errors"] == 0

@@ -11,9 +11,14 @@ from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, Toy
 async def test_recipes_dict_gives_one_labelled_report_each(tmp_path):
     store = ReportStore(tmp_path)
     good, flaky = ToyRecipe("good"), ToyRecipe("flaky", fail_on=["query number 0"])
-    runs = await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(4), evaluators=(TopHit(), AnswerMatch())),
-                                       recipes={"bm25": good, "chunks-100": flaky}, knowledge_base_name="kb",
-                                       query_modes=MODES, store=store, progress=False)  # fmt: skip
+    runs = await BenchmarkRunner().run(
+        benchmark=ListBenchmark(cases=make_cases(4), evaluators=(TopHit(), AnswerMatch())),
+        recipes={"bm25": good, "chunks-100": flaky},
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        store=store,
+        progress=False,
+    )
     assert isinstance(runs, RunCollection)
     assert runs.labels == ("bm25", "chunks-100") and len(runs) == 2
     assert [r.metadata["label"] for r in runs] == ["bm25", "chunks-100"]
@@ -31,9 +36,12 @@ async def test_recipes_dict_gives_one_labelled_report_each(tmp_path):
 
 
 async def test_recipes_list_labels_by_name_and_keeps_them_unique():
-    runs = await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(2), evaluators=(TopHit(),)),
-                                       recipes=[ToyRecipe("bm25"), ToyRecipe("bm25"), ToyRecipe("dense")],
-                                       query_modes=("alpha",), progress=False)  # fmt: skip
+    runs = await BenchmarkRunner().run(
+        benchmark=ListBenchmark(cases=make_cases(2), evaluators=(TopHit(),)),
+        recipes=[ToyRecipe("bm25"), ToyRecipe("bm25"), ToyRecipe("dense")],
+        query_modes=("alpha",),
+        progress=False,
+    )
     assert runs.labels == ("bm25", "bm25-2", "dense")
 
 
@@ -43,9 +51,12 @@ async def test_recipe_and_recipes_are_exclusive():
 
 
 async def test_collection_compares_and_renders_through_the_comparison():
-    runs = await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(6), evaluators=(TopHit(),)),
-                                       recipes={"a": ToyRecipe("a"), "b": ToyRecipe("b", fail_on=["query number 0"])},
-                                       query_modes=MODES, progress=False)  # fmt: skip
+    runs = await BenchmarkRunner().run(
+        benchmark=ListBenchmark(cases=make_cases(6), evaluators=(TopHit(),)),
+        recipes={"a": ToyRecipe("a"), "b": ToyRecipe("b", fail_on=["query number 0"])},
+        query_modes=MODES,
+        progress=False,
+    )
     comparison = runs.compare(baseline="a")
     assert set(comparison.reports) == {"a", "b"}
     html = runs._repr_html_()

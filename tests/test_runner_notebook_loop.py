@@ -16,9 +16,11 @@ def test_loop_bound_client_works_through_the_sync_entry_points(tmp_path):
             cells=[nbformat.v4.new_code_cell(c) for c in cells(server.url)]
         )
         nbclient.NotebookClient(
-            notebook, timeout=120, kernel_name="python3",
+            notebook,
+            timeout=120,
+            kernel_name="python3",
             resources={"metadata": {"path": str(tmp_path)}},
-        ).execute()  # fmt: skip
+        ).execute()
         requests = server.requests
     printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs)
     assert DONE in printed and "answer 1" in printed

@@ -51,8 +51,16 @@ def cranfield():
 def _options(cranfield, store, workspace, **extra):
     evaluators = [*beir_default_metrics(), Slow(0.02)]  # slow enough to kill a worker mid-shard
     config = BenchmarkRunConfig(top_k=100, max_concurrent_queries=2, checkpoint_every=4)
-    return dict(benchmark=cranfield, recipes=RECIPES, evaluators=evaluators, config=config,
-                store=store, workspace=workspace, progress=False, **extra)  # fmt: skip
+    return dict(
+        benchmark=cranfield,
+        recipes=RECIPES,
+        evaluators=evaluators,
+        config=config,
+        store=store,
+        workspace=workspace,
+        progress=False,
+        **extra,
+    )
 
 
 def _shard_workers() -> list[int]:

@@ -34,8 +34,13 @@ def _benchmark(n: int = 12) -> ListBenchmark:
 
 
 async def _clean_report(n: int = 12):
-    result = await BenchmarkRunner().run(benchmark=_benchmark(n), recipe=ToyKB(), knowledge_base_name="kb",
-                                         query_modes=MODES, progress=False)  # fmt: skip
+    result = await BenchmarkRunner().run(
+        benchmark=_benchmark(n),
+        recipe=ToyKB(),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        progress=False,
+    )
     return result.report
 
 
@@ -54,8 +59,14 @@ async def test_keyboard_interrupt_returns_partial_report_and_resume_completes_it
         report_id="run-1", checkpoint_every=1, max_concurrent_queries=concurrency
     )
     runner = BenchmarkRunner()
-    options = dict(benchmark=_benchmark(), knowledge_base_name="kb", query_modes=MODES, config=config,
-                   store=store, progress=False)  # fmt: skip
+    options = dict(
+        benchmark=_benchmark(),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        config=config,
+        store=store,
+        progress=False,
+    )
 
     with pytest.warns(
         RuntimeWarning, match="interrupted with .* resume=True or config report_id='run-1'"
@@ -80,13 +91,21 @@ async def test_keyboard_interrupt_returns_partial_report_and_resume_completes_it
 async def test_cancelled_run_persists_partial_report_and_resume_true_finds_it(tmp_path):
     store = ReportStore(tmp_path)
     config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
-    options = dict(benchmark=_benchmark(), knowledge_base_name="kb", query_modes=MODES, config=config,
-                   store=store, progress=False)  # fmt: skip
+    options = dict(
+        benchmark=_benchmark(),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        config=config,
+        store=store,
+        progress=False,
+    )
     task = asyncio.ensure_future(
         BenchmarkRunner().run(recipe=ToyKB(delay=0.01), resume=True, **options)
     )
-    while not any(store.checkpoint_path("kb", rid).exists() and len(_checkpoint_lines(store, rid)) >= 5
-                  for rid in store.report_ids("kb")):  # fmt: skip
+    while not any(
+        store.checkpoint_path("kb", rid).exists() and len(_checkpoint_lines(store, rid)) >= 5
+        for rid in store.report_ids("kb")
+    ):
         await asyncio.sleep(0.005)
     task.cancel()
     with pytest.warns(RuntimeWarning, match="interrupted"):
@@ -104,8 +123,14 @@ async def test_cancelled_run_persists_partial_report_and_resume_true_finds_it(tm
 async def test_running_a_finished_report_id_again_changes_nothing(tmp_path):
     store = ReportStore(tmp_path)
     config = BenchmarkRunConfig(report_id="done")
-    options = dict(benchmark=_benchmark(4), knowledge_base_name="kb", query_modes=MODES, config=config,
-                   store=store, progress=False)  # fmt: skip
+    options = dict(
+        benchmark=_benchmark(4),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        config=config,
+        store=store,
+        progress=False,
+    )
     first = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     kb = ToyKB()
     again = (await BenchmarkRunner().run(recipe=kb, **options)).report
@@ -113,8 +138,13 @@ async def test_running_a_finished_report_id_again_changes_nothing(tmp_path):
 
 
 async def test_without_resume_a_new_report_id_is_used(tmp_path):
-    options = dict(benchmark=_benchmark(2), knowledge_base_name="kb", query_modes=MODES,
-                   store=ReportStore(tmp_path), progress=False)  # fmt: skip
+    options = dict(
+        benchmark=_benchmark(2),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        store=ReportStore(tmp_path),
+        progress=False,
+    )
     a = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     b = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     assert a.report_id != b.report_id
@@ -158,8 +188,19 @@ def test_sigkilled_run_resumes_to_the_clean_result(tmp_path):
     kb = ToyKB()
     config = BenchmarkRunConfig(report_id="killed")
     benchmark = ListBenchmark(cases=make_cases(40), evaluators=(TopHit(), AnswerMatch()))
-    final = BenchmarkRunner().run_sync(benchmark=benchmark, recipe=kb, knowledge_base_name="kb", query_modes=MODES,
-                                       config=config, store=store, progress=False).report  # fmt: skip
+    final = (
+        BenchmarkRunner()
+        .run_sync(
+            benchmark=benchmark,
+            recipe=kb,
+            knowledge_base_name="kb",
+            query_modes=MODES,
+            config=config,
+            store=store,
+            progress=False,
+        )
+        .report
+    )
     assert kb.calls == 80 - done_before
     clean = asyncio.run(_clean_report(40))
     assert comparable(final) == comparable(clean)
@@ -170,8 +211,14 @@ def test_sigkilled_run_resumes_to_the_clean_result(tmp_path):
 
 async def test_a_torn_last_checkpoint_line_is_cut_before_resuming(tmp_path):
     store = ReportStore(tmp_path)
-    options = dict(benchmark=_benchmark(3), knowledge_base_name="kb", query_modes=MODES,
-                   config=BenchmarkRunConfig(report_id="torn", checkpoint_every=1, max_concurrent_queries=1), store=store, progress=False)  # fmt: skip
+    options = dict(
+        benchmark=_benchmark(3),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        config=BenchmarkRunConfig(report_id="torn", checkpoint_every=1, max_concurrent_queries=1),
+        store=store,
+        progress=False,
+    )
     with pytest.warns(RuntimeWarning, match="interrupted"):
         await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=2), **options)
     path = store.checkpoint_path("kb", "torn")
@@ -216,8 +263,13 @@ def test_ctrl_c_in_a_script_returns_and_saves_the_partial_report(tmp_path):
 
 
 async def test_a_report_id_is_not_resumed_with_other_settings(tmp_path):
-    options = dict(benchmark=_benchmark(2), knowledge_base_name="kb", config=BenchmarkRunConfig(report_id="same"),
-                   store=ReportStore(tmp_path), progress=False)  # fmt: skip
+    options = dict(
+        benchmark=_benchmark(2),
+        knowledge_base_name="kb",
+        config=BenchmarkRunConfig(report_id="same"),
+        store=ReportStore(tmp_path),
+        progress=False,
+    )
     await BenchmarkRunner().run(recipe=ToyKB(), query_modes=("alpha",), **options)
     with pytest.raises(ValueError, match="'same' was run with other settings"):
         await BenchmarkRunner().run(recipe=ToyKB(), query_modes=MODES, **options)

@@ -31,13 +31,24 @@ def _mixed_results() -> list[EvaluationCaseResult]:
             EvaluationScore(name="flag", value=bool(i % 3)),
             EvaluationScore.error_score("other", RuntimeError("x"))
             if i % 7 == 0
-            else EvaluationScore(name="other", value=i, metadata={"skipped": True} if i % 6 == 0 else {}),
-        )  # fmt: skip
-        results.append(EvaluationCaseResult(case_id=f"c{i}", query="q", query_mode=mode,
-                                            scores=scores, response=QueryResponse(mode=mode)))  # fmt: skip
+            else EvaluationScore(
+                name="other", value=i, metadata={"skipped": True} if i % 6 == 0 else {}
+            ),
+        )
+        results.append(
+            EvaluationCaseResult(
+                case_id=f"c{i}",
+                query="q",
+                query_mode=mode,
+                scores=scores,
+                response=QueryResponse(mode=mode),
+            )
+        )
         if i % 9 == 0:
             error = EvaluationError.from_exception(RuntimeError("down"))
-            results.append(EvaluationCaseResult(case_id=f"f{i}", query="q", query_mode=mode, error=error))  # fmt: skip
+            results.append(
+                EvaluationCaseResult(case_id=f"f{i}", query="q", query_mode=mode, error=error)
+            )
     return results
 
 
@@ -67,9 +78,10 @@ async def test_report_statistics_equal_statistics_over_its_case_results():
     benchmark = ListBenchmark(evaluators=(TopHit(), AnswerMatch(), Broken()))
     config = BenchmarkRunConfig(max_concurrent_queries=3)
     report = (
-        await BenchmarkRunner().run(benchmark=benchmark, recipe=ToyKB(), query_modes=MODES,
-                                    config=config, progress=False)
-    ).report  # fmt: skip
+        await BenchmarkRunner().run(
+            benchmark=benchmark, recipe=ToyKB(), query_modes=MODES, config=config, progress=False
+        )
+    ).report
     summary, stats = score_statistics(report.case_results, config)
     assert report.score_summary == summary
     assert json.dumps(report.metadata["score_stats"]) == json.dumps(stats)
@@ -90,8 +102,9 @@ async def test_a_run_freezes_what_is_alive_and_hands_it_back_to_the_collector(fa
 
     assert gc.get_freeze_count() == 0
     options = {"store": FullDisk(tmp_path), "config": {"checkpoint_every": 1}} if fail else {}
-    run = BenchmarkRunner().run(benchmark=ListBenchmark(), recipe=Watching(), query_modes=MODES,
-                                progress=False, **options)  # fmt: skip
+    run = BenchmarkRunner().run(
+        benchmark=ListBenchmark(), recipe=Watching(), query_modes=MODES, progress=False, **options
+    )
     if fail:
         with pytest.raises(OSError, match="No space"):
             await run
@@ -104,8 +117,13 @@ async def test_a_run_freezes_what_is_alive_and_hands_it_back_to_the_collector(fa
 async def test_a_resumed_report_counts_checkpointed_and_new_results_alike(tmp_path):
     benchmark = ListBenchmark(evaluators=(TopHit(), AnswerMatch()))
     config = BenchmarkRunConfig(report_id="r1", checkpoint_every=1, max_concurrent_queries=2)
-    options = {"benchmark": benchmark, "query_modes": MODES, "config": config,
-               "store": ReportStore(tmp_path), "progress": False}  # fmt: skip
+    options = {
+        "benchmark": benchmark,
+        "query_modes": MODES,
+        "config": config,
+        "store": ReportStore(tmp_path),
+        "progress": False,
+    }
     with pytest.warns(RuntimeWarning, match="interrupted"):
         first = (await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=7), **options)).report
     assert first.is_partial

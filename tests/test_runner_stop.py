@@ -33,8 +33,9 @@ async def test_cancel_during_builtin_kb_queries_saves_partial_and_resumes_exactl
     store = ReportStore(tmp_path)
     cranfield = BeirBenchmark.cranfield()
     recipe = Recipe(name="hybrid")  # BM25 + LSA dense + hybrid: 3 modes x 225 queries
-    options = dict(benchmark=cranfield, recipe=recipe, knowledge_base_name="cran",
-                   store=store, progress=False)  # fmt: skip
+    options = dict(
+        benchmark=cranfield, recipe=recipe, knowledge_base_name="cran", store=store, progress=False
+    )
     full = (await BenchmarkRunner().run(**options, config={"report_id": "full"})).report
     total = len(full.case_results)
     assert total == 675
@@ -98,7 +99,7 @@ async def test_cancel_during_index_build_ends_the_run_while_the_build_still_runs
             recipe=_BuildingRecipe(embedder),
             store=ReportStore(tmp_path),
             progress=False,
-        )  # fmt: skip
+        )
     )
     while not embedder.started.is_set():
         await asyncio.sleep(0.005)
@@ -125,9 +126,12 @@ async def test_sync_evaluators_past_the_timeout_are_error_scores_on_time(tmp_pat
     data = [{"inputs": {"query": f"q {i}"}} for i in range(6)]
     try:
         report = await aevaluate(
-            lambda inputs: "answer", data, [hangs_on_odd],
-            config={"evaluator_timeout": 0.2}, progress=False,
-        )  # fmt: skip
+            lambda inputs: "answer",
+            data,
+            [hangs_on_odd],
+            config={"evaluator_timeout": 0.2},
+            progress=False,
+        )
         assert not release.is_set()  # finished while the three hung threads still wait
     finally:
         release.set()

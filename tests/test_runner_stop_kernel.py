@@ -58,9 +58,11 @@ def test_stop_button_ends_a_builtin_kb_run_with_a_saved_partial_report(tmp_path)
     store = tmp_path / "store"
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _cells(store)])
     client = nbclient.NotebookClient(
-        notebook, timeout=600, kernel_name="python3",
+        notebook,
+        timeout=600,
+        kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path)}},
-    )  # fmt: skip
+    )
     checkpoint = store / "_heta/knowledge_bases/cran/evaluations/stopped/cases.jsonl"
     pressed: list[float] = []
     with client.setup_kernel():

@@ -26,8 +26,11 @@ def _run(code: str) -> str:
 
 
 async def test_await_run_inside_a_running_loop():
-    result = await BenchmarkRunner().run(benchmark=ListBenchmark(cases=make_cases(3), evaluators=(TopHit(),)),
-                                         recipe=ToyKB(), progress=False)  # fmt: skip
+    result = await BenchmarkRunner().run(
+        benchmark=ListBenchmark(cases=make_cases(3), evaluators=(TopHit(),)),
+        recipe=ToyKB(),
+        progress=False,
+    )
     assert len(result.report.case_results) == 6
 
 

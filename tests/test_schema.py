@@ -36,13 +36,19 @@ def make_report(**extra: object) -> EvaluationReport:
         ),
     ]
     result = EvaluationCaseResult(
-        case_id="q1", query="what?", query_mode="full_text_search", scores=scores, response=response,
+        case_id="q1",
+        query="what?",
+        query_mode="full_text_search",
+        scores=scores,
+        response=response,
         latency_ms=3.5,
-    )  # fmt: skip
+    )
     failed = EvaluationCaseResult(
-        case_id="q2", query="why?", query_mode="full_text_search",
+        case_id="q2",
+        query="why?",
+        query_mode="full_text_search",
         error=EvaluationError(message="boom", error_type="RuntimeError"),
-    )  # fmt: skip
+    )
     fields: dict[str, object] = {
         "report_id": "r1",
         "benchmark": BenchmarkManifest(

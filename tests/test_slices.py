@@ -23,8 +23,14 @@ from heta_notebook.schema import (
 )
 
 # case id → (topic, difficulty); the topic is a case label, difficulty a metadata key
-CASES = {"c1": ("flow", "hard"), "c2": ("heat", "easy"), "c3": ("flow", "easy"),
-         "c4": ("heat", "hard"), "c5": ("flow", "easy"), "c6": (None, "easy")}  # fmt: skip
+CASES = {
+    "c1": ("flow", "hard"),
+    "c2": ("heat", "easy"),
+    "c3": ("flow", "easy"),
+    "c4": ("heat", "hard"),
+    "c5": ("flow", "easy"),
+    "c6": (None, "easy"),
+}
 # values of score "m" per case under bm25 and dense; None = skipped
 BM25 = {"c1": 0.2, "c2": 0.8, "c3": 0.6, "c4": None, "c5": 0.1, "c6": 0.5}
 DENSE = {"c1": 0.4, "c2": 1.0, "c3": 0.7, "c4": 0.3, "c5": 0.3, "c6": 0.5}
@@ -35,15 +41,25 @@ def result(case_id, mode, value, *, shift=0.0, fail=False):
     metadata = {"difficulty": difficulty, **({"labels": {"topic": topic}} if topic else {})}
     if fail:
         error = EvaluationError(message="timeout", error_type="TimeoutError")
-        return EvaluationCaseResult(case_id=case_id, query=f"query {case_id}", query_mode=mode,
-                                    error=error, metadata=metadata)  # fmt: skip
+        return EvaluationCaseResult(
+            case_id=case_id,
+            query=f"query {case_id}",
+            query_mode=mode,
+            error=error,
+            metadata=metadata,
+        )
     if value is None:
         score = EvaluationScore.skipped_score("m", "no qrels")
     else:
         score = EvaluationScore(name="m", value=value + shift, passed=value + shift >= 0.5)
-    return EvaluationCaseResult(case_id=case_id, query=f"query {case_id}", query_mode=mode,
-                                scores=(score,), response=QueryResponse(mode=mode),
-                                metadata=metadata)  # fmt: skip
+    return EvaluationCaseResult(
+        case_id=case_id,
+        query=f"query {case_id}",
+        query_mode=mode,
+        scores=(score,),
+        response=QueryResponse(mode=mode),
+        metadata=metadata,
+    )
 
 
 def report(name="base", shift=None, fail=()):
@@ -52,10 +68,16 @@ def report(name="base", shift=None, fail=()):
         result(c, "bm25", v, shift=shift.get(c, 0.0), fail=c in fail) for c, v in BM25.items()
     ]
     results += [result(c, "dense", v, shift=shift.get(c, 0.0)) for c, v in DENSE.items()]
-    return EvaluationReport(report_id=name, benchmark=BenchmarkManifest(name="toy"),
-                            knowledge_base_name=name, recipe_manifest={"name": name},
-                            query_modes=("bm25", "dense"), case_results=tuple(results),
-                            started_at="2026-01-01T00:00:00", finished_at="2026-01-01T00:01:00")  # fmt: skip
+    return EvaluationReport(
+        report_id=name,
+        benchmark=BenchmarkManifest(name="toy"),
+        knowledge_base_name=name,
+        recipe_manifest={"name": name},
+        query_modes=("bm25", "dense"),
+        case_results=tuple(results),
+        started_at="2026-01-01T00:00:00",
+        finished_at="2026-01-01T00:01:00",
+    )
 
 
 def test_summary_by_label_matches_hand_computed_means():
@@ -144,8 +166,12 @@ def test_beir_labels_from_a_tsv_file_a_jsonl_file_or_a_mapping(tmp_path):
     tsv = tmp_path / "labels.tsv"
     tsv.write_text("query-id\ttopic\tdifficulty\n1\taero\thard\n2\tflow\t\n")
     _, _, cases = BeirBenchmark(folder, labels=tsv).load()
-    assert cases[0].labels == {"dataset": "mini", "split": "test", "topic": "aero",
-                               "difficulty": "hard"}  # fmt: skip
+    assert cases[0].labels == {
+        "dataset": "mini",
+        "split": "test",
+        "topic": "aero",
+        "difficulty": "hard",
+    }
     assert cases[1].labels["topic"] == "flow" and "difficulty" not in cases[1].labels
     jsonl = tmp_path / "labels.jsonl"
     jsonl.write_text('{"_id": "1", "labels": {"topic": "aero"}}\n{"query_id": "2", "topic": "x"}\n')
@@ -182,9 +208,17 @@ async def test_cranfield_run_with_labels_sliced_end_to_end(tmp_path):
     topics = {str(q): ("even" if q % 2 == 0 else "odd") for q in range(1, 226)}
     bench = BeirBenchmark.cranfield(labels={q: {"parity": t} for q, t in topics.items()})
     config = BenchmarkRunConfig(top_k=10, max_concurrent_queries=4)
-    runs = [(await BenchmarkRunner().run(benchmark=bench, recipe=Recipe(name=n, dense=None,
-             hybrid=None, **kw), config=config, progress=False)).report
-            for n, kw in (("bm25", {}), ("bm25-k1", {"bm25": {"k1": 0.5}}))]  # fmt: skip
+    runs = [
+        (
+            await BenchmarkRunner().run(
+                benchmark=bench,
+                recipe=Recipe(name=n, dense=None, hybrid=None, **kw),
+                config=config,
+                progress=False,
+            )
+        ).report
+        for n, kw in (("bm25", {}), ("bm25-k1", {"bm25": {"k1": 0.5}}))
+    ]
     r = runs[0]
     summary = r.summary(by="parity").set_index(["parity", "score"])
     values = {res.case_id: res.score("beir_ndcg@10").value for res in r.case_results}

@@ -52,8 +52,10 @@ def test_a_torn_tail_inside_a_utf8_character_is_cut_cleanly(tmp_path) -> None:
     with store.checkpoint("kb", "run") as checkpoint:  # resume: the torn line is cut once
         assert path.read_bytes().endswith(b"}\n")
         checkpoint.append([accented])
-    assert [r.query for r in store.read_checkpoint("kb", "run")] == [report.case_results[1].query,
-                                                                       "été ✓ naïve"]  # fmt: skip
+    assert [r.query for r in store.read_checkpoint("kb", "run")] == [
+        report.case_results[1].query,
+        "été ✓ naïve",
+    ]
 
 
 def test_invalid_utf8_in_the_middle_names_the_file_and_line(tmp_path) -> None:
@@ -115,8 +117,13 @@ print("DONE", len(result.report.case_results), result.report.is_partial)
 
 def _script(tmp_path: Path, name: str, *, n: int, delay: float, top_k: int = 10) -> Path:
     script = tmp_path / f"{name}.py"
-    script.write_text(textwrap.dedent(_RUN.format(root=str(ROOT), n=n, delay=delay, top_k=top_k,
-                                                  store=str(tmp_path / "store"))))  # fmt: skip
+    script.write_text(
+        textwrap.dedent(
+            _RUN.format(
+                root=str(ROOT), n=n, delay=delay, top_k=top_k, store=str(tmp_path / "store")
+            )
+        )
+    )
     return script
 
 
@@ -131,12 +138,21 @@ def _wait_for_lines(path: Path, n: int, process: subprocess.Popen) -> None:
 
 @pytest.mark.slow
 def test_two_processes_on_one_report_id_get_a_clear_error(tmp_path) -> None:
-    first = subprocess.Popen([sys.executable, str(_script(tmp_path, "a", n=30, delay=0.05))],
-                             cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [sys.executable, str(_script(tmp_path, "a", n=30, delay=0.05))],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     store = ReportStore(tmp_path / "store")
     _wait_for_lines(store.checkpoint_path("kb", "shared"), 3, first)
-    second = subprocess.run([sys.executable, str(_script(tmp_path, "b", n=30, delay=0.0))],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    second = subprocess.run(
+        [sys.executable, str(_script(tmp_path, "b", n=30, delay=0.0))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert second.returncode == 3, second.stdout + second.stderr
     assert "ReportLockedError" in second.stdout and "another process" in second.stdout
     out, _ = first.communicate(timeout=120)
@@ -147,8 +163,9 @@ def test_two_processes_on_one_report_id_get_a_clear_error(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_sigkilled_run_resumed_with_other_top_k_is_refused(tmp_path) -> None:
-    process = subprocess.Popen([sys.executable, str(_script(tmp_path, "a", n=40, delay=0.05))],
-                               cwd=ROOT)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, str(_script(tmp_path, "a", n=40, delay=0.05))], cwd=ROOT
+    )
     store = ReportStore(tmp_path / "store")
     try:
         _wait_for_lines(store.checkpoint_path("kb", "shared"), 4, process)
@@ -158,10 +175,19 @@ def test_sigkilled_run_resumed_with_other_top_k_is_refused(tmp_path) -> None:
     assert not store.exists("kb", "shared")  # only the checkpoint is left
     done = len(store.read_checkpoint("kb", "shared"))
     benchmark = ListBenchmark(cases=make_cases(40), evaluators=(TopHit(), AnswerMatch()))
-    options = dict(benchmark=benchmark, knowledge_base_name="kb", query_modes=MODES, store=store,
-                   progress=False)  # fmt: skip
+    options = dict(
+        benchmark=benchmark,
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        store=store,
+        progress=False,
+    )
     with pytest.raises(CheckpointMismatchError, match="'shared' was run with other settings"):
-        BenchmarkRunner().run_sync(recipe=ToyKB(), config=BenchmarkRunConfig(report_id="shared", top_k=3), **options)  # fmt: skip
+        BenchmarkRunner().run_sync(
+            recipe=ToyKB(), config=BenchmarkRunConfig(report_id="shared", top_k=3), **options
+        )
     assert len(store.read_checkpoint("kb", "shared")) == done  # nothing mixed in
-    final = BenchmarkRunner().run_sync(recipe=ToyKB(), config=BenchmarkRunConfig(report_id="shared"), **options)  # fmt: skip
+    final = BenchmarkRunner().run_sync(
+        recipe=ToyKB(), config=BenchmarkRunConfig(report_id="shared"), **options
+    )
     assert len(final.report.case_results) == 80 and not final.report.is_partial

@@ -38,18 +38,29 @@ def synthetic_report(n_cases: int = 600, n_results: int = 12, seed: int = 0) -> 
         mode = modes[i % 3]
         case_id = f"q{i // 3}"
         if i % 97 == 5:  # a failed query
-            results.append(EvaluationCaseResult(
-                case_id=case_id, query=f"query {i // 3} é", query_mode=mode, latency_ms=1.5,
-                error=EvaluationError(message="boom", error_type="TimeoutError", retryable=True)))  # fmt: skip
+            results.append(
+                EvaluationCaseResult(
+                    case_id=case_id,
+                    query=f"query {i // 3} é",
+                    query_mode=mode,
+                    latency_ms=1.5,
+                    error=EvaluationError(
+                        message="boom", error_type="TimeoutError", retryable=True
+                    ),
+                )
+            )
             continue
         hits = tuple(
-            QueryResult(id=f"c{rng.randrange(400)}", text=f"chunk text {rng.randrange(400)} ✓",
-                        score=float("nan") if k == 3 and i % 11 == 0 else rng.random(),
-                        source={"object_key": f"raw/benchmarks/b/test/d{rng.randrange(99)}/doc.txt"},
-                        metadata={"page": k} if k % 4 == 0 else {},
-                        **({"future_field": [1, 2]} if k == 0 and i % 13 == 0 else {}))
+            QueryResult(
+                id=f"c{rng.randrange(400)}",
+                text=f"chunk text {rng.randrange(400)} ✓",
+                score=float("nan") if k == 3 and i % 11 == 0 else rng.random(),
+                source={"object_key": f"raw/benchmarks/b/test/d{rng.randrange(99)}/doc.txt"},
+                metadata={"page": k} if k % 4 == 0 else {},
+                **({"future_field": [1, 2]} if k == 0 and i % 13 == 0 else {}),
+            )
             for k in range(n_results)
-        )  # fmt: skip
+        )
         scores = [EvaluationScore(name=f"m{j}", value=rng.random()) for j in range(5)]
         scores.append(EvaluationScore(name="hit", value=bool(i % 2), passed=bool(i % 2)))
         scores.append(EvaluationScore(name="label", value="good" if i % 3 else "bad"))
@@ -58,21 +69,45 @@ def synthetic_report(n_cases: int = 600, n_results: int = 12, seed: int = 0) -> 
         elif i % 7 == 1:
             scores.append(EvaluationScore.error_score("judge", RuntimeError("judge down")))
         else:
-            scores.append(EvaluationScore(name="judge", value=0.5, passed=True,
-                                          metadata={"reason": "fine", "tokens": 3}))  # fmt: skip
-        response = QueryResponse(mode=mode, results=hits, answer=None if i % 2 else f"answer {i}",
-                                 metadata={"k": n_results}, trace=({"stage": "retrieve", "message": "ok"},))  # fmt: skip
-        results.append(EvaluationCaseResult(
-            case_id=case_id, query=f"query {i // 3} é", query_mode=mode, scores=tuple(scores),
-            response=response, latency_ms=rng.random() * 10,
-            metadata={"expected": {"evidence": [{"reference_id": "d1"}]}, "labels": {"t": i % 4}},
-            **({"new_case_field": {"x": 1}} if i % 50 == 0 else {})))  # fmt: skip
+            scores.append(
+                EvaluationScore(
+                    name="judge", value=0.5, passed=True, metadata={"reason": "fine", "tokens": 3}
+                )
+            )
+        response = QueryResponse(
+            mode=mode,
+            results=hits,
+            answer=None if i % 2 else f"answer {i}",
+            metadata={"k": n_results},
+            trace=({"stage": "retrieve", "message": "ok"},),
+        )
+        results.append(
+            EvaluationCaseResult(
+                case_id=case_id,
+                query=f"query {i // 3} é",
+                query_mode=mode,
+                scores=tuple(scores),
+                response=response,
+                latency_ms=rng.random() * 10,
+                metadata={
+                    "expected": {"evidence": [{"reference_id": "d1"}]},
+                    "labels": {"t": i % 4},
+                },
+                **({"new_case_field": {"x": 1}} if i % 50 == 0 else {}),
+            )
+        )
     return EvaluationReport(
-        report_id="synthetic", benchmark={"name": "synthetic"}, knowledge_base_name="kb",
-        query_modes=modes, score_summary={"bm25.m0": 0.5, "bad": float("nan")},
-        case_results=tuple(results), started_at="2026-01-01T00:00:00Z",
-        finished_at="2026-01-01T00:01:00Z", metadata={"label": "syn"}, future_top={"a": 1},
-    )  # fmt: skip
+        report_id="synthetic",
+        benchmark={"name": "synthetic"},
+        knowledge_base_name="kb",
+        query_modes=modes,
+        score_summary={"bm25.m0": 0.5, "bad": float("nan")},
+        case_results=tuple(results),
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z",
+        metadata={"label": "syn"},
+        future_top={"a": 1},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -220,8 +255,13 @@ def test_nan_and_inf_have_one_policy_and_a_saved_report_always_loads(tmp_path) -
     odd = result.model_copy(
         update={"response": result.response.model_copy(update={"results": (hit,)})}
     )
-    report = EvaluationReport.model_validate({**base.model_dump(), "score_summary": {"a": math.nan, "b": 0.5},
-                                              "case_results": [odd, *base.case_results[1:]]})  # fmt: skip
+    report = EvaluationReport.model_validate(
+        {
+            **base.model_dump(),
+            "score_summary": {"a": math.nan, "b": 0.5},
+            "case_results": [odd, *base.case_results[1:]],
+        }
+    )
     assert report.score_summary == {"b": 0.5}
     assert report.case_results[0].response.results[0].score is None
     inf_latency = EvaluationCaseResult.model_validate({**odd.model_dump(), "latency_ms": math.inf})
@@ -277,8 +317,9 @@ def test_list_shows_columnar_reports_and_load_all_opens_them_lazily(tmp_path, sy
     assert list(frame["report_id"]) == ["synthetic"] and frame.loc[0, "n_cases"] == 600
     (report,) = store.load_all()
     assert isinstance(report.case_results, LazyCaseResults)
-    assert np.isclose(report.summary()["mean"].dropna().iloc[0],
-                      synthetic.summary()["mean"].dropna().iloc[0])  # fmt: skip
+    assert np.isclose(
+        report.summary()["mean"].dropna().iloc[0], synthetic.summary()["mean"].dropna().iloc[0]
+    )
 
 
 def test_records_read_only_the_text_groups_they_need(tmp_path, synthetic, monkeypatch) -> None:

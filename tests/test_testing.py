@@ -45,11 +45,14 @@ def test_identical_reports_pass_and_write_the_page(base, tmp_path):
 
 def test_degraded_recipe_fails_naming_score_mode_delta_and_examples(base, worse, tmp_path):
     with pytest.raises(RegressionError) as caught:
-        assert_no_regression(worse, base, scores=("beir_ndcg@10", "beir_recall@10"),
-                             output_dir=tmp_path)  # fmt: skip
+        assert_no_regression(
+            worse, base, scores=("beir_ndcg@10", "beir_recall@10"), output_dir=tmp_path
+        )
     message = str(caught.value)
-    delta = base.summary().set_index("score").loc["beir_ndcg@10", "mean"] - \
-        worse.summary().set_index("score").loc["beir_ndcg@10", "mean"]  # fmt: skip
+    delta = (
+        base.summary().set_index("score").loc["beir_ndcg@10", "mean"]
+        - worse.summary().set_index("score").loc["beir_ndcg@10", "mean"]
+    )
     assert "2 significant regression(s)" in message and "Holm over 2 checks" in message
     assert "beir_ndcg@10" in message and "beir_recall@10" in message
     assert "full_text_search" in message and f"{-delta:+.3f}" in message
@@ -112,9 +115,27 @@ def test_cli_gate_exit_codes_summary_and_junit(base, worse, tmp_path, capsys):
     assert "### Regression gate: ✅ passed" in out and "| beir_ndcg@10 |" in out
 
     summary, junit = tmp_path / "summary.md", tmp_path / "junit.xml"
-    code = main(["gate", str(new), "--baseline", str(old), "--score", "beir_ndcg@10",
-                 "--score", "beir_recall@10", "--max-drop", "0.01", "--alpha", "0.01",
-                 "--summary-md", str(summary), "--junit-xml", str(junit), *pages])  # fmt: skip
+    code = main(
+        [
+            "gate",
+            str(new),
+            "--baseline",
+            str(old),
+            "--score",
+            "beir_ndcg@10",
+            "--score",
+            "beir_recall@10",
+            "--max-drop",
+            "0.01",
+            "--alpha",
+            "0.01",
+            "--summary-md",
+            str(summary),
+            "--junit-xml",
+            str(junit),
+            *pages,
+        ]
+    )
     assert code == 1
     assert "❌ failed" in summary.read_text() and "REGRESSION" in summary.read_text()
     assert "REGRESSION" in capsys.readouterr().out

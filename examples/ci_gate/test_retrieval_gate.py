@@ -25,8 +25,9 @@ class SmallCranfield(BeirBenchmark):
     """The first ``N_QUERIES`` Cranfield queries over the whole corpus (its own version key)."""
 
     def __init__(self) -> None:
-        super().__init__(cranfield_folder(), "test", dataset="cranfield",
-                         version=f"1-first{N_QUERIES}")  # fmt: skip
+        super().__init__(
+            cranfield_folder(), "test", dataset="cranfield", version=f"1-first{N_QUERIES}"
+        )
 
     def _parse(self):
         documents, cases, metadata = super()._parse()

@@ -4,7 +4,7 @@ A *variant* is one report label under one query mode. Cases are aligned on
 ``(case_id, query_mode)``: the row of a matrix is a case id, the column a variant, so two
 variants of the same mode pair up case by case, and two modes of one report pair up on
 the case ids they share. Cells are NaN where the case is missing from a variant, its query
-failed, or the score was skipped or failed (contract 1): NaN never enters a paired test.
+failed, or the score was skipped or failed (such a score never enters a mean): NaN never enters a paired test.
 """
 
 from __future__ import annotations
@@ -106,8 +106,19 @@ def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
         zip(zip(cases["variant"], cases["case_id"], strict=True), cases["row"], strict=True)
     )
     queries = dict(zip(cases["case_id"], cases["query"], strict=True))
-    return Aligned(variants, case_ids, names, values, passed, present, failed, text_scores,
-                   queries, rows, counts)  # fmt: skip
+    return Aligned(
+        variants,
+        case_ids,
+        names,
+        values,
+        passed,
+        present,
+        failed,
+        text_scores,
+        queries,
+        rows,
+        counts,
+    )
 
 
 def _status_counts(long, keep, s_codes, v_codes, shape, failed) -> dict[str, np.ndarray]:
@@ -132,8 +143,9 @@ def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
     read from its columns); skipped/failed scores get NaN values and a status code.
     """
     names: dict[str, int] = {}
-    parts: dict[str, list[Any]] = {k: [] for k in ("per_case", "score", "value", "text",
-                                                   "passed", "status")}  # fmt: skip
+    parts: dict[str, list[Any]] = {
+        k: [] for k in ("per_case", "score", "value", "text", "passed", "status")
+    }
     for report in reports.values():
         cols = report.frames().score_arrays()
         remap = np.asarray([names.setdefault(n, len(names)) for n in cols["names"]], np.int64)
@@ -144,12 +156,21 @@ def _long_scores(reports: Mapping[str, EvaluationReport]) -> dict[str, Any]:
         parts["per_case"].append(np.bincount(cols["rows"], minlength=len(report.case_results)))
         parts["score"].append(remap[cols["name_codes"]] if len(remap) else np.zeros(0, np.int64))
         parts["value"].append(cols["values"])
-        parts["text"].append(np.fromiter((t is not None for t in texts), bool, len(texts))
-                             if any(texts) else np.zeros(len(texts), bool))  # fmt: skip
+        parts["text"].append(
+            np.fromiter((t is not None for t in texts), bool, len(texts))
+            if any(texts)
+            else np.zeros(len(texts), bool)
+        )
         parts["passed"].append(passed)
         parts["status"].append(status)
-    empty = {"per_case": np.int64, "score": np.int64, "value": float, "text": bool,
-             "passed": float, "status": np.int8}  # fmt: skip
+    empty = {
+        "per_case": np.int64,
+        "score": np.int64,
+        "value": float,
+        "text": bool,
+        "passed": float,
+        "status": np.int8,
+    }
     out = {k: np.concatenate(v) if v else np.zeros(0, empty[k]) for k, v in parts.items()}
     out["per_case"] = out["per_case"].astype(np.int64)
     out["score"] = out["score"].astype(np.int64)
@@ -176,11 +197,13 @@ def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant],
         )
         parts["failed"] += failed.tolist()
         parts["row"].append(np.arange(len(modes)))
-    table = {"case_id": np.asarray(parts["case_id"], dtype=object),
-             "query": np.asarray(parts["query"], dtype=object),
-             "failed": np.asarray(parts["failed"], dtype=bool),
-             "variant": np.concatenate(parts["variant"]) if parts["variant"] else np.zeros(0, int),
-             "row": np.concatenate(parts["row"]) if parts["row"] else np.zeros(0, int)}  # fmt: skip
+    table = {
+        "case_id": np.asarray(parts["case_id"], dtype=object),
+        "query": np.asarray(parts["query"], dtype=object),
+        "failed": np.asarray(parts["failed"], dtype=bool),
+        "variant": np.concatenate(parts["variant"]) if parts["variant"] else np.zeros(0, int),
+        "row": np.concatenate(parts["row"]) if parts["row"] else np.zeros(0, int),
+    }
     return variants, table
 
 

@@ -56,8 +56,14 @@ def compare(
     """
     collected = collect_reports(reports, **filters)
     check_benchmarks(collected, allow_different_benchmarks)
-    return Comparison(collected, baseline=baseline, n_resamples=n_resamples, seed=seed,
-                      confidence=confidence, by=by)  # fmt: skip
+    return Comparison(
+        collected,
+        baseline=baseline,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        by=by,
+    )
 
 
 # --------------------------------------------------------------------------- inputs
@@ -168,12 +174,21 @@ class Comparison:
         return self._frames[label]
 
     def _copy(self, **changes: Any) -> Comparison:
-        state = {"frames": self._frames, "aligned": self.aligned, "scores": self._scores,
-                 "variants": self._variants}  # fmt: skip
+        state = {
+            "frames": self._frames,
+            "aligned": self.aligned,
+            "scores": self._scores,
+            "variants": self._variants,
+        }
         state.update({k: v for k, v in changes.items() if k in state})
-        options = {"baseline": self.baseline, "n_resamples": self.n_resamples, "seed": self.seed,
-                   "confidence": self.confidence, "pivoted": self.pivoted,
-                   "by": self.by}  # fmt: skip
+        options = {
+            "baseline": self.baseline,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "pivoted": self.pivoted,
+            "by": self.by,
+        }
         options.update({k: v for k, v in changes.items() if k in options})
         return Comparison(self.reports, _state=state, **options)
 
@@ -186,8 +201,11 @@ class Comparison:
         """A comparison showing only these scores / report labels / modes (Holm family shrinks)."""
         names = [self.aligned.score_names[self.aligned.score_index(s)] for s in scores or ()]
         keep_r, keep_m = set(reports or ()), set(modes or ())
-        variants = [v for v in self._variants if (not keep_r or v.report in keep_r)
-                    and (not keep_m or v.mode in keep_m)]  # fmt: skip
+        variants = [
+            v
+            for v in self._variants
+            if (not keep_r or v.report in keep_r) and (not keep_m or v.mode in keep_m)
+        ]
         if not variants:
             raise ValueError("select() left no variant to compare")
         baseline = self.baseline
@@ -279,8 +297,11 @@ class Comparison:
         """Per-case values of one score: cases × variants (NaN = missing, failed or skipped)."""
         s = self.aligned.score_index(score)
         cols = [self.aligned.variant_index(v) for v in self._variants]
-        return pd.DataFrame(self.aligned.values[s][:, cols], columns=[v.name for v in self._variants],
-                            index=pd.Index(self.aligned.case_ids, name="case_id"))  # fmt: skip
+        return pd.DataFrame(
+            self.aligned.values[s][:, cols],
+            columns=[v.name for v in self._variants],
+            index=pd.Index(self.aligned.case_ids, name="case_id"),
+        )
 
     def summary(self) -> pd.DataFrame:
         """Per variant and score: mean, n, std, 95% CI, pass rate, skipped, errors, missing cases.
@@ -295,8 +316,9 @@ class Comparison:
         al = self.aligned
         s_idx = [al.score_index(s) for s in self._scores]
         v_idx = [al.variant_index(v) for v in self._variants]
-        stats_ = summary_stats(al.values[s_idx][:, :, v_idx], al.passed[s_idx][:, :, v_idx],
-                               self.confidence)  # fmt: skip
+        stats_ = summary_stats(
+            al.values[s_idx][:, :, v_idx], al.passed[s_idx][:, :, v_idx], self.confidence
+        )
         missing = self.missing_cases()
         n_missing = missing[missing["status"] == "missing"].groupby("variant").size()
         rows = []
@@ -306,10 +328,18 @@ class Comparison:
                 errors = int(al.counts["n_error"][s_idx[i], v_idx[j]])
                 if stats_["n"][i, j] == 0 and not skipped and not errors:
                     continue  # this variant never reported this score
-                rows.append({"variant": v.name, "report": v.report, "query_mode": v.mode,
-                             "score": score, **{k: a[i, j] for k, a in stats_.items()},
-                             "n_skipped": skipped, "n_error": errors,
-                             "n_missing": int(n_missing.get(v.name, 0))})  # fmt: skip
+                rows.append(
+                    {
+                        "variant": v.name,
+                        "report": v.report,
+                        "query_mode": v.mode,
+                        "score": score,
+                        **{k: a[i, j] for k, a in stats_.items()},
+                        "n_skipped": skipped,
+                        "n_error": errors,
+                        "n_missing": int(n_missing.get(v.name, 0)),
+                    }
+                )
         return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
     def table(self, stat: str = "mean") -> pd.DataFrame:
@@ -331,9 +361,18 @@ class Comparison:
             x = self.aligned.values[s][:, self.aligned.variant_index(base)]
             y = self.aligned.values[s][:, self.aligned.variant_index(v)]
             ok = ~(np.isnan(x) | np.isnan(y))
-            parts.append(pd.DataFrame({"case_id": self.aligned.case_ids[ok], "baseline": base.name,
-                                       "variant": v.name, "baseline_value": x[ok], "value": y[ok],
-                                       "delta": y[ok] - x[ok]}))  # fmt: skip
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "case_id": self.aligned.case_ids[ok],
+                        "baseline": base.name,
+                        "variant": v.name,
+                        "baseline_value": x[ok],
+                        "value": y[ok],
+                        "delta": y[ok] - x[ok],
+                    }
+                )
+            )
         columns = ["case_id", "baseline", "variant", "baseline_value", "value", "delta"]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
@@ -370,8 +409,9 @@ class Comparison:
         masks = self.slice_masks(by) if by is not None else [(None, slice(None))]
         if by is not None:  # one block of columns per slice, NaN outside it
             d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
-        result = stats.paired_test(d, n_resamples=self.n_resamples, confidence=self.confidence,
-                                   seed=self.seed)  # fmt: skip
+        result = stats.paired_test(
+            d, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed
+        )
         return _significance_frame(self, pairs, scores, result, masks)
 
     def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
@@ -421,8 +461,11 @@ class Comparison:
         merged = ea.merge(eb, on=["case_id", "label"], how="outer", suffixes=("_a", "_b"))
         merged["matched_a"] = merged["matched_a"].fillna(False).astype(bool)
         merged["matched_b"] = merged["matched_b"].fillna(False).astype(bool)
-        change = np.where(merged["matched_b"] & ~merged["matched_a"], "gained",
-                          np.where(merged["matched_a"] & ~merged["matched_b"], "lost", "same"))  # fmt: skip
+        change = np.where(
+            merged["matched_b"] & ~merged["matched_a"],
+            "gained",
+            np.where(merged["matched_a"] & ~merged["matched_b"], "lost", "same"),
+        )
         return merged.assign(change=change)
 
     def _evidence(self, v: Variant) -> pd.DataFrame:
@@ -439,8 +482,13 @@ class Comparison:
         )
         pa, pb = self.aligned.passed[s][:, ia], self.aligned.passed[s][:, ib]
         flip = ~np.isnan(pa) & ~np.isnan(pb) & (pa != pb)
-        return pd.DataFrame({"case_id": self.aligned.case_ids[flip], "passed_a": pa[flip] == 1,
-                             "passed_b": pb[flip] == 1})  # fmt: skip
+        return pd.DataFrame(
+            {
+                "case_id": self.aligned.case_ids[flip],
+                "passed_a": pa[flip] == 1,
+                "passed_b": pb[flip] == 1,
+            }
+        )
 
     # -- recipes ----------------------------------------------------------------------------
 
@@ -453,8 +501,11 @@ class Comparison:
         flat = {label: flatten(_manifest(self.reports[label])) for label in labels}
         keys = list(dict.fromkeys(k for f in flat.values() for k in f))
         rows = {k: [flat[label].get(k, "—") for label in labels] for k in keys}
-        differ = [k for k, vals in rows.items() if len({json.dumps(v, sort_keys=True, default=str)
-                                                         for v in vals}) > 1]  # fmt: skip
+        differ = [
+            k
+            for k, vals in rows.items()
+            if len({json.dumps(v, sort_keys=True, default=str) for v in vals}) > 1
+        ]
         meaningful = [k for k in differ if k.split(".")[-1] not in _IGNORED_MANIFEST_KEYS]
         keys = meaningful or differ
         frame = pd.DataFrame(
@@ -487,8 +538,11 @@ class Comparison:
         lines = []
         for base, v in self.pairs():
             row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
-            result = (f"{format_delta(row['delta'])} ({format_p(row['p_holm'])})"
-                      if row["n_pairs"] else "no paired cases")  # fmt: skip
+            result = (
+                f"{format_delta(row['delta'])} ({format_p(row['p_holm'])})"
+                if row["n_pairs"]
+                else "no paired cases"
+            )
             mode = f"[{v.mode}] " if show_mode and base.mode == v.mode else ""
             lines.append(f"{mode}{self.change_description(base, v)}: {score} {result}")
         return lines
@@ -502,8 +556,10 @@ class Comparison:
             same.setdefault((status, tuple(group["case_id"])), []).append(variant)
         for (status, ids), variants in same.items():
             example = ", ".join(map(str, ids[:3])) + (", …" if len(ids) > 3 else "")
-            notes.append(f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
-                         "left out of the paired tests.")  # fmt: skip
+            notes.append(
+                f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
+                "left out of the paired tests."
+            )
         for label in self.labels:
             absent = [m for m in self.modes if Variant(label, m) not in self._variants]
             if absent:
@@ -541,16 +597,32 @@ class Comparison:
 
     def __repr__(self) -> str:
         base = self.baseline.name if isinstance(self.baseline, Variant) else self.baseline
-        lines = [f"<Comparison of {len(self.labels)} report(s) × {len(self.modes)} mode(s), "
-                 f"{len(self.aligned.case_ids)} cases, baseline {base!r}>"]  # fmt: skip
+        lines = [
+            f"<Comparison of {len(self.labels)} report(s) × {len(self.modes)} mode(s), "
+            f"{len(self.aligned.case_ids)} cases, baseline {base!r}>"
+        ]
         lines += [f"  {line}" for line in self.headline()] if self._scores else []
         return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- helpers
 
-SUMMARY_COLUMNS = ["variant", "report", "query_mode", "score", "mean", "n", "std", "ci_low",
-                   "ci_high", "pass_rate", "n_passed", "n_skipped", "n_error", "n_missing"]  # fmt: skip
+SUMMARY_COLUMNS = [
+    "variant",
+    "report",
+    "query_mode",
+    "score",
+    "mean",
+    "n",
+    "std",
+    "ci_low",
+    "ci_high",
+    "pass_rate",
+    "n_passed",
+    "n_skipped",
+    "n_error",
+    "n_missing",
+]
 
 
 def summary_stats(
@@ -561,9 +633,15 @@ def summary_stats(
     ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices.
     """
     out = matrix_stats(values, passed, axis=1, confidence=confidence)
-    return {"mean": out["mean"], "n": out["n"], "std": out["std"], "ci_low": out["ci_low"],
-            "ci_high": out["ci_high"], "pass_rate": pass_rate(out["n_passed"], out["n_judged"]),
-            "n_passed": out["n_passed"]}  # fmt: skip
+    return {
+        "mean": out["mean"],
+        "n": out["n"],
+        "std": out["std"],
+        "ci_low": out["ci_low"],
+        "ci_high": out["ci_high"],
+        "pass_rate": pass_rate(out["n_passed"], out["n_judged"]),
+        "n_passed": out["n_passed"],
+    }
 
 
 def _significance_frame(
@@ -580,22 +658,44 @@ def _significance_frame(
             s = al.score_index(score)
             for j, (a, b) in enumerate(pairs):
                 k = (block * len(scores) + i) * len(pairs) + j
-                rows.append({
-                    **({"slice": name} if name is not None else {}),
-                    "score": score, "baseline": a.name, "variant": b.name,
-                    "baseline_mean": _nanmean(al.values[s][mask, al.variant_index(a)]),
-                    "variant_mean": _nanmean(al.values[s][mask, al.variant_index(b)]),
-                    "delta": result.mean_diff[k], "ci_low": result.ci_low[k],
-                    "ci_high": result.ci_high[k], "p_value": result.p_value[k],
-                    "n_pairs": int(result.n[k]), "wins": int(result.wins[k]),
-                    "ties": int(result.ties[k]), "losses": int(result.losses[k]),
-                    "p_method": result.method[k],
-                })  # fmt: skip
+                rows.append(
+                    {
+                        **({"slice": name} if name is not None else {}),
+                        "score": score,
+                        "baseline": a.name,
+                        "variant": b.name,
+                        "baseline_mean": _nanmean(al.values[s][mask, al.variant_index(a)]),
+                        "variant_mean": _nanmean(al.values[s][mask, al.variant_index(b)]),
+                        "delta": result.mean_diff[k],
+                        "ci_low": result.ci_low[k],
+                        "ci_high": result.ci_high[k],
+                        "p_value": result.p_value[k],
+                        "n_pairs": int(result.n[k]),
+                        "wins": int(result.wins[k]),
+                        "ties": int(result.ties[k]),
+                        "losses": int(result.losses[k]),
+                        "p_method": result.method[k],
+                    }
+                )
     frame = pd.DataFrame(rows)
     if frame.empty:
-        return pd.DataFrame(columns=["score", "baseline", "variant", "delta", "ci_low", "ci_high",
-                                     "p_value", "p_holm", "significant", "n_pairs", "wins",
-                                     "ties", "losses"])  # fmt: skip
+        return pd.DataFrame(
+            columns=[
+                "score",
+                "baseline",
+                "variant",
+                "delta",
+                "ci_low",
+                "ci_high",
+                "p_value",
+                "p_holm",
+                "significant",
+                "n_pairs",
+                "wins",
+                "ties",
+                "losses",
+            ]
+        )
     frame.insert(frame.columns.get_loc("p_value") + 1, "p_holm", stats.holm(frame["p_value"]))
     frame.insert(frame.columns.get_loc("p_holm") + 1, "significant", frame["p_holm"] < 0.05)
     return frame

@@ -44,10 +44,31 @@ from heta_notebook.schema import (
     EvaluationReport,
 )
 
-CASE_COLUMNS = ("row", "case_id", "query_mode", "query", "latency_ms", "error", "error_type",
-                "answer", "n_results")  # fmt: skip
-SUMMARY_COLUMNS = ("query_mode", "score", "mean", "n", "std", "ci_low", "ci_high", "pass_rate",
-                   "n_passed", "n_skipped", "n_error", "counts")  # fmt: skip
+CASE_COLUMNS = (
+    "row",
+    "case_id",
+    "query_mode",
+    "query",
+    "latency_ms",
+    "error",
+    "error_type",
+    "answer",
+    "n_results",
+)
+SUMMARY_COLUMNS = (
+    "query_mode",
+    "score",
+    "mean",
+    "n",
+    "std",
+    "ci_low",
+    "ci_high",
+    "pass_rate",
+    "n_passed",
+    "n_skipped",
+    "n_error",
+    "counts",
+)
 
 
 class ReportFrames:
@@ -115,17 +136,23 @@ class ReportFrames:
         if view is not None:
             return dict(view)
         errors = self.case_column("error")
-        return {"n_cases": len(set(self.case_column("case_id").tolist())),
-                "n_case_results": len(errors),
-                "n_errors": int(sum(e is not None for e in errors.tolist()))}  # fmt: skip
+        return {
+            "n_cases": len(set(self.case_column("case_id").tolist())),
+            "n_case_results": len(errors),
+            "n_errors": int(sum(e is not None for e in errors.tolist())),
+        }
 
     def views(self) -> dict[str, Any]:
         """The small derived views a columnar header keeps, so a card needs no table reads:
         summary and latency rows, modes, score names and case counts."""
-        return {"summary_columns": list(SUMMARY_COLUMNS),
-                "summary": _records(self._cached("summary", self._build_summary)),
-                "latency": _records(self.latency()), "modes": self.modes,
-                "score_names": self.score_names, "case_counts": self.case_counts()}  # fmt: skip
+        return {
+            "summary_columns": list(SUMMARY_COLUMNS),
+            "summary": _records(self._cached("summary", self._build_summary)),
+            "latency": _records(self.latency()),
+            "modes": self.modes,
+            "score_names": self.score_names,
+            "case_counts": self.case_counts(),
+        }
 
     def _view(self, key: str) -> Any:
         """A view saved in the columnar header (None for in-memory reports or old layouts)."""
@@ -141,8 +168,9 @@ class ReportFrames:
         if view is not None:
             frame = pd.DataFrame(view)
             return frame.astype({c: float for c in ("mean", "p50", "p95", "max")})
-        cases = pd.DataFrame({name: self.case_column(name)
-                              for name in ("query_mode", "latency_ms", "error")})  # fmt: skip
+        cases = pd.DataFrame(
+            {name: self.case_column(name) for name in ("query_mode", "latency_ms", "error")}
+        )
         grouped = cases.groupby("query_mode", sort=False)
         out = grouped["latency_ms"].agg(
             n="count", mean="mean", p50="median", p95=lambda s: s.quantile(0.95), max="max"
@@ -229,8 +257,9 @@ class ReportFrames:
         rows = []
         for agg in aggregates:
             d = asdict(agg)
-            rows.append({**d, "score": agg.name, "mean": agg.value, "n": agg.n,
-                         "pass_rate": agg.pass_rate})  # fmt: skip
+            rows.append(
+                {**d, "score": agg.name, "mean": agg.value, "n": agg.n, "pass_rate": agg.pass_rate}
+            )
         frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
         frame = _order(frame, self.modes, self.score_names)
         for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
@@ -260,8 +289,12 @@ class ReportFrames:
         return _scores_frame(self.case_column("case_id"), self._case_modes(), self._columns())
 
     def _build_cases(self) -> pd.DataFrame:
-        base = pd.DataFrame({"row": np.arange(len(self.report.case_results)),
-                             **{c: self.case_column(c) for c in CASE_COLUMNS[1:]}})  # fmt: skip
+        base = pd.DataFrame(
+            {
+                "row": np.arange(len(self.report.case_results)),
+                **{c: self.case_column(c) for c in CASE_COLUMNS[1:]},
+            }
+        )
         long = self._cached("scores", self._build_scores)
         names = list(long["score"].cat.categories)
         for name, column in _wide_scores(long, len(base), names).items():
@@ -328,8 +361,9 @@ CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores", "has_response")
 def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
     """One case column read from records (the in-memory path)."""
     if name == "latency_ms":
-        return np.asarray([np.nan if r.latency_ms is None else r.latency_ms for r in case_results],
-                          dtype=float)  # fmt: skip
+        return np.asarray(
+            [np.nan if r.latency_ms is None else r.latency_ms for r in case_results], dtype=float
+        )
     if name in {"error", "error_type"}:
         attr = "message" if name == "error" else "error_type"
         return _objects(None if r.error is None else getattr(r.error, attr) for r in case_results)
@@ -338,9 +372,12 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
     if name == "has_response":
         return np.fromiter((r.response is not None for r in case_results), bool, len(case_results))
     if name in {"n_results", "n_scores"}:
-        return np.asarray([len(r.response.results) if r.response is not None else 0
-                           for r in case_results] if name == "n_results"
-                          else [len(r.scores) for r in case_results], dtype=np.int64)  # fmt: skip
+        return np.asarray(
+            [len(r.response.results) if r.response is not None else 0 for r in case_results]
+            if name == "n_results"
+            else [len(r.scores) for r in case_results],
+            dtype=np.int64,
+        )
     return _objects(getattr(r, name) for r in case_results)
 
 
@@ -382,18 +419,28 @@ def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     text_column = columnar.numpy("scores", "text")
     texts: list[str | None] = text_column.tolist() if (kinds == 2).any() else [None] * len(rows)
     passed_arrow = columnar.column("scores", "passed").combine_chunks()
-    passed = np.where(passed_arrow.is_null().to_numpy(zero_copy_only=False), 2,
-                      passed_arrow.fill_null(False).to_numpy(zero_copy_only=False)).astype(np.int8)  # fmt: skip
+    passed = np.where(
+        passed_arrow.is_null().to_numpy(zero_copy_only=False),
+        2,
+        passed_arrow.fill_null(False).to_numpy(zero_copy_only=False),
+    ).astype(np.int8)
     status_arrow = columnar.column("scores", "status").combine_chunks().dictionary_encode()
     status_names = status_arrow.dictionary.to_pylist()
     lookup = np.asarray([_STATUSES.index(s) for s in status_names], dtype=np.int8)
     status = lookup[status_arrow.indices.to_numpy()] if len(status_names) else np.zeros(0, np.int8)
     values[status != 0] = np.nan
-    return _LazyColumns(columnar, {
-        "rows": rows, "names": names.dictionary.to_pylist(),
-        "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
-        "values": values, "texts": texts, "passed": passed, "status": status,
-    })  # fmt: skip
+    return _LazyColumns(
+        columnar,
+        {
+            "rows": rows,
+            "names": names.dictionary.to_pylist(),
+            "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+            "values": values,
+            "texts": texts,
+            "passed": passed,
+            "status": status,
+        },
+    )
 
 
 class _LazyColumns(dict):
@@ -471,10 +518,17 @@ def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, A
             reason[flagged] = [text for _, text in found]
             del found
     values[status != 0] = np.nan
-    return {"rows": np.repeat(np.arange(n_cases, dtype=np.int64), counts),
-            "names": list(code_of), "name_codes": name_codes, "values": values, "texts": texts,
-            "passed": passed, "status": status, "reason": reason,
-            "metadata": metadata}  # fmt: skip
+    return {
+        "rows": np.repeat(np.arange(n_cases, dtype=np.int64), counts),
+        "names": list(code_of),
+        "name_codes": name_codes,
+        "values": values,
+        "texts": texts,
+        "passed": passed,
+        "status": status,
+        "reason": reason,
+        "metadata": metadata,
+    }
 
 
 def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd.DataFrame:
@@ -482,18 +536,22 @@ def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd
     modes = list(dict.fromkeys(case_modes.tolist()))
     mode_code = {m: i for i, m in enumerate(modes)}
     codes = np.fromiter(map(mode_code.__getitem__, case_modes), np.int64, len(case_modes))
-    return pd.DataFrame({
-        "row": rows,
-        "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
-        "query_mode": pd.Categorical.from_codes(codes[rows] if len(rows) else [], categories=modes),
-        "score": pd.Categorical.from_codes(cols["name_codes"], categories=cols["names"]),
-        "value": cols["values"],
-        "text": cols["texts"],
-        "passed": pd.arrays.BooleanArray(cols["passed"] == 1, cols["passed"] == 2),
-        "status": pd.Categorical.from_codes(cols["status"], categories=list(_STATUSES)),
-        "reason": cols["reason"],
-        "metadata": cols["metadata"],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "row": rows,
+            "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
+            "query_mode": pd.Categorical.from_codes(
+                codes[rows] if len(rows) else [], categories=modes
+            ),
+            "score": pd.Categorical.from_codes(cols["name_codes"], categories=cols["names"]),
+            "value": cols["values"],
+            "text": cols["texts"],
+            "passed": pd.arrays.BooleanArray(cols["passed"] == 1, cols["passed"] == 2),
+            "status": pd.Categorical.from_codes(cols["status"], categories=list(_STATUSES)),
+            "reason": cols["reason"],
+            "metadata": cols["metadata"],
+        }
+    )
 
 
 def _summarize_columns(
@@ -504,15 +562,17 @@ def _summarize_columns(
     results that failed before any score."""
     modes = list(dict.fromkeys(mode_of_case.tolist()))
     mode_code = {m: i for i, m in enumerate(modes)}
-    case_modes = np.fromiter(map(mode_code.__getitem__, mode_of_case), dtype=np.int64,
-                             count=len(mode_of_case))  # fmt: skip
+    case_modes = np.fromiter(
+        map(mode_code.__getitem__, mode_of_case), dtype=np.int64, count=len(mode_of_case)
+    )
     names, width = cols["names"], max(len(cols["names"]), 1)
     keys = case_modes[cols["rows"]] * width + cols["name_codes"]
     present, groups = np.unique(keys, return_inverse=True)
     groups = groups.reshape(-1)
     passed = np.where(cols["passed"] == 2, np.nan, cols["passed"].astype(float))
-    stats = grouped_stats(groups, len(present), cols["values"], status=cols["status"],
-                          passed=passed)  # fmt: skip
+    stats = grouped_stats(
+        groups, len(present), cols["values"], status=cols["status"], passed=passed
+    )
     texts = cols["texts"]
     counts = text_counts(groups, cols["status"], texts) if any(texts) else {}
     out = []
@@ -567,10 +627,28 @@ def _wide_scores(long: pd.DataFrame, n_rows: int, names: list[str]) -> dict[str,
 # --------------------------------------------------------------------------- per case
 
 
-EVIDENCE_FIELDS = ("index", "label", "reference_id", "relevance", "matched", "rank", "result_id",
-                   "matched_by", "source")  # fmt: skip
-RESULT_FIELDS = ("rank", "result_id", "document_id", "score", "kind", "text", "relevance",
-                 "relevant", "matched_evidence")  # fmt: skip
+EVIDENCE_FIELDS = (
+    "index",
+    "label",
+    "reference_id",
+    "relevance",
+    "matched",
+    "rank",
+    "result_id",
+    "matched_by",
+    "source",
+)
+RESULT_FIELDS = (
+    "rank",
+    "result_id",
+    "document_id",
+    "score",
+    "kind",
+    "text",
+    "relevance",
+    "relevant",
+    "matched_evidence",
+)
 
 
 def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
@@ -601,9 +679,17 @@ def case_evidence(
 
 
 def _evidence_row(match: matching.EvidenceMatch, item: BenchmarkEvidence, source: str) -> dict:
-    return {"index": match.index, "label": match.label, "reference_id": item.reference_id,
-            "relevance": match.relevance, "matched": match.matched, "rank": match.rank,
-            "result_id": match.result_id, "matched_by": match.matched_by, "source": source}  # fmt: skip
+    return {
+        "index": match.index,
+        "label": match.label,
+        "reference_id": item.reference_id,
+        "relevance": match.relevance,
+        "matched": match.matched,
+        "rank": match.rank,
+        "result_id": match.result_id,
+        "matched_by": match.matched_by,
+        "source": source,
+    }
 
 
 def _evidence_from_scores(result: EvaluationCaseResult) -> list[dict[str, Any]]:
@@ -634,9 +720,20 @@ def _evidence_from_reference_ids(
     rows = []
     for index, ref in enumerate(md.get("matched_reference_ids") or []):
         rank, result_id = ranks.get(str(ref), (None, None))
-        rows.append(_score_evidence_row({"index": index, "label": str(ref), "reference_id": ref,
-                                         "rank": rank, "result_id": result_id,
-                                         "matched_by": "reference_id"}, True, score_name))  # fmt: skip
+        rows.append(
+            _score_evidence_row(
+                {
+                    "index": index,
+                    "label": str(ref),
+                    "reference_id": ref,
+                    "rank": rank,
+                    "result_id": result_id,
+                    "matched_by": "reference_id",
+                },
+                True,
+                score_name,
+            )
+        )
     expected = md.get("expected")
     missing = max(0, int(expected) - len(rows)) if isinstance(expected, (int, float)) else 0
     for index in range(len(rows), len(rows) + missing):
@@ -647,12 +744,17 @@ def _evidence_from_reference_ids(
 def _score_evidence_row(item: Any, matched: bool, score_name: str) -> dict[str, Any]:
     item = item if isinstance(item, dict) else {"label": str(item)}
     label = item.get("label") or item.get("reference_id") or str(item.get("index", "?"))
-    return {"index": item.get("index"), "label": str(label),
-            "reference_id": item.get("reference_id"), "relevance": item.get("relevance", 1),
-            "matched": matched, "rank": item.get("rank") if matched else None,
-            "result_id": item.get("result_id") if matched else None,
-            "matched_by": item.get("matched_by") if matched else None,
-            "source": f"score:{score_name}"}  # fmt: skip
+    return {
+        "index": item.get("index"),
+        "label": str(label),
+        "reference_id": item.get("reference_id"),
+        "relevance": item.get("relevance", 1),
+        "matched": matched,
+        "rank": item.get("rank") if matched else None,
+        "result_id": item.get("result_id") if matched else None,
+        "matched_by": item.get("matched_by") if matched else None,
+        "source": f"score:{score_name}",
+    }
 
 
 def case_results(
@@ -677,8 +779,10 @@ def case_results(
         for row in _evidence_from_scores(result):
             if row["matched"] and row["result_id"] is not None:
                 by_result.setdefault(row["result_id"], []).append(row["label"])
-    return [_result_row(rank, r, qrels, by_result, bool(evidence))
-            for rank, r in enumerate(result.response.results, start=1)]  # fmt: skip
+    return [
+        _result_row(rank, r, qrels, by_result, bool(evidence))
+        for rank, r in enumerate(result.response.results, start=1)
+    ]
 
 
 def _result_row(rank: int, r: Any, qrels: dict, by_result: dict, judged: bool) -> dict[str, Any]:
@@ -686,9 +790,17 @@ def _result_row(rank: int, r: Any, qrels: dict, by_result: dict, judged: bool) -
     grades = [qrels[d] for d in docs if d in qrels]
     grade = max(grades) if grades else (0 if judged else None)
     matched = by_result.get(r.id, [])
-    return {"rank": rank, "result_id": r.id, "document_id": docs[0] if docs else None,
-            "score": r.score, "kind": r.kind, "text": r.text, "relevance": grade,
-            "relevant": bool((grade or 0) > 0 or matched), "matched_evidence": matched}  # fmt: skip
+    return {
+        "rank": rank,
+        "result_id": r.id,
+        "document_id": docs[0] if docs else None,
+        "score": r.score,
+        "kind": r.kind,
+        "text": r.text,
+        "relevance": grade,
+        "relevant": bool((grade or 0) > 0 or matched),
+        "matched_evidence": matched,
+    }
 
 
 __all__ = [

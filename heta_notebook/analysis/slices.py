@@ -78,8 +78,14 @@ def slice_summary(frames: Any, by: SliceKey, confidence: float = 0.95) -> pd.Dat
     groups = groups.reshape(-1)
     status = pd.Categorical(long["status"], categories=list(STATUSES)).codes.astype(np.int8)
     passed = long["passed"].to_numpy(dtype=float, na_value=np.nan)
-    stats = grouped_stats(groups, len(present), long["value"].to_numpy(dtype=float),
-                          status=status, passed=passed, confidence=confidence)  # fmt: skip
+    stats = grouped_stats(
+        groups,
+        len(present),
+        long["value"].to_numpy(dtype=float),
+        status=status,
+        passed=passed,
+        confidence=confidence,
+    )
     texts = long["text"].to_numpy(dtype=object)
     counts = text_counts(groups, status, texts) if pd.notna(texts).any() else {}
     failed = _failed_queries(results, slice_codes, mode_code, rows)
@@ -89,17 +95,23 @@ def slice_summary(frames: Any, by: SliceKey, confidence: float = 0.95) -> pd.Dat
     stats["n_error"] = stats["n_error"] + np.asarray(
         [failed[(a, b)] for a, b in zip(sl.tolist(), mo.tolist(), strict=True)], dtype=np.int64
     )
-    frame = pd.DataFrame({
-        slice_name(by): np.asarray(slice_names, dtype=object)[sl],
-        "query_mode": np.asarray(modes, dtype=object)[mo],
-        "score": np.asarray(names, dtype=object)[sc],
-        "mean": stats["mean"], "n": stats["n_scored"], "std": stats["std"],
-        "ci_low": stats["ci_low"], "ci_high": stats["ci_high"],
-        "pass_rate": pass_rate(stats["n_passed"], stats["n_judged"]),
-        "n_passed": stats["n_passed"], "n_skipped": stats["n_skipped"],
-        "n_error": stats["n_error"],
-        "counts": [dict(counts.get(i, {})) for i in range(len(present))],
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            slice_name(by): np.asarray(slice_names, dtype=object)[sl],
+            "query_mode": np.asarray(modes, dtype=object)[mo],
+            "score": np.asarray(names, dtype=object)[sc],
+            "mean": stats["mean"],
+            "n": stats["n_scored"],
+            "std": stats["std"],
+            "ci_low": stats["ci_low"],
+            "ci_high": stats["ci_high"],
+            "pass_rate": pass_rate(stats["n_passed"], stats["n_judged"]),
+            "n_passed": stats["n_passed"],
+            "n_skipped": stats["n_skipped"],
+            "n_error": stats["n_error"],
+            "counts": [dict(counts.get(i, {})) for i in range(len(present))],
+        }
+    )
     return frame.reset_index(drop=True)
 
 

@@ -66,8 +66,13 @@ def paired_test(
     d = _as_matrix(d)
     unique, inverse = _unique_columns(d)
     if len(unique) < d.shape[1]:
-        once = paired_test(d[:, unique], n_resamples=n_resamples, confidence=confidence,
-                           seed=seed, exact_max_n=exact_max_n)  # fmt: skip
+        once = paired_test(
+            d[:, unique],
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+            exact_max_n=exact_max_n,
+        )
         return PairedTest(*(getattr(once, f)[inverse] for f in PairedTest.__dataclass_fields__))
     p, method = paired_permutation_test(
         d, n_resamples=n_resamples, seed=seed, exact_max_n=exact_max_n

@@ -48,9 +48,12 @@ def read_labels(source: LabelSource, known: Collection[str] | None = None) -> La
         unknown = [q for q in labels if q not in known]
         if unknown:
             example = ", ".join(map(repr, unknown[:3]))
-            warnings.warn(f"{where}: dropped labels of {len(unknown)} unknown quer"
-                          f"{'y' if len(unknown) == 1 else 'ies'} ({example})",
-                          BenchmarkWarning, stacklevel=3)  # fmt: skip
+            warnings.warn(
+                f"{where}: dropped labels of {len(unknown)} unknown quer"
+                f"{'y' if len(unknown) == 1 else 'ies'} ({example})",
+                BenchmarkWarning,
+                stacklevel=3,
+            )
             labels = {q: v for q, v in labels.items() if q in known}
     return labels
 

@@ -9,7 +9,7 @@ Three row shapes are understood (mix freely):
   ``inputs["query" | "question" | "input"]``; answers from ``ground_truth["answer" | "answers"]``;
   evidence from ``ground_truth["evidence" | "contexts" | "reference_ids"]``. The original dicts
   are kept in ``case.metadata["inputs"]`` / ``["ground_truth"]`` so decorated evaluators see
-  them unchanged (contract 6). A plain string ``inputs`` is the query, a plain string
+  them unchanged. A plain string ``inputs`` is the query, a plain string
   ``ground_truth`` the answer; flattened DataFrame columns (``inputs.question``) are folded back.
 
 Evidence items: dicts are evidence records; strings under ``reference_ids`` are reference ids,

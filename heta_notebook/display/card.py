@@ -83,9 +83,11 @@ def _facts(report: EvaluationReport, frames: Any) -> Markup:
     n_cases, n_errors = counts["n_cases"], counts["n_errors"]
     colors = color_map(frames.modes)
     modes = join(
-        [join([tag("span", class_="hn-swatch", style=f"background:{colors[m]}"), m, " "])
-         for m in frames.modes]
-    )  # fmt: skip
+        [
+            join([tag("span", class_="hn-swatch", style=f"background:{colors[m]}"), m, " "])
+            for m in frames.modes
+        ]
+    )
     facts = [
         ("benchmark", f"{b.name} · v{b.version} · {b.split}"),
         ("knowledge base", report.knowledge_base_name),
@@ -185,8 +187,12 @@ def _metric_cell(row: Any, best: float | None) -> Cell:
         extra.append(f"{row.n_error} errors")
     if extra:
         small += " · " + ", ".join(extra)
-    return td(value, tag("span", small, class_="hn-ci"), title=_cell_title(row),
-              class_="hn-best" if is_best else None)  # fmt: skip
+    return td(
+        value,
+        tag("span", small, class_="hn-ci"),
+        title=_cell_title(row),
+        class_="hn-best" if is_best else None,
+    )
 
 
 def _value_text(row: Any) -> str:
@@ -214,8 +220,11 @@ def _cell_title(row: Any) -> str:
 def _latency_rows(frames: Any, modes: list[str]) -> list[list[Any]]:
     lat = frames.latency().set_index("query_mode")
     rows = []
-    for label, col, fmt in (("latency p50", "p50", fmt_ms), ("latency p95", "p95", fmt_ms),
-                            ("query errors", "n_error", fmt_int)):  # fmt: skip
+    for label, col, fmt in (
+        ("latency p50", "p50", fmt_ms),
+        ("latency p95", "p95", fmt_ms),
+        ("query errors", "n_error", fmt_int),
+    ):
         rows.append([tag("i", label), *(fmt(lat[col].get(m)) for m in modes)])
     return rows
 
@@ -231,12 +240,17 @@ def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
     key = summary.columns[0]
     names = list(scores or [])
     if not names:
-        names = [next((s for s in HEADLINE_SCORES if s in frames.score_names),
-                      frames.score_names[0] if frames.score_names else "")]  # fmt: skip
+        names = [
+            next(
+                (s for s in HEADLINE_SCORES if s in frames.score_names),
+                frames.score_names[0] if frames.score_names else "",
+            )
+        ]
     unknown = [n for n in names if n not in set(summary["score"])]
     if unknown:
-        raise KeyError(f"no score {unknown[0]!r} in this report (scores: "
-                       f"{', '.join(frames.score_names)})")  # fmt: skip
+        raise KeyError(
+            f"no score {unknown[0]!r} in this report (scores: {', '.join(frames.score_names)})"
+        )
     modes = frames.modes
     rows = []
     for name in names:
@@ -248,9 +262,12 @@ def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
             cells = [_metric_cell(by_mode[m], best) if m in by_mode else "–" for m in modes]
             rows.append([f"{value}", name, *cells])
     title = tag("div", tag("b", f"By {key}"), class_="hn-note")
-    note = tag("div", "One row per slice: mean over its scored cases, n and 95% CI in small "
-               "print (compare slices with compare(..., by=...) for paired tests).",
-               class_="hn-note")  # fmt: skip
+    note = tag(
+        "div",
+        "One row per slice: mean over its scored cases, n and 95% CI in small "
+        "print (compare slices with compare(..., by=...) for paired tests).",
+        class_="hn-note",
+    )
     return join([title, table([key, "score", *modes], rows), note])
 
 
@@ -258,8 +275,12 @@ def _summary_only(report: EvaluationReport) -> Markup:
     if not report.score_summary:
         return tag("div", "No case results in this report.", class_="hn-note")
     rows = [[k, fmt_num(v)] for k, v in report.score_summary.items()]
-    return join([table(["score", "value"], rows),
-                 tag("div", "Stored score summary (no case results).", class_="hn-note")])  # fmt: skip
+    return join(
+        [
+            table(["score", "value"], rows),
+            tag("div", "Stored score summary (no case results).", class_="hn-note"),
+        ]
+    )
 
 
 __all__ = ["ReportCard", "report_card_html"]

@@ -63,14 +63,19 @@ def case_detail_html(result: EvaluationCaseResult, *, with_style: bool = False) 
 
 
 def _detail_header(result: EvaluationCaseResult) -> Markup:
-    mode = tag("span", result.query_mode, class_="hn-badge hn-muted",
-               style=f"border-color:{color_for(result.query_mode)}")  # fmt: skip
+    mode = tag(
+        "span",
+        result.query_mode,
+        class_="hn-badge hn-muted",
+        style=f"border-color:{color_for(result.query_mode)}",
+    )
     status = badge("query error", "bad") if result.error else badge("ok", "ok")
     verdicts = [s.passed for s in result.scores if s.passed is not None]
     passed = badge(f"{sum(verdicts)}/{len(verdicts)} passed", "info") if verdicts else ""
     latency = tag("span", f"latency {fmt_ms(result.latency_ms)}", class_="hn-sub")
-    return tag("div", tag("h3", f"Case {result.case_id}"), mode, status, passed, latency,
-               class_="hn-head")  # fmt: skip
+    return tag(
+        "div", tag("h3", f"Case {result.case_id}"), mode, status, passed, latency, class_="hn-head"
+    )
 
 
 def _error_block(result: EvaluationCaseResult) -> Markup:
@@ -85,16 +90,24 @@ def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
     answer = result.response.answer if result.response is not None else None
     wanted = list(expected.answers) if expected is not None else []
     expected_html = (
-        tag("ul", *(tag("li", a) for a in wanted)) if wanted
+        tag("ul", *(tag("li", a) for a in wanted))
+        if wanted
         else tag("div", "no expected answers recorded", class_="hn-note")
-    )  # fmt: skip
+    )
     answer_html = (
-        tag("div", answer, class_="hn-answer") if answer
+        tag("div", answer, class_="hn-answer")
+        if answer
         else tag("div", "no answer (retrieval only)", class_="hn-note")
-    )  # fmt: skip
-    return tag("div", tag("h4", "Answer vs expected"),
-               table(["expected answers", "answer"], [[expected_html, answer_html]],
-                     class_="hn-table hn-left"))  # fmt: skip
+    )
+    return tag(
+        "div",
+        tag("h4", "Answer vs expected"),
+        table(
+            ["expected answers", "answer"],
+            [[expected_html, answer_html]],
+            class_="hn-table hn-left",
+        ),
+    )
 
 
 def _reasons(result: EvaluationCaseResult) -> Markup:
@@ -125,17 +138,28 @@ def _evidence(result: EvaluationCaseResult, expected: Any) -> Markup:
     named = sorted((r for r in rows if r["label"] is not None), key=_evidence_order)
     anonymous = len(rows) - len(named)
     body = [
-        [badge("matched", "ok") if r["matched"] else badge("missing", "bad"), r["label"],
-         fmt_int(r["relevance"]) if r["relevance"] is not None else "–",
-         fmt_int(r["rank"]) if r["rank"] is not None else "–", r["result_id"] or "–",
-         r["matched_by"] or "–"]
+        [
+            badge("matched", "ok") if r["matched"] else badge("missing", "bad"),
+            r["label"],
+            fmt_int(r["relevance"]) if r["relevance"] is not None else "–",
+            fmt_int(r["rank"]) if r["rank"] is not None else "–",
+            r["result_id"] or "–",
+            r["matched_by"] or "–",
+        ]
         for r in named
-    ]  # fmt: skip
+    ]
     header = ["", "evidence", "grade", "rank", "matching result", "matched by"]
     title = f"Expected evidence: {found} of {len(rows)} found"
-    note = (tag("div", f"{anonymous} more expected items were not found; this report does not "
-                "name them (heta-framework records only matched ids).", class_="hn-note")
-            if anonymous else raw(""))  # fmt: skip
+    note = (
+        tag(
+            "div",
+            f"{anonymous} more expected items were not found; this report does not "
+            "name them (heta-framework records only matched ids).",
+            class_="hn-note",
+        )
+        if anonymous
+        else raw("")
+    )
     return tag("div", tag("h4", title), table(header, body, class_="hn-table hn-left"), note)
 
 
@@ -153,8 +177,7 @@ def _results(result: EvaluationCaseResult, expected: Any) -> Markup:
     rest = [_result_block(r) for r in rows[MAX_RESULTS_OPEN:]]
     more = details(f"{len(rest)} more results", *rest) if rest else raw("")
     n_rel = sum(r["relevant"] for r in rows)
-    return tag("div", tag("h4", f"Retrieved results ({len(rows)}, {n_rel} relevant)"),
-               *shown, more)  # fmt: skip
+    return tag("div", tag("h4", f"Retrieved results ({len(rows)}, {n_rel} relevant)"), *shown, more)
 
 
 def _result_block(r: dict[str, Any]) -> Markup:
@@ -164,9 +187,19 @@ def _result_block(r: dict[str, Any]) -> Markup:
     else:
         mark = badge("not relevant" if grade is not None else "unjudged", "muted")
     matched = f" · matches {', '.join(r['matched_evidence'])}" if r["matched_evidence"] else ""
-    head = tag("div", tag("b", f"#{r['rank']}"), " ", mark, " ",
-               tag("span", f"doc {r['document_id'] or '–'} · score {fmt_num(r['score'], 4)} · "
-                   f"id {r['result_id']}{matched}", class_="hn-sub"))  # fmt: skip
+    head = tag(
+        "div",
+        tag("b", f"#{r['rank']}"),
+        " ",
+        mark,
+        " ",
+        tag(
+            "span",
+            f"doc {r['document_id'] or '–'} · score {fmt_num(r['score'], 4)} · "
+            f"id {r['result_id']}{matched}",
+            class_="hn-sub",
+        ),
+    )
     text = tag("div", truncate(r["text"], MAX_TEXT), class_="hn-chunk")
     return tag("div", head, text, class_="hn-result hn-rel" if r["relevant"] else "hn-result")
 
@@ -179,8 +212,11 @@ def _scores(result: EvaluationCaseResult) -> Markup:
         rows.append([s.name, _value_badge(s), _score_note(s), meta_html])
     if not rows:
         return raw("")
-    return tag("div", tag("h4", "Scores"),
-               table(["score", "value", "reason", "metadata"], rows, class_="hn-table hn-left"))  # fmt: skip
+    return tag(
+        "div",
+        tag("h4", "Scores"),
+        table(["score", "value", "reason", "metadata"], rows, class_="hn-table hn-left"),
+    )
 
 
 def _score_note(score: Any) -> str:
@@ -191,9 +227,16 @@ def _trace_and_labels(result: EvaluationCaseResult) -> Markup:
     parts = []
     trace = result.response.trace if result.response is not None else ()
     if trace:
-        items = [tag("li", tag("b", e.stage), ": ", e.message,
-                     details("metadata", json_block(e.metadata)) if e.metadata else "")
-                 for e in trace]  # fmt: skip
+        items = [
+            tag(
+                "li",
+                tag("b", e.stage),
+                ": ",
+                e.message,
+                details("metadata", json_block(e.metadata)) if e.metadata else "",
+            )
+            for e in trace
+        ]
         parts.append(details(f"Trace ({len(trace)} steps)", tag("ol", *items)))
     labels = result.metadata.get("labels")
     if labels:
@@ -238,14 +281,18 @@ def _expected_answers(result: EvaluationCaseResult | None) -> list[str]:
 def _side(title, variant, result, evidence, found_other, score, gained: bool) -> Markup:
     name = getattr(variant, "name", str(variant))
     if result is None:
-        return tag("div", tag("h4", f"{title}: {name}"), badge("case missing", "warn"),
-                   class_="hn-side")  # fmt: skip
+        return tag(
+            "div", tag("h4", f"{title}: {name}"), badge("case missing", "warn"), class_="hn-side"
+        )
     value = result.score(score)
-    parts = [tag("h4", f"{title}: {name}"),
-             tag("div", tag("span", _score_text(value), class_="hn-val"), " ", score)]  # fmt: skip
+    parts = [
+        tag("h4", f"{title}: {name}"),
+        tag("div", tag("span", _score_text(value), class_="hn-val"), " ", score),
+    ]
     if result.error is not None:
-        parts.append(tag("div", f"{result.error.error_type}: {result.error.message}",
-                         class_="hn-error"))  # fmt: skip
+        parts.append(
+            tag("div", f"{result.error.error_type}: {result.error.message}", class_="hn-error")
+        )
     if result.response is not None and result.response.answer:
         parts += [tag("b", "answer"), tag("div", result.response.answer, class_="hn-answer")]
     parts += _side_reasons(result)
@@ -268,8 +315,15 @@ def _side_reasons(result: EvaluationCaseResult) -> list[Markup]:
         reason = s.reason or (s.metadata.get("error") or {}).get("message")
         if reason:
             verdict = "" if s.passed is None else (" ✓ passed" if s.passed else " ✗ failed")
-            out.append(tag("div", tag("b", f"{s.name}: {_score_text(s)}{verdict}"), tag("br"),
-                           reason, class_="hn-reason"))  # fmt: skip
+            out.append(
+                tag(
+                    "div",
+                    tag("b", f"{s.name}: {_score_text(s)}{verdict}"),
+                    tag("br"),
+                    reason,
+                    class_="hn-reason",
+                )
+            )
     return out
 
 
@@ -287,11 +341,13 @@ def _evidence_list(evidence: list[dict[str, Any]], found_other: set[str], gained
             change = ("lost by B", "hn-lost", "bad")
         mark = badge(f"found @{e['rank']}", "ok") if e["matched"] else badge("missed", "muted")
         extra = [" ", badge(change[0], change[2])] if change else []
-        items.append(tag("li", mark, " ", e["label"], *extra,
-                         class_=change[1] if change else None))  # fmt: skip
+        items.append(tag("li", mark, " ", e["label"], *extra, class_=change[1] if change else None))
     n_found = sum(1 for e in evidence if e["matched"])
-    return tag("div", tag("b", f"expected evidence: {n_found}/{len(evidence)} found"),
-               tag("ul", *items, class_="hn-ev"))  # fmt: skip
+    return tag(
+        "div",
+        tag("b", f"expected evidence: {n_found}/{len(evidence)} found"),
+        tag("ul", *items, class_="hn-ev"),
+    )
 
 
 def _results_list(result: EvaluationCaseResult) -> Markup:
@@ -303,9 +359,17 @@ def _results_list(result: EvaluationCaseResult) -> Markup:
         rel = r["relevance"]
         mark = badge(f"rel {rel}", "ok") if rel else badge("not relevant", "muted")
         mark = mark if rel is not None else badge("unjudged", "muted")
-        items.append(tag("div", tag("b", f"#{r['rank']} "), r["document_id"] or r["result_id"],
-                         " ", mark, tag("div", truncate(r["text"], 220), class_="hn-chunk"),
-                         class_="hn-result hn-rel" if r["relevant"] else "hn-result"))  # fmt: skip
+        items.append(
+            tag(
+                "div",
+                tag("b", f"#{r['rank']} "),
+                r["document_id"] or r["result_id"],
+                " ",
+                mark,
+                tag("div", truncate(r["text"], 220), class_="hn-chunk"),
+                class_="hn-result hn-rel" if r["relevant"] else "hn-result",
+            )
+        )
     more = len(rows) - MAX_RESULTS_OPEN
     tail = [tag("div", f"… {more} more results", class_="hn-note")] if more > 0 else []
     return details(f"retrieved results ({len(rows)})", *items, *tail, open_=True)

@@ -139,15 +139,24 @@ def _pivoted_table(comparison: Comparison, rows: list[tuple[str, list[Markup]]])
     head = tag("tr", tag("th", "variant"), *(tag("th", score) for score, _ in rows))
     body, colors = [], color_map(comparison.labels)
     for i, v in enumerate(comparison.variants):
-        body.append(tag("tr", tag("td", _swatch(colors[v.report]), tag("b", v.report), " · ", v.mode),
-                        *(cells[i] for _, cells in rows)))  # fmt: skip
+        body.append(
+            tag(
+                "tr",
+                tag("td", _swatch(colors[v.report]), tag("b", v.report), " · ", v.mode),
+                *(cells[i] for _, cells in rows),
+            )
+        )
     return tag("table", tag("thead", head), tag("tbody", *body), class_="hn-table")
 
 
 def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row: Any) -> Markup:
     is_best = np.isfinite(value) and np.isfinite(best) and np.isclose(value, best)
-    classes = " ".join(filter(None, ["hn-best" if is_best else "",
-                                     "hn-base" if comparison.baseline_of(v) is None else ""]))  # fmt: skip
+    classes = " ".join(
+        filter(
+            None,
+            ["hn-best" if is_best else "", "hn-base" if comparison.baseline_of(v) is None else ""],
+        )
+    )
     if row is None:
         note = tag("span", "baseline", class_="hn-wtl") if comparison.baseline_of(v) is None else ""
         return tag("td", fmt_num(value), note, class_=classes or None, title=f"n={fmt_int(n)}")
@@ -194,8 +203,11 @@ def _manifest_section(comparison: Comparison) -> Markup:
         return tag("div", "Recipe manifests are identical.", class_="hn-note")
     header = ["recipe key", *diff.columns]
     rows = [[tag("code", key), *(_value(v) for v in values)] for key, values in diff.iterrows()]
-    return details(f"What differs between the recipes ({len(diff)} keys)",
-                   _simple_table(header, rows), open_=len(diff) <= 8)  # fmt: skip
+    return details(
+        f"What differs between the recipes ({len(diff)} keys)",
+        _simple_table(header, rows),
+        open_=len(diff) <= 8,
+    )
 
 
 def _value(value: Any) -> str:
@@ -209,11 +221,19 @@ def _value(value: Any) -> str:
 def _significance_section(sig: pd.DataFrame) -> Markup:
     header = ["score", "variant", "baseline", "delta", "95% CI", "p", "p (Holm)", "W/T/L", "pairs"]
     rows = [
-        [r.score, r.variant, r.baseline, join([format_delta(r.delta), significance_mark(r.p_holm)]),
-         fmt_ci(r.ci_low, r.ci_high), _p(r.p_value), _p(r.p_holm),
-         f"{r.wins}/{r.ties}/{r.losses}", fmt_int(r.n_pairs)]
+        [
+            r.score,
+            r.variant,
+            r.baseline,
+            join([format_delta(r.delta), significance_mark(r.p_holm)]),
+            fmt_ci(r.ci_low, r.ci_high),
+            _p(r.p_value),
+            _p(r.p_holm),
+            f"{r.wins}/{r.ties}/{r.losses}",
+            fmt_int(r.n_pairs),
+        ]
         for r in sig.head(MAX_DETAIL_ROWS).itertuples(index=False)
-    ]  # fmt: skip
+    ]
     more = len(sig) - MAX_DETAIL_ROWS
     tail = tag("div", f"… {more} more rows in comparison.significance()", class_="hn-note")
     return details(
@@ -229,13 +249,23 @@ def _slice_section(comparison: Comparison) -> Markup:
     sig = sig[sig["score"] == comparison.primary_score]
     header = ["slice", "variant", "baseline", "mean", "delta", "95% CI", "p (Holm)", "pairs"]
     rows = [
-        [r.slice, r.variant, r.baseline, fmt_num(r.variant_mean),
-         join([format_delta(r.delta), significance_mark(r.p_holm)]),
-         fmt_ci(r.ci_low, r.ci_high), _p(r.p_holm), fmt_int(r.n_pairs)]
+        [
+            r.slice,
+            r.variant,
+            r.baseline,
+            fmt_num(r.variant_mean),
+            join([format_delta(r.delta), significance_mark(r.p_holm)]),
+            fmt_ci(r.ci_low, r.ci_high),
+            _p(r.p_holm),
+            fmt_int(r.n_pairs),
+        ]
         for r in sig.head(MAX_DETAIL_ROWS).itertuples(index=False)
-    ]  # fmt: skip
-    return details(f"By slice: {comparison.primary_score} per slice (Holm across slices)",
-                   _simple_table(header, rows), open_=True)  # fmt: skip
+    ]
+    return details(
+        f"By slice: {comparison.primary_score} per slice (Holm across slices)",
+        _simple_table(header, rows),
+        open_=True,
+    )
 
 
 def _simple_table(header: list[Any], rows: list[list[Any]]) -> Markup:

@@ -85,10 +85,20 @@ class ComparisonExplorer(StaticFallback):
     @property
     def state(self) -> dict[str, Any]:
         """What is shown: pair, score, filter, search, page, the page's case ids, selection."""
-        return {"a": self.a.name, "b": self.b.name, "score": self.score, "filter": self.filter,
-                "search": self.search_text, "scope": self.scope, "page": self.page,
-                "page_size": self.page_size, "n_pages": self.n_pages, "n_cases": len(self.rows),
-                "case_ids": list(self.page_rows()["case_id"]), "selected": self.selected}  # fmt: skip
+        return {
+            "a": self.a.name,
+            "b": self.b.name,
+            "score": self.score,
+            "filter": self.filter,
+            "search": self.search_text,
+            "scope": self.scope,
+            "page": self.page,
+            "page_size": self.page_size,
+            "n_pages": self.n_pages,
+            "n_cases": len(self.rows),
+            "case_ids": list(self.page_rows()["case_id"]),
+            "selected": self.selected,
+        }
 
     @property
     def n_pages(self) -> int:
@@ -167,8 +177,12 @@ class ComparisonExplorer(StaticFallback):
         needle = self.search_text.strip().casefold()
         in_a = np.array([needle in self._haystack(self.a, c) for c in case_ids], dtype=bool)
         in_b = np.array([needle in self._haystack(self.b, c) for c in case_ids], dtype=bool)
-        return {"either": in_a | in_b, "both": in_a & in_b, "b_not_a": in_b & ~in_a,
-                "a_not_b": in_a & ~in_b}[self.scope]  # fmt: skip
+        return {
+            "either": in_a | in_b,
+            "both": in_a & in_b,
+            "b_not_a": in_b & ~in_a,
+            "a_not_b": in_a & ~in_b,
+        }[self.scope]
 
     def _haystack(self, variant: Any, case_id: str) -> str:
         al = self.comparison.aligned
@@ -191,8 +205,16 @@ class ComparisonExplorer(StaticFallback):
     def list_html(self) -> Markup:
         """The current page of the case list as an HTML table."""
         header = ["case", "query", "A", "B", "Δ"]
-        rows = [[r.case_id, truncate(r.query, 70), fmt_num(r.value_a), fmt_num(r.value_b),
-                 format_delta(r.delta)] for r in self.page_rows().itertuples(index=False)]  # fmt: skip
+        rows = [
+            [
+                r.case_id,
+                truncate(r.query, 70),
+                fmt_num(r.value_a),
+                fmt_num(r.value_b),
+                format_delta(r.delta),
+            ]
+            for r in self.page_rows().itertuples(index=False)
+        ]
         head = tag("thead", tag("tr", *(tag("th", h) for h in header)))
         body = tag("tbody", *(tag("tr", *(tag("td", c) for c in row)) for row in rows))
         return tag("table", head, body, class_="hn-table hn-left")
@@ -200,9 +222,13 @@ class ComparisonExplorer(StaticFallback):
     def static_html(self) -> str:
         """A readable snapshot of the current state (where the explorer cannot load)."""
         head = tag("h3", f"{self.b.name} vs {self.a.name} — {self.score}")
-        sub = tag("div", f"{FILTERS[self.filter]} · {fmt_int(len(self.rows))} cases · page "
-                         f"{self.page + 1}/{self.n_pages} (static view: the interactive "
-                         "explorer did not load here)", class_="hn-sub")  # fmt: skip
+        sub = tag(
+            "div",
+            f"{FILTERS[self.filter]} · {fmt_int(len(self.rows))} cases · page "
+            f"{self.page + 1}/{self.n_pages} (static view: the interactive "
+            "explorer did not load here)",
+            class_="hn-sub",
+        )
         detail = raw(self.detail_html()) if self.selected else raw("")
         return str(panel(style(), head, sub, self.list_html(), detail, class_=FALLBACK_CLASS))
 
@@ -215,18 +241,25 @@ class ComparisonExplorer(StaticFallback):
             from heta_notebook.display.widgets import ExplorerWidget, report_data
 
             priority = tuple(self.rows["case_id"])  # biggest changes first, if a cap bites
-            data = {label: report_data(report, max_cases=self.max_cases, priority=priority)
-                    for label, report in self.comparison.reports.items()}  # fmt: skip
-            self._widget = ExplorerWidget(kind="compare", data=data, variants=self._variants(),
-                                          state=self._front_state())  # fmt: skip
+            data = {
+                label: report_data(report, max_cases=self.max_cases, priority=priority)
+                for label, report in self.comparison.reports.items()
+            }
+            self._widget = ExplorerWidget(
+                kind="compare", data=data, variants=self._variants(), state=self._front_state()
+            )
             self._widget.observe(self._on_front, names="state")
         return self._widget
 
     @property
     def widgets(self) -> dict[str, Any]:
         """Deprecated: the controls live in the browser now; ``{"root": widget}``."""
-        warnings.warn("ComparisonExplorer.widgets is deprecated: the controls run in the browser; "
-                      "use .widget and .state", DeprecationWarning, stacklevel=2)  # fmt: skip
+        warnings.warn(
+            "ComparisonExplorer.widgets is deprecated: the controls run in the browser; "
+            "use .widget and .state",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return {"root": self.widget}
 
     def standalone_html(self) -> str:
@@ -235,13 +268,16 @@ class ComparisonExplorer(StaticFallback):
         from heta_notebook.display.widgets import pack, standalone_html
 
         priority = tuple(self.rows["case_id"])
-        data = {label: pack(encode_report(r, max_cases=self.max_cases, priority=priority))
-                for label, r in self.comparison.reports.items()}  # fmt: skip
+        data = {
+            label: pack(encode_report(r, max_cases=self.max_cases, priority=priority))
+            for label, r in self.comparison.reports.items()
+        }
         return standalone_html("compare", data, self._front_state(), self._variants())
 
     def _variants(self) -> list[dict[str, str]]:
-        return [{"name": v.name, "report": v.report, "mode": v.mode}
-                for v in self.comparison.variants]  # fmt: skip
+        return [
+            {"name": v.name, "report": v.report, "mode": v.mode} for v in self.comparison.variants
+        ]
 
     def _front_state(self) -> dict[str, Any]:
         keys = ("a", "b", "score", "filter", "search", "scope", "page", "page_size", "selected")
@@ -266,8 +302,10 @@ class ComparisonExplorer(StaticFallback):
         self.selected = new.get("selected")
 
     def __repr__(self) -> str:
-        return (f"<ComparisonExplorer {self.b.name} vs {self.a.name} on {self.score}: "
-                f"{len(self.rows)} cases ({FILTERS[self.filter]})>")  # fmt: skip
+        return (
+            f"<ComparisonExplorer {self.b.name} vs {self.a.name} on {self.score}: "
+            f"{len(self.rows)} cases ({FILTERS[self.filter]})>"
+        )
 
 
 # --------------------------------------------------------------------------- analysis glue
@@ -281,8 +319,15 @@ def case_rows(comparison: Comparison, a: Any, b: Any, score: str, filter_: str) 
     keep = al.present[:, ia] | al.present[:, ib]
     va, vb = al.values[s][keep, ia], al.values[s][keep, ib]
     ids = al.case_ids[keep]
-    frame = pd.DataFrame({"case_id": ids, "query": [al.queries.get(c, "") for c in ids],
-                          "value_a": va, "value_b": vb, "delta": vb - va})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "case_id": ids,
+            "query": [al.queries.get(c, "") for c in ids],
+            "value_a": va,
+            "value_b": vb,
+            "delta": vb - va,
+        }
+    )
     frame = frame[_filter_mask(comparison, frame, a, b, score, filter_)]
     change = np.nan_to_num(np.abs(frame["delta"].to_numpy(dtype=float)), nan=-1.0)
     order = np.lexsort((frame["case_id"].to_numpy(dtype=str), -change))  # unpaired cases last
@@ -295,8 +340,11 @@ def _filter_mask(comparison, frame, a, b, score, filter_) -> np.ndarray:
         return np.ones(len(frame), dtype=bool)
     if filter_ in ("changed", "better", "worse"):
         with np.errstate(invalid="ignore"):
-            test = {"changed": np.abs(delta) > 1e-12, "better": delta > 1e-12,
-                    "worse": delta < -1e-12}[filter_]  # fmt: skip
+            test = {
+                "changed": np.abs(delta) > 1e-12,
+                "better": delta > 1e-12,
+                "worse": delta < -1e-12,
+            }[filter_]
         return np.nan_to_num(test).astype(bool)
     if filter_ in ("lost", "gained"):
         changes = comparison.evidence_changes(a, b)

@@ -48,8 +48,12 @@ class ComparisonPlots:
         scores = scores or _default_scores(c)
         summary = c.summary()
         frame = summary[summary["score"].isin(scores)].dropna(subset=["mean"])
-        fig = bar_figure(frame, color="variant", title="Scores by recipe and query mode (95% CI)",
-                         yaxis_title="mean over scored cases")  # fmt: skip
+        fig = bar_figure(
+            frame,
+            color="variant",
+            title="Scores by recipe and query mode (95% CI)",
+            yaxis_title="mean over scored cases",
+        )
         fig.update_xaxes(categoryarray=[_h(s) for s in scores])
         return self._style_variants(fig, "bar")
 
@@ -85,20 +89,35 @@ class ComparisonPlots:
         color = np.where(d["delta"] > 0, OK, np.where(d["delta"] < 0, BAD, MUTED))
         fig = go.Figure()
         lo, hi = _range(d["baseline_value"], d["value"])
-        fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="no change",
-                        line={"color": MUTED, "dash": "dash", "width": 1}, hoverinfo="skip")  # fmt: skip
         fig.add_scatter(
-            x=d["baseline_value"], y=d["value"], mode="markers", name="cases",
+            x=[lo, hi],
+            y=[lo, hi],
+            mode="lines",
+            name="no change",
+            line={"color": MUTED, "dash": "dash", "width": 1},
+            hoverinfo="skip",
+        )
+        fig.add_scatter(
+            x=d["baseline_value"],
+            y=d["value"],
+            mode="markers",
+            name="cases",
             marker={"color": color, "size": 7, "opacity": 0.65, "line": {"width": 0}},
             customdata=np.column_stack([[_h(x) for x in d["case_id"]], queries, d["delta"]]),
             hovertemplate="%{customdata[0]}: %{customdata[1]}<br>a=%{x:.3f} b=%{y:.3f} "
-                          "(Δ %{customdata[2]:+.3f})<extra></extra>",
-        )  # fmt: skip
+            "(Δ %{customdata[2]:+.3f})<extra></extra>",
+        )
         wins, losses = int((d["delta"] > 0).sum()), int((d["delta"] < 0).sum())
-        fig.update_layout(template=plotly_template(), showlegend=False,
-                          title=_h(f"{score}: {vb.name} vs {va.name} — {wins} better, "
-                                   f"{losses} worse, {len(d) - wins - losses} tied"),
-                          xaxis_title=_h(f"{va.name} (a)"), yaxis_title=_h(f"{vb.name} (b)"))  # fmt: skip
+        fig.update_layout(
+            template=plotly_template(),
+            showlegend=False,
+            title=_h(
+                f"{score}: {vb.name} vs {va.name} — {wins} better, "
+                f"{losses} worse, {len(d) - wins - losses} tied"
+            ),
+            xaxis_title=_h(f"{va.name} (a)"),
+            yaxis_title=_h(f"{vb.name} (b)"),
+        )
         fig.update_xaxes(range=[lo, hi], constrain="domain")
         fig.update_yaxes(range=[lo, hi], scaleanchor="x", scaleratio=1, constrain="domain")
         return fig
@@ -113,18 +132,31 @@ class ComparisonPlots:
         d = c.deltas(score, va, vb)
         row = c.test_pairs([(va, vb)], [score]).iloc[0]
         fig = go.Figure()
-        fig.add_histogram(x=d["delta"], nbinsx=41, marker={"color": self.colors[vb.report]},
-                          name="cases", hovertemplate="Δ %{x}<br>%{y} cases<extra></extra>")  # fmt: skip
+        fig.add_histogram(
+            x=d["delta"],
+            nbinsx=41,
+            marker={"color": self.colors[vb.report]},
+            name="cases",
+            hovertemplate="Δ %{x}<br>%{y} cases<extra></extra>",
+        )
         fig.add_vline(x=0, line={"color": MUTED, "width": 1})
         fig.add_vline(x=row["delta"], line={"color": "#111827", "dash": "dash", "width": 2})
-        fig.add_vrect(x0=row["ci_low"], x1=row["ci_high"], fillcolor="#111827", opacity=0.08,
-                      line_width=0)  # fmt: skip
-        title = (f"{score}: {vb.name} − {va.name}, mean {format_delta(row['delta'])} "
-                 f"(95% CI {row['ci_low']:+.3f}…{row['ci_high']:+.3f}, {format_p(row['p_value'])} unadjusted); "
-                 f"W/T/L {row['wins']}/{row['ties']}/{row['losses']}")  # fmt: skip
-        fig.update_layout(template=plotly_template(), showlegend=False, title=_h(title),
-                          xaxis_title=_h(f"per-case difference in {score} (b − a)"),
-                          yaxis_title="cases", bargap=0.05)  # fmt: skip
+        fig.add_vrect(
+            x0=row["ci_low"], x1=row["ci_high"], fillcolor="#111827", opacity=0.08, line_width=0
+        )
+        title = (
+            f"{score}: {vb.name} − {va.name}, mean {format_delta(row['delta'])} "
+            f"(95% CI {row['ci_low']:+.3f}…{row['ci_high']:+.3f}, {format_p(row['p_value'])} unadjusted); "
+            f"W/T/L {row['wins']}/{row['ties']}/{row['losses']}"
+        )
+        fig.update_layout(
+            template=plotly_template(),
+            showlegend=False,
+            title=_h(title),
+            xaxis_title=_h(f"per-case difference in {score} (b − a)"),
+            yaxis_title="cases",
+            bargap=0.05,
+        )
         return fig
 
     def at_k(self, metric: str = "ndcg") -> go.Figure:
@@ -136,8 +168,12 @@ class ComparisonPlots:
             frame = at_k_frame(summary, f"beir_{metric}")
         if frame.empty:
             raise ValueError(f"no '{metric}@k' scores in this comparison (scores: {c.score_names})")
-        fig = at_k_figure(frame, color="variant", title=f"{metric}@k by recipe and mode",
-                          yaxis_title=f"mean {metric}@k")  # fmt: skip
+        fig = at_k_figure(
+            frame,
+            color="variant",
+            title=f"{metric}@k by recipe and mode",
+            yaxis_title=f"mean {metric}@k",
+        )
         return self._style_variants(fig, "line")
 
 

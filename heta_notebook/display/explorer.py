@@ -62,8 +62,11 @@ class PageRows(list):
         return self._frame
 
     def _warn(self) -> None:
-        warnings.warn("page_rows is a method returning a DataFrame: call explorer.page_rows()",
-                      DeprecationWarning, stacklevel=3)  # fmt: skip
+        warnings.warn(
+            "page_rows is a method returning a DataFrame: call explorer.page_rows()",
+            DeprecationWarning,
+            stacklevel=3,
+        )
 
     def __getitem__(self, item: Any) -> Any:
         self._warn()
@@ -212,8 +215,9 @@ class ReportExplorer(StaticFallback):
         if f.mode:
             mask &= self.frames.case_column("query_mode") == f.mode
         if f.label:
-            mask &= np.fromiter((f.label in labels for labels in self._case_labels()),
-                                dtype=bool, count=n)  # fmt: skip
+            mask &= np.fromiter(
+                (f.label in labels for labels in self._case_labels()), dtype=bool, count=n
+            )
         if f.errors_only:
             mask &= _not_none(self.frames.case_column("error"))
         if f.search.strip():
@@ -273,8 +277,14 @@ class ReportExplorer(StaticFallback):
         column = self.frames.case_column  # list rows come from the frames: no records built
         values = self._sort_values()
         value = None if values is None or np.isnan(values[row]) else float(values[row])
-        return {"row": row, "case_id": column("case_id")[row], "query_mode": column("query_mode")[row],
-                "query": column("query")[row], "value": value, "error": column("error")[row]}  # fmt: skip
+        return {
+            "row": row,
+            "case_id": column("case_id")[row],
+            "query_mode": column("query_mode")[row],
+            "query": column("query")[row],
+            "value": value,
+            "error": column("error")[row],
+        }
 
     # -- the widget (state synced both ways) ---------------------------------------------------
 
@@ -292,16 +302,25 @@ class ReportExplorer(StaticFallback):
     @property
     def controls(self) -> Any:
         """Deprecated: the controls run in the browser now; this is the widget itself."""
-        warnings.warn("ReportExplorer.controls is deprecated: the controls run in the browser; "
-                      "use .widget, .state and the methods", DeprecationWarning, stacklevel=2)  # fmt: skip
+        warnings.warn(
+            "ReportExplorer.controls is deprecated: the controls run in the browser; "
+            "use .widget, .state and the methods",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.widget
 
     @property
     def state(self) -> dict[str, Any]:
         """What the browser shows: filters, sort, page, page size and the selected report row."""
-        return {**asdict(self._filters), "sort_by": self._sort_by, "descending": self._descending,
-                "page": self.page, "page_size": self.page_size,
-                "selected": self.selected_row}  # fmt: skip
+        return {
+            **asdict(self._filters),
+            "sort_by": self._sort_by,
+            "descending": self._descending,
+            "page": self.page,
+            "page_size": self.page_size,
+            "selected": self.selected_row,
+        }
 
     def _push(self) -> None:
         if self._widget is not None and self._widget.state != self.state:
@@ -329,23 +348,38 @@ class ReportExplorer(StaticFallback):
         where widgets cannot render; the widget hides it wherever it renders."""
         infos = self.page_rows().to_dict("records")
         sorted_by = self._sort_by != REPORT_ORDER
-        rows = [[i["case_id"], i["query_mode"], truncate(i["query"], 90),
-                 *([fmt_num(i["value"])] if sorted_by else []),
-                 badge("error", "bad") if i["error"] else ""] for i in infos]  # fmt: skip
+        rows = [
+            [
+                i["case_id"],
+                i["query_mode"],
+                truncate(i["query"], 90),
+                *([fmt_num(i["value"])] if sorted_by else []),
+                badge("error", "bad") if i["error"] else "",
+            ]
+            for i in infos
+        ]
         header = ["case", "mode", "query", *([self._sort_by] if sorted_by else []), ""]
-        note = (f"Case explorer (static view: the interactive explorer did not load here). "
-                f"Page {self.page + 1} of {self.n_pages}; {fmt_int(self.n_matching)} case results "
-                f"match {_describe(self._filters)}.")  # fmt: skip
-        body = [tag("div", note, class_="hn-note"),
-                table(header, rows, class_="hn-table hn-left")]  # fmt: skip
+        note = (
+            f"Case explorer (static view: the interactive explorer did not load here). "
+            f"Page {self.page + 1} of {self.n_pages}; {fmt_int(self.n_matching)} case results "
+            f"match {_describe(self._filters)}."
+        )
+        body = [tag("div", note, class_="hn-note"), table(header, rows, class_="hn-table hn-left")]
         if self.selected is not None:
-            body.append(details(f"Selected case: {self.selected.case_id} · {self.selected.query_mode}",
-                                raw(case_detail_html(self.selected)), open_=True))  # fmt: skip
+            body.append(
+                details(
+                    f"Selected case: {self.selected.case_id} · {self.selected.query_mode}",
+                    raw(case_detail_html(self.selected)),
+                    open_=True,
+                )
+            )
         return str(panel(style(), *body, class_=FALLBACK_CLASS))
 
     def __repr__(self) -> str:
-        return (f"<ReportExplorer {self.report.report_id!r} {fmt_int(self.n_matching)} case results, "
-                f"page {self.page + 1}/{self.n_pages}, selected row {self.selected_row}>")  # fmt: skip
+        return (
+            f"<ReportExplorer {self.report.report_id!r} {fmt_int(self.n_matching)} case results, "
+            f"page {self.page + 1}/{self.n_pages}, selected row {self.selected_row}>"
+        )
 
 
 def _not_none(values: np.ndarray) -> np.ndarray:

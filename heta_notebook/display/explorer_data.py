@@ -130,9 +130,23 @@ def encode_report(
     strings = StringTable(max_text)
     rows = embedded_rows(report, max_cases, priority)
     names = list(report.frames().score_names)
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "case_id", "mode", "query", "answer", "expected", "latency", "error", "labels",
-        "evidence", "results", "trace", "response_meta")}  # fmt: skip
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "case_id",
+            "mode",
+            "query",
+            "answer",
+            "expected",
+            "latency",
+            "error",
+            "labels",
+            "evidence",
+            "results",
+            "trace",
+            "response_meta",
+        )
+    }
     scores = {name: {"v": [], "s": [], "p": [], "r": [], "m": []} for name in names}
     for row in rows:
         result = report.case_results[int(row)]
@@ -166,24 +180,56 @@ def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, l
     cols["expected"].append([s.add(a) for a in (expected.answers if expected else ())])
     cols["latency"].append(_num(result.latency_ms, 1))
     error = result.error
-    text = f"{error.error_type}: {error.message}" + (" (retryable)" if error.retryable else "") \
-        if error is not None else None  # fmt: skip
+    text = (
+        f"{error.error_type}: {error.message}" + (" (retryable)" if error.retryable else "")
+        if error is not None
+        else None
+    )
     cols["error"].append(s.add(text))
     cols["labels"].append([s.add(label) for label in case_labels(result)])
-    cols["evidence"].append([
-        [s.add(e["label"]), int(bool(e["matched"])), e["rank"], s.add(e["result_id"]),
-         _num(e["relevance"]), s.add(e["matched_by"])]
-        for e in case_evidence(result, expected)
-    ])  # fmt: skip
-    cols["results"].append([
-        [s.add(r["document_id"]), _num(r["score"]), s.add(r["result_id"]), s.add(r["text"]),
-         _num(r["relevance"]), int(r["relevant"]), [s.add(m) for m in r["matched_evidence"]]]
-        for r in case_results(result, expected)
-    ])  # fmt: skip
+    cols["evidence"].append(
+        [
+            [
+                s.add(e["label"]),
+                int(bool(e["matched"])),
+                e["rank"],
+                s.add(e["result_id"]),
+                _num(e["relevance"]),
+                s.add(e["matched_by"]),
+            ]
+            for e in case_evidence(result, expected)
+        ]
+    )
+    cols["results"].append(
+        [
+            [
+                s.add(r["document_id"]),
+                _num(r["score"]),
+                s.add(r["result_id"]),
+                s.add(r["text"]),
+                _num(r["relevance"]),
+                int(r["relevant"]),
+                [s.add(m) for m in r["matched_evidence"]],
+            ]
+            for r in case_results(result, expected)
+        ]
+    )
     trace = response.trace if response is not None else ()
-    cols["trace"].append(s.add(_json_text([
-        {"stage": e.stage, "message": e.message, **({"metadata": e.metadata} if e.metadata else {})}
-        for e in trace]), MAX_META))  # fmt: skip
+    cols["trace"].append(
+        s.add(
+            _json_text(
+                [
+                    {
+                        "stage": e.stage,
+                        "message": e.message,
+                        **({"metadata": e.metadata} if e.metadata else {}),
+                    }
+                    for e in trace
+                ]
+            ),
+            MAX_META,
+        )
+    )
     cols["response_meta"].append(
         s.add(_json_text(response.metadata if response is not None else None), MAX_META)
     )

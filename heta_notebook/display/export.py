@@ -22,8 +22,10 @@ from heta_notebook.display.html import Markup, join, raw, tag
 from heta_notebook.display.theme import CSS
 from heta_notebook.schema import EvaluationReport
 
-PAGE_CSS = "body{margin:24px;background:#fff} section{margin:18px 0 28px 0} " \
-           ".hn-fig{border:1px solid #E5E7EB;border-radius:6px;margin:10px 0;padding:4px}"  # fmt: skip
+PAGE_CSS = (
+    "body{margin:24px;background:#fff} section{margin:18px 0 28px 0} "
+    ".hn-fig{border:1px solid #E5E7EB;border-radius:6px;margin:10px 0;padding:4px}"
+)
 
 
 def report_to_html(
@@ -58,11 +60,19 @@ def report_to_html(
 def html_page(title: str, body: Sequence[Any], *, plotly: bool = True) -> str:
     """A complete offline page: shared CSS, plotly.js inlined once (when ``plotly``), ``body``."""
     script = raw(f'<script type="text/javascript">{_plotly_js()}</script>') if plotly else ""
-    head = join([raw('<meta charset="utf-8">'),
-                 raw('<meta name="viewport" content="width=device-width, initial-scale=1">'),
-                 tag("title", title), raw(f"<style>{CSS}\n{PAGE_CSS}</style>"), script])  # fmt: skip
-    return f"<!DOCTYPE html>\n<html lang=\"en\"><head>{head}</head>" \
-           f"<body><div class=\"hn\">{join(body)}</div></body></html>\n"  # fmt: skip
+    head = join(
+        [
+            raw('<meta charset="utf-8">'),
+            raw('<meta name="viewport" content="width=device-width, initial-scale=1">'),
+            tag("title", title),
+            raw(f"<style>{CSS}\n{PAGE_CSS}</style>"),
+            script,
+        ]
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>'
+        f'<body><div class="hn">{join(body)}</div></body></html>\n'
+    )
 
 
 def _plotly_js() -> str:
@@ -75,8 +85,9 @@ def _plotly_js() -> str:
 
 def figure_html(fig: Any) -> Markup:
     """One plotly figure as a div for a page that already loaded plotly.js."""
-    inner = fig.to_html(include_plotlyjs=False, full_html=False,
-                        config={"displaylogo": False, "responsive": True})  # fmt: skip
+    inner = fig.to_html(
+        include_plotlyjs=False, full_html=False, config={"displaylogo": False, "responsive": True}
+    )
     return tag("div", raw(inner), class_="hn-fig")
 
 
@@ -126,8 +137,11 @@ def comparison_cases(comparison: Any, max_cases: int | None = DEFAULT_MAX_CASES)
     """The browser comparison explorer (cases side by side) for a plain page."""
     from heta_notebook.display.comparison_explorer import ComparisonExplorer
 
-    return tag("section", tag("h2", "Cases side by side"),
-               raw(ComparisonExplorer(comparison, max_cases=max_cases).standalone_html()))  # fmt: skip
+    return tag(
+        "section",
+        tag("h2", "Cases side by side"),
+        raw(ComparisonExplorer(comparison, max_cases=max_cases).standalone_html()),
+    )
 
 
 __all__ = ["comparison_cases", "figure_html", "html_page", "report_to_html"]

@@ -100,8 +100,14 @@ def _error_bars(group: pd.DataFrame, y: str, low: str | None, high: str | None) 
     values = group[y].to_numpy(dtype=float)
     plus = np.clip(group[high].to_numpy(dtype=float) - values, 0, None)
     minus = np.clip(values - group[low].to_numpy(dtype=float), 0, None)
-    return {"type": "data", "array": np.nan_to_num(plus), "arrayminus": np.nan_to_num(minus),
-            "visible": True, "thickness": 1.2, "width": 3}  # fmt: skip
+    return {
+        "type": "data",
+        "array": np.nan_to_num(plus),
+        "arrayminus": np.nan_to_num(minus),
+        "visible": True,
+        "thickness": 1.2,
+        "width": 3,
+    }
 
 
 def _bar_hover(group, x, y, color, low, high) -> list[str]:
@@ -155,17 +161,28 @@ def _distribution_trace(kind, group, value, label, color, hover) -> Any:
     if kind == "histogram":
         return go.Histogram(x=y, **common, hovertemplate="%{x}: %{y} cases<extra></extra>")
     trace = go.Violin if kind == "violin" else go.Box
-    extra = {"boxpoints": "all" if len(group) <= 500 else "outliers", "jitter": 0.4,
-             "pointpos": 0} if kind == "box" else {"points": "outliers", "box_visible": True}  # fmt: skip
-    return trace(y=y, x=[esc(label)] * len(y), text=text, hoverinfo="y+text" if text else "y",
-                 **common, **extra)  # fmt: skip
+    extra = (
+        {"boxpoints": "all" if len(group) <= 500 else "outliers", "jitter": 0.4, "pointpos": 0}
+        if kind == "box"
+        else {"points": "outliers", "box_visible": True}
+    )
+    return trace(
+        y=y,
+        x=[esc(label)] * len(y),
+        text=text,
+        hoverinfo="y+text" if text else "y",
+        **common,
+        **extra,
+    )
 
 
 def _point_hover(group: pd.DataFrame, hover: Sequence[str]) -> list[str]:
     columns = [c for c in hover if c in group]
     rows = zip(*(group[c].tolist() for c in columns), strict=True) if columns else []
-    return ["<br>".join(f"{esc(c)}: {esc(truncate(v, 80))}" for c, v in zip(columns, row, strict=True))
-            for row in rows]  # fmt: skip
+    return [
+        "<br>".join(f"{esc(c)}: {esc(truncate(v, 80))}" for c, v in zip(columns, row, strict=True))
+        for row in rows
+    ]
 
 
 def at_k_figure(
@@ -211,8 +228,15 @@ def latency_figure(
     title: str = "Query latency per case",
 ) -> Any:
     """Box plot of per-case latency (ms) per ``color`` value; log axis when latencies spread widely."""
-    fig = distribution_figure(frame.dropna(subset=[value]), value=value, color=color,
-                              hover=hover, kind="box", title=title, value_title="latency (ms)")  # fmt: skip
+    fig = distribution_figure(
+        frame.dropna(subset=[value]),
+        value=value,
+        color=color,
+        hover=hover,
+        kind="box",
+        title=title,
+        value_title="latency (ms)",
+    )
     values = frame[value].dropna().to_numpy(dtype=float)
     positive = values[values > 0]
     if len(positive) and positive.max() / max(positive.min(), 1e-9) >= 50:
@@ -247,9 +271,13 @@ class ReportPlots:
             )
         cases = self.frames.cases()[["row", "query"]]
         picked = picked.merge(cases, on="row", how="left")
-        return distribution_figure(picked, hover=("case_id", "query"), kind=kind,
-                                   title=f"{self.report.label}: {score} per case",
-                                   value_title=score)  # fmt: skip
+        return distribution_figure(
+            picked,
+            hover=("case_id", "query"),
+            kind=kind,
+            title=f"{self.report.label}: {score} per case",
+            value_title=score,
+        )
 
     def at_k(self, metric: str = "ndcg") -> Any:
         """``metric@k`` against k, one line per query mode (names like ``ndcg@10``)."""
@@ -258,17 +286,25 @@ class ReportPlots:
             raise ValueError(
                 f"no '{metric}@k' scores in this report: {list(self.frames.score_names)}"
             )
-        return at_k_figure(frame, title=f"{self.report.label}: {metric}@k by query mode",
-                           yaxis_title=f"mean {metric}@k")  # fmt: skip
+        return at_k_figure(
+            frame,
+            title=f"{self.report.label}: {metric}@k by query mode",
+            yaxis_title=f"mean {metric}@k",
+        )
 
     def latency(self) -> Any:
         """Per-case query latency per mode (box plot)."""
-        return latency_figure(self.frames.cases(), hover=("case_id", "query"),
-                              title=f"{self.report.label}: query latency per case")  # fmt: skip
+        return latency_figure(
+            self.frames.cases(),
+            hover=("case_id", "query"),
+            title=f"{self.report.label}: query latency per case",
+        )
 
     def _repr_html_(self) -> str:
-        return "<p>Figures: <code>.metrics()</code>, <code>.distribution(score)</code>, " \
-               "<code>.at_k(metric)</code>, <code>.latency()</code></p>"  # fmt: skip
+        return (
+            "<p>Figures: <code>.metrics()</code>, <code>.distribution(score)</code>, "
+            "<code>.at_k(metric)</code>, <code>.latency()</code></p>"
+        )
 
 
 def at_k_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -139,5 +139,9 @@ def setup_notebook(renderer: str = DEFAULT_RENDERER) -> None:
 
 
 __all__ = [
-    "DEFAULT_RENDERER", "RENDERER_NAME", "embed_plotlyjs_once", "plotlyjs_html", "setup_notebook",
-]  # fmt: skip
+    "DEFAULT_RENDERER",
+    "RENDERER_NAME",
+    "embed_plotlyjs_once",
+    "plotlyjs_html",
+    "setup_notebook",
+]

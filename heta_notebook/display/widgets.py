@@ -88,8 +88,13 @@ _data_widgets: weakref.WeakValueDictionary[tuple, ReportDataWidget] = weakref.We
 def _key(report: EvaluationReport, max_cases: int | None, priority: tuple[str, ...]) -> tuple:
     capped = max_cases is not None and len(report.case_results) > max_cases
     digest = hashlib.sha1("\n".join(priority).encode()).hexdigest() if capped else ""
-    return (report.report_id, id(report), len(report.case_results), max_cases if capped else None,
-            digest)  # fmt: skip
+    return (
+        report.report_id,
+        id(report),
+        len(report.case_results),
+        max_cases if capped else None,
+        digest,
+    )
 
 
 def report_data(
@@ -156,11 +161,18 @@ def standalone_html(
     for n, (label, payload) in enumerate(packed.items()):
         models[f"{uid}-d{n}"] = {"payload": payload}
         refs[label] = f"IPY_MODEL_{uid}-d{n}"
-    models[uid] = {"kind": kind, "data": refs if isinstance(data, dict) else refs[""],
-                   "variants": variants or [], "state": state}  # fmt: skip
+    models[uid] = {
+        "kind": kind,
+        "data": refs if isinstance(data, dict) else refs[""],
+        "variants": variants or [],
+        "state": state,
+    }
     esm = explorer_esm().replace("</script", "<\\/script")
-    ids = {"esm_id": json.dumps(f"{uid}-esm"), "models_id": json.dumps(f"{uid}-models"),
-           "uid": json.dumps(uid)}  # fmt: skip
+    ids = {
+        "esm_id": json.dumps(f"{uid}-esm"),
+        "models_id": json.dumps(f"{uid}-models"),
+        "uid": json.dumps(uid),
+    }
     return (
         f'<div class="hn-explorer-mount" data-hn-explorer="{uid}"></div>'
         f'<script type="text/plain" id="{uid}-esm">{esm}</script>'

@@ -20,9 +20,19 @@ LABEL_KEYS = ("label", "verdict", "classification", "category", "result")
 
 _TRUE_WORDS = {"true", "yes", "pass", "passed", "correct", "faithful", "relevant", "supported"}
 _FALSE_WORDS = {
-    "false", "no", "fail", "failed", "incorrect", "wrong", "unfaithful", "irrelevant",
-    "not relevant", "not supported", "unsupported", "not faithful",
-}  # fmt: skip
+    "false",
+    "no",
+    "fail",
+    "failed",
+    "incorrect",
+    "wrong",
+    "unfaithful",
+    "irrelevant",
+    "not relevant",
+    "not supported",
+    "unsupported",
+    "not faithful",
+}
 _FENCE = re.compile(r"```(?:[A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
 _NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*(%|/\s*(\d+(?:\.\d+)?))?\s*$")
 

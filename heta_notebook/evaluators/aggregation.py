@@ -1,6 +1,6 @@
 """The one aggregation engine: the scored/skipped/error rule, means, t CIs and the bootstrap.
 
-Skipped and failed scores are excluded and counted, never averaged in (contract 5). Everything
+Skipped and failed scores are excluded and counted, never averaged in. Everything
 that aggregates scores calls this module: the runner's statistics, the frames' summary and
 slices, the card, the comparison's summary and paired bootstrap, and the regression gates.
 
@@ -211,8 +211,18 @@ def status_name(metadata: Mapping[str, Any] | None) -> str:
 
 # --------------------------------------------------------------------------- vectorised statistics
 
-STAT_FIELDS = ("n", "n_scored", "n_skipped", "n_error", "n_passed", "n_judged", "mean", "std",
-               "ci_low", "ci_high")  # fmt: skip
+STAT_FIELDS = (
+    "n",
+    "n_scored",
+    "n_skipped",
+    "n_error",
+    "n_passed",
+    "n_judged",
+    "mean",
+    "std",
+    "ci_low",
+    "ci_high",
+)
 
 
 def grouped_stats(
@@ -240,8 +250,11 @@ def grouped_stats(
     def count(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         return np.bincount(groups[mask], weights, minlength=n_groups)[:n_groups]
 
-    out = {"n_scored": count(scored), "n_skipped": count(status == SKIPPED),
-           "n_error": count(status == ERROR)}  # fmt: skip
+    out = {
+        "n_scored": count(scored),
+        "n_skipped": count(status == SKIPPED),
+        "n_error": count(status == ERROR),
+    }
     if passed is None:
         out["n_judged"] = out["n_passed"] = np.zeros(n_groups, dtype=np.int64)
     else:
@@ -268,9 +281,16 @@ def matrix_stats(
         mean = np.where(n > 0, np.where(ok, values, 0.0).sum(axis=axis) / np.maximum(n, 1), np.nan)
         dev = np.where(ok, values - np.expand_dims(mean, axis), 0.0)
         out = {"n": n, "mean": mean}
-        out.update(_spread(n, mean, (dev * dev).sum(axis=axis),
-                           np.where(ok, values, np.inf).min(axis=axis),
-                           np.where(ok, values, -np.inf).max(axis=axis), confidence))  # fmt: skip
+        out.update(
+            _spread(
+                n,
+                mean,
+                (dev * dev).sum(axis=axis),
+                np.where(ok, values, np.inf).min(axis=axis),
+                np.where(ok, values, -np.inf).max(axis=axis),
+                confidence,
+            )
+        )
     if passed is not None:
         verdict = np.asarray(passed, dtype=float)
         out["n_judged"] = (~np.isnan(verdict)).sum(axis=axis)
@@ -371,8 +391,9 @@ def bootstrap_intervals(
             by_length.setdefault(n, []).append(key)
     for keys in by_length.values():
         matrix = np.asarray([np.asarray(columns[key], dtype=float) for key in keys]).T
-        low, high = bootstrap_interval(matrix, n_resamples=n_resamples, confidence=confidence,
-                                       seed=seed)  # fmt: skip
+        low, high = bootstrap_interval(
+            matrix, n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
         out.update({k: [float(lo), float(hi)] for k, lo, hi in zip(keys, low, high, strict=True)})
     return out
 
@@ -425,10 +446,14 @@ def summarize(
     per_case = list(map(_SCORES, results))
     counts = np.fromiter(map(len, per_case), dtype=np.int64, count=len(per_case))
     mode_codes: dict[str, int] = {}
-    case_modes = np.fromiter((mode_codes.setdefault(r.query_mode, len(mode_codes)) for r in results),
-                             dtype=np.int64, count=len(results))  # fmt: skip
-    failed = Counter(r.query_mode for r, n in zip(results, counts, strict=True)
-                     if not n and r.error is not None)  # fmt: skip
+    case_modes = np.fromiter(
+        (mode_codes.setdefault(r.query_mode, len(mode_codes)) for r in results),
+        dtype=np.int64,
+        count=len(results),
+    )
+    failed = Counter(
+        r.query_mode for r, n in zip(results, counts, strict=True) if not n and r.error is not None
+    )
     n = int(counts.sum())
     # one pass over the scores: pydantic keeps fields in __dict__, where itemgetter is fastest
     with paused_gc():  # many short-lived tuples: skip the collector's rescans
@@ -444,20 +469,23 @@ def summarize(
         values, texts = np.fromiter(raw, dtype=float, count=len(raw)), None
     except (TypeError, ValueError):  # text scores are counted, not averaged
         texts = [v if v.__class__ is str else None for v in raw]
-        values = np.array([np.nan if t is not None else v for v, t in zip(raw, texts, strict=True)],
-                          dtype=float)  # fmt: skip
+        values = np.array(
+            [np.nan if t is not None else v for v, t in zip(raw, texts, strict=True)], dtype=float
+        )
     status = status_codes(mds)
     passed = np.fromiter(map(_VERDICT.__getitem__, verdicts), float, n)
-    stats = grouped_stats(codes, len(present), values, status=status, passed=passed,
-                          confidence=confidence)  # fmt: skip
+    stats = grouped_stats(
+        codes, len(present), values, status=status, passed=passed, confidence=confidence
+    )
     modes, labels = list(mode_codes), list(name_codes)
     tallies = text_counts(codes, status, texts) if texts is not None else {}
     out = {}
     for i in np.argsort(first, kind="stable").tolist():  # first-seen order of mode.score
         mode_, name = modes[present[i] // width], labels[present[i] % width]
         stats["n_error"][i] += failed[mode_]  # a failed query: an error for each score of its mode
-        out[f"{mode_}.{name}"] = aggregate_of(stats, i, name=name, mode=mode_,
-                                              counts=tallies.get(i))  # fmt: skip
+        out[f"{mode_}.{name}"] = aggregate_of(
+            stats, i, name=name, mode=mode_, counts=tallies.get(i)
+        )
     return out
 
 
@@ -498,12 +526,20 @@ def aggregate_of(
         return None if math.isnan(value) else value
 
     return ScoreAggregate(
-        name=name, method="mean", value=num("mean"), n_scored=int(stats["n_scored"][i]),
-        n_skipped=int(stats["n_skipped"][i]), n_error=int(stats["n_error"][i]),
-        n_passed=int(stats["n_passed"][i]), n_judged=int(stats["n_judged"][i]),
-        std=num("std"), ci_low=num("ci_low"), ci_high=num("ci_high"),
-        counts=dict(counts or {}), query_mode=mode,
-    )  # fmt: skip
+        name=name,
+        method="mean",
+        value=num("mean"),
+        n_scored=int(stats["n_scored"][i]),
+        n_skipped=int(stats["n_skipped"][i]),
+        n_error=int(stats["n_error"][i]),
+        n_passed=int(stats["n_passed"][i]),
+        n_judged=int(stats["n_judged"][i]),
+        std=num("std"),
+        ci_low=num("ci_low"),
+        ci_high=num("ci_high"),
+        counts=dict(counts or {}),
+        query_mode=mode,
+    )
 
 
 @dataclass
@@ -528,9 +564,15 @@ def summarize_column(
     """The aggregate of one collected column: mean, std, clipped t CI, counts, pass rate."""
     values = np.asarray(column.values, dtype=float)
     stats = _moments(np.zeros(len(values), dtype=np.int64), values, 1, confidence)
-    stats.update({"n_scored": [len(values) + sum(column.texts.values())],
-                  "n_skipped": [column.skipped], "n_error": [column.errors],
-                  "n_passed": [column.passed], "n_judged": [column.judged]})  # fmt: skip
+    stats.update(
+        {
+            "n_scored": [len(values) + sum(column.texts.values())],
+            "n_skipped": [column.skipped],
+            "n_error": [column.errors],
+            "n_passed": [column.passed],
+            "n_judged": [column.judged],
+        }
+    )
     return aggregate_of(stats, 0, name=name, mode=mode_, counts=column.texts)
 
 

@@ -11,7 +11,7 @@ Settings are honoured inside ``evaluate()``: ``timeout`` bounds each attempt (a 
 then runs in its own daemon thread, which runs on after a timeout; without a timeout it runs
 in line, which is much cheaper); ``retry_count`` retries a failing attempt with exponential backoff
 (``retry_backoff * 2**attempt`` seconds). After the last failure the exception propagates: the
-runner records it as ``EvaluationScore.error_score`` (contract 1), exactly as for any other
+runner records it as ``EvaluationScore.error_score``, exactly as for any other
 evaluator. ``enabled=False`` is only exposed through ``.settings``; the runner drops it.
 """
 
@@ -44,7 +44,7 @@ def honeyhive_view(case: BenchmarkCase, response: QueryResponse) -> tuple[Any, d
 
     ``response.metadata["outputs"]``, ``case.metadata["inputs"]`` and
     ``case.metadata["ground_truth"]`` are returned as-is when present (``evaluate()`` stores the
-    user's original dicts there); otherwise they are built from the records (contract 6).
+    user's original dicts there); otherwise they are built from the records.
     """
     return _outputs(response), _inputs(case), _ground_truth(case)
 

@@ -115,7 +115,7 @@ class JudgeInputs:
 def judge_inputs(case: BenchmarkCase, response: QueryResponse) -> JudgeInputs:
     """Query, answer, expected answers and retrieved texts of a case.
 
-    Falls back to the HoneyHive dicts ``evaluate()`` keeps in metadata (contract 6).
+    Falls back to the HoneyHive dicts ``evaluate()`` keeps in metadata.
     """
     outputs = response.metadata.get("outputs")
     inputs = case.metadata.get("inputs")

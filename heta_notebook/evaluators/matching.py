@@ -1,6 +1,6 @@
 """Which retrieved result matches which expected evidence, and which document a chunk came from.
 
-The one place for evidence matching and chunk → document mapping (contract 3). Evaluators,
+The one place for evidence matching and chunk → document mapping. Evaluators,
 frames and explorers all call these functions so a report is read the same way everywhere.
 
 Matching an evidence item against one result tries, in order:
@@ -241,8 +241,13 @@ def _locator_values(key: str, result: QueryResult) -> set[str]:
     if key == "source_key_prefix":
         key = "source_key"
     keys = (key, key + "s", *_PLURALS.get(key, ()))
-    values = {text for c in _candidates(result) for k in keys for v in _as_values(c.get(k))
-              if (text := _text(v))}  # fmt: skip
+    values = {
+        text
+        for c in _candidates(result)
+        for k in keys
+        for v in _as_values(c.get(k))
+        if (text := _text(v))
+    }
     if key == "chunk_id":
         values.add(result.id)
     if key == "document_id":

@@ -410,9 +410,10 @@ def evaluate_batch(
     columns: dict[int, list[EvaluationScore]] = {}
     for convention in CONVENTIONS:
         group = [
-            (i, e) for i, e in enumerate(evaluators)
+            (i, e)
+            for i, e in enumerate(evaluators)
             if isinstance(e, BeirRetrievalMetric) and e.convention == convention
-        ]  # fmt: skip
+        ]
         if group:
             scored = beir_scores([e for _, e in group], cases, responses)
             columns.update({i: column for (i, _), column in zip(group, scored, strict=True)})

@@ -1,4 +1,4 @@
-"""The runner's KB cache (contract 9): one folder per (recipe settings, corpus) under a workspace.
+"""The runner's KB cache: one folder per (recipe settings, corpus) under a workspace.
 
 The key is the hash of the recipe manifest *without its name* (renaming a recipe reuses its
 KB) plus the KB file format, and ``corpus_hash`` of the documents. A finished KB is written to

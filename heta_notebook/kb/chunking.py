@@ -77,8 +77,16 @@ class ChunkTable(Sequence[Chunk]):
     KB opens without reading its texts. Indexing yields ``Chunk`` objects on demand.
     """
 
-    COLUMNS = ("text", "text_offsets", "documents", "document_offsets", "document",
-               "chunk_index", "start", "end")  # fmt: skip
+    COLUMNS = (
+        "text",
+        "text_offsets",
+        "documents",
+        "document_offsets",
+        "document",
+        "chunk_index",
+        "start",
+        "end",
+    )
 
     def __init__(self, columns: dict[str, np.ndarray]):
         missing = set(self.COLUMNS) - set(columns)
@@ -105,16 +113,18 @@ class ChunkTable(Sequence[Chunk]):
             chunk_index.append(chunk.chunk_index)
             start.append(chunk.start)
             end.append(chunk.end)
-        return cls({
-            "text": np.frombuffer(text, dtype=np.uint8),
-            "text_offsets": np.array([0, *text_ends], dtype=np.int64),
-            "documents": np.frombuffer(documents, dtype=np.uint8),
-            "document_offsets": np.array([0, *document_ends], dtype=np.int64),
-            "document": np.array(document, dtype=np.int64),
-            "chunk_index": np.array(chunk_index, dtype=np.int64),
-            "start": np.array(start, dtype=np.int64),
-            "end": np.array(end, dtype=np.int64),
-        })  # fmt: skip
+        return cls(
+            {
+                "text": np.frombuffer(text, dtype=np.uint8),
+                "text_offsets": np.array([0, *text_ends], dtype=np.int64),
+                "documents": np.frombuffer(documents, dtype=np.uint8),
+                "document_offsets": np.array([0, *document_ends], dtype=np.int64),
+                "document": np.array(document, dtype=np.int64),
+                "chunk_index": np.array(chunk_index, dtype=np.int64),
+                "start": np.array(start, dtype=np.int64),
+                "end": np.array(end, dtype=np.int64),
+            }
+        )
 
     def __len__(self) -> int:
         return len(self._document)
@@ -153,12 +163,26 @@ class ChunkTable(Sequence[Chunk]):
         )
         out = []
         for a, b, d0, d1, index, start, end in zip(
-            text_from, text_to, doc_from, doc_to, c["chunk_index"][rows].tolist(),
-            c["start"][rows].tolist(), c["end"][rows].tolist(), strict=True,
-        ):  # fmt: skip
+            text_from,
+            text_to,
+            doc_from,
+            doc_to,
+            c["chunk_index"][rows].tolist(),
+            c["start"][rows].tolist(),
+            c["end"][rows].tolist(),
+            strict=True,
+        ):
             document_id = names[d0:d1].tobytes().decode("utf-8")
-            out.append(Chunk(f"{document_id}#{index}", document_id, index, start, end,
-                             text[a:b].tobytes().decode("utf-8")))  # fmt: skip
+            out.append(
+                Chunk(
+                    f"{document_id}#{index}",
+                    document_id,
+                    index,
+                    start,
+                    end,
+                    text[a:b].tobytes().decode("utf-8"),
+                )
+            )
         return out
 
     def text(self, index: int) -> str:
@@ -181,10 +205,12 @@ class ChunkTable(Sequence[Chunk]):
     @classmethod
     def load(cls, folder: Path) -> ChunkTable:
         """Memory-map the columns written by ``save`` (nothing is read until used)."""
-        return cls({
-            name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-            for name in cls.COLUMNS
-        })  # fmt: skip
+        return cls(
+            {
+                name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+                for name in cls.COLUMNS
+            }
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ChunkTable):

@@ -239,8 +239,14 @@ class KnowledgeBase:
             metadata["document_title"] = title
         if fusion is not None:
             metadata["fused_ranks"] = {FULL_TEXT: fusion[0], VECTOR: fusion[1]}
-        return _result(id=chunk.chunk_id, text=chunk.text, score=score, kind="chunk",
-                       source=self.source(chunk), metadata=metadata)  # fmt: skip
+        return _result(
+            id=chunk.chunk_id,
+            text=chunk.text,
+            score=score,
+            kind="chunk",
+            source=self.source(chunk),
+            metadata=metadata,
+        )
 
     def source(self, chunk: Chunk) -> dict[str, Any]:
         """Provenance of ``chunk``: document id, chunk id/index, offsets, raw key when known."""
@@ -293,7 +299,7 @@ class KnowledgeBase:
             "query_modes": list(self.query_modes),
             "indexes": indexes,
             **self.facts,
-        }  # fmt: skip
+        }
 
     def save(self, folder: str | Path) -> Path:
         """Write the KB to ``folder`` (JSON + ``.npy``; no pickle) and return it."""

@@ -2,7 +2,7 @@
 
 A recipe is frozen plain data. ``recipe.manifest()`` is the JSON snapshot that goes into a
 report's ``recipe_manifest`` (secrets redacted) and ``recipe.hash`` identifies it, so the
-runner's KB cache (contract 9) and the comparison view's recipe diff both read the same thing.
+runner's KB cache and the comparison view's recipe diff both read the same thing.
 
     Recipe(name="bm25-docs", dense=None, hybrid=None)                 # BM25 over whole documents
     Recipe(name="chunks-100", chunking=Chunking(unit="words", size=100, overlap=20))

@@ -36,8 +36,14 @@ from heta_notebook.schema import EvaluationCaseResult
 
 # Libraries whose versions can change a number in a report.
 _VERSIONED = (
-    "heta-notebook", "numpy", "pandas", "pydantic", "scipy", "bm25s", "heta-framework",
-)  # fmt: skip
+    "heta-notebook",
+    "numpy",
+    "pandas",
+    "pydantic",
+    "scipy",
+    "bm25s",
+    "heta-framework",
+)
 # A bootstrap costs n_resamples × n draws per score column; beyond this, keep the t interval.
 _BOOTSTRAP_BUDGET = 20_000_000
 

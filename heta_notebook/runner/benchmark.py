@@ -80,8 +80,15 @@ class BenchmarkRunner:
         work = workspace_for("kb", report_store, workspace)
         loaded = await load_benchmark(benchmark, workspace_for("benchmarks", report_store))
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
-        options = {"config": active, "store": report_store, "resume": resume, "rebuild": rebuild,
-                   "progress": progress, "workspace": work, "query_modes": query_modes}  # fmt: skip
+        options = {
+            "config": active,
+            "store": report_store,
+            "resume": resume,
+            "rebuild": rebuild,
+            "progress": progress,
+            "workspace": work,
+            "query_modes": query_modes,
+        }
         if recipe is not None:
             recipe = adapt_heta(recipe, "recipe")
             label = label_of(recipe, knowledge_base_name or loaded.manifest.name)
@@ -102,7 +109,7 @@ class BenchmarkRunner:
                 f"{knowledge_base_name or loaded.manifest.name}-{label}",
                 chosen,
                 **options,
-            )  # fmt: skip
+            )
             for label, each in named_recipes(adapted).items()
         ]
         done = await (executor or LocalExecutor()).run(jobs)

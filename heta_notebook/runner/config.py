@@ -53,8 +53,15 @@ def coerce_config(config: BenchmarkRunConfig | Any | None, **overrides: Any) -> 
     elif isinstance(config, dict):
         base = dict(config)
     else:  # heta-framework's frozen dataclass has the same field names
-        names = ("top_k", "query_options", "trace", "persist_report", "max_concurrent_queries",
-                 "report_id", "metadata")  # fmt: skip
+        names = (
+            "top_k",
+            "query_options",
+            "trace",
+            "persist_report",
+            "max_concurrent_queries",
+            "report_id",
+            "metadata",
+        )
         base = {name: getattr(config, name) for name in names if hasattr(config, name)}
         base["query_options"] = dict(base.get("query_options") or {})
         base["metadata"] = dict(base.get("metadata") or {})

@@ -3,7 +3,7 @@
 Each datapoint ``{"inputs": {...}, "ground_truth": {...}}`` becomes a ``BenchmarkCase`` whose
 metadata keeps both dicts as given; the function's outputs become a ``QueryResponse`` whose
 ``metadata["outputs"]`` keeps them as returned (a string becomes ``{"answer": ...}``), so
-decorated evaluators see the original dicts (contract 6). Execution, isolation, progress,
+decorated evaluators see the original dicts. Execution, isolation, progress,
 checkpoints and statistics are the runner's (``_plan``, ``_pool``); the result is an
 ``EvaluationReport`` with one query mode: the function's name or ``label``.
 """
@@ -249,10 +249,11 @@ def _results(outputs: Any) -> tuple[QueryResult, ...]:
     try:
         if isinstance(outputs.get("results"), list):
             return tuple(
-                QueryResult.from_dict({"id": f"result-{i}", **item}) if isinstance(item, dict)
+                QueryResult.from_dict({"id": f"result-{i}", **item})
+                if isinstance(item, dict)
                 else QueryResult(id=f"result-{i}", text=str(item))
                 for i, item in enumerate(outputs["results"])
-            )  # fmt: skip
+            )
         if isinstance(outputs.get("contexts"), list):
             return tuple(
                 QueryResult(id=f"context-{i}", text=str(text))

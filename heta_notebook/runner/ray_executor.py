@@ -214,9 +214,11 @@ class _RecipeOnRay:
             if (case.case_id, mode) not in finished
         ]
         progress = RunProgress(
-            total=_total(spec), initial=_total(spec) - len(pending), desc=spec.label,
+            total=_total(spec),
+            initial=_total(spec) - len(pending),
+            desc=spec.label,
             enabled=spec.progress,
-        )  # fmt: skip
+        )
         failure: BaseException | None = None
         try:
             await self._run_shards(spec, context_ref, pending, shards, progress)

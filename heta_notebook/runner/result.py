@@ -76,11 +76,19 @@ class RunCollection:
                 mode, _, score = key.partition(".")
                 info = stats.get(key, {})
                 ci = info.get("ci95") or [None, None]
-                rows.append({
-                    "label": label, "query_mode": mode, "score": score, "mean": mean,
-                    "n": info.get("n"), "ci_low": ci[0], "ci_high": ci[1],
-                    "n_skipped": info.get("n_skipped"), "n_error": info.get("n_error"),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "label": label,
+                        "query_mode": mode,
+                        "score": score,
+                        "mean": mean,
+                        "n": info.get("n"),
+                        "ci_low": ci[0],
+                        "ci_high": ci[1],
+                        "n_skipped": info.get("n_skipped"),
+                        "n_error": info.get("n_error"),
+                    }
+                )
         return pd.DataFrame(rows)
 
     def compare(self, baseline: Any = None, **options: Any) -> Any:

@@ -22,12 +22,24 @@ from urllib.parse import urlsplit
 
 CHROMIUM = Path(os.environ.get("HETA_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-PROBLEM_TEXTS = ("Error displaying widget", "Loading widget", "model not found",
-                 "Javascript Error", "Failed to load model class", "Traceback")  # fmt: skip
+PROBLEM_TEXTS = (
+    "Error displaying widget",
+    "Loading widget",
+    "model not found",
+    "Javascript Error",
+    "Failed to load model class",
+    "Traceback",
+)
 
 
 def unavailable(reason: str) -> None:
@@ -78,36 +90,53 @@ class LabServer:
             folder.mkdir(parents=True, exist_ok=True)
         config = {
             "IdentityProvider": {"token": ""},
-            "ServerApp": {"password": "", "disable_check_xsrf": True, "open_browser": False,
-                          "root_dir": str(self.root), "ip": "127.0.0.1", "port": self.port,
-                          "port_retries": 0, "allow_root": True},
-            "LabApp": {"expose_app_in_browser": True, "news_url": None,
-                       "check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
-                       "extension_manager": "readonly",
-                       "user_settings_dir": str(dirs["settings"]),
-                       "workspaces_dir": str(dirs["ws"])},
-        }  # fmt: skip
+            "ServerApp": {
+                "password": "",
+                "disable_check_xsrf": True,
+                "open_browser": False,
+                "root_dir": str(self.root),
+                "ip": "127.0.0.1",
+                "port": self.port,
+                "port_retries": 0,
+                "allow_root": True,
+            },
+            "LabApp": {
+                "expose_app_in_browser": True,
+                "news_url": None,
+                "check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
+                "extension_manager": "readonly",
+                "user_settings_dir": str(dirs["settings"]),
+                "workspaces_dir": str(dirs["ws"]),
+            },
+        }
         for name in ("jupyter_server_config.json", "jupyter_lab_config.json"):
             (dirs["config"] / name).write_text(json.dumps(config))
         settings = {
             # render every cell (no virtual scrolling), so off-screen charts are drawn too
-            "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none",
-                                                       "scrollPastEnd": False},
+            "@jupyterlab/notebook-extension/tracker": {
+                "windowingMode": "none",
+                "scrollPastEnd": False,
+            },
             "@jupyterlab/apputils-extension/notification": {
-                "fetchNews": "false", "checkForUpdates": False},
+                "fetchNews": "false",
+                "checkForUpdates": False,
+            },
             "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
-        }  # fmt: skip
+        }
         for plugin, values in settings.items():
             path = dirs["settings"] / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
         env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
         env.update(
-            JUPYTER_CONFIG_DIR=str(dirs["config"]), JUPYTER_DATA_DIR=str(dirs["data"]),
-            JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
-            JUPYTERLAB_WORKSPACES_DIR=str(dirs["ws"]), IPYTHONDIR=str(dirs["ipy"]),
+            JUPYTER_CONFIG_DIR=str(dirs["config"]),
+            JUPYTER_DATA_DIR=str(dirs["data"]),
+            JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+            JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
+            JUPYTERLAB_WORKSPACES_DIR=str(dirs["ws"]),
+            IPYTHONDIR=str(dirs["ipy"]),
             PYTHONUNBUFFERED="1",
-        )  # fmt: skip
+        )
         return env
 
     def start(self, timeout: float = 120) -> None:
@@ -115,10 +144,14 @@ class LabServer:
         env = self._environment()
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jupyterlab", "--no-browser"], cwd=self.root, env=env,
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                [sys.executable, "-m", "jupyterlab", "--no-browser"],
+                cwd=self.root,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

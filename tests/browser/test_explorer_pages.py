@@ -36,8 +36,11 @@ def _open(chromium_browser, path):
 
 
 def _matching(report, word: str) -> set[tuple[str, str]]:
-    return {(r.case_id, r.query_mode) for r in report.case_results
-            if any(word in (s.reason or "") for s in r.scores)}  # fmt: skip
+    return {
+        (r.case_id, r.query_mode)
+        for r in report.case_results
+        if any(word in (s.reason or "") for s in r.scores)
+    }
 
 
 def test_reason_search_in_an_exported_report(chromium_browser, tmp_path, screens):

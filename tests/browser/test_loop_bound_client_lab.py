@@ -32,8 +32,11 @@ def test_run_all_with_a_loop_bound_client_in_jupyterlab(tmp_path, chromium_brows
         notebook = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(c) for c in cells(answers.url)]
         )
-        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                           "language": "python"}  # fmt: skip
+        notebook.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
         nbformat.write(notebook, root / NAME)
         server = LabServer(root, tmp_path / "lab-home")
         server.start()

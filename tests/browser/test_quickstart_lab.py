@@ -186,8 +186,11 @@ def write_reasons_notebook(folder, repo) -> None:
         "explorer = report.explore()\nexplorer",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}  # fmt: skip
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nbformat.write(nb, folder / REASONS_NOTEBOOK)
 
 

@@ -45,9 +45,16 @@ def manifest_to_heta(manifest: BenchmarkManifest) -> Any:
 
 
 _MANIFEST_FIELDS = (
-    "name", "version", "split", "task_type", "build_scope", "homepage", "license", "citation",
+    "name",
+    "version",
+    "split",
+    "task_type",
+    "build_scope",
+    "homepage",
+    "license",
+    "citation",
     "metadata",
-)  # fmt: skip
+)
 
 
 def document_from_heta(document: Any) -> BenchmarkDocument:
@@ -108,15 +115,19 @@ def response_from_heta(response: Any) -> QueryResponse:
     return QueryResponse.from_dict(
         {
             "mode": response.mode,
-            "results": [_fields(r, "id", "text", "score", "kind", "source", "metadata")
-                        for r in response.results],
+            "results": [
+                _fields(r, "id", "text", "score", "kind", "source", "metadata")
+                for r in response.results
+            ],
             "answer": response.answer,
-            "citations": [_fields(c, "id", "result_id", "source", "text", "metadata")
-                          for c in response.citations],
+            "citations": [
+                _fields(c, "id", "result_id", "source", "text", "metadata")
+                for c in response.citations
+            ],
             "trace": [_fields(t, "stage", "message", "metadata") for t in response.trace],
             "metadata": metadata,
         }
-    )  # fmt: skip
+    )
 
 
 def response_to_heta(response: QueryResponse) -> Any:
@@ -140,15 +151,24 @@ def response_to_heta(response: QueryResponse) -> Any:
         mode=response.mode,
         results=tuple(
             QueryResult(
-                id=r.id, text=r.text if r.text.strip() else EMPTY_TEXT, score=r.score,
-                kind=r.kind, source=dict(r.source), metadata=dict(r.metadata),
+                id=r.id,
+                text=r.text if r.text.strip() else EMPTY_TEXT,
+                score=r.score,
+                kind=r.kind,
+                source=dict(r.source),
+                metadata=dict(r.metadata),
             )
             for r in response.results
         ),
         answer=response.answer if response.answer and response.answer.strip() else None,
         citations=tuple(
-            QueryCitation(id=c.id, result_id=c.result_id, source=dict(c.source), text=c.text,
-                          metadata=dict(c.metadata))
+            QueryCitation(
+                id=c.id,
+                result_id=c.result_id,
+                source=dict(c.source),
+                text=c.text,
+                metadata=dict(c.metadata),
+            )
             for c in response.citations
         ),
         trace=tuple(
@@ -157,7 +177,7 @@ def response_to_heta(response: QueryResponse) -> Any:
         ),
         metadata=metadata,
         insights=insights,
-    )  # fmt: skip
+    )
 
 
 def _fields(obj: Any, *names: str) -> dict[str, Any]:

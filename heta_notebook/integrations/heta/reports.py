@@ -25,16 +25,40 @@ STASH_KEY = "_heta_notebook"
 
 _FIELDS = {
     "report": (
-        "schema_version", "report_id", "report_key", "benchmark", "knowledge_base_name",
-        "knowledge_base_manifest", "recipe_manifest", "query_modes", "score_summary",
-        "case_results", "started_at", "finished_at", "metadata",
+        "schema_version",
+        "report_id",
+        "report_key",
+        "benchmark",
+        "knowledge_base_name",
+        "knowledge_base_manifest",
+        "recipe_manifest",
+        "query_modes",
+        "score_summary",
+        "case_results",
+        "started_at",
+        "finished_at",
+        "metadata",
     ),
     "manifest": (
-        "name", "version", "split", "task_type", "build_scope", "homepage", "license",
-        "citation", "metadata",
+        "name",
+        "version",
+        "split",
+        "task_type",
+        "build_scope",
+        "homepage",
+        "license",
+        "citation",
+        "metadata",
     ),
     "case": (
-        "case_id", "query", "query_mode", "scores", "response", "latency_ms", "error", "metadata",
+        "case_id",
+        "query",
+        "query_mode",
+        "scores",
+        "response",
+        "latency_ms",
+        "error",
+        "metadata",
     ),
     "score": ("name", "value", "passed", "metadata"),
     "error": ("message", "error_type", "retryable", "metadata"),
@@ -42,7 +66,7 @@ _FIELDS = {
     "result": ("id", "text", "score", "kind", "source", "metadata"),
     "citation": ("id", "result_id", "source", "text", "metadata"),
     "trace": ("stage", "message", "metadata"),
-}  # fmt: skip
+}
 
 
 # --------------------------------------------------------------------------- ours → theirs
