@@ -69,3 +69,35 @@ def test_text_valued_scores_are_kept():
     payload = encode_report(report)
     column = payload["scores"]["verdict_text"]
     assert payload["strings"][column["t"]["0"]] == "partly" and column["v"][0] is None
+
+
+def test_an_abstention_is_told_apart_from_a_retrieval_only_case():
+    from heta_notebook import EvaluationCaseResult, QueryResponse
+    from heta_notebook.display.case_detail import case_detail_html
+    from heta_notebook.schema import BenchmarkManifest, EvaluationReport
+
+    def result(case_id, answer_meta, expected):
+        return EvaluationCaseResult(
+            case_id=case_id,
+            query="Who?",
+            query_mode="full_text_search",
+            response=QueryResponse(mode="full_text_search", metadata=answer_meta),
+            metadata={"expected": expected},
+        )
+
+    abstained = result("q1", {"answer": {"abstained": True}}, {"metadata": {"abstain": True}})
+    plain = result("q2", {}, {"answers": ["Rollo"]})
+    report = EvaluationReport(
+        report_id="r",
+        benchmark=BenchmarkManifest(name="squad"),
+        knowledge_base_name="kb",
+        case_results=(abstained, plain),
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:00:01Z",
+    )
+    cases = encode_report(report)["cases"]
+    assert cases["abstained"] == [1, 0] and cases["expects_abstention"] == [1, 0]
+    detail = case_detail_html(abstained)
+    assert "abstained: the answer step found no answer" in detail
+    assert "unanswerable: the right answer is to abstain" in detail
+    assert "no answer (retrieval only)" in case_detail_html(plain)

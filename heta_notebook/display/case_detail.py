@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
-from heta_notebook.display.explorer_data import score_note
+from heta_notebook.display.explorer_data import answer_state, expects_abstention, score_note
 from heta_notebook.display.html import (
     Markup,
     badge,
@@ -86,18 +86,22 @@ def _error_block(result: EvaluationCaseResult) -> Markup:
     return tag("div", tag("b", "Error"), tag("div", text, class_="hn-error"))
 
 
+NO_ANSWER = ("no answer (retrieval only)", "abstained: the answer step found no answer")
+NO_EXPECTED = ("no expected answers recorded", "unanswerable: the right answer is to abstain")
+
+
 def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
     answer = result.response.answer if result.response is not None else None
     wanted = list(expected.answers) if expected is not None else []
     expected_html = (
         tag("ul", *(tag("li", a) for a in wanted))
         if wanted
-        else tag("div", "no expected answers recorded", class_="hn-note")
+        else tag("div", NO_EXPECTED[expects_abstention(expected)], class_="hn-note")
     )
     answer_html = (
         tag("div", answer, class_="hn-answer")
         if answer
-        else tag("div", "no answer (retrieval only)", class_="hn-note")
+        else tag("div", NO_ANSWER[answer_state(result)], class_="hn-note")
     )
     return tag(
         "div",

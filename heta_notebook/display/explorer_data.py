@@ -137,7 +137,9 @@ def encode_report(
             "mode",
             "query",
             "answer",
+            "abstained",
             "expected",
+            "expects_abstention",
             "latency",
             "error",
             "labels",
@@ -170,6 +172,17 @@ def encode_report(
     }
 
 
+def answer_state(result: EvaluationCaseResult) -> int:
+    """1 when the recipe's answer step abstained, 0 when there was no answer step."""
+    meta = result.response.metadata.get("answer") if result.response is not None else None
+    return int(isinstance(meta, dict) and bool(meta.get("abstained")))
+
+
+def expects_abstention(expected: Any) -> int:
+    """1 for a case that expects an abstention (SQuAD 2.0's unanswerable questions)."""
+    return int(expected is not None and bool(expected.metadata.get("abstain")))
+
+
 def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, list]) -> None:
     expected = expected_of(result)
     response = result.response
@@ -177,7 +190,9 @@ def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, l
     cols["mode"].append(s.add(result.query_mode))
     cols["query"].append(s.add(result.query))
     cols["answer"].append(s.add(response.answer if response is not None else None))
+    cols["abstained"].append(answer_state(result))
     cols["expected"].append([s.add(a) for a in (expected.answers if expected else ())])
+    cols["expects_abstention"].append(expects_abstention(expected))
     cols["latency"].append(_num(result.latency_ms, 1))
     error = result.error
     text = (

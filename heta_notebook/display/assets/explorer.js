@@ -282,9 +282,11 @@ function answers(data, i) {
     h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "expected answers"), h("th", {}, "answer"))),
       h("tbody", {}, h("tr", {},
         h("td", {}, expected.length ? h("ul", {}, expected.map((j) => h("li", {}, data.textNode(j))))
-          : h("div", { class: "hnx-note" }, "no expected answers recorded")),
+          : h("div", { class: "hnx-note" }, (data.c.expects_abstention || [])[i]
+            ? "unanswerable: the right answer is to abstain" : "no expected answers recorded")),
         h("td", {}, answer >= 0 ? h("div", { class: "hnx-text" }, data.textNode(answer))
-          : h("div", { class: "hnx-note" }, "no answer (retrieval only)"))))));
+          : h("div", { class: "hnx-note" }, (data.c.abstained || [])[i]
+            ? "abstained: the answer step found no answer" : "no answer (retrieval only)"))))));
 }
 
 function reasons(scores, data) {
