@@ -224,10 +224,13 @@ class Slow:
 
 
 def comparable(report) -> list[dict[str, Any]]:
-    """Case results without timing (latency differs between runs)."""
-    rows = []
-    for result in report.case_results:
-        data = result.to_dict()
-        data.pop("latency_ms")
-        rows.append(data)
-    return rows
+    """Case results without timing (latencies, e.g. the answer step's, differ between runs)."""
+    return [_without_timing(result.to_dict()) for result in report.case_results]
+
+
+def _without_timing(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_timing(v) for k, v in value.items() if k != "latency_ms"}
+    if isinstance(value, list):
+        return [_without_timing(v) for v in value]
+    return value

@@ -308,3 +308,15 @@ def test_a_run_scores_answers_and_evidence(tmp_path):
     assert rows["q2"].response.answer is not None  # an adversarial question fools it
     assert lost["squad_exact_match"].value == 0.0 and lost["abstention"].value == 0.0
     assert isinstance(squad_default_evaluators(2)[2], EvidenceRecallAtK)
+
+
+def test_a_file_with_no_questions_is_refused_naming_it(tmp_path):
+    """Found by the fuzz suite: an empty 'data' gave a 'no cases' error naming no file."""
+    import pytest
+
+    from heta_notebook import BenchmarkFormatError, SquadBenchmark
+
+    path = tmp_path / "empty.json"
+    path.write_text('{"version": "v2.0", "data": []}', encoding="utf-8")
+    with pytest.raises(BenchmarkFormatError, match="empty.json.*no cases"):
+        SquadBenchmark(path).load()

@@ -115,6 +115,8 @@ class SquadBenchmark(InMemoryBenchmark):
         reader = _Reader(path, version)
         for a, article in enumerate(articles):
             reader.article(article, f"data[{a}]", a)
+        if not reader.cases:
+            raise BenchmarkFormatError("no cases: 'data' holds no questions ('qas')", file=path)
         facts = {
             "squad_version": version,
             "articles": len(articles),
