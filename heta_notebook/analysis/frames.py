@@ -431,6 +431,8 @@ def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     lookup = np.asarray([_STATUSES.index(s) for s in status_names], dtype=np.int8)
     status = lookup[status_arrow.indices.to_numpy()] if len(status_names) else np.zeros(0, np.int8)
     values[status != 0] = np.nan
+    # the frames cache keeps these numpy copies: the Arrow columns would hold the memory twice
+    columnar.forget("scores", "row", "name", "kind", "value", "text", "passed", "status")
     return _LazyColumns(
         columnar,
         {
