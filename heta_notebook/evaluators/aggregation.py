@@ -337,6 +337,7 @@ def _spread(n, mean, sq, lowest, highest, confidence: float) -> dict[str, np.nda
 
 _CHUNK_ELEMENTS = 10_000_000  # resamples × cases per block: ~40 MB of float32
 _STEP_ELEMENTS = 500_000  # resamples × cases per draw: the bincount stays in cache
+_ROW_BINCOUNT = 10_000  # cases from which counting each resample apart beats one offset bincount
 _CACHED_COUNTS = 1_000_000  # count matrices up to this size (8 MB) are kept across calls
 
 
@@ -412,8 +413,13 @@ def _resample_counts(rng: np.random.Generator, rows: int, n: int, dtype: type) -
     offsets = np.arange(step, dtype=np.int64)[:, None] * n
     for r in range(0, rows, step):
         k = min(step, rows - r)
-        index = rng.integers(0, n, size=(k, n), dtype=np.int64) + offsets[:k]
-        counts[r : r + k] = np.bincount(index.ravel(), minlength=k * n).reshape(k, n)
+        index = rng.integers(0, n, size=(k, n), dtype=np.int64)
+        if n >= _ROW_BINCOUNT:  # one bincount per resample: ~2x faster, the same counts
+            for i in range(k):
+                counts[r + i] = np.bincount(index[i], minlength=n)
+        else:
+            index += offsets[:k]
+            counts[r : r + k] = np.bincount(index.ravel(), minlength=k * n).reshape(k, n)
     return counts
 
 
