@@ -93,20 +93,33 @@ def case_labels(result: EvaluationCaseResult) -> list[str]:
 
 def informative_order(report: EvaluationReport, priority: Sequence[str] = ()) -> np.ndarray:
     """Report rows, most informative first: ``priority`` case ids, query errors, failed
-    verdicts, then the lowest headline score; ties in report order."""
-    results = report.case_results
-    n = len(results)
+    verdicts, then the lowest headline score; ties in report order.
+
+    Read from the report's frames (the case columns and the flat score arrays), so no
+    record is built: on a columnar report this is a few vectorised passes."""
+    frames = report.frames()
+    case_ids = frames.case_column("case_id")
+    n = len(case_ids)
     first = {str(c): i for i, c in enumerate(priority)}
-    headline = headline_score(report.score_names)
     keys = np.zeros((4, n))
-    for row, r in enumerate(results):
-        keys[0, row] = first.get(r.case_id, len(first))
-        keys[1, row] = 0 if r.error is not None else 1
-        keys[2, row] = 0 if any(s.passed is False for s in r.scores) else 1
-        score = r.score(headline) if headline else None
-        value = score.numeric if score is not None else None
-        keys[3, row] = value if value is not None else math.inf
+    if first:
+        keys[0] = [first.get(c, len(first)) for c in case_ids.tolist()]
+    keys[1] = np.where(_present(frames.case_column("error")), 0, 1)
+    arrays = frames.score_arrays()
+    failed = np.bincount(arrays["rows"][arrays["passed"] == 0], minlength=n)[:n] > 0
+    keys[2] = np.where(failed, 0, 1)
+    headline = headline_score(frames.score_names)
+    if headline:
+        values = frames.score_column(headline)["value"].to_numpy(dtype=float)
+        keys[3] = np.where(np.isnan(values), math.inf, values)
+    else:
+        keys[3] = math.inf
     return np.lexsort((np.arange(n), keys[3], keys[2], keys[1], keys[0]))
+
+
+def _present(values: np.ndarray) -> np.ndarray:
+    """True where a column holds a value (not None / NaN)."""
+    return np.fromiter((v is not None and v == v for v in values), dtype=bool, count=len(values))
 
 
 def embedded_rows(
@@ -150,8 +163,7 @@ def encode_report(
         )
     }
     scores = {name: {"v": [], "s": [], "p": [], "r": [], "m": []} for name in names}
-    for row in rows:
-        result = report.case_results[int(row)]
+    for result in _records(report, rows):
         _encode_case(result, strings, cols)
         _encode_scores(result, strings, scores)
     return {
@@ -170,6 +182,15 @@ def encode_report(
         "strings": strings.texts,
         "full_length": strings.full_length,
     }
+
+
+def _records(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationCaseResult]:
+    """The records at the ascending ``rows``: a columnar report builds them one row group at
+    a time (indexing one by one re-reads a group per record)."""
+    take = getattr(report.case_results, "take", None)
+    if take is not None:
+        return take(rows)
+    return (report.case_results[int(row)] for row in rows)
 
 
 def answer_state(result: EvaluationCaseResult) -> int:
