@@ -652,9 +652,10 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
         if len(wanted) > 1 and (np.diff(wanted) <= 0).any():
             raise ValueError("take() needs ascending, distinct rows")
         starts = self.columnar._group_start_rows("cases")
-        if len(wanted) > CASES_PER_GROUP:
-            self.columnar.texts()
         bounds = [*starts.tolist(), self.columnar.n_rows]
+        groups = np.unique(np.searchsorted(starts, wanted, side="right"))
+        if len(wanted) > CASES_PER_GROUP or len(groups) > 2:  # read the texts column once
+            self.columnar.texts()
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             picked = wanted[(wanted >= lo) & (wanted < hi)]
             if len(picked):

@@ -108,12 +108,12 @@ def informative_order(report: EvaluationReport, priority: Sequence[str] = ()) ->
     arrays = frames.score_arrays()
     failed = np.bincount(arrays["rows"][arrays["passed"] == 0], minlength=n)[:n] > 0
     keys[2] = np.where(failed, 0, 1)
+    keys[3] = math.inf  # NaN unless scored (and for text values): last
     headline = headline_score(frames.score_names)
-    if headline:
-        values = frames.score_column(headline)["value"].to_numpy(dtype=float)
-        keys[3] = np.where(np.isnan(values), math.inf, values)
-    else:
-        keys[3] = math.inf
+    if headline in arrays["names"]:
+        picked = arrays["name_codes"] == arrays["names"].index(headline)
+        values = arrays["values"][picked]
+        keys[3][arrays["rows"][picked]] = np.where(np.isnan(values), math.inf, values)
     return np.lexsort((np.arange(n), keys[3], keys[2], keys[1], keys[0]))
 
 
