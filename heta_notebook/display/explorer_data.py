@@ -23,6 +23,7 @@ import numpy as np
 
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis.headline import headline_score
+from heta_notebook.evaluators.matching import match_evidence
 from heta_notebook.schema import REASON_KEYS, EvaluationCaseResult, EvaluationReport
 
 FORMAT_VERSION = 1
@@ -207,6 +208,9 @@ def expects_abstention(expected: Any) -> int:
 def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, list]) -> None:
     expected = expected_of(result)
     response = result.response
+    matches = None  # matched once, shown twice (evidence table and results)
+    if expected is not None and expected.evidence and response is not None:
+        matches = match_evidence(expected.evidence, response.results)
     cols["case_id"].append(s.add(result.case_id))
     cols["mode"].append(s.add(result.query_mode))
     cols["query"].append(s.add(result.query))
@@ -233,7 +237,7 @@ def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, l
                 _num(e["relevance"]),
                 s.add(e["matched_by"]),
             ]
-            for e in case_evidence(result, expected)
+            for e in case_evidence(result, expected, matches=matches)
         ]
     )
     cols["results"].append(
@@ -247,7 +251,7 @@ def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, l
                 int(r["relevant"]),
                 [s.add(m) for m in r["matched_evidence"]],
             ]
-            for r in case_results(result, expected)
+            for r in case_results(result, expected, matches=matches)
         ]
     )
     trace = response.trace if response is not None else ()
