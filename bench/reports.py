@@ -253,9 +253,12 @@ t = time.perf_counter()
 import ipywidgets  # a notebook kernel has it loaded already: timed apart
 out["ipywidgets_import_s"] = time.perf_counter() - t
 t = time.perf_counter()
-explorer = report.explore()
-first_page = explorer.widget
+explorer = report.explore(max_cases={cap!r})
+first_page = explorer.page_rows()
 out["explorer_s"] = time.perf_counter() - t
+t = time.perf_counter()
+widget = explorer.widget  # the anywidget: encodes up to max_cases case results (the payload)
+out["explorer_payload_s"] = time.perf_counter() - t
 """
 )
 COMPARE = """
@@ -336,12 +339,18 @@ def json_side(args: argparse.Namespace, folder: Path, work: Path, size: int) -> 
 
 def fresh_figures(args: argparse.Namespace, store: ReportStore) -> None:
     """Fresh-process figures on the full-size reports: load + card, explorer, compare()."""
-    got = fresh(store.root, EXPLORER.format(kb="synthetic-kb", rid="recipe-0"))
+    body = EXPLORER.format(kb="synthetic-kb", rid="recipe-0", cap=args.explorer_cases)
+    got = fresh(store.root, body)
     line(f"fresh process, {args.cases:,} cases: store.load", f"{got['load_s']:6.2f} s")
     line(f"fresh process, {args.cases:,} cases: store.load + card", f"{got['load_card_s']:6.2f} s")
     line(
         f"fresh process, {args.cases:,} cases: explorer first page",
         f"{got['explorer_s']:6.2f} s  (+ {got['ipywidgets_import_s']:.2f} s importing ipywidgets)",
+    )
+    line(
+        f"fresh process, {args.cases:,} cases: explorer widget payload "
+        f"({args.explorer_cases:,} cases embedded)",
+        f"{got['explorer_payload_s']:6.2f} s",
     )
     line(
         f"fresh process, {args.cases:,} cases: peak RSS (+ explorer)",
@@ -483,6 +492,9 @@ def main() -> None:
     parser.add_argument("--json-cases", type=int, default=5_000)
     parser.add_argument("--checkpoint-cases", type=int, default=20_000)
     parser.add_argument("--parts", default="synthetic,checkpoint,real")
+    parser.add_argument(
+        "--explorer-cases", type=int, default=20_000, help="case results the explorer embeds"
+    )
     parser.add_argument("--reuse", action="store_true", help="keep reports already in --work")
     parser.add_argument("--skip-json", action="store_true", help="no report.json side (reuse)")
     parser.add_argument("--work", default=None, help="folder for the reports (default: a temp dir)")

@@ -651,6 +651,22 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
             if hi > start and lo < stop:
                 yield from _build_rows(self.columnar, max(lo, start), min(hi, stop))
 
+    def take(self, rows: Sequence[int]) -> Iterator[EvaluationCaseResult]:
+        """Records at the ascending ``rows``, built one cases row group at a time and only
+        for those rows (the explorers embed a capped subset of a large report)."""
+        wanted = np.asarray(rows, dtype=np.int64)
+        if len(wanted) > 1 and (np.diff(wanted) <= 0).any():
+            raise ValueError("take() needs ascending, distinct rows")
+        starts = self.columnar._group_start_rows("cases")
+        bounds = [*starts.tolist(), self.columnar.n_rows]
+        groups = np.unique(np.searchsorted(starts, wanted, side="right"))
+        if len(wanted) > CASES_PER_GROUP or len(groups) > 2:  # read the texts column once
+            self.columnar.texts()
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            picked = wanted[(wanted >= lo) & (wanted < hi)]
+            if len(picked):
+                yield from _build_rows(self.columnar, int(lo), int(hi), picked)
+
     def materialize(self) -> tuple[EvaluationCaseResult, ...]:
         """All records as a tuple (what a JSON report holds)."""
         return tuple(self.iter_batches())
@@ -660,17 +676,23 @@ def _loads(text: str | None, default: Any = None) -> Any:
     return default if text is None else json.loads(text)
 
 
-def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[EvaluationCaseResult]:
-    """Build records ``start:stop`` (all inside one cases row group) from the tables."""
+def _build_rows(
+    columnar: ColumnarReport, start: int, stop: int, keep: np.ndarray | None = None
+) -> list[EvaluationCaseResult]:
+    """Build records ``start:stop`` (all inside one cases row group) from the tables, or
+    only the ascending rows ``keep`` among them."""
     cases, first = columnar.row_range("cases", start, stop)
-    cases = cases.slice(start - first, stop - start).to_pylist()
-    results = _rows_of(columnar, "results", start, stop)
-    scores = _rows_of(columnar, "scores", start, stop)
+    if keep is None:
+        keep = np.arange(start, stop, dtype=np.int64)
+        cases = cases.slice(start - first, stop - start).to_pylist()
+    else:
+        cases = cases.take(pa.array(keep - first, pa.int64())).to_pylist()
+    results = _rows_of(columnar, "results", start, stop, keep)
+    scores = _rows_of(columnar, "scores", start, stop, keep)
     ids = [r["text"] for rows in results.values() for r in rows]
     texts = columnar.texts_of(ids)
     out = []
-    for offset, case in enumerate(cases):
-        row = start + offset
+    for row, case in zip(keep.tolist(), cases, strict=True):
         # The case and response envelopes are validated; their many scores and results were
         # validated when written and are rebuilt with ``model_construct`` (10-50x faster).
         data: dict[str, Any] = {
@@ -703,15 +725,20 @@ def _build_rows(columnar: ColumnarReport, start: int, stop: int) -> list[Evaluat
     return out
 
 
-def _rows_of(columnar: ColumnarReport, table: str, start: int, stop: int) -> dict[int, list]:
-    """Rows of ``table`` whose ``row`` is in ``start:stop``, grouped by row."""
+def _rows_of(
+    columnar: ColumnarReport, table: str, start: int, stop: int, keep: np.ndarray | None = None
+) -> dict[int, list]:
+    """Rows of ``table`` whose ``row`` is in ``start:stop`` (and in ``keep``), grouped by row."""
     grouped: dict[int, list] = {}
     if columnar.file(table).metadata.num_rows == 0:
         return grouped
     data, _ = columnar.row_range(table, start, stop)
     rows = data.column("row").to_numpy()
     lo, hi = np.searchsorted(rows, start), np.searchsorted(rows, stop)
-    for item in data.slice(lo, hi - lo).to_pylist():
+    data = data.slice(lo, hi - lo)
+    if keep is not None and len(keep) < stop - start:
+        data = data.filter(pa.array(np.isin(rows[lo:hi], keep)))
+    for item in data.to_pylist():
         grouped.setdefault(item["row"], []).append(item)
     return grouped
 

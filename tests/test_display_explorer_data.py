@@ -101,3 +101,58 @@ def test_an_abstention_is_told_apart_from_a_retrieval_only_case():
     assert "abstained: the answer step found no answer" in detail
     assert "unanswerable: the right answer is to abstain" in detail
     assert "no answer (retrieval only)" in case_detail_html(plain)
+
+
+def _columnar_copy(report, folder):
+    """``report`` saved in the columnar store (small row groups) and opened lazily."""
+    from heta_notebook.columnar import LazyCaseResults, open_report, write_report
+
+    write_report(folder, report, cases_per_group=7)  # many row groups
+    reopened = open_report(folder)
+    assert isinstance(reopened.case_results, LazyCaseResults)
+    return reopened
+
+
+def test_columnar_report_gives_the_same_payload_as_its_records(tmp_path):
+    report = make_report(30)
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    for cap in (None, 12, 40):
+        assert encode_report(lazy, max_cases=cap) == encode_report(report, max_cases=cap)
+    last = report.case_results[-1].case_id
+    pinned = encode_report(lazy, max_cases=5, priority=(last,))
+    assert pinned == encode_report(report, max_cases=5, priority=(last,))
+
+
+def test_informative_order_from_frames_matches_the_records(tmp_path):
+    """The vectorised order (frames) is the rule spelled out on records."""
+    import math
+
+    from heta_notebook.analysis.headline import headline_score
+    from heta_notebook.display.explorer_data import informative_order
+
+    report = make_report(40)
+    headline = headline_score(report.score_names)
+
+    def key(row):
+        r = report.case_results[row]
+        score = r.score(headline)
+        value = score.numeric if score is not None else None
+        return (
+            0 if r.case_id == "q0005" else 1,
+            0 if r.error is not None else 1,
+            0 if any(s.passed is False for s in r.scores) else 1,
+            value if value is not None else math.inf,
+            row,
+        )
+
+    expected = sorted(range(len(report.case_results)), key=key)
+    assert informative_order(report, ("q0005",)).tolist() == expected
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    assert informative_order(lazy, ("q0005",)).tolist() == expected
+
+
+def test_take_builds_the_same_records_as_indexing(tmp_path):
+    report = make_report(20)
+    lazy = _columnar_copy(report, tmp_path / "rep").case_results
+    rows = [0, 3, 6, 7, 8, 19, 50, 59]
+    assert list(lazy.take(rows)) == [report.case_results[i] for i in rows]

@@ -667,7 +667,10 @@ def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
 
 
 def case_evidence(
-    result: EvaluationCaseResult, expected: BenchmarkExpected | None = None
+    result: EvaluationCaseResult,
+    expected: BenchmarkExpected | None = None,
+    *,
+    matches: Sequence[matching.EvidenceMatch] | None = None,
 ) -> list[dict[str, Any]]:
     """Each expected evidence item of one case result: matched (rank, result id) or missing.
 
@@ -676,8 +679,9 @@ def case_evidence(
     """
     expected = expected if expected is not None else expected_of(result)
     if expected is not None and expected.evidence:
-        results = result.response.results if result.response is not None else ()
-        matches = matching.match_evidence(expected.evidence, results)
+        if matches is None:  # ``matches``: already computed by the caller (the explorers)
+            results = result.response.results if result.response is not None else ()
+            matches = matching.match_evidence(expected.evidence, results)
         return [_evidence_row(m, expected.evidence[m.index], "match") for m in matches]
     return _evidence_from_scores(result)
 
@@ -762,7 +766,10 @@ def _score_evidence_row(item: Any, matched: bool, score_name: str) -> dict[str, 
 
 
 def case_results(
-    result: EvaluationCaseResult, expected: BenchmarkExpected | None = None
+    result: EvaluationCaseResult,
+    expected: BenchmarkExpected | None = None,
+    *,
+    matches: Sequence[matching.EvidenceMatch] | None = None,
 ) -> list[dict[str, Any]]:
     """The ranked results of one case result with document id and relevance grade.
 
@@ -776,7 +783,9 @@ def case_results(
     qrels = matching.qrels_of(evidence)
     by_result: dict[str, list[str]] = {}
     if evidence:
-        for m in matching.match_evidence(evidence, result.response.results):
+        if matches is None:
+            matches = matching.match_evidence(evidence, result.response.results)
+        for m in matches:
             if m.matched and m.result_id is not None:
                 by_result.setdefault(m.result_id, []).append(m.label)
     else:  # reports without expected data: an evidence score may still name matched items

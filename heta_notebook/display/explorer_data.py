@@ -23,6 +23,7 @@ import numpy as np
 
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis.headline import headline_score
+from heta_notebook.evaluators.matching import match_evidence
 from heta_notebook.schema import REASON_KEYS, EvaluationCaseResult, EvaluationReport
 
 FORMAT_VERSION = 1
@@ -93,20 +94,33 @@ def case_labels(result: EvaluationCaseResult) -> list[str]:
 
 def informative_order(report: EvaluationReport, priority: Sequence[str] = ()) -> np.ndarray:
     """Report rows, most informative first: ``priority`` case ids, query errors, failed
-    verdicts, then the lowest headline score; ties in report order."""
-    results = report.case_results
-    n = len(results)
+    verdicts, then the lowest headline score; ties in report order.
+
+    Read from the report's frames (the case columns and the flat score arrays), so no
+    record is built: on a columnar report this is a few vectorised passes."""
+    frames = report.frames()
+    case_ids = frames.case_column("case_id")
+    n = len(case_ids)
     first = {str(c): i for i, c in enumerate(priority)}
-    headline = headline_score(report.score_names)
     keys = np.zeros((4, n))
-    for row, r in enumerate(results):
-        keys[0, row] = first.get(r.case_id, len(first))
-        keys[1, row] = 0 if r.error is not None else 1
-        keys[2, row] = 0 if any(s.passed is False for s in r.scores) else 1
-        score = r.score(headline) if headline else None
-        value = score.numeric if score is not None else None
-        keys[3, row] = value if value is not None else math.inf
+    if first:
+        keys[0] = [first.get(c, len(first)) for c in case_ids.tolist()]
+    keys[1] = np.where(_present(frames.case_column("error")), 0, 1)
+    arrays = frames.score_arrays()
+    failed = np.bincount(arrays["rows"][arrays["passed"] == 0], minlength=n)[:n] > 0
+    keys[2] = np.where(failed, 0, 1)
+    keys[3] = math.inf  # NaN unless scored (and for text values): last
+    headline = headline_score(frames.score_names)
+    if headline in arrays["names"]:
+        picked = arrays["name_codes"] == arrays["names"].index(headline)
+        values = arrays["values"][picked]
+        keys[3][arrays["rows"][picked]] = np.where(np.isnan(values), math.inf, values)
     return np.lexsort((np.arange(n), keys[3], keys[2], keys[1], keys[0]))
+
+
+def _present(values: np.ndarray) -> np.ndarray:
+    """True where a column holds a value (not None / NaN)."""
+    return np.fromiter((v is not None and v == v for v in values), dtype=bool, count=len(values))
 
 
 def embedded_rows(
@@ -150,8 +164,7 @@ def encode_report(
         )
     }
     scores = {name: {"v": [], "s": [], "p": [], "r": [], "m": []} for name in names}
-    for row in rows:
-        result = report.case_results[int(row)]
+    for result in _records(report, rows):
         _encode_case(result, strings, cols)
         _encode_scores(result, strings, scores)
     return {
@@ -172,6 +185,15 @@ def encode_report(
     }
 
 
+def _records(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationCaseResult]:
+    """The records at the ascending ``rows``: a columnar report builds them one row group at
+    a time (indexing one by one re-reads a group per record)."""
+    take = getattr(report.case_results, "take", None)
+    if take is not None:
+        return take(rows)
+    return (report.case_results[int(row)] for row in rows)
+
+
 def answer_state(result: EvaluationCaseResult) -> int:
     """1 when the recipe's answer step abstained, 0 when there was no answer step."""
     meta = result.response.metadata.get("answer") if result.response is not None else None
@@ -186,6 +208,9 @@ def expects_abstention(expected: Any) -> int:
 def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, list]) -> None:
     expected = expected_of(result)
     response = result.response
+    matches = None  # matched once, shown twice (evidence table and results)
+    if expected is not None and expected.evidence and response is not None:
+        matches = match_evidence(expected.evidence, response.results)
     cols["case_id"].append(s.add(result.case_id))
     cols["mode"].append(s.add(result.query_mode))
     cols["query"].append(s.add(result.query))
@@ -212,7 +237,7 @@ def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, l
                 _num(e["relevance"]),
                 s.add(e["matched_by"]),
             ]
-            for e in case_evidence(result, expected)
+            for e in case_evidence(result, expected, matches=matches)
         ]
     )
     cols["results"].append(
@@ -226,7 +251,7 @@ def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, l
                 int(r["relevant"]),
                 [s.add(m) for m in r["matched_evidence"]],
             ]
-            for r in case_results(result, expected)
+            for r in case_results(result, expected, matches=matches)
         ]
     )
     trace = response.trace if response is not None else ()
