@@ -71,10 +71,17 @@ class _BlockingEmbedder(LsaEmbedder):
         super().__init__(dims=8)
         self.started, self.release = threading.Event(), threading.Event()
 
-    def fit(self, texts):
+    def _block(self) -> None:
         self.started.set()
         self.release.wait(60)
-        return super().fit(texts)
+
+    def fit(self, texts, *, tokens=None):
+        self._block()
+        return super().fit(texts, tokens=tokens)
+
+    def fit_embed(self, texts, *, tokens=None):  # what the index build calls
+        self._block()
+        return super().fit_embed(texts, tokens=tokens)
 
 
 class _BuildingRecipe:
@@ -101,8 +108,11 @@ async def test_cancel_during_index_build_ends_the_run_while_the_build_still_runs
             progress=False,
         )
     )
-    while not embedder.started.is_set():
+    for _ in range(6000):  # up to 30 s: fail, never hang, if the build does not start
+        if embedder.started.is_set() or run.done():
+            break
         await asyncio.sleep(0.005)
+    assert embedder.started.is_set(), "the index build never reached the embedder's fit"
     run.cancel()
     try:
         with pytest.raises(asyncio.CancelledError):
