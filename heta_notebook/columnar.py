@@ -35,7 +35,7 @@ import os
 import secrets
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, overload
@@ -143,6 +143,19 @@ def _json(value: Any) -> str | None:
     return to_json(value, inf_nan_mode="null").decode("utf-8")
 
 
+def _json_shared(values: Iterable[Any]) -> list[str | None]:
+    """``_json`` of each value, computed once per distinct object (a case's scores share a
+    few metadata dicts: BEIR's 25 metrics hold 5)."""
+    done: dict[int, str | None] = {}
+    out = []
+    for value in values:
+        key = id(value)
+        if key not in done:
+            done[key] = _json(value)
+        out.append(done[key])
+    return out
+
+
 def _finite(value: float | None) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
@@ -244,7 +257,7 @@ class TableWriter:
         out["reason"].extend(
             [_reason(s) if f else None for s, f in zip(scores, flagged, strict=True)]
         )
-        out["metadata"].extend(map(_json, mds))
+        out["metadata"].extend(_json_shared(mds))  # mds holds them alive: ids stay unique
         out["extra"].extend(map(_json, map(_EXTRA, scores)))
 
     def add_group(self, tables: dict[str, pa.Table]) -> None:
