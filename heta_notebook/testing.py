@@ -260,14 +260,22 @@ def load_report(source: Any, what: str = "report") -> EvaluationReport:
 
 
 def slim_report(report: EvaluationReport) -> EvaluationReport:
-    """A copy without retrieved texts and traces: what a committed baseline needs (scores,
-    result ids, evidence) at a fraction of the size."""
+    """A copy without retrieved or cited texts and traces: what a committed baseline needs
+    (scores, result ids, answers, evidence) at a fraction of the size."""
     results = []
     for r in report.case_results:
-        if r.response is not None and (r.response.trace or any(x.text for x in r.response.results)):
-            response = r.response.model_copy(
+        response = r.response
+        if response is not None and (
+            response.trace
+            or any(x.text for x in response.results)
+            or any(c.text for c in response.citations)
+        ):
+            response = response.model_copy(
                 update={
-                    "results": tuple(x.model_copy(update={"text": ""}) for x in r.response.results),
+                    "results": tuple(x.model_copy(update={"text": ""}) for x in response.results),
+                    "citations": tuple(
+                        c.model_copy(update={"text": None}) for c in response.citations
+                    ),
                     "trace": (),
                 }
             )
