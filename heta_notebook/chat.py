@@ -77,6 +77,26 @@ def env_value(names: Sequence[str]) -> str | None:
     return None
 
 
+def chat_body(
+    model: str,
+    messages: list[dict[str, str]],
+    *,
+    temperature: float,
+    max_tokens: int | None,
+    json_mode: bool,
+) -> dict[str, Any]:
+    """The Chat Completions request body judges and answerers send (JSON mode when asked)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+    }
+    if json_mode:
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
 def chat_endpoint(base_url: str) -> str:
     """The Chat Completions URL for a base URL (``.../v1`` or the full endpoint)."""
     base_url = base_url.rstrip("/")
@@ -195,6 +215,7 @@ __all__ = [
     "ChatReply",
     "ChatRequestError",
     "RetryPolicy",
+    "chat_body",
     "chat_endpoint",
     "env_value",
     "post_chat",

@@ -31,6 +31,7 @@ from heta_notebook.chat import (
     ChatReply,
     ChatRequestError,
     RetryPolicy,
+    chat_body,
     chat_endpoint,
     env_value,
     post_chat,
@@ -523,14 +524,13 @@ class LLMJudge:
 
     async def _post(self, messages: list[dict[str, str]], api_key: str | None) -> _Reply:
         """POST with retries on 429/5xx/transport errors (honouring Retry-After)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
+        body = chat_body(
+            self.model,
+            messages,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            json_mode=self.json_mode,
+        )
         policy = RetryPolicy(self.timeout, self.max_retries, self.backoff, self.max_retry_after)
         return await post_chat(self.endpoint, body, api_key, policy, error=JudgeRequestError)
 

@@ -21,6 +21,7 @@ from typing import Any
 from heta_notebook.chat import (
     ChatReply,
     RetryPolicy,
+    chat_body,
     chat_endpoint,
     env_value,
     post_chat,
@@ -174,15 +175,13 @@ def _render(template: str, values: dict[str, str]) -> str:
 
 
 def _body(step: ChatAnswer, messages: list[dict[str, str]]) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": step.model,
-        "messages": messages,
-        "temperature": step.temperature,
-        "max_tokens": step.max_tokens,
-    }
-    if step.json_mode:
-        body["response_format"] = {"type": "json_object"}
-    return body
+    return chat_body(
+        step.model,
+        messages,
+        temperature=step.temperature,
+        max_tokens=step.max_tokens,
+        json_mode=step.json_mode,
+    )
 
 
 def _policy(step: ChatAnswer) -> RetryPolicy:
