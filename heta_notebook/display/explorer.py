@@ -290,11 +290,15 @@ class ReportExplorer(StaticFallback):
 
     @property
     def widget(self) -> Any:
-        """The anywidget view (built on first use; the report's data is encoded then)."""
+        """The anywidget view (built on first use; the report's data is encoded then: for a
+        large report the first page at once, the rest as ``widgets.report_data`` says)."""
         if self._widget is None:
             from heta_notebook.display.widgets import ExplorerWidget, report_data
 
-            data = report_data(self.report, max_cases=self.max_cases)
+            first = self._rows[: self.page_size].tolist()  # their details come at once
+            if self.selected_row is not None and self.selected_row not in first:
+                first.append(self.selected_row)
+            data = report_data(self.report, max_cases=self.max_cases, first=sorted(first))
             self._widget = ExplorerWidget(kind="report", data=data, state=self.state)
             self._widget.observe(self._on_front, names="state")
         return self._widget

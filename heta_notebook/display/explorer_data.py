@@ -20,11 +20,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis.headline import headline_score
+from heta_notebook.columnar import SCHEMAS
+from heta_notebook.evaluators.aggregation import STATUSES
 from heta_notebook.evaluators.matching import match_evidence
-from heta_notebook.schema import REASON_KEYS, EvaluationCaseResult, EvaluationReport
+from heta_notebook.schema import (
+    REASON_KEYS,
+    EvaluationCaseResult,
+    EvaluationError,
+    EvaluationReport,
+)
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_CASES = 20_000
@@ -84,12 +92,7 @@ def score_note(score: Any) -> str | None:
 
 def case_labels(result: EvaluationCaseResult) -> list[str]:
     """The case's labels (slices) as ``key=value`` strings (``metadata["labels"]``)."""
-    labels = result.metadata.get("labels")
-    if isinstance(labels, dict):
-        return [f"{k}={v}" for k, v in labels.items()]
-    if isinstance(labels, (list, tuple)):
-        return [str(v) for v in labels]
-    return []
+    return _labels_of(result.metadata)
 
 
 def informative_order(report: EvaluationReport, priority: Sequence[str] = ()) -> np.ndarray:
@@ -133,40 +136,47 @@ def embedded_rows(
     return np.sort(informative_order(report, priority)[: max(0, int(max_cases))])
 
 
+INDEX_COLUMNS = ("case_id", "mode", "query", "latency", "error", "labels")
+DETAIL_COLUMNS = (
+    "answer",
+    "abstained",
+    "expected",
+    "expects_abstention",
+    "evidence",
+    "results",
+    "trace",
+    "response_meta",
+)
+
+
 def encode_report(
     report: EvaluationReport,
     *,
     max_cases: int | None = DEFAULT_MAX_CASES,
     priority: Sequence[str] = (),
     max_text: int = MAX_TEXT,
+    details: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """The columnar payload of one report for the browser explorers (see module docstring)."""
+    """The columnar payload of one report for the browser explorers (see module docstring).
+
+    Two parts: the **index** of every embedded case (ids, modes, queries, errors, labels,
+    latency, score values / statuses / verdicts: what the list, filters and sort need), read
+    from the report's columns, and the **details** (answer, expected, evidence, results,
+    reasons, metadata) of the report rows ``details`` (None: every embedded case), built
+    from records. A case without details holds ``null`` in every detail column; the page
+    asks for them (:func:`encode_details`) or says they are not embedded."""
     strings = StringTable(max_text)
     rows = embedded_rows(report, max_cases, priority)
     names = list(report.frames().score_names)
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "case_id",
-            "mode",
-            "query",
-            "answer",
-            "abstained",
-            "expected",
-            "expects_abstention",
-            "latency",
-            "error",
-            "labels",
-            "evidence",
-            "results",
-            "trace",
-            "response_meta",
-        )
-    }
-    scores = {name: {"v": [], "s": [], "p": [], "r": [], "m": []} for name in names}
-    for result in _records(report, rows):
-        _encode_case(result, strings, cols)
-        _encode_scores(result, strings, scores)
+    cols, scores = case_index(report, rows, names, strings)
+    wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
+    position = {int(row): i for i, row in enumerate(rows.tolist())}
+    for col in DETAIL_COLUMNS:
+        cols[col] = [None] * len(rows)
+    for col in scores.values():
+        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)
+    for row, result in zip(wanted.tolist(), _records(report, wanted), strict=True):
+        _encode_details(result, strings, cols, scores, position[row])
     return {
         "version": FORMAT_VERSION,
         "label": report.label,
@@ -175,6 +185,7 @@ def encode_report(
         "rows": rows.tolist(),
         "left_out": len(report.case_results) - len(rows),
         "max_cases": max_cases,
+        "n_detailed": len(wanted),
         "modes": list(report.frames().modes),
         "score_names": names,
         "headline": headline_score(names),
@@ -183,6 +194,218 @@ def encode_report(
         "strings": strings.texts,
         "full_length": strings.full_length,
     }
+
+
+def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, Any]:
+    """A first page at once for a large columnar report: the index of the report rows
+    ``rows`` only (read from the row groups holding them, not whole columns), no details,
+    and ``preview`` saying how many case results the full payload will hold."""
+    columnar = report.case_results.columnar  # type: ignore[attr-defined]
+    strings = StringTable()
+    picked = np.unique(np.asarray(rows, dtype=np.int64))
+    names = list(report.frames().score_names)
+    cases = _row_groups(columnar, "cases", picked, picked)
+    cols: dict[str, list[Any]] = {}
+    cols["case_id"] = [strings.add(v) for v in cases.column("case_id").to_pylist()]
+    cols["mode"] = [strings.add(v) for v in cases.column("query_mode").to_pylist()]
+    cols["query"] = [strings.add(v) for v in cases.column("query").to_pylist()]
+    cols["latency"] = _rounded(cases.column("latency_ms").to_numpy(zero_copy_only=False), 1)
+    errors = cases.column("error_json").to_pylist()
+    cols["error"] = [
+        strings.add(None if e is None else error_text(EvaluationError.model_validate_json(e)))
+        for e in errors
+    ]
+    cols["labels"] = [
+        [strings.add(label) for label in _labels_of(json.loads(text))] if text else []
+        for text in cases.column("metadata").to_pylist()
+    ]
+    arrays = _score_rows(_row_groups(columnar, "scores", picked, None), picked)
+    scores = _score_index(arrays, len(report.case_results), picked, names, strings)
+    for col in DETAIL_COLUMNS:
+        cols[col] = [None] * len(picked)
+    for col in scores.values():
+        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)
+    n = len(report.case_results)
+    return {
+        "version": FORMAT_VERSION,
+        "label": report.label,
+        "report_id": report.report_id,
+        "n_total": n,
+        "rows": picked.tolist(),
+        "left_out": 0,
+        "max_cases": None,
+        "n_detailed": 0,
+        "preview": True,
+        "modes": list(report.frames().modes),
+        "score_names": names,
+        "headline": headline_score(names),
+        "cases": cols,
+        "scores": scores,
+        "strings": strings.texts,
+        "full_length": strings.full_length,
+    }
+
+
+def _row_groups(columnar: Any, table: str, rows: np.ndarray, take: np.ndarray | None) -> pa.Table:
+    """The rows of ``table`` for the ascending report ``rows``, read one cases row group at a
+    time (cases: one table row per report row; other tables: every row whose ``row`` is in)."""
+    parts = []
+    starts = columnar._group_start_rows("cases")
+    groups = np.searchsorted(starts, rows, side="right") - 1
+    for group in np.unique(groups).tolist():
+        mine = rows[groups == group]
+        data, first = columnar.row_range(table, int(mine[0]), int(mine[-1]) + 1)
+        if take is not None:
+            parts.append(data.take(pa.array(mine - first, pa.int64())))
+        else:
+            parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
+    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table()
+
+
+def _score_rows(table: pa.Table, rows: np.ndarray) -> dict[str, Any]:
+    """A few rows of ``scores.parquet`` as the flat arrays of ``frames.score_arrays``."""
+    names = table.column("name").combine_chunks().dictionary_encode()
+    kinds = table.column("kind").to_numpy(zero_copy_only=False)
+    status_names = table.column("status").to_pylist()
+    status = np.asarray([STATUSES.index(v) for v in status_names], dtype=np.int8)
+    values = table.column("value").to_numpy(zero_copy_only=False).astype(float)
+    values[status != 0] = np.nan
+    passed = np.asarray([2 if v is None else int(v) for v in table.column("passed").to_pylist()])
+    texts = table.column("text").to_pylist()
+    return {
+        "rows": table.column("row").to_numpy(zero_copy_only=False).astype(np.int64),
+        "names": names.dictionary.to_pylist(),
+        "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+        "values": values,
+        "texts": [t if k == 2 else None for t, k in zip(texts, kinds.tolist(), strict=True)],
+        "passed": passed,
+        "status": status,
+    }
+
+
+def encode_details(
+    report: EvaluationReport, rows: Sequence[int], *, max_text: int = MAX_TEXT
+) -> dict[str, Any]:
+    """The details of the report rows ``rows`` (what a live page fetches on selection), with
+    their own string table: the page appends it to its own and shifts the indexes."""
+    strings = StringTable(max_text)
+    wanted = np.unique(np.asarray(rows, dtype=np.int64))
+    wanted = wanted[(wanted >= 0) & (wanted < len(report.case_results))]
+    names = list(report.frames().score_names)
+    cols: dict[str, list[Any]] = {col: [None] * len(wanted) for col in DETAIL_COLUMNS}
+    scores = {name: {"r": [None] * len(wanted), "m": [None] * len(wanted)} for name in names}
+    for i, result in enumerate(_records(report, wanted)):
+        _encode_details(result, strings, cols, scores, i)
+    return {
+        "rows": wanted.tolist(),
+        "cases": cols,
+        "scores": scores,
+        "strings": strings.texts,
+        "full_length": strings.full_length,
+    }
+
+
+def case_index(
+    report: EvaluationReport, rows: np.ndarray, names: list[str], s: StringTable
+) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
+    """The index columns of the report rows ``rows``, read from the frames' case columns and
+    flat score arrays (on a columnar report: from the tables, no record built)."""
+    frames = report.frames()
+    cols: dict[str, list[Any]] = {}
+    cols["case_id"] = [s.add(v) for v in frames.case_column("case_id")[rows].tolist()]
+    cols["mode"] = [s.add(v) for v in frames.case_column("query_mode")[rows].tolist()]
+    cols["query"] = [s.add(v) for v in frames.case_column("query")[rows].tolist()]
+    cols["latency"] = _rounded(frames.case_column("latency_ms")[rows].astype(float), 1)
+    cols["error"] = [s.add(v) for v in error_texts(report, rows)]
+    cols["labels"] = [[s.add(label) for label in labels] for labels in row_labels(report, rows)]
+    return cols, _score_index(frames.score_arrays(), len(report.case_results), rows, names, s)
+
+
+def _rounded(values: np.ndarray, digits: int) -> list[float | None]:
+    """Finite values rounded for the page, None for NaN / inf."""
+    out = np.round(values, digits)
+    return [v if math.isfinite(v) else None for v in out.tolist()]
+
+
+def _score_index(
+    arrays: dict[str, Any], n: int, rows: np.ndarray, names: list[str], s: StringTable
+) -> dict[str, dict[str, Any]]:
+    """Per score name: value (``v``), status code (``s``, -1 absent), verdict (``p``) of the
+    embedded rows, and text values (``t``, sparse by position)."""
+    position = np.full(n, -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    at = position[arrays["rows"]]
+    keep = np.flatnonzero(at >= 0)
+    at = at[keep]
+    known = [arrays["names"].index(name) for name in names]
+    code = np.full(max(len(arrays["names"]), 1), -1, dtype=np.int64)
+    code[known] = np.arange(len(names))
+    which = code[arrays["name_codes"][keep]]
+    shape = (len(names), len(rows))
+    values, status, passed = np.full(shape, np.nan), np.full(shape, -1, np.int8), np.full(shape, 2)
+    values[which, at] = arrays["values"][keep]
+    status[which, at] = arrays["status"][keep]
+    passed[which, at] = arrays["passed"][keep]
+    texts = arrays["texts"]
+    out: dict[str, dict[str, Any]] = {}
+    for k, name in enumerate(names):
+        verdicts = passed[k].tolist()
+        out[name] = {
+            "v": _rounded(values[k], 4),
+            "s": status[k].tolist(),
+            "p": [None if v == 2 else v for v in verdicts],
+        }
+    for i in np.flatnonzero(np.asarray([t is not None for t in texts], dtype=bool)[keep]).tolist():
+        flat = int(keep[i])
+        out[names[int(which[i])]].setdefault("t", {})[str(int(at[i]))] = s.add(texts[flat])
+    return out
+
+
+def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:
+    """``"Type: message"`` (`` (retryable)``) of each row's query error, None without one."""
+    messages = report.frames().case_column("error")[rows]
+    erred = [i for i, m in enumerate(messages.tolist()) if m is not None]
+    out: list[str | None] = [None] * len(rows)
+    if not erred:
+        return out
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is not None:
+        raw = columnar.column("cases", "error_json").take(pa.array(rows[erred], pa.int64()))
+        errors = [EvaluationError.model_validate_json(text) for text in raw.to_pylist()]
+    else:
+        errors = [report.case_results[int(rows[i])].error for i in erred]
+    for i, error in zip(erred, errors, strict=True):
+        out[i] = error_text(error)
+    return out
+
+
+def error_text(error: Any) -> str | None:
+    """How the explorers show a query error."""
+    if error is None:
+        return None
+    return f"{error.error_type}: {error.message}" + (" (retryable)" if error.retryable else "")
+
+
+def row_labels(report: EvaluationReport, rows: np.ndarray) -> list[list[str]]:
+    """Each row's labels (``case_labels``); a columnar report parses only the case metadata
+    that names labels."""
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is None:
+        return [case_labels(report.case_results[int(row)]) for row in rows.tolist()]
+    raw = columnar.column("cases", "metadata").take(pa.array(rows, pa.int64())).to_pylist()
+    return [
+        _labels_of(json.loads(text)) if text is not None and '"labels"' in text else []
+        for text in raw
+    ]
+
+
+def _labels_of(metadata: Any) -> list[str]:
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    if isinstance(labels, dict):
+        return [f"{k}={v}" for k, v in labels.items()]
+    if isinstance(labels, (list, tuple)):
+        return [str(v) for v in labels]
+    return []
 
 
 def _records(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationCaseResult]:
@@ -205,96 +428,68 @@ def expects_abstention(expected: Any) -> int:
     return int(expected is not None and bool(expected.metadata.get("abstain")))
 
 
-def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, list]) -> None:
+def _encode_details(
+    result: EvaluationCaseResult, s: StringTable, cols: dict[str, list], scores: dict, i: int
+) -> None:
+    """The detail columns and score notes / metadata of one case at position ``i``."""
     expected = expected_of(result)
     response = result.response
     matches = None  # matched once, shown twice (evidence table and results)
     if expected is not None and expected.evidence and response is not None:
         matches = match_evidence(expected.evidence, response.results)
-    cols["case_id"].append(s.add(result.case_id))
-    cols["mode"].append(s.add(result.query_mode))
-    cols["query"].append(s.add(result.query))
-    cols["answer"].append(s.add(response.answer if response is not None else None))
-    cols["abstained"].append(answer_state(result))
-    cols["expected"].append([s.add(a) for a in (expected.answers if expected else ())])
-    cols["expects_abstention"].append(expects_abstention(expected))
-    cols["latency"].append(_num(result.latency_ms, 1))
-    error = result.error
-    text = (
-        f"{error.error_type}: {error.message}" + (" (retryable)" if error.retryable else "")
-        if error is not None
-        else None
-    )
-    cols["error"].append(s.add(text))
-    cols["labels"].append([s.add(label) for label in case_labels(result)])
-    cols["evidence"].append(
+    cols["answer"][i] = s.add(response.answer if response is not None else None)
+    cols["abstained"][i] = answer_state(result)
+    cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
+    cols["expects_abstention"][i] = expects_abstention(expected)
+    cols["evidence"][i] = [
         [
-            [
-                s.add(e["label"]),
-                int(bool(e["matched"])),
-                e["rank"],
-                s.add(e["result_id"]),
-                _num(e["relevance"]),
-                s.add(e["matched_by"]),
-            ]
-            for e in case_evidence(result, expected, matches=matches)
+            s.add(e["label"]),
+            int(bool(e["matched"])),
+            e["rank"],
+            s.add(e["result_id"]),
+            _num(e["relevance"]),
+            s.add(e["matched_by"]),
         ]
-    )
-    cols["results"].append(
+        for e in case_evidence(result, expected, matches=matches)
+    ]
+    cols["results"][i] = [
         [
-            [
-                s.add(r["document_id"]),
-                _num(r["score"]),
-                s.add(r["result_id"]),
-                s.add(r["text"]),
-                _num(r["relevance"]),
-                int(r["relevant"]),
-                [s.add(m) for m in r["matched_evidence"]],
-            ]
-            for r in case_results(result, expected, matches=matches)
+            s.add(r["document_id"]),
+            _num(r["score"]),
+            s.add(r["result_id"]),
+            s.add(r["text"]),
+            _num(r["relevance"]),
+            int(r["relevant"]),
+            [s.add(m) for m in r["matched_evidence"]],
         ]
-    )
+        for r in case_results(result, expected, matches=matches)
+    ]
     trace = response.trace if response is not None else ()
-    cols["trace"].append(
-        s.add(
-            _json_text(
-                [
-                    {
-                        "stage": e.stage,
-                        "message": e.message,
-                        **({"metadata": e.metadata} if e.metadata else {}),
-                    }
-                    for e in trace
-                ]
-            ),
-            MAX_META,
-        )
+    cols["trace"][i] = s.add(
+        _json_text(
+            [
+                {
+                    "stage": e.stage,
+                    "message": e.message,
+                    **({"metadata": e.metadata} if e.metadata else {}),
+                }
+                for e in trace
+            ]
+        ),
+        MAX_META,
     )
-    cols["response_meta"].append(
-        s.add(_json_text(response.metadata if response is not None else None), MAX_META)
+    cols["response_meta"][i] = s.add(
+        _json_text(response.metadata if response is not None else None), MAX_META
     )
-
-
-def _encode_scores(result: EvaluationCaseResult, s: StringTable, scores: dict) -> None:
     by_name = {score.name: score for score in result.scores}
     for name, col in scores.items():
         score = by_name.get(name)
         if score is None:
-            col["v"].append(None)
-            col["s"].append(-1)
-            col["p"].append(None)
-            col["r"].append(-1)
-            col["m"].append(-1)
+            col["r"][i], col["m"][i] = -1, -1
             continue
-        value = score.value
-        if isinstance(value, str):  # a text-valued score: kept sparsely, by position
-            col.setdefault("t", {})[str(len(col["v"]))] = s.add(value)
-        col["v"].append(_num(value) if not isinstance(value, bool) else float(value))
-        col["s"].append(STATUS_CODES[score.status])
-        col["p"].append(None if score.passed is None else int(score.passed))
-        col["r"].append(s.add(score_note(score)))
+        col["r"][i] = s.add(score_note(score))
         meta = {k: v for k, v in score.metadata.items() if k not in REASON_KEYS}
-        col["m"].append(s.add(_json_text(meta), MAX_META))
+        col["m"][i] = s.add(_json_text(meta), MAX_META)
 
 
 def payload_size(payload: dict[str, Any]) -> int:
@@ -324,6 +519,8 @@ __all__ = [
     "StringTable",
     "case_labels",
     "embedded_rows",
+    "encode_details",
+    "encode_preview",
     "encode_report",
     "informative_order",
     "payload_size",
