@@ -91,10 +91,11 @@ class ReportDataWidget(anywidget.AnyWidget):
         """The page asks for the details of report rows (at most ``MAX_FETCH`` at once)."""
         if not isinstance(content, dict) or content.get("type") != "details":
             return
-        rows = [int(r) for r in content.get("rows") or []][:MAX_FETCH]
+        asked = content.get("rows") if isinstance(content.get("rows"), list) else []
         try:
-            reply = encode_details(self._report, rows)
+            reply = encode_details(self._report, [int(r) for r in asked][:MAX_FETCH])
         except Exception as exc:  # the page says so instead of waiting forever
+            rows = [r for r in asked if isinstance(r, int)]
             reply = {"rows": rows, "error": f"{type(exc).__name__}: {exc}"}
         self.send({"type": "details", **reply})
 
