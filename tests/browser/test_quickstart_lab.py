@@ -261,10 +261,10 @@ def test_large_report_fetches_details_live_in_jupyterlab(lab, chromium_browser, 
         assert page.evaluate(CELL_ERRORS_JS) == []
         root = page.locator(".jp-OutputArea-output .hnx-report").first
         root.wait_for(state="visible", timeout=60_000)
-        page.wait_for_function(  # the full payload replaced the first-page preview
-            "(el) => !el.querySelector('[data-note=\"preview\"]') && el.querySelector('.hnx-list')"
-            " && /of 60 case results/.test(el.querySelector('.hnx-page').innerText)",
-            arg=root.element_handle(),
+        page.wait_for_function(  # the full payload replaced the preview (a new view)
+            "() => { const el = document.querySelector('.jp-OutputArea-output .hnx-report');"
+            " return el && !el.querySelector('[data-note=preview]')"
+            " && /of 60 case results/.test(el.querySelector('.hnx-page').innerText); }",
             timeout=60_000,
         )
         root = page.locator(".jp-OutputArea-output .hnx-report").first
