@@ -28,6 +28,7 @@ import numpy as np
 import traitlets
 from ipywidgets import widget_serialization
 
+from heta_notebook.columnar import ColumnarReport, LazyCaseResults
 from heta_notebook.display.explorer_data import (
     DEFAULT_MAX_CASES,
     encode_details,
@@ -191,17 +192,25 @@ def report_data(
         return found
     details = list(first) if partial and first is not None else None
 
-    def build() -> dict[str, Any]:
-        return encode_report(report, max_cases=max_cases, priority=priority, details=details)
+    def build(source: EvaluationReport = report) -> dict[str, Any]:
+        return encode_report(source, max_cases=max_cases, priority=priority, details=details)
 
     if partial and hasattr(report.case_results, "columnar"):
         found = ReportDataWidget(report, payload=pack(encode_preview(report, details or ())))
-        found._fill(build)
+        private = _private_copy(report)  # the thread never touches caches the kernel uses
+        found._fill(lambda: build(private))
     else:
         found = ReportDataWidget(report, payload=pack(build()))
         found.ready.set()
     _data_widgets[key] = found
     return found
+
+
+def _private_copy(report: EvaluationReport) -> EvaluationReport:
+    """The same columnar report with its own table and frames caches (for another thread)."""
+    columnar = report.case_results.columnar  # type: ignore[attr-defined]
+    lazy = LazyCaseResults(ColumnarReport(columnar.folder, header=columnar.header))
+    return report.model_copy(update={"case_results": lazy})
 
 
 def _n_results(report: EvaluationReport, n_embedded: int) -> float:
