@@ -3,6 +3,8 @@ that keeps the most informative case results and says how many were left out."""
 
 from __future__ import annotations
 
+import pytest
+
 from heta_notebook.display.explorer_data import StringTable, encode_report, payload_size
 from heta_notebook.display.widgets import ExplorerWidget, pack, report_data, unpack
 from tests._display_helpers import make_report
@@ -319,3 +321,52 @@ def _ids(report, rows):
 def test_big_payloads_pack_and_unpack():
     payload = {"strings": [f"text {i} " * 20 for i in range(20_000)]}
     assert len(str(payload)) > (1 << 20) and unpack(pack(payload)) == payload
+
+
+def _with_odd_evidence(report):
+    """Evidence the fast rules do not decide (a text, a locator) on some cases."""
+    results = []
+    for n, r in enumerate(report.case_results):
+        expected = dict(r.metadata.get("expected") or {})
+        if n % 4 == 1 and expected.get("evidence"):
+            first = dict(expected["evidence"][0])
+            first["text"] = "the effect of"
+            expected["evidence"] = [first, *expected["evidence"][1:]]
+        elif n % 4 == 2 and expected.get("evidence"):
+            expected["evidence"] = [{"locator": {"chunk_id": "nope"}}, *expected["evidence"]]
+        results.append(r.model_copy(update={"metadata": {**r.metadata, "expected": expected}}))
+    return report.model_copy(update={"case_results": tuple(results)})
+
+
+@pytest.mark.parametrize(
+    ("options", "column_path"),
+    [
+        ({"hostile": True}, "all"),
+        ({"expected_metadata": False}, "some"),  # evidence only in score metadata: records
+        ({"partial": True}, "all"),
+        ({"judge": False, "errors": False}, "all"),
+        ({"odd": True}, "some"),  # a text or a locator to match: those cases as records
+    ],
+)
+def test_details_from_columns_equal_details_from_records(tmp_path, options, column_path):
+    from heta_notebook.display import explorer_data
+
+    odd = options.pop("odd", False)
+    report = make_report(14, **options)
+    report = _with_odd_evidence(report) if odd else report
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    fast = []
+    original = explorer_data._ColumnarDetails._fast
+
+    def spy(self, row, evidence):
+        fast.append(original(self, row, evidence))
+        return fast[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(explorer_data._ColumnarDetails, "_fast", spy)
+        assert encode_report(lazy) == encode_report(report)
+        rows = [0, 5, 6, 41]
+        assert explorer_data.encode_details(lazy, rows) == explorer_data.encode_details(
+            report, rows
+        )
+    assert column_path == ("all" if all(fast) else "some" if any(fast) else "none")

@@ -14,6 +14,7 @@ The per-case pieces come from the frames API (``case_evidence``, ``case_results`
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -25,13 +26,15 @@ import pyarrow as pa
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis.headline import headline_score
 from heta_notebook.columnar import SCHEMAS
-from heta_notebook.evaluators.aggregation import STATUSES
+from heta_notebook.evaluators import matching
+from heta_notebook.evaluators.aggregation import STATUSES, status_name
 from heta_notebook.evaluators.matching import match_evidence
 from heta_notebook.schema import (
     REASON_KEYS,
     EvaluationCaseResult,
     EvaluationError,
     EvaluationReport,
+    QueryResult,
 )
 
 FORMAT_VERSION = 1
@@ -82,12 +85,22 @@ def _json_text(data: Any) -> str | None:
 
 def score_note(score: Any) -> str | None:
     """What explains a score: the judge's reason, an evaluator error or a skip reason."""
-    if score.status == "error":
-        error = score.metadata.get("error")
+    return metadata_note(score.metadata)
+
+
+def metadata_note(metadata: dict[str, Any]) -> str | None:
+    """:func:`score_note` from a score's metadata (its status and reason come from it)."""
+    status = status_name(metadata)
+    if status == "error":
+        error = metadata.get("error")
         return str(error.get("message") if isinstance(error, dict) else error)
-    if score.status == "skipped":
-        return str(score.metadata.get("skip_reason") or "skipped")
-    return score.reason
+    if status == "skipped":
+        return str(metadata.get("skip_reason") or "skipped")
+    for key in REASON_KEYS:  # EvaluationScore.reason
+        value = metadata.get(key)
+        if value:
+            return str(value)
+    return None
 
 
 def case_labels(result: EvaluationCaseResult) -> list[str]:
@@ -175,8 +188,7 @@ def encode_report(
         cols[col] = [None] * len(rows)
     for col in scores.values():
         col["r"], col["m"] = [None] * len(rows), [None] * len(rows)
-    for row, result in zip(wanted.tolist(), _records(report, wanted), strict=True):
-        _encode_details(result, strings, cols, scores, position[row])
+    _details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
     return {
         "version": FORMAT_VERSION,
         "label": report.label,
@@ -294,8 +306,7 @@ def encode_details(
     names = list(report.frames().score_names)
     cols: dict[str, list[Any]] = {col: [None] * len(wanted) for col in DETAIL_COLUMNS}
     scores = {name: {"r": [None] * len(wanted), "m": [None] * len(wanted)} for name in names}
-    for i, result in enumerate(_records(report, wanted)):
-        _encode_details(result, strings, cols, scores, i)
+    _details_into(report, wanted, strings, cols, scores, list(range(len(wanted))))
     return {
         "rows": wanted.tolist(),
         "cases": cols,
@@ -408,6 +419,255 @@ def _labels_of(metadata: Any) -> list[str]:
     return []
 
 
+def _details_into(
+    report: EvaluationReport,
+    rows: np.ndarray,
+    s: StringTable,
+    cols: dict[str, list],
+    scores: dict,
+    at: list[int],
+) -> None:
+    """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
+    the tables for a columnar report (no records, evidence matched on parsed source keys),
+    else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is None or not len(rows):
+        for i, result in zip(at, _records(report, rows), strict=True):
+            _encode_details(result, s, cols, scores, i)
+        return
+    if len(rows) > 1000:  # many cases: their texts from one read of the texts column
+        columnar.texts()
+    starts = columnar._group_start_rows("cases")
+    groups = np.searchsorted(starts, rows, side="right") - 1
+    where = np.asarray(at, dtype=np.int64)
+    for group in np.unique(groups).tolist():
+        picked = groups == group
+        _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
+
+
+class _ColumnarDetails:
+    """The details of some report rows (one cases row group) read from the tables.
+
+    Per case the envelope (query, response without results, metadata) is validated as a
+    record is; its results and scores stay columns. Evidence is matched with the rules of
+    ``evaluators.matching`` on each distinct source once. A case the fast rules cannot
+    decide (evidence with a locator or a text, evidence only in score metadata) is built as
+    a record and encoded like one."""
+
+    def __init__(self, report: EvaluationReport, columnar: Any, rows: np.ndarray) -> None:
+        self.report, self.rows = report, rows
+        cases, first = columnar.row_range("cases", int(rows[0]), int(rows[-1]) + 1)
+        self.cases = cases.take(pa.array(rows - first, pa.int64())).to_pylist()
+        self.results = _grouped(
+            columnar, "results", rows, ("id", "text", "score", "source", "metadata")
+        )
+        self.scores = _grouped(columnar, "scores", rows, ("name", "metadata"))
+        ids = [t for r in self.results.values() for t in r["text"]]
+        self.texts = columnar.texts_of(ids)
+
+    def encode(self, s: StringTable, cols: dict, scores: dict, at: np.ndarray) -> None:
+        for row, case, i in zip(self.rows.tolist(), self.cases, at.tolist(), strict=True):
+            record = _envelope(case, row)
+            expected = expected_of(record)
+            evidence = expected.evidence if expected is not None else ()
+            found = self.results.get(row)
+            if not self._fast(row, evidence):
+                full = next(iter(_records(self.report, np.asarray([row]))))
+                _encode_details(full, s, cols, scores, i)
+                continue
+            response = record.response
+            cols["answer"][i] = s.add(response.answer if response is not None else None)
+            cols["abstained"][i] = answer_state(record)
+            cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
+            cols["expects_abstention"][i] = expects_abstention(expected)
+            hits = found if response is not None and found is not None else _NO_RESULTS
+            matches, by_result = _match(evidence, hits)
+            cols["evidence"][i] = [
+                [
+                    s.add(m[0]),
+                    int(m[1]),
+                    m[2],
+                    s.add(m[3]),
+                    _num(m[4]),
+                    s.add(m[5]),
+                ]
+                for m in matches
+            ]
+            cols["results"][i] = (
+                self._results(hits, evidence, by_result, s) if response is not None else []
+            )
+            trace = response.trace if response is not None else ()
+            cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
+            cols["response_meta"][i] = s.add(
+                _json_text(response.metadata if response is not None else None), MAX_META
+            )
+            notes = self.scores.get(row)
+            by_name = dict(zip(notes["name"], notes["metadata"], strict=True)) if notes else {}
+            for name, col in scores.items():
+                if name not in by_name:
+                    col["r"][i], col["m"][i] = -1, -1
+                    continue
+                note, meta = _score_notes(by_name[name])
+                col["r"][i], col["m"][i] = s.add(note), s.add(meta, MAX_META)
+
+    def _fast(self, row: int, evidence: Sequence[Any]) -> bool:
+        """Whether the fast rules decide this case as ``frames.case_evidence`` would."""
+        if any(item.locator or item.text is not None for item in evidence):
+            return False
+        if not evidence:  # case_evidence falls back to evidence named in score metadata
+            notes = self.scores.get(row)
+            keys = ("matched_evidence", "missing_evidence", "matched_reference_ids")
+            return not notes or not any(
+                _parsed(md) and any(k in _parsed(md) for k in keys) for md in notes["metadata"]
+            )
+        return True
+
+    def _results(
+        self, hits: dict, evidence: Sequence[Any], by_result: dict, s: StringTable
+    ) -> list:
+        qrels = matching.qrels_of(evidence)
+        judged = bool(evidence)
+        out = []
+        for rid, text, score, source, metadata in zip(
+            hits["id"], hits["text"], hits["score"], hits["source"], hits["metadata"], strict=True
+        ):
+            docs, _ = _source_keys(source, metadata)
+            grades = [qrels[d] for d in docs if d in qrels]
+            grade = max(grades) if grades else (0 if judged else None)
+            matched = by_result.get(rid, [])
+            out.append(
+                [
+                    s.add(docs[0] if docs else None),
+                    _num(score),
+                    s.add(rid),
+                    s.add(self.texts[text]),
+                    _num(grade),
+                    int(bool((grade or 0) > 0 or matched)),
+                    [s.add(m) for m in matched],
+                ]
+            )
+        return out
+
+
+_NO_RESULTS: dict[str, list] = {"id": [], "text": [], "score": [], "source": [], "metadata": []}
+
+
+def _grouped(columnar: Any, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
+    """Columns ``names`` of ``table`` for the ascending report ``rows``, as lists per row."""
+    if columnar.file(table).metadata.num_rows == 0:
+        return {}
+    data, _ = columnar.row_range(table, int(rows[0]), int(rows[-1]) + 1)
+    keep = np.isin(data.column("row").to_numpy(), rows)
+    data = data.filter(pa.array(keep)).select(["row", *names])
+    row_ids = data.column("row").to_numpy()
+    if not len(row_ids):
+        return {}
+    values = {name: data.column(name).to_pylist() for name in names}
+    bounds = np.flatnonzero(np.diff(row_ids)) + 1
+    starts, stops = [0, *bounds.tolist()], [*bounds.tolist(), len(row_ids)]
+    return {
+        int(row_ids[a]): {name: column[a:b] for name, column in values.items()}
+        for a, b in zip(starts, stops, strict=True)
+    }
+
+
+def _envelope(case: dict[str, Any], row: int) -> EvaluationCaseResult:
+    """The record of a cases-table row without its results and scores (what the details
+    read besides them), validated like ``columnar`` validates it."""
+    data: dict[str, Any] = {
+        **(json.loads(case["extra"]) if case["extra"] else {}),
+        "case_id": case["case_id"],
+        "query": case["query"],
+        "query_mode": case["query_mode"],
+        "latency_ms": case["latency_ms"],
+        "metadata": json.loads(case["metadata"]) if case["metadata"] else {},
+    }
+    if case["error_json"] is not None:
+        data["error"] = json.loads(case["error_json"])
+    if case["has_response"]:
+        response = json.loads(case["response_json"]) if case["response_json"] else {}
+        data["response"] = {**response, "mode": case["response_mode"], "answer": case["answer"]}
+    return EvaluationCaseResult.model_validate(data)
+
+
+@functools.lru_cache(maxsize=65536)
+def _source_keys(
+    source: str | None, metadata: str | None
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A result's document ids and the keys a reference id matches directly
+    (``matching.document_ids`` / ``matching._reference_match`` read only its source and
+    metadata), once per distinct pair."""
+    parsed = json.loads(source) if source is not None else {}
+    meta = json.loads(metadata) if metadata is not None else {}
+    result = QueryResult.model_construct(id="", text="", source=parsed, metadata=meta)
+    direct = matching._collect(
+        matching._candidates(result), ("document_id", "source_key", "object_key"), parse=None
+    )
+    return matching.document_ids(result), frozenset(direct)
+
+
+def _match(evidence: Sequence[Any], hits: dict) -> tuple[list[tuple], dict[str, list[str]]]:
+    """``matching.match_evidence`` for evidence with reference ids only: each item's first
+    rank whose result id / direct key is the reference ("reference_id") or whose document
+    is ("document"); plus the labels each result id matched."""
+    first_ref: dict[str, int] = {}
+    first_doc: dict[str, int] = {}
+    if evidence:
+        pairs = zip(hits["id"], hits["source"], hits["metadata"], strict=True)
+        for rank, (rid, source, metadata) in enumerate(pairs, 1):
+            docs, direct = _source_keys(source, metadata)
+            first_ref.setdefault(rid, rank)
+            for key in direct:
+                first_ref.setdefault(key, rank)
+            for key in docs:
+                first_doc.setdefault(key, rank)
+    out, by_result = [], {}
+    for item in evidence:
+        ref = item.reference_id
+        by_ref = first_ref.get(ref) if ref is not None else None
+        by_doc = first_doc.get(ref) if ref is not None else None
+        if by_ref is not None and (by_doc is None or by_ref <= by_doc):
+            rank, how = by_ref, "reference_id"
+        elif by_doc is not None:
+            rank, how = by_doc, "document"
+        else:
+            rank, how = None, None
+        result_id = hits["id"][rank - 1] if rank is not None else None
+        label = item.label()
+        out.append((label, how is not None, rank, result_id, matching._relevance(item), how))
+        if result_id is not None:
+            by_result.setdefault(result_id, []).append(label)
+    return out, by_result
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(metadata: str | None) -> dict[str, Any]:
+    return json.loads(metadata) if metadata else {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _score_notes(metadata: str | None) -> tuple[str | None, str | None]:
+    """A score's note and its metadata block (reason keys left out), once per distinct
+    metadata JSON (scores of a run repeat it)."""
+    md = _parsed(metadata)
+    meta = {k: v for k, v in md.items() if k not in REASON_KEYS}
+    return metadata_note(md), _json_text(meta)
+
+
+def _trace_text(trace: Sequence[Any]) -> str | None:
+    """A response's trace as the detail pane's JSON block."""
+    return _json_text(
+        [
+            {
+                "stage": e.stage,
+                "message": e.message,
+                **({"metadata": e.metadata} if e.metadata else {}),
+            }
+            for e in trace
+        ]
+    )
+
+
 def _records(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationCaseResult]:
     """The records at the ascending ``rows``: a columnar report builds them one row group at
     a time (indexing one by one re-reads a group per record)."""
@@ -465,19 +725,7 @@ def _encode_details(
         for r in case_results(result, expected, matches=matches)
     ]
     trace = response.trace if response is not None else ()
-    cols["trace"][i] = s.add(
-        _json_text(
-            [
-                {
-                    "stage": e.stage,
-                    "message": e.message,
-                    **({"metadata": e.metadata} if e.metadata else {}),
-                }
-                for e in trace
-            ]
-        ),
-        MAX_META,
-    )
+    cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
     cols["response_meta"][i] = s.add(
         _json_text(response.metadata if response is not None else None), MAX_META
     )
