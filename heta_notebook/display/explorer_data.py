@@ -18,6 +18,7 @@ import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,6 @@ from heta_notebook.schema import (
     EvaluationCaseResult,
     EvaluationError,
     EvaluationReport,
-    QueryResult,
 )
 
 FORMAT_VERSION = 1
@@ -599,7 +599,7 @@ def _source_keys(
     metadata), once per distinct pair."""
     parsed = json.loads(source) if source is not None else {}
     meta = json.loads(metadata) if metadata is not None else {}
-    result = QueryResult.model_construct(id="", text="", source=parsed, metadata=meta)
+    result = SimpleNamespace(source=parsed, metadata=meta)  # all that the rules read
     direct = matching._collect(
         matching._candidates(result), ("document_id", "source_key", "object_key"), parse=None
     )
