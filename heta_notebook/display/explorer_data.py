@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis.headline import headline_score
-from heta_notebook.columnar import SCHEMAS
+from heta_notebook.columnar import SCHEMAS, CorruptReportError
 from heta_notebook.evaluators import matching
 from heta_notebook.evaluators.aggregation import STATUSES, status_name
 from heta_notebook.evaluators.matching import match_evidence
@@ -435,10 +435,10 @@ def _details_into(
         for i, result in zip(at, _records(report, rows), strict=True):
             _encode_details(result, s, cols, scores, i)
         return
-    if len(rows) > 1000:  # many cases: their texts from one read of the texts column
-        columnar.texts()
     starts = columnar._group_start_rows("cases")
     groups = np.searchsorted(starts, rows, side="right") - 1
+    if len(rows) > 1000 or len(np.unique(groups)) > 2:  # texts: one read of the column
+        columnar.texts()
     where = np.asarray(at, dtype=np.int64)
     for group in np.unique(groups).tolist():
         picked = groups == group
@@ -554,11 +554,19 @@ _NO_RESULTS: dict[str, list] = {"id": [], "text": [], "score": [], "source": [],
 
 def _grouped(columnar: Any, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
     """Columns ``names`` of ``table`` for the ascending report ``rows``, as lists per row."""
-    if columnar.file(table).metadata.num_rows == 0:
+    handle = columnar.file(table)
+    if handle.metadata.num_rows == 0:
         return {}
-    data, _ = columnar.row_range(table, int(rows[0]), int(rows[-1]) + 1)
-    keep = np.isin(data.column("row").to_numpy(), rows)
-    data = data.filter(pa.array(keep)).select(["row", *names])
+    starts = columnar._group_start_rows(table)  # read only these columns of those groups
+    lo = max(int(np.searchsorted(starts, rows[0], side="right")) - 1, 0)
+    hi = max(int(np.searchsorted(starts, rows[-1], side="right")) - 1, lo)
+    try:
+        data = handle.read_row_groups(
+            list(range(lo, hi + 1)), columns=["row", *names], use_threads=False
+        )
+    except (OSError, pa.ArrowException) as exc:
+        raise CorruptReportError(columnar.path(table), f"cannot read row group: {exc}") from exc
+    data = data.filter(pa.array(np.isin(data.column("row").to_numpy(), rows)))
     row_ids = data.column("row").to_numpy()
     if not len(row_ids):
         return {}
