@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from heta_notebook._gc import paused_gc
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis.headline import headline_score
 from heta_notebook.columnar import SCHEMAS, CorruptReportError
@@ -175,9 +176,20 @@ def encode_report(
     Two parts: the **index** of every embedded case (ids, modes, queries, errors, labels,
     latency, score values / statuses / verdicts: what the list, filters and sort need), read
     from the report's columns, and the **details** (answer, expected, evidence, results,
-    reasons, metadata) of the report rows ``details`` (None: every embedded case), built
-    from records. A case without details holds ``null`` in every detail column; the page
+    reasons, metadata) of the report rows ``details`` (None: every embedded case), read
+    from the tables of a columnar report, else from records (the same payload). A case without details holds ``null`` in every detail column; the page
     asks for them (:func:`encode_details`) or says they are not embedded."""
+    with paused_gc():  # millions of small lists: no collector passes over them
+        return _encode_report(report, max_cases, priority, max_text, details)
+
+
+def _encode_report(
+    report: EvaluationReport,
+    max_cases: int | None,
+    priority: Sequence[str],
+    max_text: int,
+    details: Sequence[int] | None,
+) -> dict[str, Any]:
     strings = StringTable(max_text)
     rows = embedded_rows(report, max_cases, priority)
     names = list(report.frames().score_names)
@@ -306,7 +318,8 @@ def encode_details(
     names = list(report.frames().score_names)
     cols: dict[str, list[Any]] = {col: [None] * len(wanted) for col in DETAIL_COLUMNS}
     scores = {name: {"r": [None] * len(wanted), "m": [None] * len(wanted)} for name in names}
-    _details_into(report, wanted, strings, cols, scores, list(range(len(wanted))))
+    with paused_gc():
+        _details_into(report, wanted, strings, cols, scores, list(range(len(wanted))))
     return {
         "rows": wanted.tolist(),
         "cases": cols,
