@@ -8,8 +8,12 @@ results the most informative ones are embedded first (query errors, failed verdi
 lowest headline scores, the ``priority`` case ids a comparison asks for) and ``left_out`` says
 how many were not, so a page can say so; nothing is dropped silently.
 
-The per-case pieces come from the frames API (``case_evidence``, ``case_results``,
-``expected_of``), so what the page shows is what ``report.frames()`` says.
+Two parts: the **index** of every embedded case (what the list, filters and sort need), read
+from the frames' columns, and the **details** of chosen cases (answer, evidence, results,
+reasons), so a large report's first page needs little (``widgets.report_data``); a page
+fetches other details with :func:`encode_details`. On records the details come from the
+frames API (``case_evidence``, ``case_results``, ``expected_of``); on a columnar report
+from its tables with the same rules (``matching``), giving the same payload.
 """
 
 from __future__ import annotations
