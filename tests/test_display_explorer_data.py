@@ -370,3 +370,17 @@ def test_details_from_columns_equal_details_from_records(tmp_path, options, colu
             report, rows
         )
     assert column_path == ("all" if all(fast) else "some" if any(fast) else "none")
+
+
+def test_preview_of_no_rows_and_of_failed_cases_only(tmp_path):
+    from heta_notebook.display.explorer_data import encode_preview
+
+    report = make_report(30)
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    assert encode_preview(lazy, [])["rows"] == []
+    failed = [i for i, r in enumerate(report.case_results) if r.error is not None]
+    preview = encode_preview(lazy, failed)
+    full = encode_report(report)
+    for k, row in enumerate(failed):
+        view = {key: v for key, v in _case_view(full, row).items() if key != "details"}
+        assert _case_view(preview, k) == view

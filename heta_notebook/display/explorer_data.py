@@ -232,7 +232,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     strings = StringTable()
     picked = np.unique(np.asarray(rows, dtype=np.int64))
     names = list(report.frames().score_names)
-    cases = _row_groups(columnar, "cases", picked, picked)
+    cases = _row_groups(columnar, "cases", picked, one_per_row=True)
     cols: dict[str, list[Any]] = {}
     cols["case_id"] = [strings.add(v) for v in cases.column("case_id").to_pylist()]
     cols["mode"] = [strings.add(v) for v in cases.column("query_mode").to_pylist()]
@@ -247,7 +247,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
         [strings.add(label) for label in _labels_of(json.loads(text))] if text else []
         for text in cases.column("metadata").to_pylist()
     ]
-    arrays = _score_rows(_row_groups(columnar, "scores", picked, None), picked)
+    arrays = _score_rows(_row_groups(columnar, "scores", picked, one_per_row=False))
     scores = _score_index(arrays, len(report.case_results), picked, names, strings)
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(picked)
@@ -274,7 +274,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     }
 
 
-def _row_groups(columnar: Any, table: str, rows: np.ndarray, take: np.ndarray | None) -> pa.Table:
+def _row_groups(columnar: Any, table: str, rows: np.ndarray, *, one_per_row: bool) -> pa.Table:
     """The rows of ``table`` for the ascending report ``rows``, read one cases row group at a
     time (cases: one table row per report row; other tables: every row whose ``row`` is in)."""
     parts = []
@@ -283,14 +283,14 @@ def _row_groups(columnar: Any, table: str, rows: np.ndarray, take: np.ndarray | 
     for group in np.unique(groups).tolist():
         mine = rows[groups == group]
         data, first = columnar.row_range(table, int(mine[0]), int(mine[-1]) + 1)
-        if take is not None:
+        if one_per_row:
             parts.append(data.take(pa.array(mine - first, pa.int64())))
         else:
             parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
     return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table()
 
 
-def _score_rows(table: pa.Table, rows: np.ndarray) -> dict[str, Any]:
+def _score_rows(table: pa.Table) -> dict[str, Any]:
     """A few rows of ``scores.parquet`` as the flat arrays of ``frames.score_arrays``."""
     names = table.column("name").combine_chunks().dictionary_encode()
     kinds = table.column("kind").to_numpy(zero_copy_only=False)
@@ -365,10 +365,13 @@ def _score_index(
     at = position[arrays["rows"]]
     keep = np.flatnonzero(at >= 0)
     at = at[keep]
-    known = [arrays["names"].index(name) for name in names]
     code = np.full(max(len(arrays["names"]), 1), -1, dtype=np.int64)
-    code[known] = np.arange(len(names))
+    for k, name in enumerate(names):  # names these rows may not all have
+        if name in arrays["names"]:
+            code[arrays["names"].index(name)] = k
     which = code[arrays["name_codes"][keep]]
+    known = which >= 0
+    keep, at, which = keep[known], at[known], which[known]
     shape = (len(names), len(rows))
     values, status, passed = np.full(shape, np.nan), np.full(shape, -1, np.int8), np.full(shape, 2)
     values[which, at] = arrays["values"][keep]
