@@ -370,6 +370,7 @@ def test_details_from_columns_equal_details_from_records(tmp_path, options, colu
             report, rows
         )
     assert column_path == ("all" if all(fast) else "some" if any(fast) else "none")
+    assert explorer_data.search_texts(lazy) == explorer_data.search_texts(report)
 
 
 def test_preview_of_no_rows_and_of_failed_cases_only(tmp_path):

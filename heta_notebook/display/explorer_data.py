@@ -776,12 +776,59 @@ def payload_size(payload: dict[str, Any]) -> int:
 def search_texts(report: EvaluationReport) -> list[str]:
     """Per report row, the lower-cased text the explorers search: case id, query, evidence
     labels, judge reasons (and evaluator errors / skip reasons)."""
-    out = []
-    for r in report.case_results:
-        parts: list[Any] = [r.case_id, r.query]
-        parts += [e["label"] for e in case_evidence(r) if e["label"]]
-        parts += [score_note(s) for s in r.scores]
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is not None:
+        with paused_gc():
+            return _columnar_search_texts(report, columnar)
+    return [_search_text(r) for r in report.case_results]
+
+
+def _search_text(r: EvaluationCaseResult) -> str:
+    parts: list[Any] = [r.case_id, r.query]
+    parts += [e["label"] for e in case_evidence(r) if e["label"]]
+    parts += [score_note(s) for s in r.scores]
+    return "\n".join(str(p) for p in parts if p).casefold()
+
+
+_SCORE_EVIDENCE_KEYS = ("matched_evidence", "missing_evidence", "matched_reference_ids")
+
+
+def _columnar_search_texts(report: EvaluationReport, columnar: Any) -> list[str]:
+    """:func:`search_texts` from the tables: evidence labels from each case's expected
+    evidence, notes once per distinct score metadata; a case whose evidence is named only
+    in score metadata is read as a record."""
+    frames = report.frames()
+    n = len(report.case_results)
+    metadata = columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
+    notes = [_score_notes(md)[0] for md in metadata.dictionary.to_pylist()]
+    named = [
+        any(k in _parsed(md) for k in _SCORE_EVIDENCE_KEYS)
+        for md in metadata.dictionary.to_pylist()
+    ]
+    codes = metadata.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    rows = columnar.numpy("scores", "row").astype(np.int64)
+    per_row: list[list[str]] = [[] for _ in range(n)]
+    scored_named = np.zeros(n, dtype=bool)
+    for row, code in zip(rows.tolist(), codes.tolist(), strict=True):
+        if code >= 0:
+            if notes[code]:
+                per_row[row].append(notes[code])
+            scored_named[row] |= named[code]
+    case_ids = frames.case_column("case_id").tolist()
+    queries = frames.case_column("query").tolist()
+    out: list[str] = []
+    records: list[int] = []
+    for row, text in enumerate(columnar.column("cases", "metadata").to_pylist()):
+        md = json.loads(text) if text and '"expected"' in text else {}
+        expected = expected_of(SimpleNamespace(metadata=md))  # type: ignore[arg-type]
+        evidence = expected.evidence if expected is not None else ()
+        if not evidence and scored_named[row]:
+            records.append(row)
+        labels = [item.label() for item in evidence]
+        parts = [case_ids[row], queries[row], *labels, *per_row[row]]
         out.append("\n".join(str(p) for p in parts if p).casefold())
+    for row, record in zip(records, _records(report, np.asarray(records)), strict=True):
+        out[row] = _search_text(record)
     return out
 
 
