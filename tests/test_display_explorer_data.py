@@ -3,6 +3,8 @@ that keeps the most informative case results and says how many were left out."""
 
 from __future__ import annotations
 
+import pytest
+
 from heta_notebook.display.explorer_data import StringTable, encode_report, payload_size
 from heta_notebook.display.widgets import ExplorerWidget, pack, report_data, unpack
 from tests._display_helpers import make_report
@@ -156,3 +158,230 @@ def test_take_builds_the_same_records_as_indexing(tmp_path):
     lazy = _columnar_copy(report, tmp_path / "rep").case_results
     rows = [0, 3, 6, 7, 8, 19, 50, 59]
     assert list(lazy.take(rows)) == [report.case_results[i] for i in rows]
+
+
+# ------------------------------------------------------------- index + details (large reports)
+
+
+def _case_view(payload, i):
+    """Everything the page shows of embedded case ``i``, strings resolved (indexes differ
+    between payloads, what they point to must not)."""
+    strings = payload["strings"]
+
+    def text(j):
+        return None if j is None or j < 0 else strings[j]
+
+    def deep(value):
+        return [deep(v) for v in value] if isinstance(value, list) else value
+
+    cases = payload["cases"]
+    view = {
+        "row": payload["rows"][i],
+        "case_id": text(cases["case_id"][i]),
+        "mode": text(cases["mode"][i]),
+        "query": text(cases["query"][i]),
+        "error": text(cases["error"][i]),
+        "latency": cases["latency"][i],
+        "labels": [text(j) for j in cases["labels"][i]],
+        "scores": {
+            name: (col["v"][i], col["s"][i], col["p"][i], text(col.get("t", {}).get(str(i))))
+            for name, col in payload["scores"].items()
+        },
+    }
+    if cases["evidence"][i] is not None:
+        ev = cases["evidence"][i]
+        view["details"] = {
+            "answer": text(cases["answer"][i]),
+            "expected": [text(j) for j in cases["expected"][i]],
+            "evidence": [[text(e[0]), e[1], e[2], text(e[3]), e[4], text(e[5])] for e in ev],
+            "results": [
+                [text(r[0]), r[1], text(r[2]), text(r[3]), r[4], r[5], [text(m) for m in r[6]]]
+                for r in cases["results"][i]
+            ],
+            "trace": text(cases["trace"][i]),
+            "meta": text(cases["response_meta"][i]),
+            "notes": {n: (text(c["r"][i]), text(c["m"][i])) for n, c in payload["scores"].items()},
+            "flags": (cases["abstained"][i], cases["expects_abstention"][i]),
+        }
+    return deep(view)
+
+
+def _labelled(report):
+    """``report`` with labels on its cases (the label filter reads them)."""
+    results = [
+        r.model_copy(update={"metadata": {**r.metadata, "labels": {"topic": f"t{n % 3}"}}})
+        for n, r in enumerate(report.case_results)
+    ]
+    return report.model_copy(update={"case_results": tuple(results)})
+
+
+def test_partial_details_from_records_and_from_columns_are_identical(tmp_path):
+    report = _labelled(make_report(30))
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    for cap, details in ((None, [0, 5, 40]), (12, [1, 2, 3]), (40, [])):
+        built = encode_report(lazy, max_cases=cap, details=details)
+        assert built == encode_report(report, max_cases=cap, details=details)
+        full = encode_report(report, max_cases=cap)
+        wanted = set(details) & set(full["rows"])
+        assert built["n_detailed"] == len(wanted) and full["n_detailed"] == len(full["rows"])
+        for i, row in enumerate(full["rows"]):
+            partial, complete = _case_view(built, i), _case_view(full, i)
+            if row in wanted:
+                assert partial == complete
+            else:  # the index is all there, the details are not
+                assert "details" not in partial
+                assert {k: v for k, v in complete.items() if k != "details"} == partial
+
+
+def test_fetched_details_are_the_embedded_ones(tmp_path):
+    from heta_notebook.display.explorer_data import encode_details
+
+    report = _labelled(make_report(20))
+    full = encode_report(report)
+    rows = [3, 0, 17, 17, 500]  # unsorted, repeated and out of range
+    reply = encode_details(_columnar_copy(report, tmp_path / "rep"), rows)
+    assert reply == encode_details(report, rows) and reply["rows"] == [0, 3, 17]
+    for k, row in enumerate(reply["rows"]):  # as the page merges it: its own strings
+        one = {
+            "rows": [row],
+            "strings": reply["strings"],
+            "cases": {
+                c: [reply["cases"][c][k] if c in reply["cases"] else v[row]]
+                for c, v in full["cases"].items()
+            },
+            "scores": {
+                n: {
+                    **{f: [col[f][row]] for f in ("v", "s", "p")},
+                    "r": [reply["scores"][n]["r"][k]],
+                    "m": [reply["scores"][n]["m"][k]],
+                }
+                for n, col in full["scores"].items()
+            },
+        }
+        assert _case_view(one, 0)["details"] == _case_view(full, row)["details"]
+
+
+def test_preview_holds_the_first_page_index_of_a_columnar_report(tmp_path):
+    from heta_notebook.display.explorer_data import encode_preview
+
+    report = _labelled(make_report(30))
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    first = [0, 1, 2, 20, 21, 44, 89]  # several row groups, an error case (row 21)
+    preview = encode_preview(lazy, first)
+    full = encode_report(report)
+    assert preview["preview"] is True and preview["rows"] == first
+    assert preview["n_detailed"] == 0 and preview["n_total"] == len(report.case_results)
+    assert any(preview["cases"]["error"][i] >= 0 for i in range(len(first)))
+    for k, row in enumerate(first):
+        assert _case_view(preview, k) == {
+            key: value for key, value in _case_view(full, row).items() if key != "details"
+        }
+
+
+def test_large_columnar_report_shows_a_preview_then_the_full_payload(tmp_path, monkeypatch):
+    from heta_notebook.display import widgets
+
+    monkeypatch.setattr(widgets, "EAGER_RESULTS", 50)  # "large": more results than that
+    report = _labelled(make_report(30))
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    explorer = lazy.explore(max_cases=40)
+    data = explorer.widget.data
+    data.wait(60)
+    payload = unpack(data.payload)
+    first = list(range(15))
+    assert payload["rows"][:15] == first and payload["n_detailed"] == 15  # the first page stays
+    assert len(payload["rows"]) == 40 and payload["left_out"] == len(report.case_results) - 40
+    full = encode_report(report, max_cases=40, priority=tuple(_ids(report, first)))
+    for i in range(len(payload["rows"])):
+        view = _case_view(payload, i)
+        expected = _case_view(full, i)
+        assert view == (
+            expected if i < 15 else {k: v for k, v in expected.items() if k != "details"}
+        )
+    sent = []
+    monkeypatch.setattr(data, "send", sent.append)
+    data._on_msg(data, {"type": "details", "rows": [payload["rows"][20]]}, [])
+    assert sent[0]["type"] == "details" and sent[0]["rows"] == [payload["rows"][20]]
+    assert sent[0]["cases"]["results"][0]  # a case with retrieved results
+    data._on_msg(data, {"type": "details", "rows": ["x"]}, [])  # bad request: an error reply
+    data._on_msg(data, {"type": "other"}, [])
+    assert len(sent) == 2
+
+
+def test_small_reports_embed_every_detail_at_once(tmp_path):
+    report = make_report(10)
+    data = report.explore().widget.data
+    assert data.ready.is_set() and unpack(data.payload)["n_detailed"] == len(report.case_results)
+
+
+def _ids(report, rows):
+    return list(dict.fromkeys(report.case_results[r].case_id for r in rows))
+
+
+def test_big_payloads_pack_and_unpack():
+    payload = {"strings": [f"text {i} " * 20 for i in range(20_000)]}
+    assert len(str(payload)) > (1 << 20) and unpack(pack(payload)) == payload
+
+
+def _with_odd_evidence(report):
+    """Evidence the fast rules do not decide (a text, a locator) on some cases."""
+    results = []
+    for n, r in enumerate(report.case_results):
+        expected = dict(r.metadata.get("expected") or {})
+        if n % 4 == 1 and expected.get("evidence"):
+            first = dict(expected["evidence"][0])
+            first["text"] = "the effect of"
+            expected["evidence"] = [first, *expected["evidence"][1:]]
+        elif n % 4 == 2 and expected.get("evidence"):
+            expected["evidence"] = [{"locator": {"chunk_id": "nope"}}, *expected["evidence"]]
+        results.append(r.model_copy(update={"metadata": {**r.metadata, "expected": expected}}))
+    return report.model_copy(update={"case_results": tuple(results)})
+
+
+@pytest.mark.parametrize(
+    ("options", "column_path"),
+    [
+        ({"hostile": True}, "all"),
+        ({"expected_metadata": False}, "some"),  # evidence only in score metadata: records
+        ({"partial": True}, "all"),
+        ({"judge": False, "errors": False}, "all"),
+        ({"odd": True}, "some"),  # a text or a locator to match: those cases as records
+    ],
+)
+def test_details_from_columns_equal_details_from_records(tmp_path, options, column_path):
+    from heta_notebook.display import explorer_data
+
+    odd = options.pop("odd", False)
+    report = make_report(14, **options)
+    report = _with_odd_evidence(report) if odd else report
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    fast = []
+    original = explorer_data._ColumnarDetails._fast
+
+    def spy(self, row, evidence):
+        fast.append(original(self, row, evidence))
+        return fast[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(explorer_data._ColumnarDetails, "_fast", spy)
+        assert encode_report(lazy) == encode_report(report)
+        rows = [0, 5, 6, 41]
+        assert explorer_data.encode_details(lazy, rows) == explorer_data.encode_details(
+            report, rows
+        )
+    assert column_path == ("all" if all(fast) else "some" if any(fast) else "none")
+    assert explorer_data.search_texts(lazy) == explorer_data.search_texts(report)
+
+
+def test_preview_of_no_rows_and_of_failed_cases_only(tmp_path):
+    from heta_notebook.display.explorer_data import encode_preview
+
+    report = make_report(30)
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    assert encode_preview(lazy, [])["rows"] == []
+    failed = [i for i, r in enumerate(report.case_results) if r.error is not None]
+    preview = encode_preview(lazy, failed)
+    full = encode_report(report)
+    for k, row in enumerate(failed):
+        view = {key: v for key, v in _case_view(full, row).items() if key != "details"}
+        assert _case_view(preview, k) == view

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook.display.case_detail import case_detail_html
-from heta_notebook.display.explorer_data import DEFAULT_MAX_CASES, case_labels, search_texts
+from heta_notebook.display.explorer_data import DEFAULT_MAX_CASES, row_labels, search_texts
 from heta_notebook.display.fallback import StaticFallback
 from heta_notebook.display.html import badge, details, panel, raw, style, table, tag, truncate
 from heta_notebook.display.theme import fmt_int, fmt_num
@@ -178,9 +178,11 @@ class ReportExplorer(StaticFallback):
 
     def select(self, case_id: str, mode: str | None = None) -> ReportExplorer:
         """Show the detail of ``case_id`` (under ``mode``, else its first mode)."""
-        for row, result in enumerate(self.report.case_results):
-            if result.case_id == str(case_id) and (mode is None or result.query_mode == mode):
-                return self.select_row(row)
+        found = self.frames.case_column("case_id") == str(case_id)  # no record built
+        if mode is not None:
+            found &= self.frames.case_column("query_mode") == mode
+        if found.any():
+            return self.select_row(int(np.flatnonzero(found)[0]))
         raise KeyError(f"no case {case_id!r}" + (f" under mode {mode!r}" if mode else ""))
 
     def select_row(self, row: int) -> ReportExplorer:
@@ -239,7 +241,7 @@ class ReportExplorer(StaticFallback):
 
     def _case_labels(self) -> list[list[str]]:
         if self._labels is None:
-            self._labels = [case_labels(r) for r in self.report.case_results]
+            self._labels = row_labels(self.report, np.arange(len(self.report.case_results)))
         return self._labels
 
     def _score_mask(self, f: ExplorerFilters) -> np.ndarray:
@@ -290,11 +292,15 @@ class ReportExplorer(StaticFallback):
 
     @property
     def widget(self) -> Any:
-        """The anywidget view (built on first use; the report's data is encoded then)."""
+        """The anywidget view (built on first use; the report's data is encoded then: for a
+        large report the first page at once, the rest as ``widgets.report_data`` says)."""
         if self._widget is None:
             from heta_notebook.display.widgets import ExplorerWidget, report_data
 
-            data = report_data(self.report, max_cases=self.max_cases)
+            first = self._rows[: self.page_size].tolist()  # their details come at once
+            if self.selected_row is not None and self.selected_row not in first:
+                first.append(self.selected_row)
+            data = report_data(self.report, max_cases=self.max_cases, first=sorted(first))
             self._widget = ExplorerWidget(kind="report", data=data, state=self.state)
             self._widget.observe(self._on_front, names="state")
         return self._widget

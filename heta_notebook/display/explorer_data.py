@@ -8,23 +8,39 @@ results the most informative ones are embedded first (query errors, failed verdi
 lowest headline scores, the ``priority`` case ids a comparison asks for) and ``left_out`` says
 how many were not, so a page can say so; nothing is dropped silently.
 
-The per-case pieces come from the frames API (``case_evidence``, ``case_results``,
-``expected_of``), so what the page shows is what ``report.frames()`` says.
+Two parts: the **index** of every embedded case (what the list, filters and sort need), read
+from the frames' columns, and the **details** of chosen cases (answer, evidence, results,
+reasons), so a large report's first page needs little (``widgets.report_data``); a page
+fetches other details with :func:`encode_details`. On records the details come from the
+frames API (``case_evidence``, ``case_results``, ``expected_of``); on a columnar report
+from its tables with the same rules (``matching``), giving the same payload.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
+from heta_notebook._gc import paused_gc
 from heta_notebook.analysis.frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis.headline import headline_score
+from heta_notebook.columnar import SCHEMAS, CorruptReportError
+from heta_notebook.evaluators import matching
+from heta_notebook.evaluators.aggregation import STATUSES, status_name
 from heta_notebook.evaluators.matching import match_evidence
-from heta_notebook.schema import REASON_KEYS, EvaluationCaseResult, EvaluationReport
+from heta_notebook.schema import (
+    REASON_KEYS,
+    EvaluationCaseResult,
+    EvaluationError,
+    EvaluationReport,
+)
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_CASES = 20_000
@@ -74,22 +90,27 @@ def _json_text(data: Any) -> str | None:
 
 def score_note(score: Any) -> str | None:
     """What explains a score: the judge's reason, an evaluator error or a skip reason."""
-    if score.status == "error":
-        error = score.metadata.get("error")
+    return metadata_note(score.metadata)
+
+
+def metadata_note(metadata: dict[str, Any]) -> str | None:
+    """:func:`score_note` from a score's metadata (its status and reason come from it)."""
+    status = status_name(metadata)
+    if status == "error":
+        error = metadata.get("error")
         return str(error.get("message") if isinstance(error, dict) else error)
-    if score.status == "skipped":
-        return str(score.metadata.get("skip_reason") or "skipped")
-    return score.reason
+    if status == "skipped":
+        return str(metadata.get("skip_reason") or "skipped")
+    for key in REASON_KEYS:  # EvaluationScore.reason
+        value = metadata.get(key)
+        if value:
+            return str(value)
+    return None
 
 
 def case_labels(result: EvaluationCaseResult) -> list[str]:
     """The case's labels (slices) as ``key=value`` strings (``metadata["labels"]``)."""
-    labels = result.metadata.get("labels")
-    if isinstance(labels, dict):
-        return [f"{k}={v}" for k, v in labels.items()]
-    if isinstance(labels, (list, tuple)):
-        return [str(v) for v in labels]
-    return []
+    return _labels_of(result.metadata)
 
 
 def informative_order(report: EvaluationReport, priority: Sequence[str] = ()) -> np.ndarray:
@@ -133,40 +154,57 @@ def embedded_rows(
     return np.sort(informative_order(report, priority)[: max(0, int(max_cases))])
 
 
+INDEX_COLUMNS = ("case_id", "mode", "query", "latency", "error", "labels")
+DETAIL_COLUMNS = (
+    "answer",
+    "abstained",
+    "expected",
+    "expects_abstention",
+    "evidence",
+    "results",
+    "trace",
+    "response_meta",
+)
+
+
 def encode_report(
     report: EvaluationReport,
     *,
     max_cases: int | None = DEFAULT_MAX_CASES,
     priority: Sequence[str] = (),
     max_text: int = MAX_TEXT,
+    details: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """The columnar payload of one report for the browser explorers (see module docstring)."""
+    """The columnar payload of one report for the browser explorers (see module docstring).
+
+    Two parts: the **index** of every embedded case (ids, modes, queries, errors, labels,
+    latency, score values / statuses / verdicts: what the list, filters and sort need), read
+    from the report's columns, and the **details** (answer, expected, evidence, results,
+    reasons, metadata) of the report rows ``details`` (None: every embedded case), read
+    from the tables of a columnar report, else from records (the same payload). A case without details holds ``null`` in every detail column; the page
+    asks for them (:func:`encode_details`) or says they are not embedded."""
+    with paused_gc():  # millions of small lists: no collector passes over them
+        return _encode_report(report, max_cases, priority, max_text, details)
+
+
+def _encode_report(
+    report: EvaluationReport,
+    max_cases: int | None,
+    priority: Sequence[str],
+    max_text: int,
+    details: Sequence[int] | None,
+) -> dict[str, Any]:
     strings = StringTable(max_text)
     rows = embedded_rows(report, max_cases, priority)
     names = list(report.frames().score_names)
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "case_id",
-            "mode",
-            "query",
-            "answer",
-            "abstained",
-            "expected",
-            "expects_abstention",
-            "latency",
-            "error",
-            "labels",
-            "evidence",
-            "results",
-            "trace",
-            "response_meta",
-        )
-    }
-    scores = {name: {"v": [], "s": [], "p": [], "r": [], "m": []} for name in names}
-    for result in _records(report, rows):
-        _encode_case(result, strings, cols)
-        _encode_scores(result, strings, scores)
+    cols, scores = case_index(report, rows, names, strings)
+    wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
+    position = {int(row): i for i, row in enumerate(rows.tolist())}
+    for col in DETAIL_COLUMNS:
+        cols[col] = [None] * len(rows)
+    for col in scores.values():
+        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)
+    _details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
     return {
         "version": FORMAT_VERSION,
         "label": report.label,
@@ -175,6 +213,7 @@ def encode_report(
         "rows": rows.tolist(),
         "left_out": len(report.case_results) - len(rows),
         "max_cases": max_cases,
+        "n_detailed": len(wanted),
         "modes": list(report.frames().modes),
         "score_names": names,
         "headline": headline_score(names),
@@ -183,6 +222,478 @@ def encode_report(
         "strings": strings.texts,
         "full_length": strings.full_length,
     }
+
+
+def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, Any]:
+    """A first page at once for a large columnar report: the index of the report rows
+    ``rows`` only (read from the row groups holding them, not whole columns), no details,
+    and ``preview`` saying how many case results the full payload will hold."""
+    columnar = report.case_results.columnar  # type: ignore[attr-defined]
+    strings = StringTable()
+    picked = np.unique(np.asarray(rows, dtype=np.int64))
+    names = list(report.frames().score_names)
+    cases = _row_groups(columnar, "cases", picked, one_per_row=True)
+    cols: dict[str, list[Any]] = {}
+    cols["case_id"] = [strings.add(v) for v in cases.column("case_id").to_pylist()]
+    cols["mode"] = [strings.add(v) for v in cases.column("query_mode").to_pylist()]
+    cols["query"] = [strings.add(v) for v in cases.column("query").to_pylist()]
+    cols["latency"] = _rounded(cases.column("latency_ms").to_numpy(zero_copy_only=False), 1)
+    errors = cases.column("error_json").to_pylist()
+    cols["error"] = [
+        strings.add(None if e is None else error_text(EvaluationError.model_validate_json(e)))
+        for e in errors
+    ]
+    cols["labels"] = [
+        [strings.add(label) for label in _labels_of(json.loads(text))] if text else []
+        for text in cases.column("metadata").to_pylist()
+    ]
+    arrays = _score_rows(_row_groups(columnar, "scores", picked, one_per_row=False))
+    scores = _score_index(arrays, len(report.case_results), picked, names, strings)
+    for col in DETAIL_COLUMNS:
+        cols[col] = [None] * len(picked)
+    for col in scores.values():
+        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)
+    n = len(report.case_results)
+    return {
+        "version": FORMAT_VERSION,
+        "label": report.label,
+        "report_id": report.report_id,
+        "n_total": n,
+        "rows": picked.tolist(),
+        "left_out": 0,
+        "max_cases": None,
+        "n_detailed": 0,
+        "preview": True,
+        "modes": list(report.frames().modes),
+        "score_names": names,
+        "headline": headline_score(names),
+        "cases": cols,
+        "scores": scores,
+        "strings": strings.texts,
+        "full_length": strings.full_length,
+    }
+
+
+def _row_groups(columnar: Any, table: str, rows: np.ndarray, *, one_per_row: bool) -> pa.Table:
+    """The rows of ``table`` for the ascending report ``rows``, read one cases row group at a
+    time (cases: one table row per report row; other tables: every row whose ``row`` is in)."""
+    parts = []
+    starts = columnar._group_start_rows("cases")
+    groups = np.searchsorted(starts, rows, side="right") - 1
+    for group in np.unique(groups).tolist():
+        mine = rows[groups == group]
+        data, first = columnar.row_range(table, int(mine[0]), int(mine[-1]) + 1)
+        if one_per_row:
+            parts.append(data.take(pa.array(mine - first, pa.int64())))
+        else:
+            parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
+    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table()
+
+
+def _score_rows(table: pa.Table) -> dict[str, Any]:
+    """A few rows of ``scores.parquet`` as the flat arrays of ``frames.score_arrays``."""
+    names = table.column("name").combine_chunks().dictionary_encode()
+    kinds = table.column("kind").to_numpy(zero_copy_only=False)
+    status_names = table.column("status").to_pylist()
+    status = np.asarray([STATUSES.index(v) for v in status_names], dtype=np.int8)
+    values = table.column("value").to_numpy(zero_copy_only=False).astype(float)
+    values[status != 0] = np.nan
+    passed = np.asarray([2 if v is None else int(v) for v in table.column("passed").to_pylist()])
+    texts = table.column("text").to_pylist()
+    return {
+        "rows": table.column("row").to_numpy(zero_copy_only=False).astype(np.int64),
+        "names": names.dictionary.to_pylist(),
+        "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+        "values": values,
+        "texts": [t if k == 2 else None for t, k in zip(texts, kinds.tolist(), strict=True)],
+        "passed": passed,
+        "status": status,
+    }
+
+
+def encode_details(
+    report: EvaluationReport, rows: Sequence[int], *, max_text: int = MAX_TEXT
+) -> dict[str, Any]:
+    """The details of the report rows ``rows`` (what a live page fetches on selection), with
+    their own string table: the page appends it to its own and shifts the indexes."""
+    strings = StringTable(max_text)
+    wanted = np.unique(np.asarray(rows, dtype=np.int64))
+    wanted = wanted[(wanted >= 0) & (wanted < len(report.case_results))]
+    names = list(report.frames().score_names)
+    cols: dict[str, list[Any]] = {col: [None] * len(wanted) for col in DETAIL_COLUMNS}
+    scores = {name: {"r": [None] * len(wanted), "m": [None] * len(wanted)} for name in names}
+    with paused_gc():
+        _details_into(report, wanted, strings, cols, scores, list(range(len(wanted))))
+    return {
+        "rows": wanted.tolist(),
+        "cases": cols,
+        "scores": scores,
+        "strings": strings.texts,
+        "full_length": strings.full_length,
+    }
+
+
+def case_index(
+    report: EvaluationReport, rows: np.ndarray, names: list[str], s: StringTable
+) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
+    """The index columns of the report rows ``rows``, read from the frames' case columns and
+    flat score arrays (on a columnar report: from the tables, no record built)."""
+    frames = report.frames()
+    cols: dict[str, list[Any]] = {}
+    cols["case_id"] = [s.add(v) for v in frames.case_column("case_id")[rows].tolist()]
+    cols["mode"] = [s.add(v) for v in frames.case_column("query_mode")[rows].tolist()]
+    cols["query"] = [s.add(v) for v in frames.case_column("query")[rows].tolist()]
+    cols["latency"] = _rounded(frames.case_column("latency_ms")[rows].astype(float), 1)
+    cols["error"] = [s.add(v) for v in error_texts(report, rows)]
+    cols["labels"] = [[s.add(label) for label in labels] for labels in row_labels(report, rows)]
+    return cols, _score_index(frames.score_arrays(), len(report.case_results), rows, names, s)
+
+
+def _rounded(values: np.ndarray, digits: int) -> list[float | None]:
+    """Finite values rounded for the page, None for NaN / inf."""
+    out = np.round(values, digits)
+    return [v if math.isfinite(v) else None for v in out.tolist()]
+
+
+def _score_index(
+    arrays: dict[str, Any], n: int, rows: np.ndarray, names: list[str], s: StringTable
+) -> dict[str, dict[str, Any]]:
+    """Per score name: value (``v``), status code (``s``, -1 absent), verdict (``p``) of the
+    embedded rows, and text values (``t``, sparse by position)."""
+    position = np.full(n, -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    at = position[arrays["rows"]]
+    keep = np.flatnonzero(at >= 0)
+    at = at[keep]
+    code = np.full(max(len(arrays["names"]), 1), -1, dtype=np.int64)
+    for k, name in enumerate(names):  # names these rows may not all have
+        if name in arrays["names"]:
+            code[arrays["names"].index(name)] = k
+    which = code[arrays["name_codes"][keep]]
+    known = which >= 0
+    keep, at, which = keep[known], at[known], which[known]
+    shape = (len(names), len(rows))
+    values, status, passed = np.full(shape, np.nan), np.full(shape, -1, np.int8), np.full(shape, 2)
+    values[which, at] = arrays["values"][keep]
+    status[which, at] = arrays["status"][keep]
+    passed[which, at] = arrays["passed"][keep]
+    texts = arrays["texts"]
+    out: dict[str, dict[str, Any]] = {}
+    for k, name in enumerate(names):
+        verdicts = passed[k].tolist()
+        out[name] = {
+            "v": _rounded(values[k], 4),
+            "s": status[k].tolist(),
+            "p": [None if v == 2 else v for v in verdicts],
+        }
+    for i in np.flatnonzero(np.asarray([t is not None for t in texts], dtype=bool)[keep]).tolist():
+        flat = int(keep[i])
+        out[names[int(which[i])]].setdefault("t", {})[str(int(at[i]))] = s.add(texts[flat])
+    return out
+
+
+def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:
+    """``"Type: message"`` (`` (retryable)``) of each row's query error, None without one."""
+    messages = report.frames().case_column("error")[rows]
+    erred = [i for i, m in enumerate(messages.tolist()) if m is not None]
+    out: list[str | None] = [None] * len(rows)
+    if not erred:
+        return out
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is not None:
+        raw = columnar.column("cases", "error_json").take(pa.array(rows[erred], pa.int64()))
+        errors = [EvaluationError.model_validate_json(text) for text in raw.to_pylist()]
+    else:
+        errors = [report.case_results[int(rows[i])].error for i in erred]
+    for i, error in zip(erred, errors, strict=True):
+        out[i] = error_text(error)
+    return out
+
+
+def error_text(error: Any) -> str | None:
+    """How the explorers show a query error."""
+    if error is None:
+        return None
+    return f"{error.error_type}: {error.message}" + (" (retryable)" if error.retryable else "")
+
+
+def row_labels(report: EvaluationReport, rows: np.ndarray) -> list[list[str]]:
+    """Each row's labels (``case_labels``); a columnar report parses only the case metadata
+    that names labels."""
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is None:
+        return [case_labels(report.case_results[int(row)]) for row in rows.tolist()]
+    raw = columnar.column("cases", "metadata").take(pa.array(rows, pa.int64())).to_pylist()
+    return [
+        _labels_of(json.loads(text)) if text is not None and '"labels"' in text else []
+        for text in raw
+    ]
+
+
+def _labels_of(metadata: Any) -> list[str]:
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    if isinstance(labels, dict):
+        return [f"{k}={v}" for k, v in labels.items()]
+    if isinstance(labels, (list, tuple)):
+        return [str(v) for v in labels]
+    return []
+
+
+def _details_into(
+    report: EvaluationReport,
+    rows: np.ndarray,
+    s: StringTable,
+    cols: dict[str, list],
+    scores: dict,
+    at: list[int],
+) -> None:
+    """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
+    the tables for a columnar report (no records, evidence matched on parsed source keys),
+    else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is None or not len(rows):
+        for i, result in zip(at, _records(report, rows), strict=True):
+            _encode_details(result, s, cols, scores, i)
+        return
+    starts = columnar._group_start_rows("cases")
+    groups = np.searchsorted(starts, rows, side="right") - 1
+    if len(rows) > 1000 or len(np.unique(groups)) > 2:  # texts: one read of the column
+        columnar.texts()
+    where = np.asarray(at, dtype=np.int64)
+    for group in np.unique(groups).tolist():
+        picked = groups == group
+        _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
+
+
+class _ColumnarDetails:
+    """The details of some report rows (one cases row group) read from the tables.
+
+    Per case the envelope (query, response without results, metadata) is validated as a
+    record is; its results and scores stay columns. Evidence is matched with the rules of
+    ``evaluators.matching`` on each distinct source once. A case the fast rules cannot
+    decide (evidence with a locator or a text, evidence only in score metadata) is built as
+    a record and encoded like one."""
+
+    def __init__(self, report: EvaluationReport, columnar: Any, rows: np.ndarray) -> None:
+        self.report, self.rows = report, rows
+        cases, first = columnar.row_range("cases", int(rows[0]), int(rows[-1]) + 1)
+        self.cases = cases.take(pa.array(rows - first, pa.int64())).to_pylist()
+        self.results = _grouped(
+            columnar, "results", rows, ("id", "text", "score", "source", "metadata")
+        )
+        self.scores = _grouped(columnar, "scores", rows, ("name", "metadata"))
+        ids = [t for r in self.results.values() for t in r["text"]]
+        self.texts = columnar.texts_of(ids)
+
+    def encode(self, s: StringTable, cols: dict, scores: dict, at: np.ndarray) -> None:
+        for row, case, i in zip(self.rows.tolist(), self.cases, at.tolist(), strict=True):
+            record = _envelope(case, row)
+            expected = expected_of(record)
+            evidence = expected.evidence if expected is not None else ()
+            found = self.results.get(row)
+            if not self._fast(row, evidence):
+                full = next(iter(_records(self.report, np.asarray([row]))))
+                _encode_details(full, s, cols, scores, i)
+                continue
+            response = record.response
+            cols["answer"][i] = s.add(response.answer if response is not None else None)
+            cols["abstained"][i] = answer_state(record)
+            cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
+            cols["expects_abstention"][i] = expects_abstention(expected)
+            hits = found if response is not None and found is not None else _NO_RESULTS
+            matches, by_result = _match(evidence, hits)
+            cols["evidence"][i] = [
+                [
+                    s.add(m[0]),
+                    int(m[1]),
+                    m[2],
+                    s.add(m[3]),
+                    _num(m[4]),
+                    s.add(m[5]),
+                ]
+                for m in matches
+            ]
+            cols["results"][i] = (
+                self._results(hits, evidence, by_result, s) if response is not None else []
+            )
+            trace = response.trace if response is not None else ()
+            cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
+            cols["response_meta"][i] = s.add(
+                _json_text(response.metadata if response is not None else None), MAX_META
+            )
+            notes = self.scores.get(row)
+            by_name = dict(zip(notes["name"], notes["metadata"], strict=True)) if notes else {}
+            for name, col in scores.items():
+                if name not in by_name:
+                    col["r"][i], col["m"][i] = -1, -1
+                    continue
+                note, meta = _score_notes(by_name[name])
+                col["r"][i], col["m"][i] = s.add(note), s.add(meta, MAX_META)
+
+    def _fast(self, row: int, evidence: Sequence[Any]) -> bool:
+        """Whether the fast rules decide this case as ``frames.case_evidence`` would."""
+        if any(item.locator or item.text is not None for item in evidence):
+            return False
+        if not evidence:  # case_evidence falls back to evidence named in score metadata
+            notes = self.scores.get(row)
+            keys = ("matched_evidence", "missing_evidence", "matched_reference_ids")
+            return not notes or not any(
+                _parsed(md) and any(k in _parsed(md) for k in keys) for md in notes["metadata"]
+            )
+        return True
+
+    def _results(
+        self, hits: dict, evidence: Sequence[Any], by_result: dict, s: StringTable
+    ) -> list:
+        qrels = matching.qrels_of(evidence)
+        judged = bool(evidence)
+        out = []
+        for rid, text, score, source, metadata in zip(
+            hits["id"], hits["text"], hits["score"], hits["source"], hits["metadata"], strict=True
+        ):
+            docs, _ = _source_keys(source, metadata)
+            grades = [qrels[d] for d in docs if d in qrels]
+            grade = max(grades) if grades else (0 if judged else None)
+            matched = by_result.get(rid, [])
+            out.append(
+                [
+                    s.add(docs[0] if docs else None),
+                    _num(score),
+                    s.add(rid),
+                    s.add(self.texts[text]),
+                    _num(grade),
+                    int(bool((grade or 0) > 0 or matched)),
+                    [s.add(m) for m in matched],
+                ]
+            )
+        return out
+
+
+_NO_RESULTS: dict[str, list] = {"id": [], "text": [], "score": [], "source": [], "metadata": []}
+
+
+def _grouped(columnar: Any, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
+    """Columns ``names`` of ``table`` for the ascending report ``rows``, as lists per row."""
+    handle = columnar.file(table)
+    if handle.metadata.num_rows == 0:
+        return {}
+    starts = columnar._group_start_rows(table)  # read only these columns of those groups
+    lo = max(int(np.searchsorted(starts, rows[0], side="right")) - 1, 0)
+    hi = max(int(np.searchsorted(starts, rows[-1], side="right")) - 1, lo)
+    try:
+        data = handle.read_row_groups(
+            list(range(lo, hi + 1)), columns=["row", *names], use_threads=False
+        )
+    except (OSError, pa.ArrowException) as exc:
+        raise CorruptReportError(columnar.path(table), f"cannot read row group: {exc}") from exc
+    data = data.filter(pa.array(np.isin(data.column("row").to_numpy(), rows)))
+    row_ids = data.column("row").to_numpy()
+    if not len(row_ids):
+        return {}
+    values = {name: data.column(name).to_pylist() for name in names}
+    bounds = np.flatnonzero(np.diff(row_ids)) + 1
+    starts, stops = [0, *bounds.tolist()], [*bounds.tolist(), len(row_ids)]
+    return {
+        int(row_ids[a]): {name: column[a:b] for name, column in values.items()}
+        for a, b in zip(starts, stops, strict=True)
+    }
+
+
+def _envelope(case: dict[str, Any], row: int) -> EvaluationCaseResult:
+    """The record of a cases-table row without its results and scores (what the details
+    read besides them), validated like ``columnar`` validates it."""
+    data: dict[str, Any] = {
+        **(json.loads(case["extra"]) if case["extra"] else {}),
+        "case_id": case["case_id"],
+        "query": case["query"],
+        "query_mode": case["query_mode"],
+        "latency_ms": case["latency_ms"],
+        "metadata": json.loads(case["metadata"]) if case["metadata"] else {},
+    }
+    if case["error_json"] is not None:
+        data["error"] = json.loads(case["error_json"])
+    if case["has_response"]:
+        response = json.loads(case["response_json"]) if case["response_json"] else {}
+        data["response"] = {**response, "mode": case["response_mode"], "answer": case["answer"]}
+    return EvaluationCaseResult.model_validate(data)
+
+
+@functools.lru_cache(maxsize=65536)
+def _source_keys(
+    source: str | None, metadata: str | None
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A result's document ids and the keys a reference id matches directly
+    (``matching.document_ids`` / ``matching._reference_match`` read only its source and
+    metadata), once per distinct pair."""
+    parsed = json.loads(source) if source is not None else {}
+    meta = json.loads(metadata) if metadata is not None else {}
+    result = SimpleNamespace(source=parsed, metadata=meta)  # all that the rules read
+    direct = matching._collect(
+        matching._candidates(result), ("document_id", "source_key", "object_key"), parse=None
+    )
+    return matching.document_ids(result), frozenset(direct)
+
+
+def _match(evidence: Sequence[Any], hits: dict) -> tuple[list[tuple], dict[str, list[str]]]:
+    """``matching.match_evidence`` for evidence with reference ids only: each item's first
+    rank whose result id / direct key is the reference ("reference_id") or whose document
+    is ("document"); plus the labels each result id matched."""
+    first_ref: dict[str, int] = {}
+    first_doc: dict[str, int] = {}
+    if evidence:
+        pairs = zip(hits["id"], hits["source"], hits["metadata"], strict=True)
+        for rank, (rid, source, metadata) in enumerate(pairs, 1):
+            docs, direct = _source_keys(source, metadata)
+            first_ref.setdefault(rid, rank)
+            for key in direct:
+                first_ref.setdefault(key, rank)
+            for key in docs:
+                first_doc.setdefault(key, rank)
+    out, by_result = [], {}
+    for item in evidence:
+        ref = item.reference_id
+        by_ref = first_ref.get(ref) if ref is not None else None
+        by_doc = first_doc.get(ref) if ref is not None else None
+        if by_ref is not None and (by_doc is None or by_ref <= by_doc):
+            rank, how = by_ref, "reference_id"
+        elif by_doc is not None:
+            rank, how = by_doc, "document"
+        else:
+            rank, how = None, None
+        result_id = hits["id"][rank - 1] if rank is not None else None
+        label = item.label()
+        out.append((label, how is not None, rank, result_id, matching._relevance(item), how))
+        if result_id is not None:
+            by_result.setdefault(result_id, []).append(label)
+    return out, by_result
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(metadata: str | None) -> dict[str, Any]:
+    return json.loads(metadata) if metadata else {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _score_notes(metadata: str | None) -> tuple[str | None, str | None]:
+    """A score's note and its metadata block (reason keys left out), once per distinct
+    metadata JSON (scores of a run repeat it)."""
+    md = _parsed(metadata)
+    meta = {k: v for k, v in md.items() if k not in REASON_KEYS}
+    return metadata_note(md), _json_text(meta)
+
+
+def _trace_text(trace: Sequence[Any]) -> str | None:
+    """A response's trace as the detail pane's JSON block."""
+    return _json_text(
+        [
+            {
+                "stage": e.stage,
+                "message": e.message,
+                **({"metadata": e.metadata} if e.metadata else {}),
+            }
+            for e in trace
+        ]
+    )
 
 
 def _records(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationCaseResult]:
@@ -205,96 +716,56 @@ def expects_abstention(expected: Any) -> int:
     return int(expected is not None and bool(expected.metadata.get("abstain")))
 
 
-def _encode_case(result: EvaluationCaseResult, s: StringTable, cols: dict[str, list]) -> None:
+def _encode_details(
+    result: EvaluationCaseResult, s: StringTable, cols: dict[str, list], scores: dict, i: int
+) -> None:
+    """The detail columns and score notes / metadata of one case at position ``i``."""
     expected = expected_of(result)
     response = result.response
     matches = None  # matched once, shown twice (evidence table and results)
     if expected is not None and expected.evidence and response is not None:
         matches = match_evidence(expected.evidence, response.results)
-    cols["case_id"].append(s.add(result.case_id))
-    cols["mode"].append(s.add(result.query_mode))
-    cols["query"].append(s.add(result.query))
-    cols["answer"].append(s.add(response.answer if response is not None else None))
-    cols["abstained"].append(answer_state(result))
-    cols["expected"].append([s.add(a) for a in (expected.answers if expected else ())])
-    cols["expects_abstention"].append(expects_abstention(expected))
-    cols["latency"].append(_num(result.latency_ms, 1))
-    error = result.error
-    text = (
-        f"{error.error_type}: {error.message}" + (" (retryable)" if error.retryable else "")
-        if error is not None
-        else None
-    )
-    cols["error"].append(s.add(text))
-    cols["labels"].append([s.add(label) for label in case_labels(result)])
-    cols["evidence"].append(
+    cols["answer"][i] = s.add(response.answer if response is not None else None)
+    cols["abstained"][i] = answer_state(result)
+    cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
+    cols["expects_abstention"][i] = expects_abstention(expected)
+    cols["evidence"][i] = [
         [
-            [
-                s.add(e["label"]),
-                int(bool(e["matched"])),
-                e["rank"],
-                s.add(e["result_id"]),
-                _num(e["relevance"]),
-                s.add(e["matched_by"]),
-            ]
-            for e in case_evidence(result, expected, matches=matches)
+            s.add(e["label"]),
+            int(bool(e["matched"])),
+            e["rank"],
+            s.add(e["result_id"]),
+            _num(e["relevance"]),
+            s.add(e["matched_by"]),
         ]
-    )
-    cols["results"].append(
+        for e in case_evidence(result, expected, matches=matches)
+    ]
+    cols["results"][i] = [
         [
-            [
-                s.add(r["document_id"]),
-                _num(r["score"]),
-                s.add(r["result_id"]),
-                s.add(r["text"]),
-                _num(r["relevance"]),
-                int(r["relevant"]),
-                [s.add(m) for m in r["matched_evidence"]],
-            ]
-            for r in case_results(result, expected, matches=matches)
+            s.add(r["document_id"]),
+            _num(r["score"]),
+            s.add(r["result_id"]),
+            s.add(r["text"]),
+            _num(r["relevance"]),
+            int(r["relevant"]),
+            [s.add(m) for m in r["matched_evidence"]],
         ]
-    )
+        for r in case_results(result, expected, matches=matches)
+    ]
     trace = response.trace if response is not None else ()
-    cols["trace"].append(
-        s.add(
-            _json_text(
-                [
-                    {
-                        "stage": e.stage,
-                        "message": e.message,
-                        **({"metadata": e.metadata} if e.metadata else {}),
-                    }
-                    for e in trace
-                ]
-            ),
-            MAX_META,
-        )
+    cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
+    cols["response_meta"][i] = s.add(
+        _json_text(response.metadata if response is not None else None), MAX_META
     )
-    cols["response_meta"].append(
-        s.add(_json_text(response.metadata if response is not None else None), MAX_META)
-    )
-
-
-def _encode_scores(result: EvaluationCaseResult, s: StringTable, scores: dict) -> None:
     by_name = {score.name: score for score in result.scores}
     for name, col in scores.items():
         score = by_name.get(name)
         if score is None:
-            col["v"].append(None)
-            col["s"].append(-1)
-            col["p"].append(None)
-            col["r"].append(-1)
-            col["m"].append(-1)
+            col["r"][i], col["m"][i] = -1, -1
             continue
-        value = score.value
-        if isinstance(value, str):  # a text-valued score: kept sparsely, by position
-            col.setdefault("t", {})[str(len(col["v"]))] = s.add(value)
-        col["v"].append(_num(value) if not isinstance(value, bool) else float(value))
-        col["s"].append(STATUS_CODES[score.status])
-        col["p"].append(None if score.passed is None else int(score.passed))
-        col["r"].append(s.add(score_note(score)))
+        col["r"][i] = s.add(score_note(score))
         meta = {k: v for k, v in score.metadata.items() if k not in REASON_KEYS}
-        col["m"].append(s.add(_json_text(meta), MAX_META))
+        col["m"][i] = s.add(_json_text(meta), MAX_META)
 
 
 def payload_size(payload: dict[str, Any]) -> int:
@@ -305,12 +776,59 @@ def payload_size(payload: dict[str, Any]) -> int:
 def search_texts(report: EvaluationReport) -> list[str]:
     """Per report row, the lower-cased text the explorers search: case id, query, evidence
     labels, judge reasons (and evaluator errors / skip reasons)."""
-    out = []
-    for r in report.case_results:
-        parts: list[Any] = [r.case_id, r.query]
-        parts += [e["label"] for e in case_evidence(r) if e["label"]]
-        parts += [score_note(s) for s in r.scores]
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is not None:
+        with paused_gc():
+            return _columnar_search_texts(report, columnar)
+    return [_search_text(r) for r in report.case_results]
+
+
+def _search_text(r: EvaluationCaseResult) -> str:
+    parts: list[Any] = [r.case_id, r.query]
+    parts += [e["label"] for e in case_evidence(r) if e["label"]]
+    parts += [score_note(s) for s in r.scores]
+    return "\n".join(str(p) for p in parts if p).casefold()
+
+
+_SCORE_EVIDENCE_KEYS = ("matched_evidence", "missing_evidence", "matched_reference_ids")
+
+
+def _columnar_search_texts(report: EvaluationReport, columnar: Any) -> list[str]:
+    """:func:`search_texts` from the tables: evidence labels from each case's expected
+    evidence, notes once per distinct score metadata; a case whose evidence is named only
+    in score metadata is read as a record."""
+    frames = report.frames()
+    n = len(report.case_results)
+    metadata = columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
+    notes = [_score_notes(md)[0] for md in metadata.dictionary.to_pylist()]
+    named = [
+        any(k in _parsed(md) for k in _SCORE_EVIDENCE_KEYS)
+        for md in metadata.dictionary.to_pylist()
+    ]
+    codes = metadata.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    rows = columnar.numpy("scores", "row").astype(np.int64)
+    per_row: list[list[str]] = [[] for _ in range(n)]
+    scored_named = np.zeros(n, dtype=bool)
+    for row, code in zip(rows.tolist(), codes.tolist(), strict=True):
+        if code >= 0:
+            if notes[code]:
+                per_row[row].append(notes[code])
+            scored_named[row] |= named[code]
+    case_ids = frames.case_column("case_id").tolist()
+    queries = frames.case_column("query").tolist()
+    out: list[str] = []
+    records: list[int] = []
+    for row, text in enumerate(columnar.column("cases", "metadata").to_pylist()):
+        md = json.loads(text) if text and '"expected"' in text else {}
+        expected = expected_of(SimpleNamespace(metadata=md))  # type: ignore[arg-type]
+        evidence = expected.evidence if expected is not None else ()
+        if not evidence and scored_named[row]:
+            records.append(row)
+        labels = [item.label() for item in evidence]
+        parts = [case_ids[row], queries[row], *labels, *per_row[row]]
         out.append("\n".join(str(p) for p in parts if p).casefold())
+    for row, record in zip(records, _records(report, np.asarray(records)), strict=True):
+        out[row] = _search_text(record)
     return out
 
 
@@ -324,6 +842,8 @@ __all__ = [
     "StringTable",
     "case_labels",
     "embedded_rows",
+    "encode_details",
+    "encode_preview",
     "encode_report",
     "informative_order",
     "payload_size",

@@ -108,3 +108,38 @@ def test_comparison_page_side_by_side_and_reason_scope(chromium_browser, tmp_pat
     finally:
         context.close()
     assert guard.blocked == [] and problems == []
+
+
+def test_partial_details_say_what_is_not_embedded(chromium_browser, tmp_path, screens):
+    """A payload holding the details of its first page only (a saved notebook of a large
+    report): other cases say they are not embedded and how to embed them, and the search
+    says what it looked in."""
+    from heta_notebook.display.explorer_data import encode_report
+    from heta_notebook.display.widgets import pack, standalone_html
+
+    report = make_report(30)
+    payload = encode_report(report, details=list(range(15)))
+    state = report.explore().state
+    path = tmp_path / "partial.html"
+    body = standalone_html("report", pack(payload), state)
+    path.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>", encoding="utf-8")
+    context, page, guard, problems = _open(chromium_browser, path)
+    try:
+        root = page.locator(".hnx-report").first
+        root.wait_for(state="visible", timeout=30_000)
+        note = root.locator('[data-note="details"]').first.inner_text()
+        assert f"of 15 of {len(report.case_results)} embedded" in note.replace(",", "")
+        assert "not embedded in this page" in note and "to_html" in note
+        detail = steps.select_row(root, 3)  # on page 1: embedded
+        assert "Retrieved results" in detail
+        steps.go_to_page(root, 2)
+        detail = steps.select_row(root, 0)
+        assert "not embedded in this page" in detail and "Retrieved results" not in detail
+        assert "Scores" in detail  # the index still has every score
+        root.screenshot(path=str(screens / "report-page-partial-details.png"))
+        steps.type_into(root, "search", BAD_REASON)
+        said = root.locator('[data-control="searchNote"]').first.inner_text()
+        assert "case ids and queries of all" in said and "judge reasons of the 15" in said
+    finally:
+        context.close()
+    assert guard.blocked == [] and problems == []

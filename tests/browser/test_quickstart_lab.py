@@ -216,3 +216,70 @@ def test_reason_search_live_in_jupyterlab(lab, chromium_browser, screens):
         assert guard.blocked == [], "JupyterLab needed the internet"
     finally:
         context.close()
+
+
+LARGE_NOTEBOOK = "large.ipynb"
+
+
+def write_large_notebook(folder, repo) -> None:
+    """A notebook showing a columnar report counted as "large" (a tiny eager budget): its
+    explorer starts from a first-page preview and fetches other cases' details on selection."""
+    import nbformat
+
+    cells = [
+        f"import sys\nsys.path.insert(0, {str(repo)!r})\n"
+        "from tests._display_helpers import make_report\n"
+        "from heta_notebook import ReportStore\n"
+        "from heta_notebook.display import widgets\n"
+        "widgets.EAGER_RESULTS = 50  # count this small report as a large one\n"
+        "store = ReportStore('large-store')\n"
+        "made = make_report(30, report_id='large')\n"
+        "store.save(made)\n"
+        "report = store.load(made.knowledge_base_name, 'large')",
+        "explorer = report.explore(max_cases=60)\nexplorer",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, folder / LARGE_NOTEBOOK)
+
+
+def test_large_report_fetches_details_live_in_jupyterlab(lab, chromium_browser, screens):
+    from tests.browser.conftest import REPO
+
+    write_large_notebook(lab.root, REPO)
+    guard = NetworkGuard()
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", guard)
+    page = context.new_page()
+    try:
+        open_notebook(page, lab, LARGE_NOTEBOOK)
+        run_all(page)
+        assert page.evaluate(CELL_ERRORS_JS) == []
+        root = page.locator(".jp-OutputArea-output .hnx-report").first
+        root.wait_for(state="visible", timeout=60_000)
+        page.wait_for_function(  # the full payload replaced the preview (a new view)
+            "() => { const el = document.querySelector('.jp-OutputArea-output .hnx-report');"
+            " return el && !el.querySelector('[data-note=preview]')"
+            " && /of 60 case results/.test(el.querySelector('.hnx-page').innerText); }",
+            timeout=60_000,
+        )
+        root = page.locator(".jp-OutputArea-output .hnx-report").first
+        note = root.locator('[data-note="details"]').first.inner_text()
+        assert "load from the kernel when selected" in note
+        steps.go_to_page(root, 3)
+        root.locator(".hnx-list tbody tr").nth(2).click()
+        page.wait_for_function(
+            "(el) => /Retrieved results \\(\\d+/.test(el.querySelector('.hnx-pane').innerText)",
+            arg=root.element_handle(),
+            timeout=30_000,
+        )
+        detail = steps.detail_text(root)
+        assert "Expected evidence" in detail and "not embedded" not in detail
+        root.screenshot(path=str(screens / "large-lab-fetched.png"))
+        assert guard.blocked == [], "JupyterLab needed the internet"
+    finally:
+        context.close()

@@ -163,17 +163,99 @@ async function inflate(b64) {
   return JSON.parse(await new Response(stream).text());
 }
 
-/** One report's columns (explorer_data.encode_report) with readers by embedded index. */
+const FETCH_TIMEOUT_MS = 8000;  // no answer from the kernel by then: say the details are not here
+
+/** One report's columns (explorer_data.encode_report) with readers by embedded index.
+ * The index columns (ids, modes, queries, errors, labels, latency, score values) hold every
+ * embedded case; the detail columns (answer, expected, evidence, results, trace, score
+ * notes) hold null for a case whose details are not in the payload. A live kernel sends
+ * them on request (custom message "details", merged by merge()). */
 class ReportData {
-  constructor(p) {
+  constructor(p, model) {
     this.p = p;
     this.c = p.cases;
     this.n = p.rows.length;
     this.rowIndex = new Map(p.rows.map((row, i) => [row, i]));
     this._hay = null;
+    this.model = model || null;
+    this.nDetailed = p.n_detailed ?? this.n;
+    this.pending = new Map();  // report row -> time asked
+    this.failed = new Map();  // report row -> why its details could not come
+    this.listeners = new Set();
+    if (this.model && this.nDetailed < this.n && typeof this.model.on === "function") {
+      this.model.on("msg:custom", (msg) => {
+        if (msg && msg.type === "details") this.merge(msg);
+      });
+    }
   }
-  s(i) { return i >= 0 ? this.p.strings[i] : null; }
-  full(i) { return i >= 0 ? this.p.full_length[String(i)] || null : null; }
+  s(i) { return i !== null && i !== undefined && i >= 0 ? this.p.strings[i] : null; }
+  full(i) { return i !== null && i !== undefined && i >= 0 ? this.p.full_length[String(i)] || null : null; }
+  hasDetail(i) { return this.c.evidence[i] !== null && this.c.evidence[i] !== undefined; }
+  get partial() { return this.nDetailed < this.n; }
+  /** Whether a kernel can answer requests for details (not in an exported page). */
+  get live() {
+    const m = this.model;
+    return !!m && typeof m.send === "function" && m.comm_live !== false;
+  }
+  /** Ask the kernel for the details of embedded cases ``idx`` that lack them. */
+  request(idx) {
+    const now = Date.now();
+    const rows = idx.filter((i) => !this.hasDetail(i)).map((i) => this.p.rows[i])
+      .filter((row) => !this.failed.has(row) && !(now - (this.pending.get(row) || -Infinity) < FETCH_TIMEOUT_MS));
+    if (!rows.length || !this.live) return;
+    try {
+      this.model.send({ type: "details", rows });
+    } catch (err) {
+      for (const row of rows) this.failed.set(row, `the kernel could not be asked (${err && err.message ? err.message : err})`);
+      return;
+    }
+    for (const row of rows) this.pending.set(row, now);
+    setTimeout(() => {
+      let changed = false;
+      for (const row of rows) {
+        if (this.pending.has(row)) {
+          this.pending.delete(row);
+          this.failed.set(row, "no answer from the kernel");
+          changed = true;
+        }
+      }
+      if (changed) this.listeners.forEach((f) => f());
+    }, FETCH_TIMEOUT_MS);
+  }
+  /** Details sent by the kernel (explorer_data.encode_details): own string table, shifted. */
+  merge(msg) {
+    const base = this.p.strings.length;
+    const at = (j) => (j === null || j === undefined || j < 0 ? j : j + base);
+    for (const text of msg.strings || []) this.p.strings.push(text);
+    for (const [k, v] of Object.entries(msg.full_length || {})) this.p.full_length[String(Number(k) + base)] = v;
+    (msg.rows || []).forEach((row, k) => {
+      this.pending.delete(row);
+      const i = this.rowIndex.get(row);
+      if (i === undefined) return;
+      if (msg.error) { this.failed.set(row, msg.error); return; }
+      if (this.hasDetail(i)) return;
+      const c = msg.cases;
+      this.c.answer[i] = at(c.answer[k]);
+      this.c.abstained[i] = c.abstained[k];
+      this.c.expected[i] = c.expected[k].map(at);
+      this.c.expects_abstention[i] = c.expects_abstention[k];
+      this.c.evidence[i] = c.evidence[k].map(([label, matched, rank, result, relevance, by]) =>
+        [at(label), matched, rank, at(result), relevance, at(by)]);
+      this.c.results[i] = c.results[k].map(([doc, score, id, text, relevance, relevant, matched]) =>
+        [at(doc), score, at(id), at(text), relevance, relevant, matched.map(at)]);
+      this.c.trace[i] = at(c.trace[k]);
+      this.c.response_meta[i] = at(c.response_meta[k]);
+      for (const [name, col] of Object.entries(msg.scores || {})) {
+        const mine = this.p.scores[name];
+        if (!mine) continue;
+        mine.r[i] = at(col.r[k]);
+        mine.m[i] = at(col.m[k]);
+      }
+      if (this._hay) this._hay[i] = undefined;
+      this.nDetailed += 1;
+    });
+    this.listeners.forEach((f) => f());
+  }
   caseId(i) { return this.s(this.c.case_id[i]); }
   mode(i) { return this.s(this.c.mode[i]); }
   query(i) { return this.s(this.c.query[i]) || ""; }
@@ -198,12 +280,12 @@ class ReportData {
   }
   scores(i) { return this.p.score_names.map((n) => this.score(n, i)).filter(Boolean); }
   evidence(i) {
-    return this.c.evidence[i].map(([label, matched, rank, result, relevance, by]) => ({
+    return (this.c.evidence[i] || []).map(([label, matched, rank, result, relevance, by]) => ({
       label: this.s(label), matched: !!matched, rank, result: this.s(result), relevance, by: this.s(by),
     }));
   }
   results(i) {
-    return this.c.results[i].map(([doc, score, id, text, relevance, relevant, matched], k) => ({
+    return (this.c.results[i] || []).map(([doc, score, id, text, relevance, relevant, matched], k) => ({
       rank: k + 1, doc: this.s(doc), score, id: this.s(id), text: this.s(text) || "",
       full: this.full(text), relevance, relevant: !!relevant, matched: matched.map((j) => this.s(j)),
     }));
@@ -213,10 +295,10 @@ class ReportData {
     if (!this._hay) this._hay = new Array(this.n);
     if (this._hay[i] === undefined) {
       const parts = [this.caseId(i), this.query(i)];
-      for (const e of this.c.evidence[i]) parts.push(this.s(e[0]));
+      for (const e of this.c.evidence[i] || []) parts.push(this.s(e[0]));
       for (const name of this.p.score_names) {
         const col = this.p.scores[name];
-        if (col.r && col.r[i] >= 0) parts.push(this.s(col.r[i]));
+        if (col.r && col.r[i] !== null && col.r[i] >= 0) parts.push(this.s(col.r[i]));
       }
       this._hay[i] = parts.filter(Boolean).join("\n").toLowerCase();
     }
@@ -231,13 +313,21 @@ class ReportData {
   }
 }
 
-const decoded = new WeakMap();
+const decoded = new WeakMap();  // data model -> {payload, data}: decoded once per payload
+
+async function dataModelOf(model, ref) {
+  const id = typeof ref === "string" && ref.startsWith("IPY_MODEL_") ? ref.slice(10) : ref;
+  return model.widget_manager.get_model(id);
+}
 
 async function reportData(model, ref) {
-  const id = typeof ref === "string" && ref.startsWith("IPY_MODEL_") ? ref.slice(10) : ref;
-  const dataModel = await model.widget_manager.get_model(id);
-  if (!decoded.has(dataModel)) decoded.set(dataModel, inflate(dataModel.get("payload")).then((p) => new ReportData(p)));
-  return decoded.get(dataModel);
+  const dataModel = await dataModelOf(model, ref);
+  const payload = dataModel.get("payload");
+  const found = decoded.get(dataModel);
+  if (found && found.payload === payload) return found.data;
+  const data = inflate(payload).then((p) => new ReportData(p, dataModel));
+  decoded.set(dataModel, { payload, data });
+  return data;
 }
 
 function scoreBadge(sc) {
@@ -246,6 +336,39 @@ function scoreBadge(sc) {
   if (sc.text !== null) return badge(shorten(sc.text, 60), "muted");
   const verdict = sc.passed === true ? " · passed" : sc.passed === false ? " · failed" : "";
   return badge(`${fmtNum(sc.value)}${verdict}`, sc.passed === true ? "ok" : sc.passed === false ? "bad" : "muted");
+}
+
+function previewNote(data) {
+  if (!data.p.preview) return null;
+  return h("div", { class: "hnx-warn", "data-note": "preview" },
+    `Showing the first ${fmtInt(data.n)} of ${fmtInt(data.p.n_total)} case results of ${data.p.label} while ` +
+    "the kernel prepares the explorer's data; filters, sort, search and other pages work when it arrives.");
+}
+
+function detailsNote(data) {
+  if (!data.partial || data.p.preview) return null;
+  const how = data.live ? "the others load from the kernel when selected"
+    : "the others are not embedded in this page: export with report.to_html() or the CLI to embed every case's details (up to max_cases)";
+  return h("div", { class: "hnx-note", "data-note": "details" },
+    `Details (results, evidence, judge reasons, answer) of ${fmtInt(data.nDetailed)} of ${fmtInt(data.n)} embedded case results are loaded; ${how}.`);
+}
+
+function pendingDetail(data, i) {
+  const row = data.p.rows[i];
+  const why = data.failed.get(row);
+  const message = data.p.preview ? "The details of this case arrive with the explorer's data…"
+    : data.live && !why ? "Loading the details of this case from the kernel…"
+    : `The details of this case are not embedded in this page${why ? ` (${why})` : ""}: ` +
+      "export with report.to_html() or the CLI to embed every case's details (up to max_cases), or open the notebook with its kernel.";
+  const error = data.error(i);
+  return h("div", { class: "hnx-detail", "data-pending": row },
+    h("div", {}, h("h3", {}, `Case ${data.caseId(i)}`), badge(data.mode(i), "muted"),
+      error ? badge("query error", "bad") : badge("ok", "ok"),
+      h("span", { class: "hnx-sub" }, `latency ${fmtMs(data.c.latency[i])}`)),
+    h("div", {}, h("b", {}, "Query"), h("div", { class: "hnx-text" }, data.textNode(data.c.query[i]))),
+    error ? h("div", {}, h("b", {}, "Error"), h("div", { class: "hnx-error" }, error)) : null,
+    h("div", { class: "hnx-warn", "data-note": "pending" }, message),
+    scoresTable(data.scores(i), data));
 }
 
 function leftOutNote(data) {
@@ -413,7 +536,8 @@ function renderReport(model, el, data) {
   const ui = {
     mode: select([["", "all modes"], ...p.modes.map((m) => [m, m])], st.mode || "", (v) => commit({ mode: v || null })),
     label: select([["", "all labels"], ...allLabels.map((l) => [l, l])], st.label || "", (v) => commit({ label: v || null })),
-    search: h("input", { type: "text", placeholder: "queries, case ids, evidence, reasons", value: st.search || "" }),
+    search: h("input", { type: "text", placeholder: data.partial ? "case ids, queries (evidence, reasons: loaded cases)"
+      : "queries, case ids, evidence, reasons", value: st.search || "" }),
     errors: h("input", { type: "checkbox", checked: st.errors_only }),
     score: select([["", "— none —"], ...p.score_names.map((n) => [n, n])], st.score || "", (v) => commit({ score: v || null })),
     min: h("input", { type: "number", step: "0.05", placeholder: "min", value: st.min_value ?? "" }),
@@ -427,8 +551,13 @@ function renderReport(model, el, data) {
     page: h("span", { class: "hnx-page" }),
     list: h("tbody"),
     pane: h("div", { class: "hnx-pane" }),
+    details: h("div", {}),
+    searchNote: h("div", { class: "hnx-note" }),
   };
   for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
+  if (p.preview) {  // the page is a preview: nothing to filter yet
+    for (const name of ["mode", "label", "search", "errors", "score", "min", "max", "verdict", "sort", "desc"]) ui[name].disabled = true;
+  }
   onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
   ui.errors.addEventListener("change", () => commit({ errors_only: ui.errors.checked }));
   onCommit(ui.min, (v) => num(v) !== (st.min_value ?? null) && commit({ min_value: num(v) }));
@@ -438,10 +567,11 @@ function renderReport(model, el, data) {
   const header = h("tr", {}, h("th", {}, "case"), h("th", {}, "mode"), h("th", { class: "hnx-valhead" }), h("th", {}, "query"));
   root.append(
     h("div", { class: "hnx-title" }, `Case explorer · ${p.label}`),
-    h("div", {}, leftOutNote(data)),
+    h("div", {}, previewNote(data), leftOutNote(data)), ui.details,
     h("div", { class: "hnx-controls" },
       h("label", {}, "mode", ui.mode), allLabels.length ? h("label", {}, "label", ui.label) : null,
       h("label", {}, "search", ui.search), h("label", {}, ui.errors, "errors only")),
+    ui.searchNote,
     h("div", { class: "hnx-controls" },
       h("label", {}, "score", ui.score), h("label", {}, "from", ui.min), h("label", {}, "to", ui.max),
       h("label", {}, "verdict", ui.verdict), h("label", {}, "sort by", ui.sort), h("label", {}, ui.desc, "descending")),
@@ -472,9 +602,14 @@ function renderReport(model, el, data) {
     ui.next.disabled = st.page >= pages - 1;
     ui.desc.disabled = (st.sort_by || REPORT_ORDER) === REPORT_ORDER;  // report order has no direction
     const i = st.selected === null || st.selected === undefined ? undefined : data.rowIndex.get(st.selected);
+    if (!p.preview) data.request([...(i === undefined ? [] : [i]), ...shown]);  // the page's details
+    ui.details.replaceChildren(...[detailsNote(data)].filter(Boolean));
+    const searching = (st.search || "").trim() && data.partial;
+    ui.searchNote.textContent = searching ? `Search looked in the case ids and queries of all ${fmtInt(data.n)} embedded case results, ` +
+      `and in evidence labels and judge reasons of the ${fmtInt(data.nDetailed)} whose details are loaded.` : "";
     ui.pane.replaceChildren(i === undefined ? h("div", { class: "hnx-note" },
       st.selected === null || st.selected === undefined ? "No case selected (no case matches)." : "The selected case is not embedded in this page.")
-      : caseDetail(data, i));
+      : data.hasDetail(i) ? caseDetail(data, i) : pendingDetail(data, i));
   }
 
   function fromModel() {
@@ -486,8 +621,9 @@ function renderReport(model, el, data) {
     draw();
   }
   model.on("change:state", fromModel);
+  data.listeners.add(draw);
   draw();
-  return () => model.off("change:state", fromModel);
+  return () => { model.off("change:state", fromModel); data.listeners.delete(draw); };
 }
 
 // ------------------------------------------------------------------ comparison explorer
@@ -681,9 +817,24 @@ async function render({ model, el }) {
       status.remove();
       cleanup = renderCompare(model, el, reports);
     } else {
+      const dataModel = await dataModelOf(model, model.get("data"));
       const data = await reportData(model, model.get("data"));
       status.remove();
       cleanup = renderReport(model, el, data);
+      if (data.p.preview && typeof dataModel.on === "function") {  // the full payload replaces it
+        const reload = async () => {
+          const full = await reportData(model, model.get("data"));
+          if (full === data) return;
+          dataModel.off("change:payload", reload);
+          if (cleanup) cleanup();
+          el.replaceChildren(h("style", {}, CSS));
+          cleanup = renderReport(model, el, full);
+        };
+        dataModel.on("change:payload", reload);
+        const inner = cleanup;
+        cleanup = () => { dataModel.off("change:payload", reload); if (inner) inner(); };
+        return () => cleanup();
+      }
     }
     return cleanup;
   } catch (err) {
