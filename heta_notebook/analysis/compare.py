@@ -44,6 +44,7 @@ def compare(
     seed: int = stats.DEFAULT_SEED,
     confidence: float = 0.95,
     by: SliceKey | None = None,
+    method: str = "auto",
     **filters: Any,
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
@@ -52,8 +53,11 @@ def compare(
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
     Reports of different benchmarks are refused unless ``allow_different_benchmarks``.
     ``by`` (a case label or metadata key) makes ``significance()`` test each slice, with
-    every slice inside the Holm family.
+    every slice inside the Holm family. ``method`` picks the tests' null distributions:
+    ``"auto"`` (asymptotic forms at ≥ 20,000 well-spread pairs, else exact / Monte Carlo),
+    ``"monte-carlo"`` or ``"asymptotic"`` (see ``heta_notebook.analysis.stats``).
     """
+    stats.check_method(method)  # a bad method fails here, not when the table renders
     collected = collect_reports(reports, **filters)
     check_benchmarks(collected, allow_different_benchmarks)
     return Comparison(
@@ -63,6 +67,7 @@ def compare(
         seed=seed,
         confidence=confidence,
         by=by,
+        method=method,
     )
 
 
@@ -152,11 +157,13 @@ class Comparison:
         confidence: float = 0.95,
         pivoted: bool = False,
         by: SliceKey | None = None,
+        method: str = "auto",
         _state: dict[str, Any] | None = None,
     ) -> None:
         self.reports = dict(reports)
         self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
         self.by = by
+        self.method = method
         self.pivoted = pivoted
         state = _state or {}
         self._frames: dict[str, ReportFrames] = state.get("frames") or {}
@@ -188,6 +195,7 @@ class Comparison:
             "confidence": self.confidence,
             "pivoted": self.pivoted,
             "by": self.by,
+            "method": self.method,
         }
         options.update({k: v for k, v in changes.items() if k in options})
         return Comparison(self.reports, _state=state, **options)
@@ -410,7 +418,11 @@ class Comparison:
         if by is not None:  # one block of columns per slice, NaN outside it
             d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
         result = stats.paired_test(
-            d, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed
+            d,
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+            method=self.method,
         )
         return _significance_frame(self, pairs, scores, result, masks)
 

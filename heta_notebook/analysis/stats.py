@@ -15,6 +15,33 @@ multiplied with the whole difference matrix, so 300 comparisons cost one matrix 
   with replacement, pairs kept together).
 - :func:`holm`: Holm's step-down correction of a family of p-values.
 
+Large samples (``method="auto"``, the default): a column with at least
+:data:`ASYMPTOTIC_MIN_N` pairs whose differences are spread over at least
+:data:`ASYMPTOTIC_MIN_EFFECTIVE_N` "effective" cases uses the asymptotic forms of the *same
+two procedures* instead of resampling them (what R's ``coin`` does with
+``distribution = asymptotic()``); its ``method`` is ``"asymptotic"``. Every other column
+takes the exact / Monte-Carlo path above, unchanged.
+
+- Sign-flip test: the randomization distribution of the mean, T = Σ sᵢdᵢ / n with random
+  signs sᵢ, has mean 0, variance Σd²/n² and skewness 0 (it is symmetric), all exact; its
+  excess kurtosis is −2·Σd⁴/(Σd²)². The p-value is the two-sided normal tail
+  ``erfc(|d̄| / (√Σd²/n) / √2)``. The neglected kurtosis term (order 1/n_eff) makes the true
+  distribution lighter-tailed than the normal, so the normal tail errs on the conservative
+  side far out. No continuity correction: scores are in general not on a lattice.
+- Percentile bootstrap: the distribution of a resample's mean has mean d̄, variance σ̂²/n
+  (σ̂ with divisor n) and skewness γ̂/√n (γ̂ the sample skewness), so its quantiles are, by
+  the first-order Cornish–Fisher expansion, ``d̄ + σ̂/√n·(z + (z² − 1)·γ̂/(6√n))``.
+
+The effective number of cases of a column is ``(Σx²)²/Σx⁴``: n when every |x| is equal, the
+number of non-zero differences when they are all ±c, small when a few cases dominate. It is
+taken on the raw differences (the sign-flip distribution's excess kurtosis is −2/n_eff) and
+on the centred ones (the bootstrap mean's excess kurtosis is about 1/n_eff and its skewness
+at most 1/√n_eff), and the smaller one must reach the threshold, so the neglected terms stay
+below ~0.1 % (kurtosis) and the skewness the expansion corrects below ~3 %. A column with no
+spread (all differences 0, or all equal) has a point-mass distribution, given exactly.
+``method="monte-carlo"`` forces the exact / Monte-Carlo path everywhere, ``"asymptotic"``
+the asymptotic forms everywhere.
+
 Conventions follow ``scipy.stats.permutation_test`` / ``scipy.stats.bootstrap`` so the tests
 can check the numbers against scipy: two-sided p = 2·min(p_less, p_greater), Monte-Carlo
 p-values add one to numerator and denominator, percentile CIs use linear interpolation.
@@ -33,6 +60,9 @@ from heta_notebook.evaluators.aggregation import bootstrap_means
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 EXACT_MAX_N = 12
+ASYMPTOTIC_MIN_N = 20_000  # pairs a column needs before "auto" uses the asymptotic forms
+ASYMPTOTIC_MIN_EFFECTIVE_N = 1_000  # ... and effective cases, (Σx²)²/Σx⁴ (module docstring)
+METHODS = ("auto", "monte-carlo", "asymptotic")
 _CHUNK_ELEMENTS = 10_000_000  # resamples × cases per block: ~40 MB of float32
 
 
@@ -43,7 +73,7 @@ class PairedTest:
     n: np.ndarray
     mean_diff: np.ndarray
     p_value: np.ndarray
-    method: np.ndarray  # "exact", "monte-carlo" or "normal-tail" per column
+    method: np.ndarray  # "exact", "monte-carlo", "normal-tail" or "asymptotic" per column
     ci_low: np.ndarray
     ci_high: np.ndarray
     wins: np.ndarray
@@ -58,13 +88,24 @@ def paired_test(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
     exact_max_n: int = EXACT_MAX_N,
+    method: str = "auto",
+    asymptotic_min_n: int = ASYMPTOTIC_MIN_N,
+    asymptotic_min_effective_n: float = ASYMPTOTIC_MIN_EFFECTIVE_N,
 ) -> PairedTest:
     """Permutation p-value, bootstrap CI and win/tie/loss of every column of ``d`` (b - a).
 
+    ``method``: ``"auto"`` (asymptotic forms for large, well-spread columns, see the module
+    docstring), ``"monte-carlo"`` (exact / Monte-Carlo only) or ``"asymptotic"``.
     Identical columns (e.g. recall@10 and evidence_recall@10 on document qrels) are tested
     once: a column's result depends only on its own values and the seed.
     """
     d = _as_matrix(d)
+    rule = dict(
+        method=method,
+        asymptotic_min_n=asymptotic_min_n,
+        asymptotic_min_effective_n=asymptotic_min_effective_n,
+    )
+    check_method(method)
     unique, inverse = _unique_columns(d)
     if len(unique) < d.shape[1]:
         once = paired_test(
@@ -73,17 +114,20 @@ def paired_test(
             confidence=confidence,
             seed=seed,
             exact_max_n=exact_max_n,
+            **rule,
         )
         return PairedTest(*(getattr(once, f)[inverse] for f in PairedTest.__dataclass_fields__))
-    p, method = paired_permutation_test(
-        d, n_resamples=n_resamples, seed=seed, exact_max_n=exact_max_n
+    p, p_method = paired_permutation_test(
+        d, n_resamples=n_resamples, seed=seed, exact_max_n=exact_max_n, **rule
     )
-    low, high = paired_bootstrap_ci(d, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    low, high = paired_bootstrap_ci(
+        d, n_resamples=n_resamples, confidence=confidence, seed=seed, **rule
+    )
     wins, ties, losses = win_tie_loss(d)
     n = np.sum(~np.isnan(d), axis=0)
     with np.errstate(invalid="ignore"):
         mean = np.where(n > 0, np.nansum(d, axis=0) / np.maximum(n, 1), np.nan)
-    return PairedTest(n, mean, p, method, low, high, wins, ties, losses)
+    return PairedTest(n, mean, p, p_method, low, high, wins, ties, losses)
 
 
 def paired_permutation_test(
@@ -92,22 +136,34 @@ def paired_permutation_test(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     exact_max_n: int = EXACT_MAX_N,
+    method: str = "auto",
+    asymptotic_min_n: int = ASYMPTOTIC_MIN_N,
+    asymptotic_min_effective_n: float = ASYMPTOTIC_MIN_EFFECTIVE_N,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided sign-flip test of mean(d) = 0 per column; returns (p_values, methods).
 
     Columns are grouped by which cases they have; each group uses the same random signs
-    (seeded), so a column's p-value does not depend on the other columns.
+    (seeded), so a column's p-value does not depend on the other columns. ``method`` as in
+    :func:`paired_test`.
     """
     d = _as_matrix(d)
     p = np.full(d.shape[1], np.nan)
-    method = np.full(d.shape[1], "", dtype=object)
-    for rows, cols in _groups(d):
-        x = d[np.ix_(rows, cols)]
+    methods = np.full(d.shape[1], "", dtype=object)
+    for rows, cols, x, asymptotic in _decided_groups(
+        d, method, asymptotic_min_n, asymptotic_min_effective_n
+    ):
+        if asymptotic.any():
+            p[cols[asymptotic]] = _normal_tail(x[:, asymptotic])
+            methods[cols[asymptotic]] = "asymptotic"
+        if asymptotic.all():
+            continue
+        if asymptotic.any():
+            x, cols = x[:, ~asymptotic], cols[~asymptotic]
         if len(rows) <= exact_max_n:
-            p[cols], method[cols] = _exact_sign_flip(x), "exact"
+            p[cols], methods[cols] = _exact_sign_flip(x), "exact"
         else:
-            p[cols], method[cols] = _random_sign_flip(x, n_resamples, seed)
-    return p, method
+            p[cols], methods[cols] = _random_sign_flip(x, n_resamples, seed)
+    return p, methods
 
 
 def paired_bootstrap_ci(
@@ -116,16 +172,64 @@ def paired_bootstrap_ci(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
+    method: str = "auto",
+    asymptotic_min_n: int = ASYMPTOTIC_MIN_N,
+    asymptotic_min_effective_n: float = ASYMPTOTIC_MIN_EFFECTIVE_N,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap CI of mean(d) per column (cases resampled with replacement)."""
+    """Percentile bootstrap CI of mean(d) per column (cases resampled with replacement).
+
+    ``method`` as in :func:`paired_test`: large, well-spread columns take the Cornish–Fisher
+    quantiles of the bootstrap distribution instead of resampling it.
+    """
     d = _as_matrix(d)
     low, high = np.full(d.shape[1], np.nan), np.full(d.shape[1], np.nan)
     alpha = (1 - confidence) / 2
-    for rows, cols in _groups(d):
-        x = d[np.ix_(rows, cols)]
+    for _, cols, x, asymptotic in _decided_groups(
+        d, method, asymptotic_min_n, asymptotic_min_effective_n
+    ):
+        if asymptotic.any():
+            quantiles = _cornish_fisher_quantiles(x[:, asymptotic], [alpha, 1 - alpha])
+            low[cols[asymptotic]], high[cols[asymptotic]] = quantiles
+        if asymptotic.all():
+            continue
+        if asymptotic.any():
+            x, cols = x[:, ~asymptotic], cols[~asymptotic]
         means = _bootstrap_means(x, n_resamples, seed)
         low[cols], high[cols] = np.quantile(means, [alpha, 1 - alpha], axis=0)
     return low, high
+
+
+def effective_n(x: np.ndarray) -> np.ndarray:
+    """Per column, (Σx²)²/Σx⁴: how many cases the sum really rests on (inf if all are 0)."""
+    x = _as_matrix(x)
+    squares = x * x
+    s2, s4 = squares.sum(axis=0), (squares * squares).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s4 > 0, s2 * s2 / np.where(s4 > 0, s4, 1.0), np.inf)
+
+
+def use_asymptotic(
+    x: np.ndarray,
+    method: str = "auto",
+    *,
+    min_n: int = ASYMPTOTIC_MIN_N,
+    min_effective_n: float = ASYMPTOTIC_MIN_EFFECTIVE_N,
+) -> np.ndarray:
+    """Which columns of x (no NaN) take the asymptotic forms: all (``"asymptotic"``), none
+    (``"monte-carlo"``) or, for ``"auto"``, those with n ≥ ``min_n`` pairs and an
+    effective n, raw and centred, of at least ``min_effective_n``."""
+    check_method(method)
+    x = _as_matrix(x)
+    if method != "auto" or x.shape[0] < min_n:
+        return np.full(x.shape[1], method == "asymptotic")
+    spread = np.minimum(effective_n(x), effective_n(x - x.mean(axis=0)))
+    return spread >= min_effective_n
+
+
+def check_method(method: str) -> None:
+    """Refuse an unknown ``method`` with the list of known ones."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
@@ -196,6 +300,31 @@ def _groups(d: np.ndarray):
         rows = np.flatnonzero(valid[:, cols[0]])
         if len(rows):
             yield rows, np.asarray(cols)
+
+
+def _decided_groups(d: np.ndarray, method: str, min_n: int, min_effective_n: float):
+    """Yield (rows, cols, x, asymptotic?) per group of columns sharing their paired cases."""
+    for rows, cols in _groups(d):
+        x = d[np.ix_(rows, cols)]
+        decided = use_asymptotic(x, method, min_n=min_n, min_effective_n=min_effective_n)
+        yield rows, cols, x, decided
+
+
+def _cornish_fisher_quantiles(x: np.ndarray, levels: list[float]) -> np.ndarray:
+    """Quantiles (levels × columns) of the bootstrap distribution of the mean of x's columns:
+    mean d̄, sd σ̂/√n, skewness γ̂/√n, first-order Cornish–Fisher expansion."""
+    from scipy.special import ndtri
+
+    n = x.shape[0]
+    mean = x.mean(axis=0)
+    centred = x - mean
+    m2 = np.mean(centred**2, axis=0)
+    m3 = np.mean(centred**3, axis=0)
+    sd = np.sqrt(m2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        skew = np.where(m2 > 0, m3 / np.where(m2 > 0, sd**3, 1.0), 0.0)
+    z = ndtri(np.asarray(levels, dtype=float))[:, None]
+    return mean + sd / np.sqrt(n) * (z + (z**2 - 1) * skew / (6 * np.sqrt(n)))
 
 
 def _counts(null: np.ndarray, x: np.ndarray, rtol: float) -> tuple[np.ndarray, np.ndarray]:
@@ -281,13 +410,19 @@ def _blocks(n_resamples: int, n: int):
 
 
 __all__ = [
+    "ASYMPTOTIC_MIN_EFFECTIVE_N",
+    "ASYMPTOTIC_MIN_N",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "EXACT_MAX_N",
+    "METHODS",
     "PairedTest",
+    "check_method",
+    "effective_n",
     "holm",
     "paired_bootstrap_ci",
     "paired_permutation_test",
     "paired_test",
+    "use_asymptotic",
     "win_tie_loss",
 ]
