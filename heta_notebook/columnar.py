@@ -455,6 +455,31 @@ class ColumnarReport:
             self._columns[key] = read.column(0)
         return self._columns[key]
 
+    def codes(self, table: str, name: str) -> tuple[np.ndarray, list[str]]:
+        """A string column as int32 codes into its distinct values (-1 for null), read
+        dictionary-encoded from Parquet: no Python string per row, no string buffer (not
+        cached: the caller keeps the small codes)."""
+        handle = self.file(table)
+        try:
+            reader = pq.ParquetFile(
+                self.path(table), metadata=handle.metadata, read_dictionary=[name]
+            )
+            column = reader.read(columns=[name], use_threads=False).column(0)
+            column = column.unify_dictionaries()
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptReportError(
+                self.path(table), f"cannot read column {name!r}: {exc}"
+            ) from exc
+        if not column.num_chunks:
+            return np.zeros(0, np.int32), []
+        codes = np.empty(len(column), np.int32)
+        start = 0
+        for chunk in column.chunks:
+            indices = chunk.indices.fill_null(-1) if chunk.null_count else chunk.indices
+            codes[start : start + len(chunk)] = indices.to_numpy(zero_copy_only=False)
+            start += len(chunk)
+        return codes, column.chunk(0).dictionary.to_pylist()
+
     def forget(self, table: str, *names: str) -> None:
         """Drop cached columns whose values a caller has copied out (read again if needed)."""
         for name in names:
