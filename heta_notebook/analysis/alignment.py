@@ -91,28 +91,26 @@ def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
     reported = np.zeros((shape[0], shape[2]), dtype=bool)
     position = {n: i for i, n in enumerate(names)}
     for k, cols in enumerate(columns):
-        at = cases["offset"][k]
+        at, size = cases["offset"][k], cases["size"][k]
         remap = np.asarray([position.get(n, -1) for n in cols["names"]] or [-1], np.int64)
-        s_codes = remap[cols["name_codes"]]
-        case_of_row = case_codes[at : at + cases["size"][k]]
-        variant_of_row = cases["variant"][at : at + cases["size"][k]]
-        keep = s_codes >= 0
-        everything = bool(keep.all())
-        rows = cols["rows"] if everything else cols["rows"][keep]
-        if not everything:
-            s_codes = s_codes[keep]
-        v_codes = variant_of_row[rows]
-        cell = (s_codes * shape[1] + case_of_row[rows]) * shape[2] + v_codes
-        status = cols["status"] if everything else cols["status"][keep]
-        values.reshape(-1)[cell] = cols["values"] if everything else cols["values"][keep]
-        verdict = cols["passed"] if everything else cols["passed"][keep]
-        passed.reshape(-1)[cell] = np.where((verdict == 2) | (status != SCORED), np.nan, verdict)
-        del cell
-        pair = s_codes * shape[2] + v_codes
-        reported.reshape(-1)[pair] = True
-        for key, code in (("n_skipped", SKIPPED), ("n_error", ERROR)):
-            hit = pair[status == code]
-            counts[key] += np.bincount(hit, minlength=reported.size).reshape(reported.shape)
+        case_of_row, variant_of_row = case_codes[at : at + size], cases["variant"][at : at + size]
+        for part in _slices(len(cols["rows"])):  # bounded temporaries on huge reports
+            s_codes = remap[cols["name_codes"][part]]
+            keep = np.flatnonzero(s_codes >= 0) if (s_codes < 0).any() else slice(None)
+            s_codes, rows = s_codes[keep], cols["rows"][part][keep]
+            status = cols["status"][part][keep]
+            verdict = cols["passed"][part][keep]
+            v_codes = variant_of_row[rows]
+            cell = (s_codes * shape[1] + case_of_row[rows]) * shape[2] + v_codes
+            values.reshape(-1)[cell] = cols["values"][part][keep]
+            passed.reshape(-1)[cell] = np.where(
+                (verdict == 2) | (status != SCORED), np.nan, verdict
+            )
+            pair = s_codes * shape[2] + v_codes
+            reported.reshape(-1)[pair] = True
+            for key, code in (("n_skipped", SKIPPED), ("n_error", ERROR)):
+                hit = pair[status == code]
+                counts[key] += np.bincount(hit, minlength=reported.size).reshape(reported.shape)
     present = np.zeros((len(case_ids), len(variants)), dtype=bool)
     failed = np.zeros_like(present)
     present[case_codes, cases["variant"]] = True
@@ -131,6 +129,13 @@ def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
         _Lazy(lambda: _rows(reports)),
         counts,
     )
+
+
+_SLICE = 1 << 20  # scores scattered per step
+
+
+def _slices(n: int) -> list[slice]:
+    return [slice(i, min(i + _SLICE, n)) for i in range(0, n, _SLICE)] or [slice(0, 0)]
 
 
 class _Lazy(Mapping):

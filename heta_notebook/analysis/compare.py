@@ -324,9 +324,7 @@ class Comparison:
         al = self.aligned
         s_idx = [al.score_index(s) for s in self._scores]
         v_idx = [al.variant_index(v) for v in self._variants]
-        stats_ = summary_stats(
-            al.values[s_idx][:, :, v_idx], al.passed[s_idx][:, :, v_idx], self.confidence
-        )
+        stats_ = summary_stats(al.values, al.passed, self.confidence, s_idx, v_idx)
         missing = self.missing_cases()
         n_missing = missing[missing["status"] == "missing"].groupby("variant").size()
         rows = []
@@ -411,9 +409,11 @@ class Comparison:
         s_idx = [self.aligned.score_index(s) for s in scores]
         a_idx = [self.aligned.variant_index(a) for a, _ in pairs]
         b_idx = [self.aligned.variant_index(b) for _, b in pairs]
-        values = self.aligned.values[s_idx]  # scores × cases × variants
-        d = values[:, :, b_idx] - values[:, :, a_idx]  # scores × cases × pairs
-        d = d.transpose(1, 0, 2).reshape(len(self.aligned.case_ids), -1)
+        width = len(pairs)  # column i·width + j: score i, pair j
+        d = np.empty((len(self.aligned.case_ids), len(s_idx) * width))
+        for i, s in enumerate(s_idx):  # one score at a time: no copy of the whole cube
+            values = self.aligned.values[s]  # cases × variants
+            d[:, i * width : (i + 1) * width] = values[:, b_idx] - values[:, a_idx]
         masks = self.slice_masks(by) if by is not None else [(None, slice(None))]
         if by is not None:  # one block of columns per slice, NaN outside it
             d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
@@ -638,13 +638,39 @@ SUMMARY_COLUMNS = [
 
 
 def summary_stats(
-    values: np.ndarray, passed: np.ndarray, confidence: float
+    values: np.ndarray,
+    passed: np.ndarray,
+    confidence: float,
+    scores: Sequence[int] | None = None,
+    variants: Sequence[int] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants.
+    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants
+    (only ``scores`` × ``variants`` of them when given).
 
-    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices.
+    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, one
+    score at a time so its temporaries stay the size of one score's matrix.
     """
-    out = matrix_stats(values, passed, axis=1, confidence=confidence)
+    scores = range(len(values)) if scores is None else scores
+    variants = slice(None) if variants is None else list(variants)
+    parts = [
+        matrix_stats(
+            values[s : s + 1][:, :, variants],
+            passed[s : s + 1][:, :, variants],
+            axis=1,
+            confidence=confidence,
+        )
+        for s in scores
+    ]
+    if not parts:
+        parts = [
+            matrix_stats(
+                values[:0][:, :, variants],
+                passed[:0][:, :, variants],
+                axis=1,
+                confidence=confidence,
+            )
+        ]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return {
         "mean": out["mean"],
         "n": out["n"],

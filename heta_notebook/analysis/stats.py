@@ -49,9 +49,11 @@ p-values add one to numerator and denominator, percentile CIs use linear interpo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +66,7 @@ ASYMPTOTIC_MIN_N = 20_000  # pairs a column needs before "auto" uses the asympto
 ASYMPTOTIC_MIN_EFFECTIVE_N = 1_000  # ... and effective cases, (Σx²)²/Σx⁴ (module docstring)
 METHODS = ("auto", "monte-carlo", "asymptotic")
 _CHUNK_ELEMENTS = 10_000_000  # resamples × cases per block: ~40 MB of float32
+_BLOCK_ELEMENTS = 2_000_000  # cases × columns per block of the asymptotic forms: 16 MB
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,8 @@ def paired_permutation_test(
         d, method, asymptotic_min_n, asymptotic_min_effective_n
     ):
         if asymptotic.any():
-            p[cols[asymptotic]] = _normal_tail(x[:, asymptotic])
+            picked = x if asymptotic.all() else x[:, asymptotic]
+            p[cols[asymptotic]] = _by_column_blocks(_normal_tail, picked)
             methods[cols[asymptotic]] = "asymptotic"
         if asymptotic.all():
             continue
@@ -188,7 +192,9 @@ def paired_bootstrap_ci(
         d, method, asymptotic_min_n, asymptotic_min_effective_n
     ):
         if asymptotic.any():
-            quantiles = _cornish_fisher_quantiles(x[:, asymptotic], [alpha, 1 - alpha])
+            picked = x if asymptotic.all() else x[:, asymptotic]
+            levels = [alpha, 1 - alpha]
+            quantiles = _by_column_blocks(_cornish_fisher_quantiles, picked, levels)
             low[cols[asymptotic]], high[cols[asymptotic]] = quantiles
         if asymptotic.all():
             continue
@@ -201,11 +207,7 @@ def paired_bootstrap_ci(
 
 def effective_n(x: np.ndarray) -> np.ndarray:
     """Per column, (Σx²)²/Σx⁴: how many cases the sum really rests on (inf if all are 0)."""
-    x = _as_matrix(x)
-    squares = x * x
-    s2, s4 = squares.sum(axis=0), (squares * squares).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s4 > 0, s2 * s2 / np.where(s4 > 0, s4, 1.0), np.inf)
+    return _by_column_blocks(_effective_n, _as_matrix(x))
 
 
 def use_asymptotic(
@@ -222,8 +224,7 @@ def use_asymptotic(
     x = _as_matrix(x)
     if method != "auto" or x.shape[0] < min_n:
         return np.full(x.shape[1], method == "asymptotic")
-    spread = np.minimum(effective_n(x), effective_n(x - x.mean(axis=0)))
-    return spread >= min_effective_n
+    return _by_column_blocks(_well_spread, x, min_effective_n)
 
 
 def check_method(method: str) -> None:
@@ -255,7 +256,7 @@ def win_tie_loss(d: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, np.ndar
     with np.errstate(invalid="ignore"):
         wins = np.sum(d > tol, axis=0)
         losses = np.sum(d < -tol, axis=0)
-        ties = np.sum(np.abs(d) <= tol, axis=0)
+        ties = np.sum(~np.isnan(d), axis=0) - wins - losses  # the rest: |d| <= tol
     return wins, ties, losses
 
 
@@ -277,7 +278,7 @@ def _unique_columns(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.arange(m), np.arange(m)
     probe = np.random.default_rng(12345).normal(size=(2, d.shape[0]))
     missing = np.isnan(d)
-    key = probe[0] @ np.where(missing, 0.0, d) + probe[1] @ missing
+    key = probe[0] @ (np.where(missing, 0.0, d) if missing.any() else d) + probe[1] @ missing
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     if len(first) == m:
@@ -302,10 +303,35 @@ def _groups(d: np.ndarray):
             yield rows, np.asarray(cols)
 
 
+def _effective_n(x: np.ndarray) -> np.ndarray:
+    squares = x * x
+    s2, s4 = squares.sum(axis=0), (squares * squares).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s4 > 0, s2 * s2 / np.where(s4 > 0, s4, 1.0), np.inf)
+
+
+def _well_spread(x: np.ndarray, min_effective_n: float) -> np.ndarray:
+    """Both effective n (raw: the sign-flip test; centred: the bootstrap) reach the bar."""
+    return np.minimum(_effective_n(x), _effective_n(x - x.mean(axis=0))) >= min_effective_n
+
+
+def _by_column_blocks(fn: Callable[..., np.ndarray], x: np.ndarray, *args: Any) -> np.ndarray:
+    """``fn(x, *args)`` computed on contiguous blocks of columns (its temporaries stay ~16 MB)
+    and joined along the last axis; a column's result never depends on the others."""
+    step = max(1, _BLOCK_ELEMENTS // max(x.shape[0], 1))
+    if x.shape[1] <= step:
+        return fn(np.ascontiguousarray(x), *args)
+    starts = range(0, x.shape[1], step)
+    return np.concatenate(
+        [fn(np.ascontiguousarray(x[:, i : i + step]), *args) for i in starts], axis=-1
+    )
+
+
 def _decided_groups(d: np.ndarray, method: str, min_n: int, min_effective_n: float):
     """Yield (rows, cols, x, asymptotic?) per group of columns sharing their paired cases."""
     for rows, cols in _groups(d):
-        x = d[np.ix_(rows, cols)]
+        whole = len(rows) == d.shape[0] and len(cols) == d.shape[1]
+        x = np.ascontiguousarray(d) if whole else d[np.ix_(rows, cols)]  # sums' order fixed
         decided = use_asymptotic(x, method, min_n=min_n, min_effective_n=min_effective_n)
         yield rows, cols, x, decided
 
