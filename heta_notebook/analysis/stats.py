@@ -66,7 +66,7 @@ ASYMPTOTIC_MIN_N = 20_000  # pairs a column needs before "auto" uses the asympto
 ASYMPTOTIC_MIN_EFFECTIVE_N = 1_000  # ... and effective cases, (Σx²)²/Σx⁴ (module docstring)
 METHODS = ("auto", "monte-carlo", "asymptotic")
 _CHUNK_ELEMENTS = 10_000_000  # resamples × cases per block: ~40 MB of float32
-_BLOCK_ELEMENTS = 2_000_000  # cases × columns per block of the asymptotic forms: 16 MB
+_BLOCK_ELEMENTS = 500_000  # cases × columns per block of the column-wise sums: 4 MB
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,9 @@ def paired_test(
     )
     wins, ties, losses = win_tie_loss(d)
     n = np.sum(~np.isnan(d), axis=0)
+    total = _by_column_blocks(lambda block: np.nansum(block, axis=0), d)
     with np.errstate(invalid="ignore"):
-        mean = np.where(n > 0, np.nansum(d, axis=0) / np.maximum(n, 1), np.nan)
+        mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
     return PairedTest(n, mean, p, p_method, low, high, wins, ties, losses)
 
 
@@ -152,17 +153,16 @@ def paired_permutation_test(
     d = _as_matrix(d)
     p = np.full(d.shape[1], np.nan)
     methods = np.full(d.shape[1], "", dtype=object)
-    for rows, cols, x, asymptotic in _decided_groups(
+    for rows, cols, asymptotic in _decided_groups(
         d, method, asymptotic_min_n, asymptotic_min_effective_n
     ):
         if asymptotic.any():
-            picked = x if asymptotic.all() else x[:, asymptotic]
-            p[cols[asymptotic]] = _by_column_blocks(_normal_tail, picked)
+            p[cols[asymptotic]] = _by_column_blocks(_normal_tail, d, rows, cols[asymptotic])
             methods[cols[asymptotic]] = "asymptotic"
-        if asymptotic.all():
+        cols = cols[~asymptotic]
+        if not len(cols):
             continue
-        if asymptotic.any():
-            x, cols = x[:, ~asymptotic], cols[~asymptotic]
+        x = _submatrix(d, rows, cols)
         if len(rows) <= exact_max_n:
             p[cols], methods[cols] = _exact_sign_flip(x), "exact"
         else:
@@ -188,19 +188,18 @@ def paired_bootstrap_ci(
     d = _as_matrix(d)
     low, high = np.full(d.shape[1], np.nan), np.full(d.shape[1], np.nan)
     alpha = (1 - confidence) / 2
-    for _, cols, x, asymptotic in _decided_groups(
+    for rows, cols, asymptotic in _decided_groups(
         d, method, asymptotic_min_n, asymptotic_min_effective_n
     ):
         if asymptotic.any():
-            picked = x if asymptotic.all() else x[:, asymptotic]
-            levels = [alpha, 1 - alpha]
-            quantiles = _by_column_blocks(_cornish_fisher_quantiles, picked, levels)
+            quantiles = _by_column_blocks(
+                _cornish_fisher_quantiles, d, rows, cols[asymptotic], [alpha, 1 - alpha]
+            )
             low[cols[asymptotic]], high[cols[asymptotic]] = quantiles
-        if asymptotic.all():
+        cols = cols[~asymptotic]
+        if not len(cols):
             continue
-        if asymptotic.any():
-            x, cols = x[:, ~asymptotic], cols[~asymptotic]
-        means = _bootstrap_means(x, n_resamples, seed)
+        means = _bootstrap_means(_submatrix(d, rows, cols), n_resamples, seed)
         low[cols], high[cols] = np.quantile(means, [alpha, 1 - alpha], axis=0)
     return low, high
 
@@ -224,7 +223,7 @@ def use_asymptotic(
     x = _as_matrix(x)
     if method != "auto" or x.shape[0] < min_n:
         return np.full(x.shape[1], method == "asymptotic")
-    return _by_column_blocks(_well_spread, x, min_effective_n)
+    return _by_column_blocks(_well_spread, x, None, None, min_effective_n)
 
 
 def check_method(method: str) -> None:
@@ -277,14 +276,19 @@ def _unique_columns(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if m < 2:
         return np.arange(m), np.arange(m)
     probe = np.random.default_rng(12345).normal(size=(2, d.shape[0]))
-    missing = np.isnan(d)
-    key = probe[0] @ (np.where(missing, 0.0, d) if missing.any() else d) + probe[1] @ missing
+    key = _by_column_blocks(lambda x: _column_keys(x, probe), d)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     if len(first) == m:
         return np.arange(m), np.arange(m)
     same = all(np.array_equal(d[:, j], d[:, first[inverse[j]]], equal_nan=True) for j in range(m))
     return (first, inverse) if same else (np.arange(m), np.arange(m))
+
+
+def _column_keys(x: np.ndarray, probe: np.ndarray) -> np.ndarray:
+    """One random projection per column (NaN-aware): equal columns get equal keys."""
+    missing = np.isnan(x)
+    return probe[0] @ np.where(missing, 0.0, x) + probe[1] @ missing
 
 
 def _groups(d: np.ndarray):
@@ -315,25 +319,41 @@ def _well_spread(x: np.ndarray, min_effective_n: float) -> np.ndarray:
     return np.minimum(_effective_n(x), _effective_n(x - x.mean(axis=0))) >= min_effective_n
 
 
-def _by_column_blocks(fn: Callable[..., np.ndarray], x: np.ndarray, *args: Any) -> np.ndarray:
-    """``fn(x, *args)`` computed on contiguous blocks of columns (its temporaries stay ~16 MB)
-    and joined along the last axis; a column's result never depends on the others."""
-    step = max(1, _BLOCK_ELEMENTS // max(x.shape[0], 1))
-    if x.shape[1] <= step:
-        return fn(np.ascontiguousarray(x), *args)
-    starts = range(0, x.shape[1], step)
-    return np.concatenate(
-        [fn(np.ascontiguousarray(x[:, i : i + step]), *args) for i in starts], axis=-1
-    )
+def _by_column_blocks(
+    fn: Callable[..., np.ndarray],
+    d: np.ndarray,
+    rows: np.ndarray | None = None,
+    cols: np.ndarray | None = None,
+    *args: Any,
+) -> np.ndarray:
+    """``fn(block, *args)`` on C-contiguous copies of ``d[rows][:, cols]`` (default: all),
+    a few columns at a time (temporaries stay ~4 MB), joined along the last axis. A
+    column's result never depends on the others: each column is summed in row order."""
+    cols = np.arange(d.shape[1]) if cols is None else cols
+    n = d.shape[0] if rows is None else len(rows)
+    step = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    parts = [fn(_submatrix(d, rows, cols[i : i + step]), *args) for i in range(0, len(cols), step)]
+    if not parts:
+        return fn(_submatrix(d, rows, cols), *args)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+
+
+def _submatrix(d: np.ndarray, rows: np.ndarray | None, cols: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of rows × cols of d (no copy when that is all of a contiguous d)."""
+    if rows is None or len(rows) == d.shape[0]:
+        if np.array_equal(cols, np.arange(d.shape[1])):
+            return np.ascontiguousarray(d)
+        return np.ascontiguousarray(d[:, cols])
+    return d[np.ix_(rows, cols)]
 
 
 def _decided_groups(d: np.ndarray, method: str, min_n: int, min_effective_n: float):
-    """Yield (rows, cols, x, asymptotic?) per group of columns sharing their paired cases."""
+    """Yield (rows, cols, asymptotic?) per group of columns sharing their paired cases."""
     for rows, cols in _groups(d):
-        whole = len(rows) == d.shape[0] and len(cols) == d.shape[1]
-        x = np.ascontiguousarray(d) if whole else d[np.ix_(rows, cols)]  # sums' order fixed
-        decided = use_asymptotic(x, method, min_n=min_n, min_effective_n=min_effective_n)
-        yield rows, cols, x, decided
+        if method != "auto" or len(rows) < min_n:
+            yield rows, cols, np.full(len(cols), method == "asymptotic")
+        else:
+            yield rows, cols, _by_column_blocks(_well_spread, d, rows, cols, min_effective_n)
 
 
 def _cornish_fisher_quantiles(x: np.ndarray, levels: list[float]) -> np.ndarray:
