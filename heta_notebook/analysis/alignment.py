@@ -79,8 +79,7 @@ def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
     columns (``frames().score_arrays()``, shared with the card and plots) straight into them:
     one vectorised pass per report, no long table of every score."""
     variants, cases = _case_table(reports)
-    case_codes, case_ids = pd.factorize(cases.pop("case_id"))
-    case_ids = np.asarray(case_ids, dtype=object)
+    case_codes, case_ids = cases["case_code"], cases["case_ids"]
     columns = [report.frames().score_arrays() for report in reports.values()]
     all_names = list(dict.fromkeys(n for cols in columns for n in cols["names"]))
     text_scores = _text_only(columns, all_names)
@@ -161,34 +160,39 @@ class _Lazy(Mapping):
 
 
 def _queries(reports: Mapping[str, EvaluationReport]) -> dict[str, str]:
+    """Case id → query (the last report's wins), from the dictionary-coded columns."""
     out: dict[str, str] = {}
     for report in reports.values():
         frames = report.frames()
-        out.update(zip(frames.case_column("case_id"), frames.case_column("query"), strict=True))
+        ids, queries = frames.case_codes("case_id"), frames.case_codes("query")
+        out.update(zip(_decode(*ids), _decode(*queries), strict=True))
     return out
 
 
 def _rows(reports: Mapping[str, EvaluationReport]) -> dict[tuple[int, str], int]:
     """(variant position, case id) → row of the case result in its report."""
-    variants, cases = _case_table(reports)
-    return dict(
-        zip(
-            zip(cases["variant"].tolist(), cases["case_id"].tolist(), strict=True),
-            np.concatenate([np.arange(n) for n in cases["size"]] or [[]]).astype(int).tolist(),
-            strict=True,
-        )
+    _, cases = _case_table(reports)
+    rows = np.concatenate([np.arange(n) for n in cases["size"]] or [np.zeros(0, int)])
+    keys = zip(
+        cases["variant"].tolist(), cases["case_ids"][cases["case_code"]].tolist(), strict=True
     )
+    return dict(zip(keys, rows.tolist(), strict=True))
+
+
+def _decode(codes: np.ndarray, values: np.ndarray) -> list[Any]:
+    """Codes back to values (-1 → None), sharing the value objects."""
+    return np.append(values, None)[codes].tolist()
 
 
 def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant], dict[str, Any]]:
-    """One row per case result (case id, variant, failed?) and the variants; ``offset`` and
-    ``size`` say where each report's rows are."""
+    """Per case result (all reports in order): its case code into ``case_ids`` (first-seen
+    order), variant and failed?; ``offset`` and ``size`` say where each report's rows are.
+    Case ids and modes are read as dictionary codes: no string per case result."""
     variants: list[Variant] = []
-    parts: dict[str, list[Any]] = {k: [] for k in ("case_id", "variant", "failed", "size")}
+    parts: dict[str, list[Any]] = {k: [] for k in ("ids", "uniques", "variant", "failed")}
     for label, report in reports.items():
         frames = report.frames()  # case columns come from the shared, cached extraction
-        modes = frames.case_column("query_mode")
-        mode_codes, seen = pd.factorize(modes)
+        mode_codes, seen = frames.case_codes("query_mode")
         codes = {
             m: len(variants) + i
             for i, m in enumerate(dict.fromkeys([*report.query_modes, *seen.tolist()]))
@@ -196,20 +200,24 @@ def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant],
         variants += [Variant(label, m) for m in codes]
         lookup = np.asarray([codes[m] for m in seen.tolist()] or [0], np.int64)
         parts["variant"].append(lookup[mode_codes])
-        parts["case_id"].append(frames.case_column("case_id"))
+        ids, uniques = frames.case_codes("case_id")
+        parts["ids"].append(ids)
+        parts["uniques"].append(uniques)
         failed = ~frames.case_column("has_response").astype(bool)
         failed &= pd.notna(frames.case_column("error"))
         parts["failed"].append(failed)
-        parts["size"].append(len(modes))
-    sizes = np.asarray(parts["size"], np.int64)
+    sizes = np.asarray([len(ids) for ids in parts["ids"]], np.int64)
+    global_codes, case_ids = pd.factorize(np.concatenate([np.zeros(0, object), *parts["uniques"]]))
+    starts = np.concatenate([[0], np.cumsum([len(u) for u in parts["uniques"]])]).astype(np.int64)
+    case_code = [
+        np.append(global_codes[starts[k] : starts[k + 1]], -1)[ids]
+        for k, ids in enumerate(parts["ids"])
+    ]
     table = {
-        "case_id": np.concatenate(parts["case_id"]).astype(object)
-        if parts["case_id"]
-        else np.zeros(0, object),
-        "failed": np.concatenate(parts["failed"]).astype(bool)
-        if parts["failed"]
-        else np.zeros(0, bool),
-        "variant": np.concatenate(parts["variant"]) if parts["variant"] else np.zeros(0, int),
+        "case_code": np.concatenate([np.zeros(0, np.int64), *case_code]),
+        "case_ids": np.asarray(case_ids, dtype=object),
+        "failed": np.concatenate([np.zeros(0, bool), *parts["failed"]]).astype(bool),
+        "variant": np.concatenate([np.zeros(0, np.int64), *parts["variant"]]),
         "size": sizes,
         "offset": np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
     }

@@ -186,6 +186,27 @@ class ReportFrames:
             raise KeyError(f"unknown case column {name!r}")
         return self._cached(f"col:{name}", lambda: self._case_column(name))
 
+    def case_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A text case column (``case_id``, ``query_mode``, ``query``, ...) as int32 codes
+        into its distinct values, in first-seen order (-1 for None), like ``pd.factorize``;
+        a columnar report reads it dictionary-encoded, so no Python string per case result."""
+        if name not in CASE_TABLE_COLUMNS:
+            raise KeyError(f"unknown case column {name!r}")
+        return self._cached(f"codes:{name}", lambda: self._case_codes(name))
+
+    def _case_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        if self.columnar is None or f"col:{name}" in self._cache:
+            codes, uniques = pd.factorize(self.case_column(name))
+            return codes.astype(np.int32), np.asarray(uniques, dtype=object)
+        codes, values = self.columnar.codes("cases", name)
+        if not len(codes):
+            return codes, np.zeros(0, dtype=object)
+        seen, first = np.unique(codes[codes >= 0], return_index=True)
+        order = seen[np.argsort(first)]  # dictionary positions in first-seen order
+        rank = np.full(len(values) + 1, -1, dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        return rank[codes], np.asarray(values, dtype=object)[order]
+
     def _case_column(self, name: str) -> np.ndarray:
         if self.columnar is not None:
             return _columnar_case_column(self.columnar, name)
