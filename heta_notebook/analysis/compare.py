@@ -325,7 +325,7 @@ class Comparison:
         s_idx = [al.score_index(s) for s in self._scores]
         v_idx = [al.variant_index(v) for v in self._variants]
         stats_ = summary_stats(al.values, al.passed, self.confidence, s_idx, v_idx)
-        missing = self.missing_cases()
+        missing = self._missing_cases(queries=False)  # counts only: no query lookup
         n_missing = missing[missing["status"] == "missing"].groupby("variant").size()
         rows = []
         for j, v in enumerate(self._variants):
@@ -437,6 +437,11 @@ class Comparison:
         A case counts as missing from a variant when another variant of the same comparison
         has it. These cases have no pair and are left out of deltas and tests.
         """
+        return self._missing_cases(queries=True)
+
+    def _missing_cases(self, queries: bool) -> pd.DataFrame:
+        """``missing_cases()``; without ``queries`` the query column is None (the summary
+        and notes only count cases, and looking queries up reads every report's queries)."""
         rows = []
         al = self.aligned
         cols = [al.variant_index(v) for v in self._variants]
@@ -448,7 +453,14 @@ class Comparison:
             ):
                 for case_id in al.case_ids[mask]:
                     rows.append(
-                        (v.name, v.report, v.mode, case_id, al.queries.get(case_id), status)
+                        (
+                            v.name,
+                            v.report,
+                            v.mode,
+                            case_id,
+                            al.queries.get(case_id) if queries else None,
+                            status,
+                        )
                     )
         columns = ["variant", "report", "query_mode", "case_id", "query", "status"]
         return pd.DataFrame(rows, columns=columns)
@@ -562,7 +574,7 @@ class Comparison:
     def notes(self) -> list[str]:
         """Plain-language caveats: missing cases, failed queries, modes not run, text scores."""
         notes = []
-        missing = self.missing_cases()
+        missing = self._missing_cases(queries=False)
         same: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one note per identical case set
         for (variant, status), group in missing.groupby(["variant", "status"], sort=False):
             same.setdefault((status, tuple(group["case_id"])), []).append(variant)
