@@ -226,6 +226,8 @@ def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant],
 
 def _text_only(columns: list[dict[str, Any]], names: list[str]) -> list[str]:
     """Scores that never carry a number (labels such as 'good'/'bad'): not compared."""
+    if not any(cols.get("has_text", True) for cols in columns):
+        return []  # no text value anywhere
     numeric: set[str] = set()
     has_text: set[str] = set()
     for cols in columns:

@@ -659,19 +659,21 @@ def summary_stats(
     """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants
     (only ``scores`` × ``variants`` of them when given).
 
-    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, one
-    score at a time so its temporaries stay the size of one score's matrix.
+    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, a
+    few scores at a time so its temporaries stay ~16 MB (each score × variant is reduced
+    on its own, so the numbers do not depend on the grouping).
     """
-    scores = range(len(values)) if scores is None else scores
+    scores = list(range(len(values)) if scores is None else scores)
     variants = slice(None) if variants is None else list(variants)
+    step = max(1, 2_000_000 // max(values[0].size if len(values) else 1, 1))
     parts = [
         matrix_stats(
-            values[s : s + 1][:, :, variants],
-            passed[s : s + 1][:, :, variants],
+            values[scores[i : i + step]][:, :, variants],
+            passed[scores[i : i + step]][:, :, variants],
             axis=1,
             confidence=confidence,
         )
-        for s in scores
+        for i in range(0, len(scores), step)
     ]
     if not parts:
         parts = [

@@ -53,7 +53,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
-from typing import Any
 
 import numpy as np
 
@@ -99,33 +98,29 @@ def paired_test(
 
     ``method``: ``"auto"`` (asymptotic forms for large, well-spread columns, see the module
     docstring), ``"monte-carlo"`` (exact / Monte-Carlo only) or ``"asymptotic"``.
-    Identical columns (e.g. recall@10 and evidence_recall@10 on document qrels) are tested
-    once: a column's result depends only on its own values and the seed.
+    Identical columns (e.g. recall@10 and evidence_recall@10 on document qrels) are
+    resampled once: a column's result depends only on its own values and the seed.
     """
     d = _as_matrix(d)
-    rule = dict(
-        method=method,
-        asymptotic_min_n=asymptotic_min_n,
-        asymptotic_min_effective_n=asymptotic_min_effective_n,
-    )
     check_method(method)
-    unique, inverse = _unique_columns(d)
-    if len(unique) < d.shape[1]:
-        once = paired_test(
-            d[:, unique],
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-            exact_max_n=exact_max_n,
-            **rule,
-        )
-        return PairedTest(*(getattr(once, f)[inverse] for f in PairedTest.__dataclass_fields__))
-    p, p_method = paired_permutation_test(
-        d, n_resamples=n_resamples, seed=seed, exact_max_n=exact_max_n, **rule
-    )
-    low, high = paired_bootstrap_ci(
-        d, n_resamples=n_resamples, confidence=confidence, seed=seed, **rule
-    )
+    plan = _plan(d, method, asymptotic_min_n, asymptotic_min_effective_n)
+    if not all(group.asymptotic.all() for group in plan):  # something is resampled
+        unique, inverse = _unique_columns(d)
+        if len(unique) < d.shape[1]:
+            once = paired_test(
+                d[:, unique],
+                n_resamples=n_resamples,
+                confidence=confidence,
+                seed=seed,
+                exact_max_n=exact_max_n,
+                method=method,
+                asymptotic_min_n=asymptotic_min_n,
+                asymptotic_min_effective_n=asymptotic_min_effective_n,
+            )
+            fields = PairedTest.__dataclass_fields__
+            return PairedTest(*(getattr(once, f)[inverse] for f in fields))
+    p, p_method = _permutation(d, plan, n_resamples, seed, exact_max_n)
+    low, high = _bootstrap(d, plan, n_resamples, confidence, seed)
     wins, ties, losses = win_tie_loss(d)
     n = np.sum(~np.isnan(d), axis=0)
     total = _by_column_blocks(lambda block: np.nansum(block, axis=0), d)
@@ -151,23 +146,9 @@ def paired_permutation_test(
     :func:`paired_test`.
     """
     d = _as_matrix(d)
-    p = np.full(d.shape[1], np.nan)
-    methods = np.full(d.shape[1], "", dtype=object)
-    for rows, cols, asymptotic in _decided_groups(
-        d, method, asymptotic_min_n, asymptotic_min_effective_n
-    ):
-        if asymptotic.any():
-            p[cols[asymptotic]] = _by_column_blocks(_normal_tail, d, rows, cols[asymptotic])
-            methods[cols[asymptotic]] = "asymptotic"
-        cols = cols[~asymptotic]
-        if not len(cols):
-            continue
-        x = _submatrix(d, rows, cols)
-        if len(rows) <= exact_max_n:
-            p[cols], methods[cols] = _exact_sign_flip(x), "exact"
-        else:
-            p[cols], methods[cols] = _random_sign_flip(x, n_resamples, seed)
-    return p, methods
+    check_method(method)
+    plan = _plan(d, method, asymptotic_min_n, asymptotic_min_effective_n)
+    return _permutation(d, plan, n_resamples, seed, exact_max_n)
 
 
 def paired_bootstrap_ci(
@@ -186,27 +167,15 @@ def paired_bootstrap_ci(
     quantiles of the bootstrap distribution instead of resampling it.
     """
     d = _as_matrix(d)
-    low, high = np.full(d.shape[1], np.nan), np.full(d.shape[1], np.nan)
-    alpha = (1 - confidence) / 2
-    for rows, cols, asymptotic in _decided_groups(
-        d, method, asymptotic_min_n, asymptotic_min_effective_n
-    ):
-        if asymptotic.any():
-            quantiles = _by_column_blocks(
-                _cornish_fisher_quantiles, d, rows, cols[asymptotic], [alpha, 1 - alpha]
-            )
-            low[cols[asymptotic]], high[cols[asymptotic]] = quantiles
-        cols = cols[~asymptotic]
-        if not len(cols):
-            continue
-        means = _bootstrap_means(_submatrix(d, rows, cols), n_resamples, seed)
-        low[cols], high[cols] = np.quantile(means, [alpha, 1 - alpha], axis=0)
-    return low, high
+    check_method(method)
+    plan = _plan(d, method, asymptotic_min_n, asymptotic_min_effective_n)
+    return _bootstrap(d, plan, n_resamples, confidence, seed)
 
 
 def effective_n(x: np.ndarray) -> np.ndarray:
     """Per column, (Σx²)²/Σx⁴: how many cases the sum really rests on (inf if all are 0)."""
-    return _by_column_blocks(_effective_n, _as_matrix(x))
+    x = _as_matrix(x)
+    return _effective_n(_by_column_blocks(_moments, x), centred=False, n=x.shape[0])
 
 
 def use_asymptotic(
@@ -223,7 +192,7 @@ def use_asymptotic(
     x = _as_matrix(x)
     if method != "auto" or x.shape[0] < min_n:
         return np.full(x.shape[1], method == "asymptotic")
-    return _by_column_blocks(_well_spread, x, None, None, min_effective_n)
+    return _well_spread(_by_column_blocks(_moments, x), x.shape[0], min_effective_n)
 
 
 def check_method(method: str) -> None:
@@ -299,24 +268,117 @@ def _groups(d: np.ndarray):
             yield np.arange(d.shape[0]), np.arange(d.shape[1])
         return
     patterns: dict[bytes, list[int]] = {}
+    packed = np.packbits(valid, axis=0)  # column j packs exactly like np.packbits(valid[:, j])
     for j in range(d.shape[1]):
-        patterns.setdefault(np.packbits(valid[:, j]).tobytes(), []).append(j)
+        patterns.setdefault(packed[:, j].tobytes(), []).append(j)
     for cols in patterns.values():
         rows = np.flatnonzero(valid[:, cols[0]])
         if len(rows):
             yield rows, np.asarray(cols)
 
 
-def _effective_n(x: np.ndarray) -> np.ndarray:
-    squares = x * x
-    s2, s4 = squares.sum(axis=0), (squares * squares).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+@dataclass(frozen=True)
+class _Group:
+    """Columns sharing their paired cases, which of them are asymptotic, and (when the
+    asymptotic forms may apply) their moments (``_moments``: 6 × columns)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    asymptotic: np.ndarray
+    moments: np.ndarray | None
+
+
+def _plan(d: np.ndarray, method: str, min_n: int, min_effective_n: float) -> list[_Group]:
+    """Group the columns and decide, per column, asymptotic forms or resampling."""
+    plan = []
+    for rows, cols in _groups(d):
+        if method == "monte-carlo" or (method == "auto" and len(rows) < min_n):
+            plan.append(_Group(rows, cols, np.zeros(len(cols), bool), None))
+            continue
+        moments = _by_column_blocks(_moments, d, rows, cols)
+        if method == "asymptotic":
+            decided = np.ones(len(cols), bool)
+        else:
+            decided = _well_spread(moments, len(rows), min_effective_n)
+        plan.append(_Group(rows, cols, decided, moments))
+    return plan
+
+
+def _permutation(d, plan, n_resamples, seed, exact_max_n) -> tuple[np.ndarray, np.ndarray]:
+    p = np.full(d.shape[1], np.nan)
+    methods = np.full(d.shape[1], "", dtype=object)
+    for group in plan:
+        picked = group.asymptotic
+        if picked.any():
+            p[group.cols[picked]] = _sign_flip_tail(group.moments[:, picked], len(group.rows))
+            methods[group.cols[picked]] = "asymptotic"
+        cols = group.cols[~picked]
+        if not len(cols):
+            continue
+        x = _submatrix(d, group.rows, cols)
+        if len(group.rows) <= exact_max_n:
+            p[cols], methods[cols] = _exact_sign_flip(x), "exact"
+        else:
+            p[cols], methods[cols] = _random_sign_flip(x, n_resamples, seed)
+    return p, methods
+
+
+def _bootstrap(d, plan, n_resamples, confidence, seed) -> tuple[np.ndarray, np.ndarray]:
+    low, high = np.full(d.shape[1], np.nan), np.full(d.shape[1], np.nan)
+    alpha = (1 - confidence) / 2
+    for group in plan:
+        picked = group.asymptotic
+        if picked.any():
+            moments, n = group.moments[:, picked], len(group.rows)
+            quantiles = _cornish_fisher_quantiles(moments, n, [alpha, 1 - alpha])
+            low[group.cols[picked]], high[group.cols[picked]] = quantiles
+        cols = group.cols[~picked]
+        if not len(cols):
+            continue
+        means = _bootstrap_means(_submatrix(d, group.rows, cols), n_resamples, seed)
+        low[cols], high[cols] = np.quantile(means, [alpha, 1 - alpha], axis=0)
+    return low, high
+
+
+def _moments(x: np.ndarray) -> np.ndarray:
+    """Per column of x: mean, Σx², Σx⁴ and the centred moments m2, m3, m4 (divisor n)."""
+    mean = x.mean(axis=0)
+    squares = x**2
+    centred = x - mean
+    c2 = centred * centred
+    return np.stack(
+        [
+            mean,
+            np.sum(squares, axis=0),
+            np.sum(squares * squares, axis=0),
+            np.mean(c2, axis=0),
+            np.mean(c2 * centred, axis=0),
+            np.mean(c2 * c2, axis=0),
+        ]
+    )
+
+
+def _effective_n(moments: np.ndarray, *, centred: bool, n: int) -> np.ndarray:
+    """(Σx²)²/Σx⁴ of the raw or the centred columns (inf where every value is 0)."""
+    s2, s4 = (n * moments[3], n * moments[5]) if centred else (moments[1], moments[2])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.where(s4 > 0, s2 * s2 / np.where(s4 > 0, s4, 1.0), np.inf)
 
 
-def _well_spread(x: np.ndarray, min_effective_n: float) -> np.ndarray:
+def _well_spread(moments: np.ndarray, n: int, min_effective_n: float) -> np.ndarray:
     """Both effective n (raw: the sign-flip test; centred: the bootstrap) reach the bar."""
-    return np.minimum(_effective_n(x), _effective_n(x - x.mean(axis=0))) >= min_effective_n
+    raw = _effective_n(moments, centred=False, n=n)
+    return np.minimum(raw, _effective_n(moments, centred=True, n=n)) >= min_effective_n
+
+
+def _sign_flip_tail(moments: np.ndarray, n: int) -> np.ndarray:
+    """``_normal_tail`` from the moments: the asymptotic sign-flip p-value."""
+    from scipy.special import erfc
+
+    sigma = np.sqrt(moments[1]) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sigma > 0, np.abs(moments[0]) / sigma, 0.0)
+    return erfc(z / np.sqrt(2))
 
 
 def _by_column_blocks(
@@ -324,17 +386,16 @@ def _by_column_blocks(
     d: np.ndarray,
     rows: np.ndarray | None = None,
     cols: np.ndarray | None = None,
-    *args: Any,
 ) -> np.ndarray:
-    """``fn(block, *args)`` on C-contiguous copies of ``d[rows][:, cols]`` (default: all),
-    a few columns at a time (temporaries stay ~4 MB), joined along the last axis. A
-    column's result never depends on the others: each column is summed in row order."""
+    """``fn(block)`` on C-contiguous copies of ``d[rows][:, cols]`` (default: all), a few
+    columns at a time (temporaries stay ~4 MB), joined along the last axis. A column's
+    result never depends on the others: each column is summed in row order."""
     cols = np.arange(d.shape[1]) if cols is None else cols
     n = d.shape[0] if rows is None else len(rows)
     step = max(1, _BLOCK_ELEMENTS // max(n, 1))
-    parts = [fn(_submatrix(d, rows, cols[i : i + step]), *args) for i in range(0, len(cols), step)]
+    parts = [fn(_submatrix(d, rows, cols[i : i + step])) for i in range(0, len(cols), step)]
     if not parts:
-        return fn(_submatrix(d, rows, cols), *args)
+        return fn(_submatrix(d, rows, cols))
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
 
 
@@ -347,25 +408,12 @@ def _submatrix(d: np.ndarray, rows: np.ndarray | None, cols: np.ndarray) -> np.n
     return d[np.ix_(rows, cols)]
 
 
-def _decided_groups(d: np.ndarray, method: str, min_n: int, min_effective_n: float):
-    """Yield (rows, cols, asymptotic?) per group of columns sharing their paired cases."""
-    for rows, cols in _groups(d):
-        if method != "auto" or len(rows) < min_n:
-            yield rows, cols, np.full(len(cols), method == "asymptotic")
-        else:
-            yield rows, cols, _by_column_blocks(_well_spread, d, rows, cols, min_effective_n)
-
-
-def _cornish_fisher_quantiles(x: np.ndarray, levels: list[float]) -> np.ndarray:
-    """Quantiles (levels × columns) of the bootstrap distribution of the mean of x's columns:
-    mean d̄, sd σ̂/√n, skewness γ̂/√n, first-order Cornish–Fisher expansion."""
+def _cornish_fisher_quantiles(moments: np.ndarray, n: int, levels: list[float]) -> np.ndarray:
+    """Quantiles (levels × columns) of the bootstrap distribution of the mean: mean d̄, sd
+    σ̂/√n, skewness γ̂/√n, first-order Cornish–Fisher expansion."""
     from scipy.special import ndtri
 
-    n = x.shape[0]
-    mean = x.mean(axis=0)
-    centred = x - mean
-    m2 = np.mean(centred**2, axis=0)
-    m3 = np.mean(centred**3, axis=0)
+    mean, m2, m3 = moments[0], moments[3], moments[4]
     sd = np.sqrt(m2)
     with np.errstate(divide="ignore", invalid="ignore"):
         skew = np.where(m2 > 0, m3 / np.where(m2 > 0, sd**3, 1.0), 0.0)
