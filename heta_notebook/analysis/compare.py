@@ -661,7 +661,8 @@ def summary_stats(
 
     ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, a
     few scores at a time so its temporaries stay ~16 MB (each score × variant is reduced
-    on its own, so the numbers do not depend on the grouping).
+    on its own, so the numbers do not depend on the grouping). The fancy indexing is kept
+    on purpose: it fixes the memory layout, hence the summation order, the numbers had.
     """
     scores = list(range(len(values)) if scores is None else scores)
     variants = slice(None) if variants is None else list(variants)
