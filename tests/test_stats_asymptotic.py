@@ -134,6 +134,8 @@ def test_compare_passes_the_method_to_every_test_and_keeps_it():
     assert set(default["p_method"]) <= {"monte-carlo", "normal-tail"}  # 40 cases: unchanged
     forced = compare([a, b], method="asymptotic")
     assert forced.significance()["p_method"].tolist() == ["asymptotic"]
+    assert "bootstrap 95% CI (asymptotic forms)" in forced.to_html()  # the header says so
+    assert "(10,000 resamples)" in compare([a, b]).to_html()
     assert forced.pivot().significance()["p_method"].tolist() == ["asymptotic"]
     same = compare([a, b], method="monte-carlo").significance()
     assert same["p_value"].tolist() == default["p_value"].tolist()
