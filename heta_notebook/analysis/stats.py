@@ -245,7 +245,10 @@ def _unique_columns(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if m < 2:
         return np.arange(m), np.arange(m)
     probe = np.random.default_rng(12345).normal(size=(2, d.shape[0]))
-    key = _by_column_blocks(lambda x: _column_keys(x, probe), d)
+    if np.isnan(d).any():  # NaN-aware keys, a few columns at a time
+        key = _by_column_blocks(lambda x: _column_keys(x, probe), d)
+    else:
+        key = probe[0] @ d
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     if len(first) == m:
