@@ -130,7 +130,7 @@ def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
     )
 
 
-_SLICE = 1 << 20  # scores scattered per step
+_SLICE = 1 << 18  # scores scattered per step (temporaries ~2 MB each)
 
 
 def _slices(n: int) -> list[slice]:

@@ -660,13 +660,13 @@ def summary_stats(
     (only ``scores`` × ``variants`` of them when given).
 
     ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, a
-    few scores at a time so its temporaries stay ~16 MB (each score × variant is reduced
+    few scores at a time so its temporaries stay ~4 MB (each score × variant is reduced
     on its own, so the numbers do not depend on the grouping). The fancy indexing is kept
     on purpose: it fixes the memory layout, hence the summation order, the numbers had.
     """
     scores = list(range(len(values)) if scores is None else scores)
     variants = slice(None) if variants is None else list(variants)
-    step = max(1, 2_000_000 // max(values[0].size if len(values) else 1, 1))
+    step = max(1, 500_000 // max(values[0].size if len(values) else 1, 1))
     parts = [
         matrix_stats(
             values[scores[i : i + step]][:, :, variants],
