@@ -198,14 +198,8 @@ class ReportFrames:
         if self.columnar is None or f"col:{name}" in self._cache:
             codes, uniques = pd.factorize(self.case_column(name))
             return codes.astype(np.int32), np.asarray(uniques, dtype=object)
-        codes, values = self.columnar.codes("cases", name)
-        if not len(codes):
-            return codes, np.zeros(0, dtype=object)
-        seen, first = np.unique(codes[codes >= 0], return_index=True)
-        order = seen[np.argsort(first)]  # dictionary positions in first-seen order
-        rank = np.full(len(values) + 1, -1, dtype=np.int32)
-        rank[order] = np.arange(len(order), dtype=np.int32)
-        return rank[codes], np.asarray(values, dtype=object)[order]
+        codes, values = self.columnar.codes("cases", name)  # already in first-seen order
+        return codes, np.asarray(values, dtype=object)
 
     def _case_column(self, name: str) -> np.ndarray:
         if self.columnar is not None:
