@@ -455,6 +455,31 @@ class ColumnarReport:
             self._columns[key] = read.column(0)
         return self._columns[key]
 
+    def codes(self, table: str, name: str) -> tuple[np.ndarray, list[str]]:
+        """A string column as int32 codes into its distinct values in first-seen order (-1
+        for null), like ``pd.factorize``, read dictionary-encoded from Parquet: no Python
+        string per row, no string buffer (not cached: the caller keeps the small codes)."""
+        handle = self.file(table)
+        try:
+            reader = pq.ParquetFile(
+                self.path(table), metadata=handle.metadata, read_dictionary=[name]
+            )
+            column = reader.read(columns=[name], use_threads=False).column(0)
+            column = column.unify_dictionaries()
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptReportError(
+                self.path(table), f"cannot read column {name!r}: {exc}"
+            ) from exc
+        if not column.num_chunks:
+            return np.zeros(0, np.int32), []
+        codes = np.empty(len(column), np.int32)
+        start = 0
+        for chunk in column.chunks:
+            indices = chunk.indices.fill_null(-1) if chunk.null_count else chunk.indices
+            codes[start : start + len(chunk)] = indices.to_numpy(zero_copy_only=False)
+            start += len(chunk)
+        return _first_seen(codes, column.chunk(0).dictionary.to_pylist())
+
     def forget(self, table: str, *names: str) -> None:
         """Drop cached columns whose values a caller has copied out (read again if needed)."""
         for name in names:
@@ -541,6 +566,19 @@ class ColumnarReport:
             values = data.take(pa.array(picked - starts[group], pa.int64())).to_pylist()
             out.update(zip(picked.tolist(), values, strict=True))
         return out
+
+
+def _first_seen(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Renumber dictionary codes in first-seen order (values never seen are dropped)."""
+    order = [c for c in dict.fromkeys(codes[:65_536].tolist()) if c >= 0]  # usually all
+    if len(order) < len(values):
+        seen, first = np.unique(codes[codes >= 0], return_index=True)
+        order = seen[np.argsort(first)].tolist()
+    if order == list(range(len(values))):
+        return codes, values
+    rank = np.full(len(values) + 1, -1, dtype=np.int32)  # the last slot maps -1 to -1
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return rank[codes], [values[c] for c in order]
 
 
 def _min_stat(column_meta: Any) -> int:

@@ -44,6 +44,7 @@ def compare(
     seed: int = stats.DEFAULT_SEED,
     confidence: float = 0.95,
     by: SliceKey | None = None,
+    method: str = "auto",
     **filters: Any,
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
@@ -52,8 +53,11 @@ def compare(
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
     Reports of different benchmarks are refused unless ``allow_different_benchmarks``.
     ``by`` (a case label or metadata key) makes ``significance()`` test each slice, with
-    every slice inside the Holm family.
+    every slice inside the Holm family. ``method`` picks the tests' null distributions:
+    ``"auto"`` (asymptotic forms at ≥ 20,000 well-spread pairs, else exact / Monte Carlo),
+    ``"monte-carlo"`` or ``"asymptotic"`` (see ``heta_notebook.analysis.stats``).
     """
+    stats.check_method(method)  # a bad method fails here, not when the table renders
     collected = collect_reports(reports, **filters)
     check_benchmarks(collected, allow_different_benchmarks)
     return Comparison(
@@ -63,6 +67,7 @@ def compare(
         seed=seed,
         confidence=confidence,
         by=by,
+        method=method,
     )
 
 
@@ -152,11 +157,13 @@ class Comparison:
         confidence: float = 0.95,
         pivoted: bool = False,
         by: SliceKey | None = None,
+        method: str = "auto",
         _state: dict[str, Any] | None = None,
     ) -> None:
         self.reports = dict(reports)
         self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
         self.by = by
+        self.method = method
         self.pivoted = pivoted
         state = _state or {}
         self._frames: dict[str, ReportFrames] = state.get("frames") or {}
@@ -188,6 +195,7 @@ class Comparison:
             "confidence": self.confidence,
             "pivoted": self.pivoted,
             "by": self.by,
+            "method": self.method,
         }
         options.update({k: v for k, v in changes.items() if k in options})
         return Comparison(self.reports, _state=state, **options)
@@ -316,10 +324,8 @@ class Comparison:
         al = self.aligned
         s_idx = [al.score_index(s) for s in self._scores]
         v_idx = [al.variant_index(v) for v in self._variants]
-        stats_ = summary_stats(
-            al.values[s_idx][:, :, v_idx], al.passed[s_idx][:, :, v_idx], self.confidence
-        )
-        missing = self.missing_cases()
+        stats_ = summary_stats(al.values, al.passed, self.confidence, s_idx, v_idx)
+        missing = self._missing_cases(queries=False)  # counts only: no query lookup
         n_missing = missing[missing["status"] == "missing"].groupby("variant").size()
         rows = []
         for j, v in enumerate(self._variants):
@@ -403,14 +409,20 @@ class Comparison:
         s_idx = [self.aligned.score_index(s) for s in scores]
         a_idx = [self.aligned.variant_index(a) for a, _ in pairs]
         b_idx = [self.aligned.variant_index(b) for _, b in pairs]
-        values = self.aligned.values[s_idx]  # scores × cases × variants
-        d = values[:, :, b_idx] - values[:, :, a_idx]  # scores × cases × pairs
-        d = d.transpose(1, 0, 2).reshape(len(self.aligned.case_ids), -1)
+        width = len(pairs)  # column i·width + j: score i, pair j
+        d = np.empty((len(self.aligned.case_ids), len(s_idx) * width))
+        for i, s in enumerate(s_idx):  # one score at a time: no copy of the whole cube
+            values = self.aligned.values[s]  # cases × variants
+            d[:, i * width : (i + 1) * width] = values[:, b_idx] - values[:, a_idx]
         masks = self.slice_masks(by) if by is not None else [(None, slice(None))]
         if by is not None:  # one block of columns per slice, NaN outside it
             d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
         result = stats.paired_test(
-            d, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed
+            d,
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+            method=self.method,
         )
         return _significance_frame(self, pairs, scores, result, masks)
 
@@ -425,6 +437,11 @@ class Comparison:
         A case counts as missing from a variant when another variant of the same comparison
         has it. These cases have no pair and are left out of deltas and tests.
         """
+        return self._missing_cases(queries=True)
+
+    def _missing_cases(self, queries: bool) -> pd.DataFrame:
+        """``missing_cases()``; without ``queries`` the query column is None (the summary
+        and notes only count cases, and looking queries up reads every report's queries)."""
         rows = []
         al = self.aligned
         cols = [al.variant_index(v) for v in self._variants]
@@ -436,7 +453,14 @@ class Comparison:
             ):
                 for case_id in al.case_ids[mask]:
                     rows.append(
-                        (v.name, v.report, v.mode, case_id, al.queries.get(case_id), status)
+                        (
+                            v.name,
+                            v.report,
+                            v.mode,
+                            case_id,
+                            al.queries.get(case_id) if queries else None,
+                            status,
+                        )
                     )
         columns = ["variant", "report", "query_mode", "case_id", "query", "status"]
         return pd.DataFrame(rows, columns=columns)
@@ -550,7 +574,7 @@ class Comparison:
     def notes(self) -> list[str]:
         """Plain-language caveats: missing cases, failed queries, modes not run, text scores."""
         notes = []
-        missing = self.missing_cases()
+        missing = self._missing_cases(queries=False)
         same: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one note per identical case set
         for (variant, status), group in missing.groupby(["variant", "status"], sort=False):
             same.setdefault((status, tuple(group["case_id"])), []).append(variant)
@@ -626,13 +650,42 @@ SUMMARY_COLUMNS = [
 
 
 def summary_stats(
-    values: np.ndarray, passed: np.ndarray, confidence: float
+    values: np.ndarray,
+    passed: np.ndarray,
+    confidence: float,
+    scores: Sequence[int] | None = None,
+    variants: Sequence[int] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants.
+    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants
+    (only ``scores`` × ``variants`` of them when given).
 
-    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices.
+    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, a
+    few scores at a time so its temporaries stay ~4 MB (each score × variant is reduced
+    on its own, so the numbers do not depend on the grouping). The fancy indexing is kept
+    on purpose: it fixes the memory layout, hence the summation order, the numbers had.
     """
-    out = matrix_stats(values, passed, axis=1, confidence=confidence)
+    scores = list(range(len(values)) if scores is None else scores)
+    variants = slice(None) if variants is None else list(variants)
+    step = max(1, 500_000 // max(values[0].size if len(values) else 1, 1))
+    parts = [
+        matrix_stats(
+            values[scores[i : i + step]][:, :, variants],
+            passed[scores[i : i + step]][:, :, variants],
+            axis=1,
+            confidence=confidence,
+        )
+        for i in range(0, len(scores), step)
+    ]
+    if not parts:
+        parts = [
+            matrix_stats(
+                values[:0][:, :, variants],
+                passed[:0][:, :, variants],
+                axis=1,
+                confidence=confidence,
+            )
+        ]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return {
         "mean": out["mean"],
         "n": out["n"],

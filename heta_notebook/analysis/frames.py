@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._gc import paused_gc
-from heta_notebook.columnar import ColumnarReport, LazyCaseResults
+from heta_notebook.columnar import ColumnarReport, CorruptReportError, LazyCaseResults
 from heta_notebook.evaluators import matching
 from heta_notebook.evaluators.aggregation import (
     STATUSES,
@@ -186,6 +186,21 @@ class ReportFrames:
             raise KeyError(f"unknown case column {name!r}")
         return self._cached(f"col:{name}", lambda: self._case_column(name))
 
+    def case_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A text case column (``case_id``, ``query_mode``, ``query``, ...) as int32 codes
+        into its distinct values, in first-seen order (-1 for None), like ``pd.factorize``;
+        a columnar report reads it dictionary-encoded, so no Python string per case result."""
+        if name not in CASE_TABLE_COLUMNS:
+            raise KeyError(f"unknown case column {name!r}")
+        return self._cached(f"codes:{name}", lambda: self._case_codes(name))
+
+    def _case_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        if self.columnar is None or f"col:{name}" in self._cache:
+            codes, uniques = pd.factorize(self.case_column(name))
+            return codes.astype(np.int32), np.asarray(uniques, dtype=object)
+        codes, values = self.columnar.codes("cases", name)  # already in first-seen order
+        return codes, np.asarray(values, dtype=object)
+
     def _case_column(self, name: str) -> np.ndarray:
         if self.columnar is not None:
             return _columnar_case_column(self.columnar, name)
@@ -268,8 +283,9 @@ class ReportFrames:
 
     def score_arrays(self) -> dict[str, Any]:
         """Every score as flat numpy columns (``rows``, ``names``, ``name_codes``, ``values``
-        (NaN unless scored), ``texts``, ``passed`` (0/1, 2 = unjudged), ``status`` (0 scored,
-        1 skipped, 2 error), ``reason``, ``metadata``): the one extraction others reuse."""
+        (NaN unless scored), ``texts``, ``has_text`` (a bool: any text value?), ``passed``
+        (0/1, 2 = unjudged), ``status`` (0 scored, 1 skipped, 2 error), ``reason``,
+        ``metadata``): the one extraction others reuse."""
         return self._columns()
 
     def _columns(self) -> dict[str, Any]:
@@ -409,54 +425,66 @@ def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
 def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     """The columns ``_extract_scores`` makes, read from ``scores.parquet`` (no records).
 
-    Score metadata is parsed only for distinct JSON strings (Parquet keeps them
-    dictionary-encoded), so repeated metadata costs one parse.
+    Names and statuses are read dictionary-encoded, straight into integer codes (no Python
+    string per score); each column is dropped from the reader's cache once copied out, so a
+    100,000-case report never holds a column twice. Texts, reasons and metadata are read
+    only when first used (``_LazyColumns``); metadata is parsed once per distinct JSON string.
     """
-    rows = columnar.numpy("scores", "row").astype(np.int64)
-    names = columnar.column("scores", "name").combine_chunks().dictionary_encode()
-    kinds = columnar.numpy("scores", "kind")
-    values = columnar.numpy("scores", "value").astype(float)
-    has_text = bool((kinds == 2).any())  # the text column is read only when a score has one
-    texts: list[str | None] = (
-        columnar.numpy("scores", "text").tolist() if has_text else [None] * len(rows)
-    )
-    passed_arrow = columnar.column("scores", "passed").combine_chunks()
-    passed = np.where(
-        passed_arrow.is_null().to_numpy(zero_copy_only=False),
-        2,
-        passed_arrow.fill_null(False).to_numpy(zero_copy_only=False),
-    ).astype(np.int8)
-    status_arrow = columnar.column("scores", "status").combine_chunks().dictionary_encode()
-    status_names = status_arrow.dictionary.to_pylist()
+    rows = _take(columnar, "row")
+    name_codes, names = columnar.codes("scores", "name")
+    status_codes, status_names = columnar.codes("scores", "status")
+    if len(rows) and min(name_codes.min(), status_codes.min()) < 0:
+        raise CorruptReportError(columnar.path("scores"), "a score has no name or no status")
     lookup = np.asarray([_STATUSES.index(s) for s in status_names], dtype=np.int8)
-    status = lookup[status_arrow.indices.to_numpy()] if len(status_names) else np.zeros(0, np.int8)
+    status = lookup[status_codes] if len(status_names) else np.zeros(len(rows), np.int8)
+    del status_codes
+    values = _take(columnar, "value").astype(float, copy=False)
+    if not values.flags.writeable:  # a one-chunk column comes zero-copy from Arrow
+        values = values.copy()
     values[status != 0] = np.nan
-    # the frames cache keeps these numpy copies: the Arrow columns would hold the memory twice
-    columnar.forget("scores", "row", "name", "kind", "value", "text", "passed", "status")
+    passed_arrow = columnar.column("scores", "passed")
+    passed = passed_arrow.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int8)
+    if passed_arrow.null_count:
+        passed[passed_arrow.is_null().to_numpy(zero_copy_only=False)] = 2
+    del passed_arrow
+    has_text = bool((_take(columnar, "kind") == 2).any())  # only then is the text column read
+    columnar.forget("scores", "passed")
     return _LazyColumns(
         columnar,
         {
             "rows": rows,
-            "names": names.dictionary.to_pylist(),
-            "name_codes": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+            "names": names,
+            "name_codes": name_codes,
             "values": values,
-            "texts": texts,
             "passed": passed,
             "status": status,
+            "has_text": has_text,
         },
     )
 
 
+def _take(columnar: ColumnarReport, name: str) -> np.ndarray:
+    """One score column copied out as numpy; the reader's cached Arrow copy is dropped."""
+    values = columnar.numpy("scores", name)
+    columnar.forget("scores", name)
+    return values
+
+
 class _LazyColumns(dict):
-    """Score columns whose ``reason`` and ``metadata`` are read only when first used (the
-    long scores frame needs them; summaries and comparisons do not)."""
+    """Score columns whose ``texts``, ``reason`` and ``metadata`` are read only when first
+    used (the long scores frame needs them; summaries and comparisons do not)."""
 
     def __init__(self, columnar: ColumnarReport, columns: dict[str, Any]) -> None:
         super().__init__(columns)
         self._columnar = columnar
 
     def __missing__(self, key: str) -> Any:
-        if key == "reason":
+        if key == "texts":
+            n = len(self["rows"])
+            value = (
+                self._columnar.numpy("scores", "text").tolist() if self["has_text"] else [None] * n
+            )
+        elif key == "reason":
             value = self._columnar.numpy("scores", "reason")
         elif key == "metadata":
             md = self._columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
@@ -528,6 +556,7 @@ def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, A
         "name_codes": name_codes,
         "values": values,
         "texts": texts,
+        "has_text": any(t is not None for t in texts),
         "passed": passed,
         "status": status,
         "reason": reason,
@@ -536,7 +565,7 @@ def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, A
 
 
 def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd.DataFrame:
-    rows = cols["rows"]
+    rows = cols["rows"].astype(np.int64, copy=False)
     modes = list(dict.fromkeys(case_modes.tolist()))
     mode_code = {m: i for i, m in enumerate(modes)}
     codes = np.fromiter(map(mode_code.__getitem__, case_modes), np.int64, len(case_modes))

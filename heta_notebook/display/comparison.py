@@ -62,7 +62,7 @@ def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     base_text = base.name if hasattr(base, "name") else f"{base} (same mode)"
     sub = (
         f"baseline {base_text} · paired sign-flip permutation test and bootstrap 95% CI "
-        f"({fmt_int(comparison.n_resamples)} resamples), Holm-corrected across {len(sig)} "
+        f"({_resampling(comparison, sig)}), Holm-corrected across {len(sig)} "
         "comparisons · * p<0.05, ** p<0.01 (deltas coloured only when significant) · small "
         "numbers: wins/ties/losses per case vs baseline · hover a cell for CI and p-values"
     )
@@ -77,6 +77,17 @@ def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
         tag("div", sub, class_="hn-sub"),
         class_="hn-head",
     )
+
+
+def _resampling(comparison: Comparison, sig: pd.DataFrame) -> str:
+    """How the null distributions were obtained: resampled, asymptotic, or both."""
+    methods = set(sig["p_method"]) if "p_method" in sig else set()
+    resampled = f"{fmt_int(comparison.n_resamples)} resamples"
+    if "asymptotic" not in methods:
+        return resampled
+    if methods == {"asymptotic"}:
+        return "asymptotic forms"
+    return f"{resampled}, asymptotic forms for the large comparisons"
 
 
 def _headlines(comparison: Comparison) -> Markup:
