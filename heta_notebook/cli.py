@@ -222,6 +222,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
             by=args.by,
             output_dir=args.page_dir,
             n_resamples=args.resamples,
+            method=args.method,
         )
     except GateInputError as exc:
         print(f"gate: unusable input: {exc}", file=sys.stderr)
@@ -286,6 +287,13 @@ def add_gate_parser(sub: Any) -> None:
     )
     gate.add_argument("--alpha", type=float, default=0.05, help="significance level (Holm)")
     gate.add_argument("--resamples", type=int, default=10_000, help="permutation resamples")
+    gate.add_argument(
+        "--method",
+        choices=("auto", "monte-carlo", "asymptotic"),
+        default="auto",
+        help="null distributions: auto (asymptotic at >= 20,000 well-spread pairs), "
+        "monte-carlo or asymptotic",
+    )
     gate.add_argument(
         "--summary-md",
         help="append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY) instead of printing it",

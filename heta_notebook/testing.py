@@ -91,11 +91,13 @@ def assert_no_regression(
     output_dir: str | os.PathLike[str] | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
+    method: str = "auto",
 ) -> GateResult:
     """Fail on a significant drop (paired test, Holm over scores × modes × slices) > ``max_drop``.
 
     Raises ``RegressionError`` (an AssertionError) with the table and the comparison page's
     path; ``GateInputError`` when the reports cannot be compared. Returns the result otherwise.
+    ``method`` picks the tests' null distributions, as in :func:`heta_notebook.compare`.
     """
     result = check_regression(
         report,
@@ -108,6 +110,7 @@ def assert_no_regression(
         output_dir=output_dir,
         n_resamples=n_resamples,
         seed=seed,
+        method=method,
     )
     _notify(result)
     if not result.passed:
@@ -142,6 +145,7 @@ def check_regression(
     n_resamples: int = 10_000,
     seed: int = 0,
     write_page: bool = True,
+    method: str = "auto",
 ) -> GateResult:
     """:func:`assert_no_regression` without raising on a regression (the CLI's engine)."""
     from heta_notebook.analysis.compare import compare
@@ -156,7 +160,12 @@ def check_regression(
         raise GateInputError(f"max_drop must be >= 0 and 0 < alpha < 1 (got {max_drop}, {alpha})")
     scores = _as_list(scores, "scores")
     comparison = compare(
-        {BASELINE: old, NEW: new}, baseline=BASELINE, by=by, n_resamples=n_resamples, seed=seed
+        {BASELINE: old, NEW: new},
+        baseline=BASELINE,
+        by=by,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
     )
     modes = _check_inputs(comparison, old, new, scores, modes)
     comparison = comparison.select(scores=scores, modes=modes)
@@ -169,6 +178,7 @@ def check_regression(
         "max_drop": max_drop,
         "alpha": alpha,
         "by": by if isinstance(by, str) or by is None else "custom",
+        "method": method,
         "baseline": old.report_id,
         "new": new.report_id,
     }
@@ -355,6 +365,7 @@ def _regression_rows(comparison: Any, sig: pd.DataFrame, max_drop: float, alpha:
                 "ci_high": r["ci_high"],
                 "p_value": r["p_value"],
                 "p_holm": r["p_holm"],
+                "p_method": r.get("p_method", ""),
                 "n_pairs": r["n_pairs"],
                 "wins": r["wins"],
                 "losses": r["losses"],

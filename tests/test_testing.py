@@ -76,6 +76,20 @@ def test_small_random_perturbation_passes(base, tmp_path):
     assert row["p_holm"] > 0.05
 
 
+def test_method_picks_the_null_distribution_and_is_reported(base, worse, tmp_path):
+    auto = check_regression(worse, base, output_dir=tmp_path, write_page=False)
+    forced = check_regression(
+        worse, base, output_dir=tmp_path, write_page=False, method="asymptotic"
+    )
+    assert auto.rows.loc[0, "p_method"] in {"monte-carlo", "normal-tail"}  # 225 pairs: MC
+    assert forced.rows.loc[0, "p_method"] == "asymptotic"
+    assert forced.settings["method"] == "asymptotic" and auto.settings["method"] == "auto"
+    assert auto.rows.loc[0, "delta"] == forced.rows.loc[0, "delta"]
+    assert auto.passed is forced.passed is False  # a large drop either way
+    with pytest.raises(ValueError, match="method"):
+        check_regression(worse, base, output_dir=tmp_path, method="bayes")
+
+
 def test_slices_join_the_holm_family(base, worse, tmp_path):
     half = {str(q): "first" if q <= 112 else "second" for q in range(1, 226)}
     result = check_regression(worse, base, by=half, output_dir=tmp_path)
@@ -151,6 +165,10 @@ def test_cli_gate_exit_codes_summary_and_junit(base, worse, tmp_path, capsys):
     assert "unusable input: different benchmarks" in err and "beir_scifact" in err
     assert main(["gate", str(old), "--baseline", str(old), "--score", "nope", *pages]) == 2
     assert "no score 'nope'" in capsys.readouterr().err
+    assert main(["gate", str(new), "--baseline", str(old), "--method", "asymptotic", *pages]) == 1
+    with pytest.raises(SystemExit):  # argparse names the choices
+        main(["gate", str(new), "--baseline", str(old), "--method", "bayes", *pages])
+    assert "invalid choice: 'bayes'" in capsys.readouterr().err
 
 
 def test_slim_report_keeps_scores_and_ids(base):
