@@ -17,6 +17,7 @@ browser sync both ways through the ``state`` trait.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -236,13 +237,20 @@ class ComparisonExplorer(StaticFallback):
 
     @property
     def widget(self) -> Any:
-        """The anywidget view (built on first use; the reports' data is encoded then)."""
+        """The anywidget view (built on first use; the reports' data is encoded then: for
+        large reports the current page at once, the rest as ``widgets.report_data`` says)."""
         if self._widget is None:
             from heta_notebook.display.widgets import ExplorerWidget, report_data
 
             priority = tuple(self.rows["case_id"])  # biggest changes first, if a cap bites
+            shown = [*self.page_rows()["case_id"], *([self.selected] if self.selected else [])]
             data = {
-                label: report_data(report, max_cases=self.max_cases, priority=priority)
+                label: report_data(
+                    report,
+                    max_cases=self.max_cases,
+                    priority=priority,
+                    first=report_rows(report, shown, self._modes(label)),
+                )
                 for label, report in self.comparison.reports.items()
             }
             self._widget = ExplorerWidget(
@@ -273,6 +281,10 @@ class ComparisonExplorer(StaticFallback):
             for label, r in self.comparison.reports.items()
         }
         return standalone_html("compare", data, self._front_state(), self._variants())
+
+    def _modes(self, report: str) -> list[str]:
+        """The modes of report ``report`` that A or B show."""
+        return [v.mode for v in (self.a, self.b) if v.report == report]
 
     def _variants(self) -> list[dict[str, str]]:
         return [
@@ -334,6 +346,15 @@ def case_rows(comparison: Comparison, a: Any, b: Any, score: str, filter_: str) 
     return frame.iloc[order].reset_index(drop=True)
 
 
+def report_rows(report: Any, case_ids: Sequence[str], modes: Sequence[str]) -> list[int]:
+    """The rows of ``report`` holding ``case_ids`` under ``modes``: the cases a page shows
+    side by side, whose details come at once."""
+    frames = report.frames()
+    keep = pd.Index(frames.case_column("case_id")).isin(list(case_ids))
+    keep &= pd.Index(frames.case_column("query_mode")).isin(list(modes))
+    return np.flatnonzero(keep).tolist()
+
+
 def _filter_mask(comparison, frame, a, b, score, filter_) -> np.ndarray:
     delta = frame["delta"].to_numpy()
     if filter_ == "all":
@@ -366,4 +387,4 @@ def _flipped_ids(comparison: Comparison, score: str, a: Any, b: Any) -> set[str]
     return out
 
 
-__all__ = ["FILTERS", "SCOPES", "ComparisonExplorer", "case_rows", "side_by_side"]
+__all__ = ["FILTERS", "SCOPES", "ComparisonExplorer", "case_rows", "report_rows", "side_by_side"]

@@ -175,8 +175,8 @@ def report_data(
 ) -> ReportDataWidget:
     """The (cached) data model of ``report``; encoded once per report and cap.
 
-    Without ``first`` every embedded case carries its details (the comparison explorer).
-    With ``first`` (the report rows of an explorer's first page) a payload whose details
+    Without ``first`` every embedded case carries its details. With ``first`` (the report
+    rows of an explorer's first page, or of a comparison page's cases) a payload whose details
     would hold more than ``EAGER_RESULTS`` retrieved results embeds the index of every
     embedded case and the details of ``first`` only; the page fetches others on selection.
     A columnar report shows ``first`` at once (``encode_preview``) and builds that payload
@@ -185,7 +185,7 @@ def report_data(
     partial = first is not None and _n_results(report, n_embedded) > EAGER_RESULTS
     if partial and first:  # the first page stays embedded (and stays the first page)
         ids = report.frames().case_column("case_id")[np.asarray(first, dtype=np.int64)]
-        priority = (*priority, *dict.fromkeys(str(c) for c in ids.tolist()))
+        priority = tuple(dict.fromkeys([*(str(c) for c in ids.tolist()), *priority]))
     key = _key(report, max_cases, priority, partial)
     found = _data_widgets.get(key)
     if found is not None:
