@@ -468,3 +468,22 @@ def test_small_comparison_embeds_every_detail_at_once():
     for data in compare({"base": a, "shifted": b}).explore().widget.data.values():
         payload = unpack(data.payload)
         assert data.ready.is_set() and payload["n_detailed"] == len(payload["rows"])
+
+
+def test_page_queries_read_from_codes_are_the_aligned_ones(tmp_path):
+    from heta_notebook.analysis.compare import compare
+    from heta_notebook.display.comparison_explorer import case_queries, case_rows
+
+    a = make_report(12, label="base", report_id="base")
+    b = make_report(14, label="more", report_id="more", seed=1)  # cases only B has
+    lazy = {k: _columnar_copy(r, tmp_path / k) for k, r in {"base": a, "more": b}.items()}
+    comparison = compare(lazy, baseline="base")
+    x = comparison.explore()
+    ids = x.rows["case_id"].to_numpy()
+    got = case_queries(comparison, ids)  # before the aligned queries are built
+    assert comparison.aligned.queries._data is None
+    assert got == [comparison.aligned.queries.get(c, "") for c in ids]
+    assert list(x.page_rows()["query"]) == got[:15]
+    full = case_rows(comparison, x.a, x.b, x.score, "all")
+    assert list(full.columns) == ["case_id", "query", "value_a", "value_b", "delta"]
+    assert full.drop(columns="query").equals(x.rows) and list(full["query"]) == got

@@ -97,7 +97,7 @@ class ComparisonExplorer(StaticFallback):
             "page_size": self.page_size,
             "n_pages": self.n_pages,
             "n_cases": len(self.rows),
-            "case_ids": list(self.page_rows()["case_id"]),
+            "case_ids": list(self._page()["case_id"]),
             "selected": self.selected,
         }
 
@@ -107,7 +107,14 @@ class ComparisonExplorer(StaticFallback):
         return max(1, -(-len(self.rows) // self.page_size))
 
     def page_rows(self) -> pd.DataFrame:
-        """The cases on the current page."""
+        """The cases on the current page (with their queries)."""
+        page = self._page()
+        if "query" in page:
+            return page
+        queries = case_queries(self.comparison, page["case_id"].to_numpy())
+        return page.assign(query=queries)[ROW_COLUMNS]
+
+    def _page(self) -> pd.DataFrame:
         start = self.page * self.page_size
         return self.rows.iloc[start : start + self.page_size]
 
@@ -167,7 +174,7 @@ class ComparisonExplorer(StaticFallback):
         return self._sync()
 
     def _refresh_rows(self) -> None:
-        rows = case_rows(self.comparison, self.a, self.b, self.score, self.filter)
+        rows = case_rows(self.comparison, self.a, self.b, self.score, self.filter, queries=False)
         if self.search_text.strip():
             rows = rows[self._search_mask(rows["case_id"].to_numpy())]
         self.rows = rows.reset_index(drop=True)
@@ -243,7 +250,7 @@ class ComparisonExplorer(StaticFallback):
             from heta_notebook.display.widgets import ExplorerWidget, report_data
 
             priority = tuple(self.rows["case_id"])  # biggest changes first, if a cap bites
-            shown = [*self.page_rows()["case_id"], *([self.selected] if self.selected else [])]
+            shown = [*self._page()["case_id"], *([self.selected] if self.selected else [])]
             data = {
                 label: report_data(
                     report,
@@ -323,23 +330,23 @@ class ComparisonExplorer(StaticFallback):
 # --------------------------------------------------------------------------- analysis glue
 
 
-def case_rows(comparison: Comparison, a: Any, b: Any, score: str, filter_: str) -> pd.DataFrame:
-    """Cases present under a or b with both values and the delta, filtered, largest change first."""
+ROW_COLUMNS = ["case_id", "query", "value_a", "value_b", "delta"]
+
+
+def case_rows(
+    comparison: Comparison, a: Any, b: Any, score: str, filter_: str, *, queries: bool = True
+) -> pd.DataFrame:
+    """Cases present under a or b with both values and the delta, filtered, largest change
+    first (``queries=False``: without the query column, read per page on large reports)."""
     al = comparison.aligned
     s = al.score_index(score)
     ia, ib = al.variant_index(a), al.variant_index(b)
     keep = al.present[:, ia] | al.present[:, ib]
     va, vb = al.values[s][keep, ia], al.values[s][keep, ib]
     ids = al.case_ids[keep]
-    frame = pd.DataFrame(
-        {
-            "case_id": ids,
-            "query": [al.queries.get(c, "") for c in ids],
-            "value_a": va,
-            "value_b": vb,
-            "delta": vb - va,
-        }
-    )
+    frame = pd.DataFrame({"case_id": ids, "value_a": va, "value_b": vb, "delta": vb - va})
+    if queries:
+        frame.insert(1, "query", [al.queries.get(c, "") for c in ids])
     frame = frame[_filter_mask(comparison, frame, a, b, score, filter_)]
     change = np.nan_to_num(np.abs(frame["delta"].to_numpy(dtype=float)), nan=-1.0)
     order = np.lexsort((frame["case_id"].to_numpy(dtype=str), -change))  # unpaired cases last
@@ -348,11 +355,39 @@ def case_rows(comparison: Comparison, a: Any, b: Any, score: str, filter_: str) 
 
 def report_rows(report: Any, case_ids: Sequence[str], modes: Sequence[str]) -> list[int]:
     """The rows of ``report`` holding ``case_ids`` under ``modes``: the cases a page shows
-    side by side, whose details come at once."""
+    side by side, whose details come at once (read from the columns' codes)."""
     frames = report.frames()
-    keep = pd.Index(frames.case_column("case_id")).isin(list(case_ids))
-    keep &= pd.Index(frames.case_column("query_mode")).isin(list(modes))
+    keep = _isin_codes(*frames.case_codes("case_id"), case_ids)
+    keep &= _isin_codes(*frames.case_codes("query_mode"), modes)
     return np.flatnonzero(keep).tolist()
+
+
+def _isin_codes(codes: np.ndarray, values: np.ndarray, wanted: Sequence[str]) -> np.ndarray:
+    """Where a coded column holds one of ``wanted``."""
+    hit = np.flatnonzero(pd.Index(values).isin(list(wanted)))
+    return np.isin(codes, hit)
+
+
+def case_queries(comparison: Comparison, case_ids: np.ndarray) -> list[Any]:
+    """The queries of ``case_ids`` as ``Aligned.queries`` has them (the last report holding a
+    case wins), read from the columns' codes of as few reports as needed."""
+    al = comparison.aligned
+    if al.queries._data is not None or not len(case_ids):  # type: ignore[attr-defined]
+        return [al.queries.get(c, "") for c in case_ids]
+    out: dict[str, Any] = {}
+    for report in reversed(list(comparison.reports.values())):
+        missing = [c for c in case_ids if c not in out]
+        if not missing:
+            break
+        frames = report.frames()
+        codes, values = frames.case_codes("case_id")
+        rows = np.flatnonzero(_isin_codes(codes, values, missing))
+        if not len(rows):
+            continue
+        q_codes, q_values = frames.case_codes("query")
+        queries = np.append(q_values, None)[q_codes[rows]]
+        out.update(dict(zip(values[codes[rows]].tolist(), queries.tolist(), strict=True)))
+    return [out.get(c, "") for c in case_ids]
 
 
 def _filter_mask(comparison, frame, a, b, score, filter_) -> np.ndarray:
@@ -387,4 +422,12 @@ def _flipped_ids(comparison: Comparison, score: str, a: Any, b: Any) -> set[str]
     return out
 
 
-__all__ = ["FILTERS", "SCOPES", "ComparisonExplorer", "case_rows", "report_rows", "side_by_side"]
+__all__ = [
+    "FILTERS",
+    "SCOPES",
+    "ComparisonExplorer",
+    "case_queries",
+    "case_rows",
+    "report_rows",
+    "side_by_side",
+]
