@@ -423,6 +423,9 @@ def test_large_columnar_comparison_fills_in_from_its_preview(tmp_path, monkeypat
         preview = unpack(data.payload)
         assert preview["preview"] is True and preview["rows"] == first[label]
         assert {preview["strings"][j] for j in preview["cases"]["case_id"]} == set(shown)
+    static = explorer.static_html()  # no record read for the static view of a large one
+    assert "explorer.detail_html()" in static and "hn-sides" not in static
+    assert all(q in static for q in explorer.page_rows()["query"])
     hold.set()
     embedded = {}
     for label, data in models.items():
@@ -468,6 +471,7 @@ def test_small_comparison_embeds_every_detail_at_once():
     for data in compare({"base": a, "shifted": b}).explore().widget.data.values():
         payload = unpack(data.payload)
         assert data.ready.is_set() and payload["n_detailed"] == len(payload["rows"])
+    assert "hn-sides" in compare({"base": a, "shifted": b}).explore().static_html()
 
 
 def test_page_queries_read_from_codes_are_the_aligned_ones(tmp_path):

@@ -237,8 +237,25 @@ class ComparisonExplorer(StaticFallback):
             "explorer did not load here)",
             class_="hn-sub",
         )
-        detail = raw(self.detail_html()) if self.selected else raw("")
+        if not self.selected:
+            detail = raw("")
+        elif self._large():  # a case's records are read on demand: not for every display
+            detail = tag(
+                "p",
+                f"Selected case {self.selected}: shown side by side in the interactive "
+                "explorer, or with explorer.detail_html().",
+                class_="hn-sub",
+            )
+        else:
+            detail = raw(self.detail_html())
         return str(panel(style(), head, sub, self.list_html(), detail, class_=FALLBACK_CLASS))
+
+    def _large(self) -> bool:
+        """Whether the explorer embeds only some details at once (see ``report_data``)."""
+        from heta_notebook.display.widgets import partial_details
+
+        reports = self.comparison.reports.values()
+        return any(partial_details(r, self.max_cases) for r in reports)
 
     # -- the widget (state synced both ways) ---------------------------------------------------
 
@@ -249,7 +266,8 @@ class ComparisonExplorer(StaticFallback):
         if self._widget is None:
             from heta_notebook.display.widgets import ExplorerWidget, report_data
 
-            priority = tuple(self.rows["case_id"])  # biggest changes first, if a cap bites
+            # biggest changes first, if a cap bites
+            priority = tuple(self.rows["case_id"].to_numpy(dtype=object).tolist())
             shown = [*self._page()["case_id"], *([self.selected] if self.selected else [])]
             data = {
                 label: report_data(
@@ -257,9 +275,12 @@ class ComparisonExplorer(StaticFallback):
                     max_cases=self.max_cases,
                     priority=priority,
                     first=report_rows(report, shown, self._modes(label)),
+                    defer=True,
                 )
                 for label, report in self.comparison.reports.items()
             }
+            for model in data.values():  # every preview is in: build the full payloads
+                model.start()
             self._widget = ExplorerWidget(
                 kind="compare", data=data, variants=self._variants(), state=self._front_state()
             )
@@ -384,10 +405,21 @@ def case_queries(comparison: Comparison, case_ids: np.ndarray) -> list[Any]:
         rows = np.flatnonzero(_isin_codes(codes, values, missing))
         if not len(rows):
             continue
-        q_codes, q_values = frames.case_codes("query")
-        queries = np.append(q_values, None)[q_codes[rows]]
-        out.update(dict(zip(values[codes[rows]].tolist(), queries.tolist(), strict=True)))
+        out.update(zip(values[codes[rows]].tolist(), _queries_at(report, rows), strict=True))
     return [out.get(c, "") for c in case_ids]
+
+
+def _queries_at(report: Any, rows: np.ndarray) -> list[Any]:
+    """The queries of the ascending report ``rows`` (a columnar report: only the row groups
+    holding them, only that column)."""
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is None:
+        q_codes, q_values = report.frames().case_codes("query")
+        return np.append(q_values, None)[q_codes[rows]].tolist()
+    from heta_notebook.display.explorer_data import _row_groups
+
+    table = _row_groups(columnar, "cases", rows, ("query",), one_per_row=True)
+    return table.column("query").to_pylist()
 
 
 def _filter_mask(comparison, frame, a, b, score, filter_) -> np.ndarray:
