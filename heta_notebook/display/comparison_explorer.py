@@ -78,6 +78,7 @@ class ComparisonExplorer(StaticFallback):
         self.max_cases = max_cases
         self.selected: str | None = None
         self._widget: Any = None
+        self._holding = False
         self._haystacks: dict[str, list[str]] = {}
         self._refresh_rows()
 
@@ -279,13 +280,28 @@ class ComparisonExplorer(StaticFallback):
                 )
                 for label, report in self.comparison.reports.items()
             }
-            for model in data.values():  # every preview is in: build the full payloads
-                model.start()
             self._widget = ExplorerWidget(
                 kind="compare", data=data, variants=self._variants(), state=self._front_state()
             )
             self._widget.observe(self._on_front, names="state")
+        if not self._holding:  # every preview is in: build the full payloads
+            self._start_builds()
         return self._widget
+
+    def _start_builds(self) -> None:
+        for model in self._widget.data.values():
+            model.start()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The widget and its static view; the full payloads are built once both are made
+        (the page shows the previews sooner)."""
+        self._holding = True
+        try:
+            return super()._repr_mimebundle_(include=include, exclude=exclude)
+        finally:
+            self._holding = False
+            if self._widget is not None:
+                self._start_builds()
 
     @property
     def widgets(self) -> dict[str, Any]:
