@@ -760,7 +760,8 @@ function renderCompare(model, el, reports) {
   };
   for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
   const datas = [...new Set(Object.values(reports))];
-  const preview = datas.find((d) => d.p.preview);
+  const shownData = () => [...new Set([side(st.a).data, side(st.b).data])];  // A's and B's reports
+  const preview = datas.some((d) => d.p.preview) ? shownData().find((d) => d.p.preview) || datas[0] : null;
   if (preview) {  // the first page only: nothing to pair, filter or page through yet
     for (const name of ["a", "b", "score", "filter", "search", "scope", "prev", "next"]) ui[name].disabled = true;
   }
@@ -804,7 +805,7 @@ function renderCompare(model, el, reports) {
       A.data.request([ia, ...shown.map((r) => r.ia)].filter((i) => i !== undefined));
       B.data.request([ib, ...shown.map((r) => r.ib)].filter((i) => i !== undefined));
     }
-    const partial = datas.filter((d) => d.partial && !d.p.preview);
+    const partial = [...new Set([A.data, B.data])].filter((d) => d.partial && !d.p.preview);
     const byDetails = (st.search || "").trim() || st.filter === "lost" || st.filter === "gained";
     notes.replaceChildren(...partial.map((d) => detailsNote(d, true)),
       ...(byDetails && partial.length ? [h("div", { class: "hnx-note", "data-note": "partial-filter" },
