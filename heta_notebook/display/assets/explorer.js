@@ -869,6 +869,7 @@ async function render({ model, el }) {
           cleanup = renderCompare(model, el, full);
         };
         for (const m of dataModels) m.on("change:payload", reload);
+        reload();  // a payload may have been replaced while the previews were decoded
         const inner = cleanup;
         cleanup = () => { for (const m of dataModels) m.off("change:payload", reload); if (inner) inner(); };
         return () => cleanup();
@@ -879,15 +880,18 @@ async function render({ model, el }) {
       status.remove();
       cleanup = renderReport(model, el, data);
       if (data.p.preview && typeof dataModel.on === "function") {  // the full payload replaces it
+        let done = false;
         const reload = async () => {
           const full = await reportData(model, model.get("data"));
-          if (full === data) return;
+          if (done || full === data || full.p.preview) return;
+          done = true;
           dataModel.off("change:payload", reload);
           if (cleanup) cleanup();
           el.replaceChildren(h("style", {}, CSS));
           cleanup = renderReport(model, el, full);
         };
         dataModel.on("change:payload", reload);
+        reload();  // the payload may have been replaced while the preview was decoded
         const inner = cleanup;
         cleanup = () => { dataModel.off("change:payload", reload); if (inner) inner(); };
         return () => cleanup();
