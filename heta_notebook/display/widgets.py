@@ -200,6 +200,8 @@ def report_data(
     key = _key(report, max_cases, priority, partial)
     found = _data_widgets.get(key)
     if found is not None:
+        if not defer:  # another explorer may have deferred it
+            found.start()
         return found
     details = list(first) if partial and first is not None else None
 
