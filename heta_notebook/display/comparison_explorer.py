@@ -409,7 +409,8 @@ def case_queries(comparison: Comparison, case_ids: np.ndarray) -> list[Any]:
     """The queries of ``case_ids`` as ``Aligned.queries`` has them (the last report holding a
     case wins), read from the columns' codes of as few reports as needed."""
     al = comparison.aligned
-    if al.queries._data is not None or not len(case_ids):  # type: ignore[attr-defined]
+    built = getattr(al.queries, "_data", al.queries) is not None  # a plain dict, or built
+    if built or not len(case_ids):
         return [al.queries.get(c, "") for c in case_ids]
     out: dict[str, Any] = {}
     for report in reversed(list(comparison.reports.values())):
