@@ -385,3 +385,109 @@ def test_preview_of_no_rows_and_of_failed_cases_only(tmp_path):
     for k, row in enumerate(failed):
         view = {key: v for key, v in _case_view(full, row).items() if key != "details"}
         assert _case_view(preview, k) == view
+
+
+def test_large_columnar_comparison_fills_in_from_its_preview(tmp_path, monkeypatch):
+    """A comparison of large columnar reports shows the current page's cases at once (a
+    preview per report), then every embedded case's index with the page's details (the same
+    case ids in every report); other details come on request."""
+    import threading
+
+    from heta_notebook.analysis.compare import compare
+    from heta_notebook.display import widgets
+    from heta_notebook.display.comparison_explorer import report_rows
+
+    monkeypatch.setattr(widgets, "EAGER_RESULTS", 50)  # "large": more results than that
+    hold = threading.Event()  # the full payloads wait until the previews are checked
+    real_encode = widgets.encode_report
+
+    def held(*args, **kwargs):
+        assert hold.wait(60)
+        return real_encode(*args, **kwargs)
+
+    monkeypatch.setattr(widgets, "encode_report", held)
+    a = make_report(30, label="base", report_id="base")
+    b = make_report(30, label="shifted", report_id="shifted", seed=1, quality_shift=-0.2)
+    records = {"base": a, "shifted": b}
+    comparison = compare(
+        {k: _columnar_copy(r, tmp_path / k) for k, r in records.items()}, baseline="base"
+    )
+    explorer = comparison.explore(max_cases=60)  # the page: 15 cases × 3 modes embedded
+    explorer.select(explorer.rows["case_id"].iloc[20])  # on page 2: that page comes first
+    shown = list(explorer.page_rows()["case_id"])
+    models = explorer.widget.data
+    modes = {k: [v.mode for v in (explorer.a, explorer.b) if v.report == k] for k in records}
+    first = {k: report_rows(records[k], shown, modes[k]) for k in records}
+    assert all(first.values())
+    for label, data in models.items():
+        preview = unpack(data.payload)
+        assert preview["preview"] is True and preview["rows"] == first[label]
+        assert {preview["strings"][j] for j in preview["cases"]["case_id"]} == set(shown)
+    static = explorer.static_html()  # no record read for the static view of a large one
+    assert "explorer.detail_html()" in static and "hn-sides" not in static
+    assert all(q in static for q in explorer.page_rows()["query"])
+    hold.set()
+    embedded = {}
+    for label, data in models.items():
+        assert data.wait(60)
+        payload = unpack(data.payload)
+        report = records[label]
+        full = encode_report(report, max_cases=None)  # every case with its details, by row
+        assert "preview" not in payload and len(payload["rows"]) == 60
+        assert set(first[label]) <= set(payload["rows"])
+        assert payload["n_detailed"] == len(first[label])
+        for i, row in enumerate(payload["rows"]):
+            view, expected = _case_view(payload, i), _case_view(full, row)
+            if row not in first[label]:
+                expected = {k: v for k, v in expected.items() if k != "details"}
+            assert view == expected
+        embedded[label] = {payload["strings"][j] for j in payload["cases"]["case_id"]}
+        other = next(r for r in payload["rows"] if r not in first[label])
+        sent = []
+        monkeypatch.setattr(data, "send", sent.append)
+        data._on_msg(data, {"type": "details", "rows": [other]}, [])
+        reply = sent[0]
+        assert reply["rows"] == [other] and "error" not in reply
+        got = {
+            "rows": [other],
+            "strings": reply["strings"],
+            "cases": {  # the index is not in a reply: blanks
+                c: reply["cases"].get(c, [[] if c == "labels" else -1]) for c in full["cases"]
+            },
+            "scores": {
+                n: {**{f: [col[f][other]] for f in ("v", "s", "p")}, **reply["scores"][n]}
+                for n, col in full["scores"].items()
+            },
+        }
+        assert _case_view(got, 0)["details"] == _case_view(full, other)["details"]
+    assert embedded["base"] == embedded["shifted"]  # the same cases side by side
+
+
+def test_small_comparison_embeds_every_detail_at_once():
+    from heta_notebook.analysis.compare import compare
+
+    a = make_report(10, label="base", report_id="base")
+    b = make_report(10, label="shifted", report_id="shifted", seed=1)
+    for data in compare({"base": a, "shifted": b}).explore().widget.data.values():
+        payload = unpack(data.payload)
+        assert data.ready.is_set() and payload["n_detailed"] == len(payload["rows"])
+    assert "hn-sides" in compare({"base": a, "shifted": b}).explore().static_html()
+
+
+def test_page_queries_read_from_codes_are_the_aligned_ones(tmp_path):
+    from heta_notebook.analysis.compare import compare
+    from heta_notebook.display.comparison_explorer import case_queries, case_rows
+
+    a = make_report(12, label="base", report_id="base")
+    b = make_report(14, label="more", report_id="more", seed=1)  # cases only B has
+    lazy = {k: _columnar_copy(r, tmp_path / k) for k, r in {"base": a, "more": b}.items()}
+    comparison = compare(lazy, baseline="base")
+    x = comparison.explore()
+    ids = x.rows["case_id"].to_numpy()
+    got = case_queries(comparison, ids)  # before the aligned queries are built
+    assert comparison.aligned.queries._data is None
+    assert got == [comparison.aligned.queries.get(c, "") for c in ids]
+    assert list(x.page_rows()["query"]) == got[:15]
+    full = case_rows(comparison, x.a, x.b, x.score, "all")
+    assert list(full.columns) == ["case_id", "query", "value_a", "value_b", "delta"]
+    assert full.drop(columns="query").equals(x.rows) and list(full["query"]) == got

@@ -17,6 +17,7 @@ browser sync both ways through the ``state`` trait.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -77,6 +78,7 @@ class ComparisonExplorer(StaticFallback):
         self.max_cases = max_cases
         self.selected: str | None = None
         self._widget: Any = None
+        self._holding = False
         self._haystacks: dict[str, list[str]] = {}
         self._refresh_rows()
 
@@ -96,7 +98,7 @@ class ComparisonExplorer(StaticFallback):
             "page_size": self.page_size,
             "n_pages": self.n_pages,
             "n_cases": len(self.rows),
-            "case_ids": list(self.page_rows()["case_id"]),
+            "case_ids": list(self._page()["case_id"]),
             "selected": self.selected,
         }
 
@@ -106,7 +108,14 @@ class ComparisonExplorer(StaticFallback):
         return max(1, -(-len(self.rows) // self.page_size))
 
     def page_rows(self) -> pd.DataFrame:
-        """The cases on the current page."""
+        """The cases on the current page (with their queries)."""
+        page = self._page()
+        if "query" in page:
+            return page
+        queries = case_queries(self.comparison, page["case_id"].to_numpy())
+        return page.assign(query=queries)[ROW_COLUMNS]
+
+    def _page(self) -> pd.DataFrame:
         start = self.page * self.page_size
         return self.rows.iloc[start : start + self.page_size]
 
@@ -166,7 +175,7 @@ class ComparisonExplorer(StaticFallback):
         return self._sync()
 
     def _refresh_rows(self) -> None:
-        rows = case_rows(self.comparison, self.a, self.b, self.score, self.filter)
+        rows = case_rows(self.comparison, self.a, self.b, self.score, self.filter, queries=False)
         if self.search_text.strip():
             rows = rows[self._search_mask(rows["case_id"].to_numpy())]
         self.rows = rows.reset_index(drop=True)
@@ -229,27 +238,70 @@ class ComparisonExplorer(StaticFallback):
             "explorer did not load here)",
             class_="hn-sub",
         )
-        detail = raw(self.detail_html()) if self.selected else raw("")
+        if not self.selected:
+            detail = raw("")
+        elif self._large():  # a case's records are read on demand: not for every display
+            detail = tag(
+                "p",
+                f"Selected case {self.selected}: shown side by side in the interactive "
+                "explorer, or with explorer.detail_html().",
+                class_="hn-sub",
+            )
+        else:
+            detail = raw(self.detail_html())
         return str(panel(style(), head, sub, self.list_html(), detail, class_=FALLBACK_CLASS))
+
+    def _large(self) -> bool:
+        """Whether the explorer embeds only some details at once (see ``report_data``)."""
+        from heta_notebook.display.widgets import partial_details
+
+        reports = self.comparison.reports.values()
+        return any(partial_details(r, self.max_cases) for r in reports)
 
     # -- the widget (state synced both ways) ---------------------------------------------------
 
     @property
     def widget(self) -> Any:
-        """The anywidget view (built on first use; the reports' data is encoded then)."""
+        """The anywidget view (built on first use; the reports' data is encoded then: for
+        large reports the current page at once, the rest as ``widgets.report_data`` says)."""
         if self._widget is None:
             from heta_notebook.display.widgets import ExplorerWidget, report_data
 
-            priority = tuple(self.rows["case_id"])  # biggest changes first, if a cap bites
+            # biggest changes first, if a cap bites
+            priority = tuple(self.rows["case_id"].to_numpy(dtype=object).tolist())
+            shown = [*self._page()["case_id"], *([self.selected] if self.selected else [])]
             data = {
-                label: report_data(report, max_cases=self.max_cases, priority=priority)
+                label: report_data(
+                    report,
+                    max_cases=self.max_cases,
+                    priority=priority,
+                    first=report_rows(report, shown, self._modes(label)),
+                    defer=True,
+                )
                 for label, report in self.comparison.reports.items()
             }
             self._widget = ExplorerWidget(
                 kind="compare", data=data, variants=self._variants(), state=self._front_state()
             )
             self._widget.observe(self._on_front, names="state")
+        if not self._holding:  # every preview is in: build the full payloads
+            self._start_builds()
         return self._widget
+
+    def _start_builds(self) -> None:
+        for model in self._widget.data.values():
+            model.start()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The widget and its static view; the full payloads are built once both are made
+        (the page shows the previews sooner)."""
+        self._holding = True
+        try:
+            return super()._repr_mimebundle_(include=include, exclude=exclude)
+        finally:
+            self._holding = False
+            if self._widget is not None:
+                self._start_builds()
 
     @property
     def widgets(self) -> dict[str, Any]:
@@ -273,6 +325,10 @@ class ComparisonExplorer(StaticFallback):
             for label, r in self.comparison.reports.items()
         }
         return standalone_html("compare", data, self._front_state(), self._variants())
+
+    def _modes(self, report: str) -> list[str]:
+        """The modes of report ``report`` that A or B show."""
+        return [v.mode for v in (self.a, self.b) if v.report == report]
 
     def _variants(self) -> list[dict[str, str]]:
         return [
@@ -311,27 +367,76 @@ class ComparisonExplorer(StaticFallback):
 # --------------------------------------------------------------------------- analysis glue
 
 
-def case_rows(comparison: Comparison, a: Any, b: Any, score: str, filter_: str) -> pd.DataFrame:
-    """Cases present under a or b with both values and the delta, filtered, largest change first."""
+ROW_COLUMNS = ["case_id", "query", "value_a", "value_b", "delta"]
+
+
+def case_rows(
+    comparison: Comparison, a: Any, b: Any, score: str, filter_: str, *, queries: bool = True
+) -> pd.DataFrame:
+    """Cases present under a or b with both values and the delta, filtered, largest change
+    first (``queries=False``: without the query column, read per page on large reports)."""
     al = comparison.aligned
     s = al.score_index(score)
     ia, ib = al.variant_index(a), al.variant_index(b)
     keep = al.present[:, ia] | al.present[:, ib]
     va, vb = al.values[s][keep, ia], al.values[s][keep, ib]
     ids = al.case_ids[keep]
-    frame = pd.DataFrame(
-        {
-            "case_id": ids,
-            "query": [al.queries.get(c, "") for c in ids],
-            "value_a": va,
-            "value_b": vb,
-            "delta": vb - va,
-        }
-    )
+    frame = pd.DataFrame({"case_id": ids, "value_a": va, "value_b": vb, "delta": vb - va})
+    if queries:
+        frame.insert(1, "query", [al.queries.get(c, "") for c in ids])
     frame = frame[_filter_mask(comparison, frame, a, b, score, filter_)]
     change = np.nan_to_num(np.abs(frame["delta"].to_numpy(dtype=float)), nan=-1.0)
     order = np.lexsort((frame["case_id"].to_numpy(dtype=str), -change))  # unpaired cases last
     return frame.iloc[order].reset_index(drop=True)
+
+
+def report_rows(report: Any, case_ids: Sequence[str], modes: Sequence[str]) -> list[int]:
+    """The rows of ``report`` holding ``case_ids`` under ``modes``: the cases a page shows
+    side by side, whose details come at once (read from the columns' codes)."""
+    frames = report.frames()
+    keep = _isin_codes(*frames.case_codes("case_id"), case_ids)
+    keep &= _isin_codes(*frames.case_codes("query_mode"), modes)
+    return np.flatnonzero(keep).tolist()
+
+
+def _isin_codes(codes: np.ndarray, values: np.ndarray, wanted: Sequence[str]) -> np.ndarray:
+    """Where a coded column holds one of ``wanted``."""
+    hit = np.flatnonzero(pd.Index(values).isin(list(wanted)))
+    return np.isin(codes, hit)
+
+
+def case_queries(comparison: Comparison, case_ids: np.ndarray) -> list[Any]:
+    """The queries of ``case_ids`` as ``Aligned.queries`` has them (the last report holding a
+    case wins), read from the columns' codes of as few reports as needed."""
+    al = comparison.aligned
+    built = getattr(al.queries, "_data", al.queries) is not None  # a plain dict, or built
+    if built or not len(case_ids):
+        return [al.queries.get(c, "") for c in case_ids]
+    out: dict[str, Any] = {}
+    for report in reversed(list(comparison.reports.values())):
+        missing = [c for c in case_ids if c not in out]
+        if not missing:
+            break
+        frames = report.frames()
+        codes, values = frames.case_codes("case_id")
+        rows = np.flatnonzero(_isin_codes(codes, values, missing))
+        if not len(rows):
+            continue
+        out.update(zip(values[codes[rows]].tolist(), _queries_at(report, rows), strict=True))
+    return [out.get(c, "") for c in case_ids]
+
+
+def _queries_at(report: Any, rows: np.ndarray) -> list[Any]:
+    """The queries of the ascending report ``rows`` (a columnar report: only the row groups
+    holding them, only that column)."""
+    columnar = getattr(report.case_results, "columnar", None)
+    if columnar is None:
+        q_codes, q_values = report.frames().case_codes("query")
+        return np.append(q_values, None)[q_codes[rows]].tolist()
+    from heta_notebook.display.explorer_data import _row_groups
+
+    table = _row_groups(columnar, "cases", rows, ("query",), one_per_row=True)
+    return table.column("query").to_pylist()
 
 
 def _filter_mask(comparison, frame, a, b, score, filter_) -> np.ndarray:
@@ -366,4 +471,12 @@ def _flipped_ids(comparison: Comparison, score: str, a: Any, b: Any) -> set[str]
     return out
 
 
-__all__ = ["FILTERS", "SCOPES", "ComparisonExplorer", "case_rows", "side_by_side"]
+__all__ = [
+    "FILTERS",
+    "SCOPES",
+    "ComparisonExplorer",
+    "case_queries",
+    "case_rows",
+    "report_rows",
+    "side_by_side",
+]

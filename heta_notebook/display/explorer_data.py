@@ -232,7 +232,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     strings = StringTable()
     picked = np.unique(np.asarray(rows, dtype=np.int64))
     names = list(report.frames().score_names)
-    cases = _row_groups(columnar, "cases", picked, one_per_row=True)
+    cases = _row_groups(columnar, "cases", picked, PREVIEW_CASE_COLUMNS, one_per_row=True)
     cols: dict[str, list[Any]] = {}
     cols["case_id"] = [strings.add(v) for v in cases.column("case_id").to_pylist()]
     cols["mode"] = [strings.add(v) for v in cases.column("query_mode").to_pylist()]
@@ -247,7 +247,8 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
         [strings.add(label) for label in _labels_of(json.loads(text))] if text else []
         for text in cases.column("metadata").to_pylist()
     ]
-    arrays = _score_rows(_row_groups(columnar, "scores", picked, one_per_row=False))
+    score_rows = _row_groups(columnar, "scores", picked, PREVIEW_SCORE_COLUMNS, one_per_row=False)
+    arrays = _score_rows(score_rows)
     scores = _score_index(arrays, len(report.case_results), picked, names, strings)
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(picked)
@@ -274,20 +275,36 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     }
 
 
-def _row_groups(columnar: Any, table: str, rows: np.ndarray, *, one_per_row: bool) -> pa.Table:
-    """The rows of ``table`` for the ascending report ``rows``, read one cases row group at a
-    time (cases: one table row per report row; other tables: every row whose ``row`` is in)."""
+PREVIEW_CASE_COLUMNS = ("case_id", "query_mode", "query", "latency_ms", "error_json", "metadata")
+PREVIEW_SCORE_COLUMNS = ("row", "name", "kind", "status", "value", "passed", "text")
+
+
+def _row_groups(
+    columnar: Any, table: str, rows: np.ndarray, columns: Sequence[str], *, one_per_row: bool
+) -> pa.Table:
+    """``columns`` of ``table`` for the ascending report ``rows``, read one cases row group at
+    a time and only those columns (cases: one table row per report row; other tables: every
+    row whose ``row`` is in; ``columns`` then holds "row")."""
     parts = []
-    starts = columnar._group_start_rows("cases")
-    groups = np.searchsorted(starts, rows, side="right") - 1
-    for group in np.unique(groups).tolist():
+    cases_starts = columnar._group_start_rows("cases")
+    groups = np.searchsorted(cases_starts, rows, side="right") - 1
+    starts = columnar._group_start_rows(table)
+    handle = columnar.file(table)
+    for group in np.unique(groups).tolist() if len(starts) else []:
         mine = rows[groups == group]
-        data, first = columnar.row_range(table, int(mine[0]), int(mine[-1]) + 1)
+        lo = max(int(np.searchsorted(starts, mine[0], side="right")) - 1, 0)
+        hi = max(int(np.searchsorted(starts, mine[-1], side="right")) - 1, lo)
+        try:
+            data = handle.read_row_groups(
+                list(range(lo, hi + 1)), columns=list(columns), use_threads=False
+            )
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptReportError(columnar.path(table), f"cannot read row group: {exc}") from exc
         if one_per_row:
-            parts.append(data.take(pa.array(mine - first, pa.int64())))
+            parts.append(data.take(pa.array(mine - int(starts[lo]), pa.int64())))
         else:
             parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
-    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table()
+    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table().select(columns)
 
 
 def _score_rows(table: pa.Table) -> dict[str, Any]:

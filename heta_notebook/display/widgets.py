@@ -85,6 +85,7 @@ class ReportDataWidget(anywidget.AnyWidget):
         self._report = report
         self.ready = threading.Event()
         self.error: BaseException | None = None
+        self._thread: threading.Thread | None = None
         if report is not None:
             self.on_msg(self._on_msg)
 
@@ -107,8 +108,14 @@ class ReportDataWidget(anywidget.AnyWidget):
             raise RuntimeError("building the explorer payload failed") from self.error
         return done
 
-    def _fill(self, build: Any) -> None:
-        """Build the full payload in a thread and replace the preview with it."""
+    def start(self) -> None:
+        """Start building the full payload (``report_data(..., defer=True)``); idempotent."""
+        if self._thread is not None and not self._thread.ident:
+            self._thread.start()
+
+    def _fill(self, build: Any, *, defer: bool = False) -> None:
+        """Build the full payload in a thread and replace the preview with it (the thread
+        starts now, or on :meth:`start` with ``defer``)."""
 
         def run() -> None:
             try:
@@ -118,7 +125,9 @@ class ReportDataWidget(anywidget.AnyWidget):
             finally:
                 self.ready.set()
 
-        threading.Thread(target=run, name="heta-explorer-payload", daemon=True).start()
+        self._thread = threading.Thread(target=run, name="heta-explorer-payload", daemon=True)
+        if not defer:
+            self.start()
 
 
 class ExplorerWidget(anywidget.AnyWidget):
@@ -172,23 +181,27 @@ def report_data(
     max_cases: int | None = DEFAULT_MAX_CASES,
     priority: tuple[str, ...] = (),
     first: Sequence[int] | None = None,
+    defer: bool = False,
 ) -> ReportDataWidget:
     """The (cached) data model of ``report``; encoded once per report and cap.
 
-    Without ``first`` every embedded case carries its details (the comparison explorer).
-    With ``first`` (the report rows of an explorer's first page) a payload whose details
+    Without ``first`` every embedded case carries its details. With ``first`` (the report
+    rows of an explorer's first page, or of a comparison page's cases) a payload whose details
     would hold more than ``EAGER_RESULTS`` retrieved results embeds the index of every
     embedded case and the details of ``first`` only; the page fetches others on selection.
     A columnar report shows ``first`` at once (``encode_preview``) and builds that payload
-    in a background thread (``ReportDataWidget.wait``)."""
-    n_embedded = len(report.case_results) if max_cases is None else max_cases
-    partial = first is not None and _n_results(report, n_embedded) > EAGER_RESULTS
+    in a background thread (``ReportDataWidget.wait``), started at once or, with ``defer``,
+    by ``ReportDataWidget.start`` (an explorer of several reports shows all previews first)."""
+    partial = first is not None and partial_details(report, max_cases)
     if partial and first:  # the first page stays embedded (and stays the first page)
-        ids = report.frames().case_column("case_id")[np.asarray(first, dtype=np.int64)]
-        priority = (*priority, *dict.fromkeys(str(c) for c in ids.tolist()))
+        codes, values = report.frames().case_codes("case_id")
+        ids = values[codes[np.asarray(first, dtype=np.int64)]]
+        priority = tuple(dict.fromkeys([*(str(c) for c in ids.tolist()), *priority]))
     key = _key(report, max_cases, priority, partial)
     found = _data_widgets.get(key)
     if found is not None:
+        if not defer:  # another explorer may have deferred it
+            found.start()
         return found
     details = list(first) if partial and first is not None else None
 
@@ -198,12 +211,19 @@ def report_data(
     if partial and hasattr(report.case_results, "columnar"):
         found = ReportDataWidget(report, payload=pack(encode_preview(report, details or ())))
         private = _private_copy(report)  # the thread never touches caches the kernel uses
-        found._fill(lambda: build(private))
+        found._fill(lambda: build(private), defer=defer)
     else:
         found = ReportDataWidget(report, payload=pack(build()))
         found.ready.set()
     _data_widgets[key] = found
     return found
+
+
+def partial_details(report: EvaluationReport, max_cases: int | None) -> bool:
+    """Whether an explorer of ``report`` embeds only some details at once (their retrieved
+    results would exceed ``EAGER_RESULTS``)."""
+    n_embedded = len(report.case_results) if max_cases is None else max_cases
+    return _n_results(report, n_embedded) > EAGER_RESULTS
 
 
 def _private_copy(report: EvaluationReport) -> EvaluationReport:

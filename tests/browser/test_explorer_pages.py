@@ -143,3 +143,94 @@ def test_partial_details_say_what_is_not_embedded(chromium_browser, tmp_path, sc
     finally:
         context.close()
     assert guard.blocked == [] and problems == []
+
+
+def _compare_page(tmp_path, comparison, explorer, encode) -> object:
+    """A plain page of ``explorer`` whose report payloads are ``encode(label, report)``."""
+    from heta_notebook.display.widgets import pack, standalone_html
+
+    data = {label: pack(encode(label, r)) for label, r in comparison.reports.items()}
+    body = standalone_html("compare", data, explorer._front_state(), explorer._variants())
+    path = tmp_path / "compare-partial.html"
+    path.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>", encoding="utf-8")
+    return path
+
+
+def test_comparison_with_partial_details_says_what_is_not_embedded(
+    chromium_browser, tmp_path, screens
+):
+    """A comparison payload holding the details of the first page's cases only (a saved
+    notebook of large reports): those show side by side, others show their scores and say
+    they are not embedded; a filter that needs evidence says what it looked in."""
+    from heta_notebook.display.comparison_explorer import report_rows
+    from heta_notebook.display.explorer_data import encode_report
+
+    a = make_report(30, label="base", report_id="base")
+    b = make_report(30, label="shifted", report_id="shifted", seed=1, quality_shift=-0.2)
+    comparison = compare({"base": a, "shifted": b}, baseline="base")
+    x = comparison.explore()
+    shown = list(x.page_rows()["case_id"])
+
+    def encode(label, report):
+        return encode_report(report, details=report_rows(report, shown, x._modes(label)))
+
+    context, page, guard, problems = _open(
+        chromium_browser, _compare_page(tmp_path, comparison, x, encode)
+    )
+    try:
+        root = page.locator(".hnx-compare").first
+        root.wait_for(state="visible", timeout=30_000)
+        notes = root.locator('[data-note="details"]').all_inner_texts()
+        assert len(notes) == 2 and all("not embedded in this page" in n for n in notes)
+        assert "of 15 of 90 embedded case results of base" in notes[0]
+        assert steps.list_ids(root) == shown
+        detail = steps.select_row(root, 2)  # on the first page: both sides in full
+        assert "expected evidence" in detail and "not embedded" not in detail
+        steps.go_to_page(root, 2)
+        detail = steps.select_row(root, 0)
+        sides = root.locator(".hnx-side").all_inner_texts()
+        assert all("not embedded in this page" in s and "to_html" in s for s in sides)
+        assert all(x.score in s for s in sides) and "expected evidence" not in detail
+        root.screenshot(path=str(screens / "comparison-page-partial-details.png"))
+        steps.choose(root, "filter", "lost", changes=False)
+        said = root.locator('[data-note="partial-filter"]').first.inner_text()
+        assert "known only for the cases whose details are loaded" in said
+    finally:
+        context.close()
+    assert guard.blocked == [] and problems == []
+
+
+def test_comparison_preview_shows_the_first_page(chromium_browser, tmp_path, screens):
+    """Previews of large columnar reports: the page's cases are listed and their scores
+    shown at once, controls wait for the full payloads."""
+    from heta_notebook.columnar import open_report, write_report
+    from heta_notebook.display.comparison_explorer import report_rows
+    from heta_notebook.display.explorer_data import encode_preview
+
+    reports = {}
+    for n, label in enumerate(("base", "shifted")):
+        report = make_report(30, label=label, report_id=label, seed=n, quality_shift=-0.2 * n)
+        write_report(tmp_path / label, report, cases_per_group=7)
+        reports[label] = open_report(tmp_path / label)
+    comparison = compare(reports, baseline="base")
+    x = comparison.explore()
+    shown = list(x.page_rows()["case_id"])
+
+    def encode(label, report):
+        return encode_preview(report, report_rows(report, shown, x._modes(label)))
+
+    context, page, guard, problems = _open(
+        chromium_browser, _compare_page(tmp_path, comparison, x, encode)
+    )
+    try:
+        root = page.locator(".hnx-compare").first
+        root.wait_for(state="visible", timeout=30_000)
+        assert "while the kernel prepares" in root.locator('[data-note="preview"]').inner_text()
+        assert steps.list_ids(root) == shown
+        assert root.locator('select[data-control="filter"]').first.is_disabled()
+        sides = root.locator(".hnx-side").all_inner_texts()
+        assert all("arrive with the explorer's data" in s for s in sides)
+        root.screenshot(path=str(screens / "comparison-page-preview.png"))
+    finally:
+        context.close()
+    assert guard.blocked == [] and problems == []

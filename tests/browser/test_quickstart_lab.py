@@ -283,3 +283,71 @@ def test_large_report_fetches_details_live_in_jupyterlab(lab, chromium_browser, 
         assert guard.blocked == [], "JupyterLab needed the internet"
     finally:
         context.close()
+
+
+LARGE_COMPARISON = "large_comparison.ipynb"
+
+
+def write_large_comparison_notebook(folder, repo) -> None:
+    """A comparison of two columnar reports counted as "large": its explorer starts from
+    previews of the first page and fetches other cases' details, A's and B's, on selection."""
+    import nbformat
+
+    cells = [
+        f"import sys\nsys.path.insert(0, {str(repo)!r})\n"
+        "from tests._display_helpers import make_report\n"
+        "from heta_notebook import ReportStore, compare\n"
+        "from heta_notebook.display import widgets\n"
+        "widgets.EAGER_RESULTS = 50  # count these small reports as large ones\n"
+        "store = ReportStore('large-store')\n"
+        "for n, rid in enumerate(('base', 'shifted')):\n"
+        "    store.save(make_report(30, report_id=rid, label=rid, seed=n, quality_shift=-0.2 * n))\n"
+        "kb = make_report(1).knowledge_base_name\n"
+        "comparison = compare([store.load(kb, rid) for rid in ('base', 'shifted')])",
+        "explorer = comparison.explore(max_cases=60)\nexplorer",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, folder / LARGE_COMPARISON)
+
+
+def test_large_comparison_fetches_details_live_in_jupyterlab(lab, chromium_browser, screens):
+    from tests.browser.conftest import REPO
+
+    write_large_comparison_notebook(lab.root, REPO)
+    guard = NetworkGuard()
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", guard)
+    page = context.new_page()
+    try:
+        open_notebook(page, lab, LARGE_COMPARISON)
+        run_all(page)
+        assert page.evaluate(CELL_ERRORS_JS) == []
+        page.wait_for_function(  # the full payloads replaced the previews (a new view)
+            "() => { const el = document.querySelector('.jp-OutputArea-output .hnx-compare');"
+            " return el && !el.querySelector('[data-note=preview]')"
+            " && /^page 1 \\/ [2-9]/.test(el.querySelector('.hnx-page').innerText); }",
+            timeout=60_000,
+        )
+        root = page.locator(".jp-OutputArea-output .hnx-compare").first
+        notes = root.locator('[data-note="details"]').all_inner_texts()
+        assert len(notes) == 2 and all("load from the kernel when selected" in n for n in notes)
+        steps.go_to_page(root, 2)
+        root.locator(".hnx-list tbody tr").nth(2).click()
+        page.wait_for_function(
+            "(el) => { const sides = el.querySelectorAll('.hnx-side');"
+            " return sides.length === 2 && Array.from(sides).every("
+            "s => /Retrieved results \\(\\d+/.test(s.innerText)); }",
+            arg=root.element_handle(),
+            timeout=30_000,
+        )
+        sides = root.locator(".hnx-side").all_inner_texts()
+        assert all("expected evidence" in s and "not embedded" not in s for s in sides)
+        root.screenshot(path=str(screens / "large-comparison-lab-fetched.png"))
+        assert guard.blocked == [], "JupyterLab needed the internet"
+    finally:
+        context.close()

@@ -345,21 +345,27 @@ function previewNote(data) {
     "the kernel prepares the explorer's data; filters, sort, search and other pages work when it arrives.");
 }
 
-function detailsNote(data) {
+function detailsNote(data, named = false) {
   if (!data.partial || data.p.preview) return null;
   const how = data.live ? "the others load from the kernel when selected"
     : "the others are not embedded in this page: export with report.to_html() or the CLI to embed every case's details (up to max_cases)";
+  const of = named ? ` of ${data.p.label}` : "";
   return h("div", { class: "hnx-note", "data-note": "details" },
-    `Details (results, evidence, judge reasons, answer) of ${fmtInt(data.nDetailed)} of ${fmtInt(data.n)} embedded case results are loaded; ${how}.`);
+    `Details (results, evidence, judge reasons, answer) of ${fmtInt(data.nDetailed)} of ${fmtInt(data.n)} embedded case results${of} are loaded; ${how}.`);
+}
+
+/** Why the details of embedded case ``i`` are not shown (yet). */
+function pendingMessage(data, i) {
+  const why = data.failed.get(data.p.rows[i]);
+  return data.p.preview ? "The details of this case arrive with the explorer's data…"
+    : data.live && !why ? "Loading the details of this case from the kernel…"
+    : `The details of this case are not embedded in this page${why ? ` (${why})` : ""}: ` +
+      "export with report.to_html() or the CLI to embed every case's details (up to max_cases), or open the notebook with its kernel.";
 }
 
 function pendingDetail(data, i) {
   const row = data.p.rows[i];
-  const why = data.failed.get(row);
-  const message = data.p.preview ? "The details of this case arrive with the explorer's data…"
-    : data.live && !why ? "Loading the details of this case from the kernel…"
-    : `The details of this case are not embedded in this page${why ? ` (${why})` : ""}: ` +
-      "export with report.to_html() or the CLI to embed every case's details (up to max_cases), or open the notebook with its kernel.";
+  const message = pendingMessage(data, i);
   const error = data.error(i);
   return h("div", { class: "hnx-detail", "data-pending": row },
     h("div", {}, h("h3", {}, `Case ${data.caseId(i)}`), badge(data.mode(i), "muted"),
@@ -681,11 +687,20 @@ function sideBlock(title, name, S, i, other, oi, score, isB) {
   if (i === undefined) return h("div", { class: "hnx-side" }, h("h4", {}, `${title}: ${name}`), badge("case missing", "warnb"));
   const d = S.data;
   const sc = d.score(score, i);
-  const found = new Set(other && oi !== undefined ? other.data.evidence(oi).filter((e) => e.matched).map((e) => e.label) : []);
+  const head = [h("h4", {}, `${title}: ${name}`),
+    h("div", {}, h("span", { class: "hnx-val" }, sc ? (sc.status === "scored" ? fmtNum(sc.value) : sc.status) : "–"), " ", score,
+      sc && sc.passed !== null ? [" ", sc.passed ? badge("passed", "ok") : badge("failed", "bad")] : null),
+    d.error(i) ? h("div", { class: "hnx-error" }, d.error(i)) : null];
+  if (!d.hasDetail(i)) {
+    return h("div", { class: "hnx-side", "data-pending": d.p.rows[i] }, head,
+      h("div", { class: "hnx-warn", "data-note": "pending" }, pendingMessage(d, i)));
+  }
+  const otherKnown = other && oi !== undefined && other.data.hasDetail(oi);
+  const found = new Set(otherKnown ? other.data.evidence(oi).filter((e) => e.matched).map((e) => e.label) : []);
   const ev = d.evidence(i);
   const items = ev.map((e) => {
     let change = null;
-    if (oi !== undefined) {
+    if (otherKnown) {
       if (isB && e.matched && !found.has(e.label)) change = ["gained", "hnx-gained", "ok"];
       else if (isB && !e.matched && found.has(e.label)) change = ["lost", "hnx-lost", "bad"];
       else if (!isB && e.matched && !found.has(e.label)) change = ["lost by B", "hnx-lost", "bad"];
@@ -696,11 +711,7 @@ function sideBlock(title, name, S, i, other, oi, score, isB) {
   const notes = d.scores(i).filter((s) => s.note).map((s) => h("div", { class: "hnx-reason" },
     h("b", {}, `${s.name}: `), scoreBadge(s), h("br"), d.textNode(s.noteIndex)));
   const answer = d.c.answer[i];
-  return h("div", { class: "hnx-side" },
-    h("h4", {}, `${title}: ${name}`),
-    h("div", {}, h("span", { class: "hnx-val" }, sc ? (sc.status === "scored" ? fmtNum(sc.value) : sc.status) : "–"), " ", score,
-      sc && sc.passed !== null ? [" ", sc.passed ? badge("passed", "ok") : badge("failed", "bad")] : null),
-    d.error(i) ? h("div", { class: "hnx-error" }, d.error(i)) : null,
+  return h("div", { class: "hnx-side" }, head,
     answer >= 0 ? [h("b", {}, "answer"), h("div", { class: "hnx-text" }, d.textNode(answer))] : null,
     notes.length ? [h("b", {}, "reasons"), notes] : null,
     ev.length ? h("div", {}, h("b", {}, `expected evidence: ${ev.filter((e) => e.matched).length}/${ev.length} found`), h("ul", { class: "hnx-ev" }, items))
@@ -748,10 +759,20 @@ function renderCompare(model, el, reports) {
     pane: h("div", { class: "hnx-pane" }),
   };
   for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
+  const datas = [...new Set(Object.values(reports))];
+  const shownData = () => [...new Set([side(st.a).data, side(st.b).data])];  // A's and B's reports
+  const preview = datas.some((d) => d.p.preview) ? shownData().find((d) => d.p.preview) || datas[0] : null;
+  if (preview) {  // the first page only: nothing to pair, filter or page through yet
+    for (const name of ["a", "b", "score", "filter", "search", "scope", "prev", "next"]) ui[name].disabled = true;
+  }
+  const notes = h("div", {});
   onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
   root.append(
     h("div", { class: "hnx-title" }, "Comparison explorer · cases side by side"),
-    h("div", {}, Object.values(reports).map(leftOutNote)),
+    h("div", {}, preview ? h("div", { class: "hnx-warn", "data-note": "preview" },
+      `Showing the cases of the first page (${fmtInt(preview.n)} of ${fmtInt(preview.p.n_total)} case results of ${preview.p.label}) while ` +
+      "the kernel prepares the explorer's data; other pairs, scores, filters, search and pages work when it arrives.") : null,
+    Object.values(reports).map(leftOutNote)), notes,
     h("div", { class: "hnx-controls" }, h("label", {}, "A", ui.a), h("label", {}, "B", ui.b), h("label", {}, "score", ui.score),
       h("label", {}, "show", ui.filter)),
     h("div", { class: "hnx-controls" }, h("label", {}, "search", ui.search), ui.scope),
@@ -772,18 +793,31 @@ function renderCompare(model, el, reports) {
         h("td", {}, r.id), h("td", {}, fmtNum(r.va)), h("td", {}, fmtNum(r.vb)),
         h("td", { class: r.delta > 0 ? "hnx-pos" : r.delta < 0 ? "hnx-neg" : "" }, fmtDelta(r.delta)),
         h("td", {}, shorten(r.query, 60)))));
-    ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]})`;
-    ui.prev.disabled = st.page <= 0;
-    ui.next.disabled = st.page >= pages - 1;
+    ui.page.textContent = preview ? `first page · ${fmtInt(rows.length)} cases (preview)`
+      : `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]})`;
+    ui.prev.disabled = !!preview || st.page <= 0;
+    ui.next.disabled = !!preview || st.page >= pages - 1;
     const id = st.selected;
     const ia = id === null || id === undefined ? undefined : A.byCase.get(id);
     const ib = id === null || id === undefined ? undefined : B.byCase.get(id);
+    if (!preview) {  // the details of the selected case and of the page's cases, on both sides
+      const shown = rows.slice(st.page * size, st.page * size + size);
+      A.data.request([ia, ...shown.map((r) => r.ia)].filter((i) => i !== undefined));
+      B.data.request([ib, ...shown.map((r) => r.ib)].filter((i) => i !== undefined));
+    }
+    const partial = [...new Set([A.data, B.data])].filter((d) => d.partial && !d.p.preview);
+    const byDetails = (st.search || "").trim() || st.filter === "lost" || st.filter === "gained";
+    notes.replaceChildren(...partial.map((d) => detailsNote(d, true)),
+      ...(byDetails && partial.length ? [h("div", { class: "hnx-note", "data-note": "partial-filter" },
+        "Evidence found / missed, evidence labels and judge reasons are known only for the cases whose details are " +
+        "loaded; the filter and search looked in case ids, queries and scores of every embedded case and in those " +
+        "details where loaded. Export with to_html() or the CLI to embed every case's details (up to max_cases).")] : []));
     if (ia === undefined && ib === undefined) {
       ui.pane.replaceChildren(h("div", { class: "hnx-note" }, "No case selected."));
       return;
     }
     const d = ia !== undefined ? A.data : B.data, i = ia !== undefined ? ia : ib;
-    const expected = d.c.expected[i];
+    const expected = d.c.expected[i] || [];
     ui.pane.replaceChildren(h("div", { class: "hnx-sbs" },
       h("h3", {}, "Case ", h("code", {}, id)), h("div", { class: "hnx-text" }, d.textNode(d.c.query[i])),
       expected.length ? h("div", { class: "hnx-sub" }, h("b", {}, "expected: "), expected.map((j) => d.s(j)).join(" | ")) : null,
@@ -798,8 +832,9 @@ function renderCompare(model, el, reports) {
     draw();
   }
   model.on("change:state", fromModel);
+  for (const d of datas) d.listeners.add(draw);
   draw();
-  return () => model.off("change:state", fromModel);
+  return () => { model.off("change:state", fromModel); for (const d of datas) d.listeners.delete(draw); };
 }
 
 // ------------------------------------------------------------------ entry point
@@ -812,25 +847,51 @@ async function render({ model, el }) {
     let cleanup;
     if (model.get("kind") === "compare") {
       const refs = model.get("data");
-      const reports = {};
-      for (const [key, ref] of Object.entries(refs)) reports[key] = await reportData(model, ref);
+      const load = async () => {
+        const reports = {};
+        for (const [key, ref] of Object.entries(refs)) reports[key] = await reportData(model, ref);
+        return reports;
+      };
+      const reports = await load();
       status.remove();
       cleanup = renderCompare(model, el, reports);
+      const previews = Object.values(reports).some((d) => d.p.preview);
+      const dataModels = await Promise.all(Object.values(refs).map((ref) => dataModelOf(model, ref)));
+      if (previews && dataModels.every((m) => typeof m.on === "function")) {  // full payloads replace them
+        let done = false;
+        const reload = async () => {
+          const full = await load();
+          if (done || Object.values(full).some((d) => d.p.preview)) return;  // all of them at once
+          done = true;
+          for (const m of dataModels) m.off("change:payload", reload);
+          if (cleanup) cleanup();
+          el.replaceChildren(h("style", {}, CSS));
+          cleanup = renderCompare(model, el, full);
+        };
+        for (const m of dataModels) m.on("change:payload", reload);
+        reload();  // a payload may have been replaced while the previews were decoded
+        const inner = cleanup;
+        cleanup = () => { for (const m of dataModels) m.off("change:payload", reload); if (inner) inner(); };
+        return () => cleanup();
+      }
     } else {
       const dataModel = await dataModelOf(model, model.get("data"));
       const data = await reportData(model, model.get("data"));
       status.remove();
       cleanup = renderReport(model, el, data);
       if (data.p.preview && typeof dataModel.on === "function") {  // the full payload replaces it
+        let done = false;
         const reload = async () => {
           const full = await reportData(model, model.get("data"));
-          if (full === data) return;
+          if (done || full === data || full.p.preview) return;
+          done = true;
           dataModel.off("change:payload", reload);
           if (cleanup) cleanup();
           el.replaceChildren(h("style", {}, CSS));
           cleanup = renderReport(model, el, full);
         };
         dataModel.on("change:payload", reload);
+        reload();  // the payload may have been replaced while the preview was decoded
         const inner = cleanup;
         cleanup = () => { dataModel.off("change:payload", reload); if (inner) inner(); };
         return () => cleanup();
