@@ -36,7 +36,8 @@ import secrets
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from operator import attrgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, overload
 
@@ -45,6 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic_core import to_json
 
+from heta_notebook.evaluators.aggregation import status_name
 from heta_notebook.schema import (
     REASON_KEYS,
     EvaluationCaseResult,
@@ -122,6 +124,14 @@ FLOAT, BOOL, TEXT = 0, 1, 2  # scores.kind: how ``value`` was typed
 _ID, _TEXT, _SCORE, _KIND = (attrgetter(a) for a in ("id", "text", "score", "kind"))
 _SOURCE, _METADATA, _EXTRA = (attrgetter(a) for a in ("source", "metadata", "__pydantic_extra__"))
 _NAME, _VALUE, _PASSED = (attrgetter(a) for a in ("name", "value", "passed"))
+_DICT, _SCORES, _RESPONSE, _ERROR = (
+    attrgetter("__dict__"),
+    *(itemgetter(k) for k in ("scores", "response", "error")),
+)
+_CASE_ID, _QUERY, _QUERY_MODE, _LATENCY, _METADATA_KEY = (
+    itemgetter(k) for k in ("case_id", "query", "query_mode", "latency_ms", "metadata")
+)
+_FIRST, _SECOND, _THIRD = (itemgetter(i) for i in range(3))
 _FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 
 
@@ -146,18 +156,36 @@ def _json(value: Any) -> str | None:
 def _json_shared(values: Iterable[Any]) -> list[str | None]:
     """``_json`` of each value, computed once per distinct object (a case's scores share a
     few metadata dicts: BEIR's 25 metrics hold 5)."""
-    done: dict[int, str | None] = {}
-    out = []
-    for value in values:
-        key = id(value)
-        if key not in done:
-            done[key] = _json(value)
-        out.append(done[key])
-    return out
+    return _per_object(list(values), _json)
 
 
-def _finite(value: float | None) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
+def _per_object(values: list[Any], build: Any) -> list[Any]:
+    """``build(v)`` for each of ``values``, called once per distinct object (``values``
+    holds them alive, so their ids stay unique)."""
+    keys = list(map(id, values))
+    done = dict(zip(keys, values, strict=True))
+    for key, value in done.items():
+        done[key] = build(value)
+    return list(map(done.__getitem__, keys))
+
+
+def _finite_array(values: list[Any]) -> pa.Array:
+    """Floats as an Arrow column, None/NaN/inf as null."""
+    array = np.asarray(values, dtype=float)
+    return pa.array(array, pa.float64(), mask=~np.isfinite(array))
+
+
+def _response_json(response: Any) -> str | None:
+    """A response's fields beyond mode, results and answer, as JSON (None when all empty)."""
+    if response is None:
+        return None
+    fields = response.__dict__
+    if not (
+        fields["citations"] or fields["trace"] or fields["metadata"] or response.__pydantic_extra__
+    ):
+        return None
+    rest = response.model_dump(mode="json", exclude={"mode", "results", "answer"})
+    return _json({k: v for k, v in rest.items() if v not in ({}, [], None)})
 
 
 class TableWriter:
@@ -172,93 +200,21 @@ class TableWriter:
         self.cases_per_group = cases_per_group
         self.generation = secrets.token_hex(8)
         self.rows = 0
-        self._text_ids: dict[str, int] = {}
-        self._texts: list[str] = []
-        self._buffers: dict[str, dict[str, list]] = {
-            name: {f: [] for f in SCHEMAS[name].names} for name in TABLES if name != "texts"
-        }
+        self._text_ids: dict[str, int] = {}  # each text -> its row in the texts table
+        self._pending: list[EvaluationCaseResult] = []
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._tmp: dict[str, str] = {}
-        self._buffered = 0
 
     def text_id(self, text: str) -> int:
         """The index of ``text`` in the texts table (added once)."""
-        found = self._text_ids.get(text)
-        if found is None:
-            found = self._text_ids[text] = len(self._texts)
-            self._texts.append(text)
-        return found
+        return self._text_ids.setdefault(text, len(self._text_ids))
 
     def add(self, result: EvaluationCaseResult) -> None:
-        """Append one case result to the cases, results and scores columns."""
-        row, cases = self.rows, self._buffers["cases"]
-        response, error = result.response, result.error
-        results = response.results if response is not None else ()
-        cases["case_id"].append(result.case_id)
-        cases["query"].append(result.query)
-        cases["query_mode"].append(result.query_mode)
-        cases["latency_ms"].append(_finite(result.latency_ms))
-        cases["error"].append(None if error is None else error.message)
-        cases["error_type"].append(None if error is None else error.error_type)
-        cases["error_json"].append(None if error is None else error.model_dump_json())
-        cases["has_response"].append(response is not None)
-        cases["response_mode"].append(None if response is None else response.mode)
-        cases["answer"].append(None if response is None else response.answer)
-        rest = None
-        if response is not None:
-            rest = response.model_dump(mode="json", exclude={"mode", "results", "answer"})
-            rest = {k: v for k, v in rest.items() if v not in ({}, [], None)}
-        cases["response_json"].append(_json(rest))
-        cases["n_results"].append(len(results))
-        cases["n_scores"].append(len(result.scores))
-        cases["metadata"].append(_json(result.metadata))
-        cases["extra"].append(_json(result.model_extra))
-        self._add_results(row, results)
-        self._add_scores(row, result.scores)
+        """Append one case result (its columns are built a row group at a time)."""
+        self._pending.append(result)
         self.rows += 1
-        self._buffered += 1
-        if self._buffered >= self.cases_per_group:
+        if len(self._pending) >= self.cases_per_group:
             self.flush()
-
-    def _add_results(self, row: int, results: Sequence[Any]) -> None:
-        """Columns of one case's retrieved results, read in C-level ``map`` passes."""
-        if not results:
-            return
-        out, n = self._buffers["results"], len(results)
-        out["row"].extend([row] * n)
-        out["rank"].extend(range(1, n + 1))
-        out["id"].extend(map(_ID, results))
-        out["text"].extend(map(self.text_id, map(_TEXT, results)))
-        out["score"].extend(map(_finite, map(_SCORE, results)))
-        out["kind"].extend(map(_KIND, results))
-        out["source"].extend(map(_json, map(_SOURCE, results)))
-        out["metadata"].extend(map(_json, map(_METADATA, results)))
-        out["extra"].extend(map(_json, map(_EXTRA, results)))
-
-    def _add_scores(self, row: int, scores: Sequence[EvaluationScore]) -> None:
-        """Columns of one case's scores; status and reason looked at only for flagged ones."""
-        if not scores:
-            return
-        out, n = self._buffers["scores"], len(scores)
-        values = list(map(_VALUE, scores))
-        mds = list(map(_METADATA, scores))
-        out["row"].extend([row] * n)
-        out["name"].extend(map(_NAME, scores))
-        out["value"].extend([None if isinstance(v, str) else float(v) for v in values])
-        out["text"].extend([v if isinstance(v, str) else None for v in values])
-        out["kind"].extend(
-            [TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT for v in values]
-        )
-        out["passed"].extend(map(_PASSED, scores))
-        flagged = [bool(md) and not _FLAG_KEYS.isdisjoint(md) for md in mds]
-        out["status"].extend(
-            [s.status if f else "scored" for s, f in zip(scores, flagged, strict=True)]
-        )
-        out["reason"].extend(
-            [_reason(s) if f else None for s, f in zip(scores, flagged, strict=True)]
-        )
-        out["metadata"].extend(_json_shared(mds))  # mds holds them alive: ids stay unique
-        out["extra"].extend(map(_json, map(_EXTRA, scores)))
 
     def add_group(self, tables: dict[str, pa.Table]) -> None:
         """Write ready ``cases``/``results``/``scores`` tables of the next case results as one
@@ -270,16 +226,14 @@ class TableWriter:
         self.rows += len(tables["cases"])
 
     def flush(self) -> None:
-        """Write buffered rows as one row group per table."""
-        for name, buffer in self._buffers.items():
-            if name != "cases" and not buffer["row"]:
-                continue
-            if name == "cases" and not buffer["case_id"]:
-                continue
-            self._write(name, pa.table(buffer, schema=SCHEMAS[name]))
-            for column in buffer.values():
-                column.clear()
-        self._buffered = 0
+        """Write the pending case results as one row group per table."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        tables = case_columns(pending, self.rows - len(pending), self._text_ids)
+        for name in ("cases", "results", "scores"):
+            if len(tables[name]):
+                self._write(name, tables[name])
 
     def _write(self, name: str, table: pa.Table) -> None:
         if name not in self._writers:
@@ -299,7 +253,7 @@ class TableWriter:
     def finish(self, header: dict[str, Any]) -> None:
         """Write the texts, close every table, rename them into place, then the header."""
         self.flush()
-        texts = pa.table({"text": pa.array(self._texts, pa.large_string())})
+        texts = pa.table({"text": pa.array(list(self._text_ids), pa.large_string())})
         self._write("texts", texts)
         for name in TABLES:  # empty reports still get every table
             if name not in self._writers:
@@ -319,7 +273,7 @@ class TableWriter:
             "format_version": FORMAT_VERSION,
             "generation": self.generation,
             "n_case_results": self.rows,
-            "n_texts": len(self._texts),
+            "n_texts": len(self._text_ids),
         }
         from heta_notebook.paths import atomic_write_text
 
@@ -335,17 +289,127 @@ class TableWriter:
                 os.unlink(tmp)
 
 
+def case_columns(
+    results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
+) -> dict[str, pa.Table]:
+    """The ``cases``, ``results`` and ``scores`` tables of ``results`` (rows counted from
+    ``first_row``; new texts get the next ids in ``text_ids``), column by column in C-level
+    ``map`` passes, JSON written once per distinct dict object."""
+    n = len(results)
+    records = list(map(_DICT, results))
+    responses = list(map(_RESPONSE, records))
+    errors = list(map(_ERROR, records))
+    hit_lists = [() if r is None else r.results for r in responses]
+    score_lists = list(map(_SCORES, records))
+    cases = {
+        "case_id": list(map(_CASE_ID, records)),
+        "query": list(map(_QUERY, records)),
+        "query_mode": list(map(_QUERY_MODE, records)),
+        "latency_ms": _finite_array(list(map(_LATENCY, records))),
+        "error": [None if e is None else e.message for e in errors],
+        "error_type": [None if e is None else e.error_type for e in errors],
+        "error_json": [None if e is None else e.model_dump_json() for e in errors],
+        "has_response": [r is not None for r in responses],
+        "response_mode": [None if r is None else r.mode for r in responses],
+        "answer": [None if r is None else r.answer for r in responses],
+        "response_json": list(map(_response_json, responses)),
+        "n_results": list(map(len, hit_lists)),
+        "n_scores": list(map(len, score_lists)),
+        "metadata": _json_shared(map(_METADATA_KEY, records)),
+        "extra": _json_shared(map(_EXTRA, results)),
+    }
+    rows = range(first_row, first_row + n)
+    hits = list(chain.from_iterable(hit_lists))
+    scores = list(chain.from_iterable(score_lists))
+    return {
+        "cases": pa.table(cases, schema=CASES_SCHEMA),
+        "results": _results_table(hits, hit_lists, rows, text_ids),
+        "scores": _scores_table(scores, score_lists, rows),
+    }
+
+
+def _row_column(lists: Sequence[Sequence[Any]], rows: range) -> np.ndarray:
+    return np.repeat(np.asarray(rows, dtype=np.int32), np.fromiter(map(len, lists), np.int64))
+
+
+def _results_table(
+    hits: list[Any], hit_lists: Sequence[Sequence[Any]], rows: range, text_ids: dict[str, int]
+) -> pa.Table:
+    if not hits:
+        return RESULTS_SCHEMA.empty_table()
+    new_id = text_ids.setdefault
+    counts = np.fromiter(map(len, hit_lists), np.int64)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    columns = {
+        "row": _row_column(hit_lists, rows),
+        "rank": (np.arange(len(hits)) - starts + 1).astype(np.int32),
+        "id": list(map(_ID, hits)),
+        "text": [new_id(t, len(text_ids)) for t in map(_TEXT, hits)],
+        "score": _finite_array(list(map(_SCORE, hits))),
+        "kind": list(map(_KIND, hits)),
+        "source": _json_shared(map(_SOURCE, hits)),
+        "metadata": _json_shared(map(_METADATA, hits)),
+        "extra": _json_shared(map(_EXTRA, hits)),
+    }
+    return pa.table(columns, schema=RESULTS_SCHEMA)
+
+
+def _scores_table(scores: list[Any], score_lists: Sequence[Sequence[Any]], rows: range) -> pa.Table:
+    if not scores:
+        return SCORES_SCHEMA.empty_table()
+    values = list(map(_VALUE, scores))
+    if set(map(type, values)) <= {float}:  # the common case: every value a float
+        value: Any = pa.array(values, pa.float64())
+        text: Any = pa.nulls(len(values), pa.string())
+        kind: Any = np.full(len(values), FLOAT, dtype=np.int8)
+    else:
+        value = [None if isinstance(v, str) else float(v) for v in values]
+        text = [v if isinstance(v, str) else None for v in values]
+        kind = [
+            TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT for v in values
+        ]
+    mds = list(map(_METADATA, scores))
+    flags = _per_object(mds, _score_flags)  # (json, status, reason) once per metadata dict
+    columns = {
+        "row": _row_column(score_lists, rows),
+        "name": list(map(_NAME, scores)),
+        "value": value,
+        "text": text,
+        "kind": kind,
+        "passed": list(map(_PASSED, scores)),
+        "status": list(map(_FIRST, flags)),
+        "reason": list(map(_SECOND, flags)),
+        "metadata": list(map(_THIRD, flags)),
+        "extra": _json_shared(map(_EXTRA, scores)),
+    }
+    return pa.table(columns, schema=SCORES_SCHEMA)
+
+
 def _reason(score: Any) -> str | None:
     """What a table shows as a score's reason: the error message, the skip reason, or the
     judge's reason (the same rule as ``analysis.frames``)."""
-    md = score.metadata
+    return _metadata_reason(score.metadata)
+
+
+def _metadata_reason(md: dict[str, Any]) -> str | None:
     if md.get("error"):
         error = md["error"]
         return str(error.get("message") if isinstance(error, dict) else error)
     if md.get("skipped"):
         reason = md.get("skip_reason")
         return None if reason is None else str(reason)
-    return score.reason
+    for key in REASON_KEYS:  # EvaluationScore.reason
+        value = md.get(key)
+        if value:
+            return str(value)
+    return None
+
+
+def _score_flags(md: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """A score's status, reason and metadata JSON: functions of its metadata only."""
+    if md and not _FLAG_KEYS.isdisjoint(md):
+        return status_name(md), _metadata_reason(md), _json(md)
+    return "scored", None, _json(md)
 
 
 def _umask() -> int:
