@@ -36,13 +36,14 @@ import secrets
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, islice
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic_core import to_json
 
@@ -61,6 +62,7 @@ FORMAT = "heta-notebook-columnar"
 FORMAT_VERSION = 1
 HEADER = "header.json"
 TABLES = ("cases", "results", "texts", "scores")
+_CASE_TABLES = ("cases", "results", "scores")  # one row group each per case group
 CASES_PER_GROUP = 1000  # case results per Parquet row group: the unit of lazy reads
 TEXTS_PER_GROUP = 8192  # texts per row group: one record reads only the groups it needs
 _COMPRESSION = "zstd"
@@ -132,6 +134,8 @@ _CASE_ID, _QUERY, _QUERY_MODE, _LATENCY, _METADATA_KEY = (
     itemgetter(k) for k in ("case_id", "query", "query_mode", "latency_ms", "metadata")
 )
 _FIRST, _SECOND, _THIRD = (itemgetter(i) for i in range(3))
+_HIT_FIELDS = itemgetter("id", "text", "score", "kind", "source", "metadata")
+_SCORE_FIELDS = itemgetter("name", "value", "passed", "metadata")
 _FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 
 
@@ -216,6 +220,26 @@ class TableWriter:
         if len(self._pending) >= self.cases_per_group:
             self.flush()
 
+    def add_tables(self, tables: dict[str, pa.Table], texts: list[str]) -> None:
+        """Write whole ``cases``/``results``/``scores`` tables (case rows ``0..n-1``, text ids
+        indexing ``texts``) in row groups of ``cases_per_group`` case results (a fresh writer)."""
+        if self.rows or self._text_ids or self._pending:
+            raise RuntimeError("add_tables() needs a fresh TableWriter")
+        self._text_ids = dict(zip(texts, range(len(texts)), strict=True))
+        cases = tables["cases"]
+        bounds = {
+            name: np.concatenate([[0], np.cumsum(cases.column(count).to_numpy())])
+            for name, count in (("results", "n_results"), ("scores", "n_scores"))
+        }
+        for start in range(0, len(cases), self.cases_per_group):
+            stop = min(start + self.cases_per_group, len(cases))
+            self._write("cases", cases.slice(start, stop - start))
+            for name, bound in bounds.items():
+                lo, hi = int(bound[start]), int(bound[stop])
+                if hi > lo:
+                    self._write(name, tables[name].slice(lo, hi - lo))
+        self.rows = len(cases)
+
     def add_group(self, tables: dict[str, pa.Table]) -> None:
         """Write ready ``cases``/``results``/``scores`` tables of the next case results as one
         row group (bulk writers, e.g. bench); ``row`` columns count from this writer's rows."""
@@ -293,96 +317,171 @@ def case_columns(
     results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
 ) -> dict[str, pa.Table]:
     """The ``cases``, ``results`` and ``scores`` tables of ``results`` (rows counted from
-    ``first_row``; new texts get the next ids in ``text_ids``), column by column in C-level
-    ``map`` passes, JSON written once per distinct dict object."""
+    ``first_row``; new texts get the next ids in ``text_ids``)."""
+    return {
+        name: pa.Table.from_batches([batch])
+        for name, batch in case_batches(results, first_row, text_ids).items()
+    }
+
+
+def case_batches(
+    results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
+) -> dict[str, pa.RecordBatch]:
+    """``case_columns`` as record batches: each field read in one C-level ``map`` pass over
+    the records, JSON written once per distinct dict object, and every column of one Arrow
+    type converted in one call (a checkpoint turns a few records at a time into columns,
+    so calls, not values, would dominate)."""
     n = len(results)
     records = list(map(_DICT, results))
     responses = list(map(_RESPONSE, records))
     errors = list(map(_ERROR, records))
     hit_lists = [() if r is None else r.results for r in responses]
     score_lists = list(map(_SCORES, records))
-    cases = {
-        "case_id": list(map(_CASE_ID, records)),
-        "query": list(map(_QUERY, records)),
-        "query_mode": list(map(_QUERY_MODE, records)),
-        "latency_ms": _finite_array(list(map(_LATENCY, records))),
-        "error": [None if e is None else e.message for e in errors],
-        "error_type": [None if e is None else e.error_type for e in errors],
-        "error_json": [None if e is None else e.model_dump_json() for e in errors],
-        "has_response": [r is not None for r in responses],
-        "response_mode": [None if r is None else r.mode for r in responses],
-        "answer": [None if r is None else r.answer for r in responses],
-        "response_json": list(map(_response_json, responses)),
-        "n_results": list(map(len, hit_lists)),
-        "n_scores": list(map(len, score_lists)),
-        "metadata": _json_shared(map(_METADATA_KEY, records)),
-        "extra": _json_shared(map(_EXTRA, results)),
-    }
-    rows = range(first_row, first_row + n)
     hits = list(chain.from_iterable(hit_lists))
     scores = list(chain.from_iterable(score_lists))
-    return {
-        "cases": pa.table(cases, schema=CASES_SCHEMA),
-        "results": _results_table(hits, hit_lists, rows, text_ids),
-        "scores": _scores_table(scores, score_lists, rows),
-    }
-
-
-def _row_column(lists: Sequence[Sequence[Any]], rows: range) -> np.ndarray:
-    return np.repeat(np.asarray(rows, dtype=np.int32), np.fromiter(map(len, lists), np.int64))
-
-
-def _results_table(
-    hits: list[Any], hit_lists: Sequence[Sequence[Any]], rows: range, text_ids: dict[str, int]
-) -> pa.Table:
-    if not hits:
-        return RESULTS_SCHEMA.empty_table()
-    new_id = text_ids.setdefault
-    counts = np.fromiter(map(len, hit_lists), np.int64)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    columns = {
-        "row": _row_column(hit_lists, rows),
-        "rank": (np.arange(len(hits)) - starts + 1).astype(np.int32),
-        "id": list(map(_ID, hits)),
-        "text": [new_id(t, len(text_ids)) for t in map(_TEXT, hits)],
-        "score": _finite_array(list(map(_SCORE, hits))),
-        "kind": list(map(_KIND, hits)),
-        "source": _json_shared(map(_SOURCE, hits)),
-        "metadata": _json_shared(map(_METADATA, hits)),
-        "extra": _json_shared(map(_EXTRA, hits)),
-    }
-    return pa.table(columns, schema=RESULTS_SCHEMA)
-
-
-def _scores_table(scores: list[Any], score_lists: Sequence[Sequence[Any]], rows: range) -> pa.Table:
-    if not scores:
-        return SCORES_SCHEMA.empty_table()
-    values = list(map(_VALUE, scores))
-    if set(map(type, values)) <= {float}:  # the common case: every value a float
-        value: Any = pa.array(values, pa.float64())
-        text: Any = pa.nulls(len(values), pa.string())
-        kind: Any = np.full(len(values), FLOAT, dtype=np.int8)
-    else:
-        value = [None if isinstance(v, str) else float(v) for v in values]
-        text = [v if isinstance(v, str) else None for v in values]
-        kind = [
-            TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT for v in values
+    n_hits, n_scores = len(hits), len(scores)
+    hit_counts = np.fromiter(map(len, hit_lists), np.int64, n)
+    score_counts = np.fromiter(map(len, score_lists), np.int64, n)
+    if any(errors):
+        error_columns = [
+            [None if e is None else e.message for e in errors],
+            [None if e is None else e.error_type for e in errors],
+            [None if e is None else e.model_dump_json() for e in errors],
         ]
-    mds = list(map(_METADATA, scores))
-    flags = _per_object(mds, _score_flags)  # (json, status, reason) once per metadata dict
-    columns = {
-        "row": _row_column(score_lists, rows),
-        "name": list(map(_NAME, scores)),
-        "value": value,
-        "text": text,
-        "kind": kind,
-        "passed": list(map(_PASSED, scores)),
-        "status": list(map(_FIRST, flags)),
-        "reason": list(map(_SECOND, flags)),
-        "metadata": list(map(_THIRD, flags)),
-        "extra": _json_shared(map(_EXTRA, scores)),
+    else:
+        error_columns = [[None] * n] * 3
+    fields = zip(*map(_HIT_FIELDS, map(_DICT, hits)), strict=True) if hits else [()] * 6
+    ids, text, hit_score, kind, source, hit_metadata = fields
+    hit_extras = list(map(_EXTRA, hits))
+    fields = zip(*map(_SCORE_FIELDS, map(_DICT, scores)), strict=True) if scores else [()] * 4
+    names, values, passed, mds = fields
+    plain = set(map(type, values)) <= {float}  # the common case: every value a float
+    score_texts = (
+        [None] * n_scores if plain else [v if isinstance(v, str) else None for v in values]
+    )
+    flags = _per_object(list(mds), _score_flags)  # (status, reason, json) once per dict
+    score_extras = list(map(_EXTRA, scores))
+    strings = _arrow(
+        pa.string(),
+        [
+            list(map(_CASE_ID, records)),  # cases
+            list(map(_QUERY, records)),
+            list(map(_QUERY_MODE, records)),
+            *error_columns,
+            [None if r is None else r.mode for r in responses],
+            [None if r is None else r.answer for r in responses],
+            list(map(_response_json, responses)),
+            _json_shared(map(_METADATA_KEY, records)),
+            _json_shared(map(_EXTRA, results)),
+            ids,  # results
+            kind,
+            _json_shared(source),
+            _json_shared(hit_metadata) if any(hit_metadata) else [None] * n_hits,
+            _json_shared(hit_extras) if any(hit_extras) else [None] * n_hits,
+            names,  # scores
+            score_texts,
+            list(map(_FIRST, flags)),
+            list(map(_SECOND, flags)),
+            list(map(_THIRD, flags)),
+            _json_shared(score_extras) if any(score_extras) else [None] * n_scores,
+        ],
+    )
+    if plain:
+        score_values: Sequence[Any] = values
+        kinds = np.full(n_scores, FLOAT, dtype=np.int8)
+    else:
+        score_values = [None if isinstance(v, str) else float(v) for v in values]
+        kinds = np.fromiter(
+            (
+                TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT
+                for v in values
+            ),
+            np.int8,
+            n_scores,
+        )
+    latency, hit_scores, score_values = _floats(
+        [list(map(_LATENCY, records)), hit_score, score_values],
+        finite=(True, True, None if plain else False),
+    )
+    has_response, score_passed = _arrow(pa.bool_(), [[r is not None for r in responses], passed])
+    case_rows = np.arange(first_row, first_row + n, dtype=np.int32)
+    new_id = text_ids.setdefault
+    text_column = np.fromiter((new_id(t, len(text_ids)) for t in text), np.int32, n_hits)
+    ranks = np.arange(n_hits) - np.repeat(np.cumsum(hit_counts) - hit_counts, hit_counts) + 1
+    ints = pa.array(
+        np.concatenate(
+            [
+                hit_counts,
+                score_counts,
+                np.repeat(case_rows, hit_counts),
+                ranks,
+                text_column,
+                np.repeat(case_rows, score_counts),
+            ]
+        ).astype(np.int32)
+    )
+    bounds = np.cumsum([0, n, n, n_hits, n_hits, n_hits, n_scores]).tolist()
+    n_results, n_scored, hit_rows, rank, text_ids_column, score_rows = (
+        ints.slice(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
+    )
+    cases = [
+        *strings[0:3],
+        latency,
+        *strings[3:6],
+        has_response,
+        *strings[6:9],
+        n_results,
+        n_scored,
+        *strings[9:11],
+    ]
+    hit_columns = [hit_rows, rank, strings[11], text_ids_column, hit_scores, *strings[12:16]]
+    score_columns = [
+        score_rows,
+        strings[16],
+        score_values,
+        strings[17],
+        pa.array(kinds),
+        score_passed,
+        *strings[18:],
+    ]
+    return {
+        "cases": pa.RecordBatch.from_arrays(cases, schema=CASES_SCHEMA),
+        "results": pa.RecordBatch.from_arrays(hit_columns, schema=RESULTS_SCHEMA),
+        "scores": pa.RecordBatch.from_arrays(score_columns, schema=SCORES_SCHEMA),
     }
-    return pa.table(columns, schema=SCORES_SCHEMA)
+
+
+def _arrow(kind: pa.DataType, columns: list[Sequence[Any]]) -> list[pa.Array]:
+    """Columns of one Arrow type, converted in one call (then zero-copy slices)."""
+    flat = pa.array(list(chain.from_iterable(columns)), kind)
+    out, start = [], 0
+    for column in columns:
+        out.append(flat.slice(start, len(column)))
+        start += len(column)
+    return out
+
+
+def _floats(columns: list[Sequence[Any]], finite: tuple[bool | None, ...]) -> list[pa.Array]:
+    """Float columns in one conversion: None is null, and so are NaN/inf where ``finite``
+    (``None``: the column holds floats only, no null)."""
+    data = np.asarray(list(chain.from_iterable(columns)), dtype=float)
+    null = np.isnan(data)  # None became NaN
+    start = 0
+    for column, strict in zip(columns, finite, strict=True):
+        if strict:
+            part = slice(start, start + len(column))
+            null[part] = ~np.isfinite(data[part])
+        elif strict is None:  # no None (every value a float): NaN stays NaN, never null
+            null[start : start + len(column)] = False
+        else:  # only None is null: a NaN value stays NaN
+            null[start : start + len(column)] = [v is None for v in column]
+        start += len(column)
+    flat = pa.array(data, pa.float64(), mask=null)
+    out, start = [], 0
+    for column in columns:
+        out.append(flat.slice(start, len(column)))
+        start += len(column)
+    return out
 
 
 def _reason(score: Any) -> str | None:
@@ -436,21 +535,217 @@ def report_header(report: EvaluationReport) -> dict[str, Any]:
 
 
 def write_report(
-    folder: Path, report: EvaluationReport, *, cases_per_group: int = CASES_PER_GROUP
+    folder: Path,
+    report: EvaluationReport,
+    *,
+    cases_per_group: int = CASES_PER_GROUP,
+    batches: CaseBatches | None = None,
 ) -> None:
-    """Write ``report`` in the columnar layout into ``folder`` (tables first, header last)."""
+    """Write ``report`` in the columnar layout into ``folder`` (tables first, header last).
+
+    ``batches``: the columns its run built when checkpointing (``CaseBatches``), reused
+    instead of walking the records again."""
     folder.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(folder, cases_per_group)
     try:
         source = report.case_results
-        if isinstance(source, LazyCaseResults):
-            source = source.iter_batches()
-        for result in source:
-            writer.add(result)
+        if batches is not None and not isinstance(source, LazyCaseResults):
+            tables, texts = batches.tables_for(source)
+            writer.add_tables(tables, texts)
+            names = pc.unique(tables["scores"].column("name")).to_pylist()
+            report.frames().prime(score_names=names)  # first seen, as the records give
+        else:
+            for result in source.iter_batches() if isinstance(source, LazyCaseResults) else source:
+                writer.add(result)
         writer.finish({**report_header(report), "views": report.frames().views()})
     except BaseException:
         writer.abort()
         raise
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+CHECKPOINT = "cases.arrows"  # a run's checkpoint: an Arrow IPC stream, one batch per append
+CHECKPOINT_FORMAT = "heta-notebook-checkpoint"
+CHECKPOINT_VERSION = 1
+CHECKPOINT_SCHEMA = pa.schema(
+    [
+        *(pa.field(name, pa.list_(pa.struct(list(SCHEMAS[name])))) for name in _CASE_TABLES),
+        pa.field("texts", pa.list_(pa.large_string())),  # the texts this batch adds
+    ],
+    metadata={"format": CHECKPOINT_FORMAT, "format_version": str(CHECKPOINT_VERSION)},
+)
+_COMPACT_EVERY = 40  # appended tables joined into one (few chunks at the final save)
+
+
+class CaseBatches:
+    """A run's case results as columns, built once when they are checkpointed.
+
+    ``add`` turns finished results into the ``cases``/``results``/``scores`` rows of the
+    report tables (``row`` counts from the first result checkpointed; texts get ids once)
+    and returns the one-row Arrow batch that the checkpoint stream appends. The final save
+    takes the report's rows from here (``tables_for``) instead of walking its records again.
+    """
+
+    def __init__(self) -> None:
+        self.text_ids: dict[str, int] = {}
+        self.rows = 0
+        self._tables: dict[str, list[pa.Table]] = {name: [] for name in _CASE_TABLES}
+        self._known: dict[int, tuple[EvaluationCaseResult, int]] = {}  # id -> (record, row)
+
+    def add(self, results: Iterable[EvaluationCaseResult]) -> pa.RecordBatch:
+        """Columns of ``results`` (kept) and the checkpoint batch that holds them."""
+        results = list(results)
+        before = len(self.text_ids)
+        batches = case_batches(results, self.rows, self.text_ids)
+        texts = list(islice(reversed(self.text_ids), len(self.text_ids) - before))[::-1]
+        self._keep({k: pa.Table.from_batches([b]) for k, b in batches.items()}, results)
+        return _nest(batches, texts)
+
+    def extend(self, tables: dict[str, pa.Table], texts: list[str]) -> None:
+        """Take the rows of a checkpoint stream read back (before any ``add``): new rows
+        and texts are numbered after them."""
+        if self.rows or self.text_ids:
+            raise RuntimeError("CaseBatches.extend() must come before add()")
+        self.text_ids = dict(zip(texts, range(len(texts)), strict=True))
+        self._keep(tables, [None] * len(tables["cases"]))
+
+    def register(self, rows: Iterable[tuple[int, EvaluationCaseResult]]) -> None:
+        """Say which record each (row, record) pair of the rows read back is."""
+        self._known.update((id(record), (record, row)) for row, record in rows)
+
+    def _keep(self, tables: dict[str, pa.Table], records: Sequence[Any]) -> None:
+        for name in _CASE_TABLES:
+            kept = self._tables[name]
+            kept.append(tables[name])
+            if len(kept) >= _COMPACT_EVERY:
+                kept[:] = [pa.concat_tables(kept).combine_chunks()]
+        known = self._known
+        for row, record in enumerate(records, start=self.rows):
+            if record is not None:
+                known[id(record)] = (record, row)
+        self.rows += len(records)
+
+    def tables_for(
+        self, records: Sequence[EvaluationCaseResult]
+    ) -> tuple[dict[str, pa.Table], list[str]]:
+        """The report tables of ``records`` in their order (rows renumbered) and the texts
+        they index; records not checkpointed here (e.g. resumed from ``cases.jsonl``) are
+        turned into columns now."""
+        known, rows, missing = self._known, np.empty(len(records), np.int64), []
+        for position, record in enumerate(records):
+            entry = known.get(id(record))
+            if entry is None or entry[0] is not record:
+                missing.append(position)
+            else:
+                rows[position] = entry[1]
+        if missing:
+            start = self.rows
+            self._keep(
+                case_columns([records[i] for i in missing], start, self.text_ids),
+                [records[i] for i in missing],
+            )
+            rows[missing] = np.arange(start, self.rows)
+        tables = {name: pa.concat_tables(self._tables[name]) for name in _CASE_TABLES}
+        if not (len(rows) == self.rows and (rows == np.arange(self.rows)).all()):
+            tables = _reorder(tables, rows)
+        return tables, list(self.text_ids)
+
+
+def _nest(batches: dict[str, pa.RecordBatch], texts: list[str]) -> pa.RecordBatch:
+    """One checkpoint batch: each table as a one-row list of structs, plus the new texts."""
+    columns = []
+    for values in (*(batches[name].to_struct_array() for name in _CASE_TABLES), texts):
+        if isinstance(values, list):
+            values = pa.array(values, pa.large_string())
+        offsets = pa.array(np.asarray([0, len(values)], dtype=np.int32))
+        columns.append(pa.ListArray.from_arrays(offsets, values))
+    return pa.RecordBatch.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
+
+
+def _reorder(tables: dict[str, pa.Table], rows: np.ndarray) -> dict[str, pa.Table]:
+    """``tables`` with their case rows taken in the order ``rows`` (renumbered 0..n-1)."""
+    cases = tables["cases"]
+    out = {"cases": cases.take(pa.array(rows))}
+    for name, count in (("results", "n_results"), ("scores", "n_scores")):
+        counts = cases.column(count).to_numpy().astype(np.int64)
+        starts = np.cumsum(counts) - counts
+        picked, first = counts[rows], starts[rows]
+        offsets = np.cumsum(picked) - picked
+        index = np.repeat(first - offsets, picked) + np.arange(int(picked.sum()))
+        table = tables[name].take(pa.array(index, pa.int64()))
+        renumbered = np.repeat(np.arange(len(rows), dtype=np.int32), picked)
+        out[name] = table.set_column(0, "row", pa.array(renumbered, pa.int32()))
+    return out
+
+
+def read_checkpoint_stream(
+    data: bytes | pa.Buffer, path: Any
+) -> tuple[dict[str, pa.Table], list[str], int]:
+    """Parse a checkpoint stream: its tables, texts and the byte length of its complete
+    batches (a batch torn by a killed process is left out; anything else corrupt raises a
+    ``ValueError`` naming the file)."""
+    source = pa.BufferReader(data)
+    size, good = source.size(), 0
+    batches: list[pa.RecordBatch] = []
+    schema = None
+    while good < size:
+        try:
+            message = pa.ipc.read_message(source)
+        except EOFError:
+            break
+        except (OSError, pa.ArrowInvalid) as exc:
+            if "byte" in str(exc) or "available" in str(exc):  # cut short: a torn last batch
+                break
+            raise ValueError(f"{path}: corrupt checkpoint at byte {good}: {exc}") from exc
+        try:
+            if schema is None:
+                schema = pa.ipc.read_schema(message)
+                _check_checkpoint_schema(schema, path)
+            else:
+                batches.append(pa.ipc.read_record_batch(message, schema))
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{path}: corrupt checkpoint batch at byte {good}: {exc}") from exc
+        good = source.tell()
+    if schema is None:
+        return {n: SCHEMAS[n].empty_table() for n in _CASE_TABLES}, [], 0
+    table = pa.Table.from_batches(batches, schema=schema)
+    tables = {}
+    for name in _CASE_TABLES:
+        values = table.column(name).combine_chunks().flatten()
+        tables[name] = pa.Table.from_arrays(values.flatten(), schema=SCHEMAS[name])
+    texts = table.column("texts").combine_chunks().flatten().to_pylist()
+    return tables, texts, good
+
+
+def _check_checkpoint_schema(schema: pa.Schema, path: Any) -> None:
+    meta = schema.metadata or {}
+    if meta.get(b"format") != CHECKPOINT_FORMAT.encode():
+        raise ValueError(f"{path}: not a {CHECKPOINT_FORMAT} stream")
+    version = meta.get(b"format_version", b"")
+    if not version.isdigit() or int(version) > CHECKPOINT_VERSION:
+        raise ValueError(
+            f"{path}: checkpoint format version {version.decode(errors='replace')!r} is newer "
+            f"than this heta-notebook reads ({CHECKPOINT_VERSION}); upgrade heta-notebook"
+        )
+    if schema.remove_metadata() != CHECKPOINT_SCHEMA.remove_metadata():
+        raise ValueError(f"{path}: checkpoint columns differ from this heta-notebook's")
+
+
+def records_of(tables: dict[str, pa.Table], texts: list[str]) -> list[EvaluationCaseResult]:
+    """Build the records of checkpointed rows (through a temporary columnar copy, removed
+    after: records are built by the one columnar reader)."""
+    if not len(tables["cases"]):
+        return []
+    with tempfile.TemporaryDirectory(prefix="heta-checkpoint-") as tmp:
+        writer = TableWriter(Path(tmp))
+        try:
+            writer.add_tables(tables, texts)
+            writer.finish({})
+        except BaseException:
+            writer.abort()
+            raise
+        return list(LazyCaseResults(ColumnarReport(tmp)).iter_batches())
 
 
 # --------------------------------------------------------------------------- reading
@@ -863,6 +1158,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "ColumnarReport",
+    "CaseBatches",
     "CorruptReportError",
     "LazyCaseResults",
     "TableWriter",
