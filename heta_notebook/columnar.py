@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import pyarrow as pa
@@ -349,17 +349,16 @@ def case_batches(
             [None if e is None else e.model_dump_json() for e in errors],
         ]
     else:
-        error_columns = [[None] * n] * 3
+        error_columns = [n] * 3  # all null
     fields = zip(*map(_HIT_FIELDS, map(_DICT, hits)), strict=True) if hits else [()] * 6
     ids, text, hit_score, kind, source, hit_metadata = fields
     hit_extras = list(map(_EXTRA, hits))
     fields = zip(*map(_SCORE_FIELDS, map(_DICT, scores)), strict=True) if scores else [()] * 4
     names, values, passed, mds = fields
     plain = set(map(type, values)) <= {float}  # the common case: every value a float
-    score_texts = (
-        [None] * n_scores if plain else [v if isinstance(v, str) else None for v in values]
-    )
+    score_texts = n_scores if plain else [v if isinstance(v, str) else None for v in values]
     flags = _per_object(list(mds), _score_flags)  # (status, reason, json) once per dict
+    flagged = any(map(_FIRST, flags))  # a skipped, failed or judged score
     score_extras = list(map(_EXTRA, scores))
     strings = _arrow(
         pa.string(),
@@ -376,14 +375,14 @@ def case_batches(
             ids,  # results
             kind,
             _json_shared(source),
-            _json_shared(hit_metadata) if any(hit_metadata) else [None] * n_hits,
-            _json_shared(hit_extras) if any(hit_extras) else [None] * n_hits,
+            _json_shared(hit_metadata) if any(hit_metadata) else n_hits,
+            _json_shared(hit_extras) if any(hit_extras) else n_hits,
             names,  # scores
             score_texts,
-            list(map(_FIRST, flags)),
-            list(map(_SECOND, flags)),
+            [s or "scored" for s in map(_FIRST, flags)] if flagged else _Same("scored", n_scores),
+            list(map(_SECOND, flags)) if flagged else n_scores,
             list(map(_THIRD, flags)),
-            _json_shared(score_extras) if any(score_extras) else [None] * n_scores,
+            _json_shared(score_extras) if any(score_extras) else n_scores,
         ],
     )
     if plain:
@@ -451,13 +450,31 @@ def case_batches(
     }
 
 
-def _arrow(kind: pa.DataType, columns: list[Sequence[Any]]) -> list[pa.Array]:
-    """Columns of one Arrow type, converted in one call (then zero-copy slices)."""
-    flat = pa.array(list(chain.from_iterable(columns)), kind)
+def _empty(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+
+
+class _Same(NamedTuple):
+    """A column holding one value ``n`` times (converted once)."""
+
+    value: Any
+    n: int
+
+
+def _arrow(kind: pa.DataType, columns: list[Sequence[Any] | int | _Same]) -> list[pa.Array]:
+    """Columns of one Arrow type, converted in one call (then zero-copy slices); a column
+    given as a number ``n`` is ``n`` nulls, a ``_Same`` one value repeated."""
+    lists = [c for c in columns if not isinstance(c, (int, _Same))]
+    flat = pa.array(list(chain.from_iterable(lists)), kind)
     out, start = [], 0
     for column in columns:
-        out.append(flat.slice(start, len(column)))
-        start += len(column)
+        if isinstance(column, _Same):
+            out.append(pa.repeat(pa.scalar(column.value, kind), column.n))
+        elif isinstance(column, int):
+            out.append(pa.nulls(column, kind))
+        else:
+            out.append(flat.slice(start, len(column)))
+            start += len(column)
     return out
 
 
@@ -505,10 +522,11 @@ def _metadata_reason(md: dict[str, Any]) -> str | None:
 
 
 def _score_flags(md: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    """A score's status, reason and metadata JSON: functions of its metadata only."""
+    """A score's status (None: scored, with no reason), reason and metadata JSON:
+    functions of its metadata only."""
     if md and not _FLAG_KEYS.isdisjoint(md):
         return status_name(md), _metadata_reason(md), _json(md)
-    return "scored", None, _json(md)
+    return None, None, _json(md)  # "scored"
 
 
 def _umask() -> int:
@@ -575,7 +593,7 @@ CHECKPOINT_SCHEMA = pa.schema(
     ],
     metadata={"format": CHECKPOINT_FORMAT, "format_version": str(CHECKPOINT_VERSION)},
 )
-_COMPACT_EVERY = 40  # appended tables joined into one (few chunks at the final save)
+_COMPACT_EVERY = 40  # appended batches joined into one table (few chunks at the save)
 
 
 class CaseBatches:
@@ -591,6 +609,7 @@ class CaseBatches:
         self.text_ids: dict[str, int] = {}
         self.rows = 0
         self._tables: dict[str, list[pa.Table]] = {name: [] for name in _CASE_TABLES}
+        self._batches: dict[str, list[pa.RecordBatch]] = {name: [] for name in _CASE_TABLES}
         self._known: dict[int, tuple[EvaluationCaseResult, int]] = {}  # id -> (record, row)
 
     def add(self, results: Iterable[EvaluationCaseResult]) -> pa.RecordBatch:
@@ -599,8 +618,24 @@ class CaseBatches:
         before = len(self.text_ids)
         batches = case_batches(results, self.rows, self.text_ids)
         texts = list(islice(reversed(self.text_ids), len(self.text_ids) - before))[::-1]
-        self._keep({k: pa.Table.from_batches([b]) for k, b in batches.items()}, results)
+        for name, batch in batches.items():
+            self._batches[name].append(batch)
+        if len(self._batches["cases"]) >= _COMPACT_EVERY:
+            self._compact()
+        start = self.rows
+        self.rows += len(results)
+        self._known.update(
+            zip(map(id, results), zip(results, range(start, self.rows), strict=True), strict=True)
+        )
         return _nest(batches, texts)
+
+    def _compact(self) -> None:
+        """Join the batches appended since the last call into one table per table name."""
+        for name in _CASE_TABLES:
+            if self._batches[name]:
+                table = pa.Table.from_batches(self._batches[name], SCHEMAS[name])
+                self._tables[name].append(table.combine_chunks())
+                self._batches[name] = []
 
     def extend(self, tables: dict[str, pa.Table], texts: list[str]) -> None:
         """Take the rows of a checkpoint stream read back (before any ``add``): new rows
@@ -615,11 +650,9 @@ class CaseBatches:
         self._known.update((id(record), (record, row)) for row, record in rows)
 
     def _keep(self, tables: dict[str, pa.Table], records: Sequence[Any]) -> None:
+        self._compact()
         for name in _CASE_TABLES:
-            kept = self._tables[name]
-            kept.append(tables[name])
-            if len(kept) >= _COMPACT_EVERY:
-                kept[:] = [pa.concat_tables(kept).combine_chunks()]
+            self._tables[name].append(tables[name])
         known = self._known
         for row, record in enumerate(records, start=self.rows):
             if record is not None:
@@ -646,6 +679,7 @@ class CaseBatches:
                 [records[i] for i in missing],
             )
             rows[missing] = np.arange(start, self.rows)
+        self._compact()
         tables = {name: pa.concat_tables(self._tables[name]) for name in _CASE_TABLES}
         if not (len(rows) == self.rows and (rows == np.arange(self.rows)).all()):
             tables = _reorder(tables, rows)
@@ -708,7 +742,7 @@ def read_checkpoint_stream(
             raise ValueError(f"{path}: corrupt checkpoint batch at byte {good}: {exc}") from exc
         good = source.tell()
     if schema is None:
-        return {n: SCHEMAS[n].empty_table() for n in _CASE_TABLES}, [], 0
+        return {n: pa.Table.from_batches([_empty(SCHEMAS[n])]) for n in _CASE_TABLES}, [], 0
     table = pa.Table.from_batches(batches, schema=schema)
     tables = {}
     for name in _CASE_TABLES:
