@@ -7,7 +7,10 @@ Layout (heta-framework's keys, so either library finds the other's reports)::
                                                           # see heta_notebook.columnar)
         report.json        # heta-framework's layout (save(..., format="heta"), or theirs)
         summary.json       # listing row, for list()
-        cases.jsonl        # checkpoint: one finished case result per line
+        cases.arrows       # checkpoint of a run: an Arrow IPC stream, one batch of
+                           # report-table rows per append (columnar.CaseBatches)
+        cases.jsonl        # checkpoint of earlier versions / append_cases / remote
+                           # stores: one finished case result per line (still read)
         checkpoint.json    # who the checkpoint belongs to: names + run fingerprint
         .lock              # held (flock) by the process writing this report
     {root}/_heta/cache/{namespace}/...                    # KB builds, judges
@@ -18,7 +21,9 @@ report id (``lock``/``checkpoint`` raise :class:`ReportLockedError` otherwise); 
 a report folder that are symlinks are refused on read and write; two names whose folder
 slugs collide ("Baseline Run", "baseline_run") are refused instead of overwriting each
 other. Appending to a checkpoint costs the same at case 20,000 as at case 1; a torn last
-line (a killed process, even inside a UTF-8 character) is cut once when it is reopened.
+batch or line (a killed process, even inside a UTF-8 character) is cut once when it is
+reopened. A run's save reuses the columns its checkpoint built (each case is turned into
+columns once).
 Remote (fsspec) stores keep heta's ``report.json`` and have no lock.
 """
 
