@@ -404,8 +404,12 @@ def case_batches(
     )
     has_response, score_passed = _arrow(pa.bool_(), [[r is not None for r in responses], passed])
     case_rows = np.arange(first_row, first_row + n, dtype=np.int32)
-    new_id = text_ids.setdefault
-    text_column = np.fromiter((new_id(t, len(text_ids)) for t in text), np.int32, n_hits)
+    found = list(map(text_ids.get, text))  # most texts were seen before: one C-level pass
+    if None in found:
+        for i, t in enumerate(text):
+            if found[i] is None:
+                found[i] = text_ids.setdefault(t, len(text_ids))
+    text_column = np.asarray(found, dtype=np.int32)
     ranks = np.arange(n_hits) - np.repeat(np.cumsum(hit_counts) - hit_counts, hit_counts) + 1
     ints = pa.array(
         np.concatenate(
