@@ -36,15 +36,18 @@ import secrets
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from operator import attrgetter
+from itertools import chain, islice
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic_core import to_json
 
+from heta_notebook.evaluators.aggregation import status_name
 from heta_notebook.schema import (
     REASON_KEYS,
     EvaluationCaseResult,
@@ -59,6 +62,7 @@ FORMAT = "heta-notebook-columnar"
 FORMAT_VERSION = 1
 HEADER = "header.json"
 TABLES = ("cases", "results", "texts", "scores")
+_CASE_TABLES = ("cases", "results", "scores")  # one row group each per case group
 CASES_PER_GROUP = 1000  # case results per Parquet row group: the unit of lazy reads
 TEXTS_PER_GROUP = 8192  # texts per row group: one record reads only the groups it needs
 _COMPRESSION = "zstd"
@@ -122,6 +126,16 @@ FLOAT, BOOL, TEXT = 0, 1, 2  # scores.kind: how ``value`` was typed
 _ID, _TEXT, _SCORE, _KIND = (attrgetter(a) for a in ("id", "text", "score", "kind"))
 _SOURCE, _METADATA, _EXTRA = (attrgetter(a) for a in ("source", "metadata", "__pydantic_extra__"))
 _NAME, _VALUE, _PASSED = (attrgetter(a) for a in ("name", "value", "passed"))
+_DICT, _SCORES, _RESPONSE, _ERROR = (
+    attrgetter("__dict__"),
+    *(itemgetter(k) for k in ("scores", "response", "error")),
+)
+_CASE_ID, _QUERY, _QUERY_MODE, _LATENCY, _METADATA_KEY = (
+    itemgetter(k) for k in ("case_id", "query", "query_mode", "latency_ms", "metadata")
+)
+_FIRST, _SECOND, _THIRD = (itemgetter(i) for i in range(3))
+_HIT_FIELDS = itemgetter("id", "text", "score", "kind", "source", "metadata")
+_SCORE_FIELDS = itemgetter("name", "value", "passed", "metadata")
 _FLAG_KEYS = frozenset(("error", "skipped", *REASON_KEYS))
 
 
@@ -146,18 +160,36 @@ def _json(value: Any) -> str | None:
 def _json_shared(values: Iterable[Any]) -> list[str | None]:
     """``_json`` of each value, computed once per distinct object (a case's scores share a
     few metadata dicts: BEIR's 25 metrics hold 5)."""
-    done: dict[int, str | None] = {}
-    out = []
-    for value in values:
-        key = id(value)
-        if key not in done:
-            done[key] = _json(value)
-        out.append(done[key])
-    return out
+    return _per_object(list(values), _json)
 
 
-def _finite(value: float | None) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
+def _per_object(values: list[Any], build: Any) -> list[Any]:
+    """``build(v)`` for each of ``values``, called once per distinct object (``values``
+    holds them alive, so their ids stay unique)."""
+    keys = list(map(id, values))
+    done = dict(zip(keys, values, strict=True))
+    for key, value in done.items():
+        done[key] = build(value)
+    return list(map(done.__getitem__, keys))
+
+
+def _finite_array(values: list[Any]) -> pa.Array:
+    """Floats as an Arrow column, None/NaN/inf as null."""
+    array = np.asarray(values, dtype=float)
+    return pa.array(array, pa.float64(), mask=~np.isfinite(array))
+
+
+def _response_json(response: Any) -> str | None:
+    """A response's fields beyond mode, results and answer, as JSON (None when all empty)."""
+    if response is None:
+        return None
+    fields = response.__dict__
+    if not (
+        fields["citations"] or fields["trace"] or fields["metadata"] or response.__pydantic_extra__
+    ):
+        return None
+    rest = response.model_dump(mode="json", exclude={"mode", "results", "answer"})
+    return _json({k: v for k, v in rest.items() if v not in ({}, [], None)})
 
 
 class TableWriter:
@@ -172,93 +204,41 @@ class TableWriter:
         self.cases_per_group = cases_per_group
         self.generation = secrets.token_hex(8)
         self.rows = 0
-        self._text_ids: dict[str, int] = {}
-        self._texts: list[str] = []
-        self._buffers: dict[str, dict[str, list]] = {
-            name: {f: [] for f in SCHEMAS[name].names} for name in TABLES if name != "texts"
-        }
+        self._text_ids: dict[str, int] = {}  # each text -> its row in the texts table
+        self._pending: list[EvaluationCaseResult] = []
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._tmp: dict[str, str] = {}
-        self._buffered = 0
 
     def text_id(self, text: str) -> int:
         """The index of ``text`` in the texts table (added once)."""
-        found = self._text_ids.get(text)
-        if found is None:
-            found = self._text_ids[text] = len(self._texts)
-            self._texts.append(text)
-        return found
+        return self._text_ids.setdefault(text, len(self._text_ids))
 
     def add(self, result: EvaluationCaseResult) -> None:
-        """Append one case result to the cases, results and scores columns."""
-        row, cases = self.rows, self._buffers["cases"]
-        response, error = result.response, result.error
-        results = response.results if response is not None else ()
-        cases["case_id"].append(result.case_id)
-        cases["query"].append(result.query)
-        cases["query_mode"].append(result.query_mode)
-        cases["latency_ms"].append(_finite(result.latency_ms))
-        cases["error"].append(None if error is None else error.message)
-        cases["error_type"].append(None if error is None else error.error_type)
-        cases["error_json"].append(None if error is None else error.model_dump_json())
-        cases["has_response"].append(response is not None)
-        cases["response_mode"].append(None if response is None else response.mode)
-        cases["answer"].append(None if response is None else response.answer)
-        rest = None
-        if response is not None:
-            rest = response.model_dump(mode="json", exclude={"mode", "results", "answer"})
-            rest = {k: v for k, v in rest.items() if v not in ({}, [], None)}
-        cases["response_json"].append(_json(rest))
-        cases["n_results"].append(len(results))
-        cases["n_scores"].append(len(result.scores))
-        cases["metadata"].append(_json(result.metadata))
-        cases["extra"].append(_json(result.model_extra))
-        self._add_results(row, results)
-        self._add_scores(row, result.scores)
+        """Append one case result (its columns are built a row group at a time)."""
+        self._pending.append(result)
         self.rows += 1
-        self._buffered += 1
-        if self._buffered >= self.cases_per_group:
+        if len(self._pending) >= self.cases_per_group:
             self.flush()
 
-    def _add_results(self, row: int, results: Sequence[Any]) -> None:
-        """Columns of one case's retrieved results, read in C-level ``map`` passes."""
-        if not results:
-            return
-        out, n = self._buffers["results"], len(results)
-        out["row"].extend([row] * n)
-        out["rank"].extend(range(1, n + 1))
-        out["id"].extend(map(_ID, results))
-        out["text"].extend(map(self.text_id, map(_TEXT, results)))
-        out["score"].extend(map(_finite, map(_SCORE, results)))
-        out["kind"].extend(map(_KIND, results))
-        out["source"].extend(map(_json, map(_SOURCE, results)))
-        out["metadata"].extend(map(_json, map(_METADATA, results)))
-        out["extra"].extend(map(_json, map(_EXTRA, results)))
-
-    def _add_scores(self, row: int, scores: Sequence[EvaluationScore]) -> None:
-        """Columns of one case's scores; status and reason looked at only for flagged ones."""
-        if not scores:
-            return
-        out, n = self._buffers["scores"], len(scores)
-        values = list(map(_VALUE, scores))
-        mds = list(map(_METADATA, scores))
-        out["row"].extend([row] * n)
-        out["name"].extend(map(_NAME, scores))
-        out["value"].extend([None if isinstance(v, str) else float(v) for v in values])
-        out["text"].extend([v if isinstance(v, str) else None for v in values])
-        out["kind"].extend(
-            [TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT for v in values]
-        )
-        out["passed"].extend(map(_PASSED, scores))
-        flagged = [bool(md) and not _FLAG_KEYS.isdisjoint(md) for md in mds]
-        out["status"].extend(
-            [s.status if f else "scored" for s, f in zip(scores, flagged, strict=True)]
-        )
-        out["reason"].extend(
-            [_reason(s) if f else None for s, f in zip(scores, flagged, strict=True)]
-        )
-        out["metadata"].extend(_json_shared(mds))  # mds holds them alive: ids stay unique
-        out["extra"].extend(map(_json, map(_EXTRA, scores)))
+    def add_tables(self, tables: dict[str, pa.Table], texts: list[str]) -> None:
+        """Write whole ``cases``/``results``/``scores`` tables (case rows ``0..n-1``, text ids
+        indexing ``texts``) in row groups of ``cases_per_group`` case results (a fresh writer)."""
+        if self.rows or self._text_ids or self._pending:
+            raise RuntimeError("add_tables() needs a fresh TableWriter")
+        self._text_ids = dict(zip(texts, range(len(texts)), strict=True))
+        cases = tables["cases"]
+        bounds = {
+            name: np.concatenate([[0], np.cumsum(cases.column(count).to_numpy())])
+            for name, count in (("results", "n_results"), ("scores", "n_scores"))
+        }
+        for start in range(0, len(cases), self.cases_per_group):
+            stop = min(start + self.cases_per_group, len(cases))
+            self._write("cases", cases.slice(start, stop - start))
+            for name, bound in bounds.items():
+                lo, hi = int(bound[start]), int(bound[stop])
+                if hi > lo:
+                    self._write(name, tables[name].slice(lo, hi - lo))
+        self.rows = len(cases)
 
     def add_group(self, tables: dict[str, pa.Table]) -> None:
         """Write ready ``cases``/``results``/``scores`` tables of the next case results as one
@@ -270,16 +250,14 @@ class TableWriter:
         self.rows += len(tables["cases"])
 
     def flush(self) -> None:
-        """Write buffered rows as one row group per table."""
-        for name, buffer in self._buffers.items():
-            if name != "cases" and not buffer["row"]:
-                continue
-            if name == "cases" and not buffer["case_id"]:
-                continue
-            self._write(name, pa.table(buffer, schema=SCHEMAS[name]))
-            for column in buffer.values():
-                column.clear()
-        self._buffered = 0
+        """Write the pending case results as one row group per table."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        tables = case_columns(pending, self.rows - len(pending), self._text_ids)
+        for name in ("cases", "results", "scores"):
+            if len(tables[name]):
+                self._write(name, tables[name])
 
     def _write(self, name: str, table: pa.Table) -> None:
         if name not in self._writers:
@@ -299,7 +277,7 @@ class TableWriter:
     def finish(self, header: dict[str, Any]) -> None:
         """Write the texts, close every table, rename them into place, then the header."""
         self.flush()
-        texts = pa.table({"text": pa.array(self._texts, pa.large_string())})
+        texts = pa.table({"text": pa.array(list(self._text_ids), pa.large_string())})
         self._write("texts", texts)
         for name in TABLES:  # empty reports still get every table
             if name not in self._writers:
@@ -319,7 +297,7 @@ class TableWriter:
             "format_version": FORMAT_VERSION,
             "generation": self.generation,
             "n_case_results": self.rows,
-            "n_texts": len(self._texts),
+            "n_texts": len(self._text_ids),
         }
         from heta_notebook.paths import atomic_write_text
 
@@ -335,17 +313,224 @@ class TableWriter:
                 os.unlink(tmp)
 
 
+def case_columns(
+    results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
+) -> dict[str, pa.Table]:
+    """The ``cases``, ``results`` and ``scores`` tables of ``results`` (rows counted from
+    ``first_row``; new texts get the next ids in ``text_ids``)."""
+    return {
+        name: pa.Table.from_batches([batch])
+        for name, batch in case_batches(results, first_row, text_ids).items()
+    }
+
+
+def case_batches(
+    results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
+) -> dict[str, pa.RecordBatch]:
+    """``case_columns`` as record batches: each field read in one C-level ``map`` pass over
+    the records, JSON written once per distinct dict object, and every column of one Arrow
+    type converted in one call (a checkpoint turns a few records at a time into columns,
+    so calls, not values, would dominate)."""
+    n = len(results)
+    records = list(map(_DICT, results))
+    responses = list(map(_RESPONSE, records))
+    errors = list(map(_ERROR, records))
+    hit_lists = [() if r is None else r.results for r in responses]
+    score_lists = list(map(_SCORES, records))
+    hits = list(chain.from_iterable(hit_lists))
+    scores = list(chain.from_iterable(score_lists))
+    n_hits, n_scores = len(hits), len(scores)
+    hit_counts = np.fromiter(map(len, hit_lists), np.int64, n)
+    score_counts = np.fromiter(map(len, score_lists), np.int64, n)
+    if any(errors):
+        error_columns = [
+            [None if e is None else e.message for e in errors],
+            [None if e is None else e.error_type for e in errors],
+            [None if e is None else e.model_dump_json() for e in errors],
+        ]
+    else:
+        error_columns = [n] * 3  # all null
+    fields = zip(*map(_HIT_FIELDS, map(_DICT, hits)), strict=True) if hits else [()] * 6
+    ids, text, hit_score, kind, source, hit_metadata = fields
+    hit_extras = list(map(_EXTRA, hits))
+    fields = zip(*map(_SCORE_FIELDS, map(_DICT, scores)), strict=True) if scores else [()] * 4
+    names, values, passed, mds = fields
+    plain = set(map(type, values)) <= {float}  # the common case: every value a float
+    score_texts = n_scores if plain else [v if isinstance(v, str) else None for v in values]
+    flags = _per_object(list(mds), _score_flags)  # (status, reason, json) once per dict
+    flagged = any(map(_FIRST, flags))  # a skipped, failed or judged score
+    score_extras = list(map(_EXTRA, scores))
+    strings = _arrow(
+        pa.string(),
+        [
+            list(map(_CASE_ID, records)),  # cases
+            list(map(_QUERY, records)),
+            list(map(_QUERY_MODE, records)),
+            *error_columns,
+            [None if r is None else r.mode for r in responses],
+            [None if r is None else r.answer for r in responses],
+            list(map(_response_json, responses)),
+            _json_shared(map(_METADATA_KEY, records)),
+            _json_shared(map(_EXTRA, results)),
+            ids,  # results
+            kind,
+            _json_shared(source),
+            _json_shared(hit_metadata) if any(hit_metadata) else n_hits,
+            _json_shared(hit_extras) if any(hit_extras) else n_hits,
+            names,  # scores
+            score_texts,
+            [s or "scored" for s in map(_FIRST, flags)] if flagged else _Same("scored", n_scores),
+            list(map(_SECOND, flags)) if flagged else n_scores,
+            list(map(_THIRD, flags)),
+            _json_shared(score_extras) if any(score_extras) else n_scores,
+        ],
+    )
+    if plain:
+        score_values: Sequence[Any] = values
+        kinds = np.full(n_scores, FLOAT, dtype=np.int8)
+    else:
+        score_values = [None if isinstance(v, str) else float(v) for v in values]
+        kinds = np.fromiter(
+            (
+                TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT
+                for v in values
+            ),
+            np.int8,
+            n_scores,
+        )
+    latency, hit_scores, score_values = _floats(
+        [list(map(_LATENCY, records)), hit_score, score_values],
+        finite=(True, True, None if plain else False),
+    )
+    has_response, score_passed = _arrow(pa.bool_(), [[r is not None for r in responses], passed])
+    case_rows = np.arange(first_row, first_row + n, dtype=np.int32)
+    found = list(map(text_ids.get, text))  # most texts were seen before: one C-level pass
+    if None in found:
+        for i, t in enumerate(text):
+            if found[i] is None:
+                found[i] = text_ids.setdefault(t, len(text_ids))
+    text_column = np.asarray(found, dtype=np.int32)
+    ranks = np.arange(n_hits) - np.repeat(np.cumsum(hit_counts) - hit_counts, hit_counts) + 1
+    ints = pa.array(
+        np.concatenate(
+            [
+                hit_counts,
+                score_counts,
+                np.repeat(case_rows, hit_counts),
+                ranks,
+                text_column,
+                np.repeat(case_rows, score_counts),
+            ]
+        ).astype(np.int32)
+    )
+    bounds = np.cumsum([0, n, n, n_hits, n_hits, n_hits, n_scores]).tolist()
+    n_results, n_scored, hit_rows, rank, text_ids_column, score_rows = (
+        ints.slice(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
+    )
+    cases = [
+        *strings[0:3],
+        latency,
+        *strings[3:6],
+        has_response,
+        *strings[6:9],
+        n_results,
+        n_scored,
+        *strings[9:11],
+    ]
+    hit_columns = [hit_rows, rank, strings[11], text_ids_column, hit_scores, *strings[12:16]]
+    score_columns = [
+        score_rows,
+        strings[16],
+        score_values,
+        strings[17],
+        pa.array(kinds),
+        score_passed,
+        *strings[18:],
+    ]
+    return {
+        "cases": pa.RecordBatch.from_arrays(cases, schema=CASES_SCHEMA),
+        "results": pa.RecordBatch.from_arrays(hit_columns, schema=RESULTS_SCHEMA),
+        "scores": pa.RecordBatch.from_arrays(score_columns, schema=SCORES_SCHEMA),
+    }
+
+
+def _empty(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+
+
+class _Same(NamedTuple):
+    """A column holding one value ``n`` times (converted once)."""
+
+    value: Any
+    n: int
+
+
+def _arrow(kind: pa.DataType, columns: list[Sequence[Any] | int | _Same]) -> list[pa.Array]:
+    """Columns of one Arrow type, converted in one call (then zero-copy slices); a column
+    given as a number ``n`` is ``n`` nulls, a ``_Same`` one value repeated."""
+    lists = [c for c in columns if not isinstance(c, (int, _Same))]
+    flat = pa.array(list(chain.from_iterable(lists)), kind)
+    out, start = [], 0
+    for column in columns:
+        if isinstance(column, _Same):
+            out.append(pa.repeat(pa.scalar(column.value, kind), column.n))
+        elif isinstance(column, int):
+            out.append(pa.nulls(column, kind))
+        else:
+            out.append(flat.slice(start, len(column)))
+            start += len(column)
+    return out
+
+
+def _floats(columns: list[Sequence[Any]], finite: tuple[bool | None, ...]) -> list[pa.Array]:
+    """Float columns in one conversion: None is null, and so are NaN/inf where ``finite``
+    (``None``: the column holds floats only, no null)."""
+    data = np.asarray(list(chain.from_iterable(columns)), dtype=float)
+    null = np.isnan(data)  # None became NaN
+    start = 0
+    for column, strict in zip(columns, finite, strict=True):
+        if strict:
+            part = slice(start, start + len(column))
+            null[part] = ~np.isfinite(data[part])
+        elif strict is None:  # no None (every value a float): NaN stays NaN, never null
+            null[start : start + len(column)] = False
+        else:  # only None is null: a NaN value stays NaN
+            null[start : start + len(column)] = [v is None for v in column]
+        start += len(column)
+    flat = pa.array(data, pa.float64(), mask=null)
+    out, start = [], 0
+    for column in columns:
+        out.append(flat.slice(start, len(column)))
+        start += len(column)
+    return out
+
+
 def _reason(score: Any) -> str | None:
     """What a table shows as a score's reason: the error message, the skip reason, or the
     judge's reason (the same rule as ``analysis.frames``)."""
-    md = score.metadata
+    return _metadata_reason(score.metadata)
+
+
+def _metadata_reason(md: dict[str, Any]) -> str | None:
     if md.get("error"):
         error = md["error"]
         return str(error.get("message") if isinstance(error, dict) else error)
     if md.get("skipped"):
         reason = md.get("skip_reason")
         return None if reason is None else str(reason)
-    return score.reason
+    for key in REASON_KEYS:  # EvaluationScore.reason
+        value = md.get(key)
+        if value:
+            return str(value)
+    return None
+
+
+def _score_flags(md: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """A score's status (None: scored, with no reason), reason and metadata JSON:
+    functions of its metadata only."""
+    if md and not _FLAG_KEYS.isdisjoint(md):
+        return status_name(md), _metadata_reason(md), _json(md)
+    return None, None, _json(md)  # "scored"
 
 
 def _umask() -> int:
@@ -372,21 +557,233 @@ def report_header(report: EvaluationReport) -> dict[str, Any]:
 
 
 def write_report(
-    folder: Path, report: EvaluationReport, *, cases_per_group: int = CASES_PER_GROUP
+    folder: Path,
+    report: EvaluationReport,
+    *,
+    cases_per_group: int = CASES_PER_GROUP,
+    batches: CaseBatches | None = None,
 ) -> None:
-    """Write ``report`` in the columnar layout into ``folder`` (tables first, header last)."""
+    """Write ``report`` in the columnar layout into ``folder`` (tables first, header last).
+
+    ``batches``: the columns its run built when checkpointing (``CaseBatches``), reused
+    instead of walking the records again."""
     folder.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(folder, cases_per_group)
     try:
         source = report.case_results
-        if isinstance(source, LazyCaseResults):
-            source = source.iter_batches()
-        for result in source:
-            writer.add(result)
+        if batches is not None and not isinstance(source, LazyCaseResults):
+            tables, texts = batches.tables_for(source)
+            writer.add_tables(tables, texts)
+            names = pc.unique(tables["scores"].column("name")).to_pylist()
+            report.frames().prime(score_names=names)  # first seen, as the records give
+        else:
+            for result in source.iter_batches() if isinstance(source, LazyCaseResults) else source:
+                writer.add(result)
         writer.finish({**report_header(report), "views": report.frames().views()})
     except BaseException:
         writer.abort()
         raise
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+CHECKPOINT = "cases.arrows"  # a run's checkpoint: an Arrow IPC stream, one batch per append
+CHECKPOINT_FORMAT = "heta-notebook-checkpoint"
+CHECKPOINT_VERSION = 1
+CHECKPOINT_SCHEMA = pa.schema(
+    [
+        *(pa.field(name, pa.list_(pa.struct(list(SCHEMAS[name])))) for name in _CASE_TABLES),
+        pa.field("texts", pa.list_(pa.large_string())),  # the texts this batch adds
+    ],
+    metadata={"format": CHECKPOINT_FORMAT, "format_version": str(CHECKPOINT_VERSION)},
+)
+_COMPACT_EVERY = 40  # appended batches joined into one table (few chunks at the save)
+
+
+class CaseBatches:
+    """A run's case results as columns, built once when they are checkpointed.
+
+    ``add`` turns finished results into the ``cases``/``results``/``scores`` rows of the
+    report tables (``row`` counts from the first result checkpointed; texts get ids once)
+    and returns the one-row Arrow batch that the checkpoint stream appends. The final save
+    takes the report's rows from here (``tables_for``) instead of walking its records again.
+    """
+
+    def __init__(self) -> None:
+        self.text_ids: dict[str, int] = {}
+        self.rows = 0
+        self._tables: dict[str, list[pa.Table]] = {name: [] for name in _CASE_TABLES}
+        self._batches: dict[str, list[pa.RecordBatch]] = {name: [] for name in _CASE_TABLES}
+        self._known: dict[int, tuple[EvaluationCaseResult, int]] = {}  # id -> (record, row)
+
+    def add(self, results: Iterable[EvaluationCaseResult]) -> pa.RecordBatch:
+        """Columns of ``results`` (kept) and the checkpoint batch that holds them."""
+        results = list(results)
+        before = len(self.text_ids)
+        batches = case_batches(results, self.rows, self.text_ids)
+        texts = list(islice(reversed(self.text_ids), len(self.text_ids) - before))[::-1]
+        for name, batch in batches.items():
+            self._batches[name].append(batch)
+        if len(self._batches["cases"]) >= _COMPACT_EVERY:
+            self._compact()
+        start = self.rows
+        self.rows += len(results)
+        self._known.update(
+            zip(map(id, results), zip(results, range(start, self.rows), strict=True), strict=True)
+        )
+        return _nest(batches, texts)
+
+    def _compact(self) -> None:
+        """Join the batches appended since the last call into one table per table name."""
+        for name in _CASE_TABLES:
+            if self._batches[name]:
+                table = pa.Table.from_batches(self._batches[name], SCHEMAS[name])
+                self._tables[name].append(table.combine_chunks())
+                self._batches[name] = []
+
+    def extend(self, tables: dict[str, pa.Table], texts: list[str]) -> None:
+        """Take the rows of a checkpoint stream read back (before any ``add``): new rows
+        and texts are numbered after them."""
+        if self.rows or self.text_ids:
+            raise RuntimeError("CaseBatches.extend() must come before add()")
+        self.text_ids = dict(zip(texts, range(len(texts)), strict=True))
+        self._keep(tables, [None] * len(tables["cases"]))
+
+    def register(self, rows: Iterable[tuple[int, EvaluationCaseResult]]) -> None:
+        """Say which record each (row, record) pair of the rows read back is."""
+        self._known.update((id(record), (record, row)) for row, record in rows)
+
+    def _keep(self, tables: dict[str, pa.Table], records: Sequence[Any]) -> None:
+        self._compact()
+        for name in _CASE_TABLES:
+            self._tables[name].append(tables[name])
+        known = self._known
+        for row, record in enumerate(records, start=self.rows):
+            if record is not None:
+                known[id(record)] = (record, row)
+        self.rows += len(records)
+
+    def tables_for(
+        self, records: Sequence[EvaluationCaseResult]
+    ) -> tuple[dict[str, pa.Table], list[str]]:
+        """The report tables of ``records`` in their order (rows renumbered) and the texts
+        they index; records not checkpointed here (e.g. resumed from ``cases.jsonl``) are
+        turned into columns now."""
+        known, rows, missing = self._known, np.empty(len(records), np.int64), []
+        for position, record in enumerate(records):
+            entry = known.get(id(record))
+            if entry is None or entry[0] is not record:
+                missing.append(position)
+            else:
+                rows[position] = entry[1]
+        if missing:
+            start = self.rows
+            self._keep(
+                case_columns([records[i] for i in missing], start, self.text_ids),
+                [records[i] for i in missing],
+            )
+            rows[missing] = np.arange(start, self.rows)
+        self._compact()
+        tables = {name: pa.concat_tables(self._tables[name]) for name in _CASE_TABLES}
+        if not (len(rows) == self.rows and (rows == np.arange(self.rows)).all()):
+            tables = _reorder(tables, rows)
+        return tables, list(self.text_ids)
+
+
+def _nest(batches: dict[str, pa.RecordBatch], texts: list[str]) -> pa.RecordBatch:
+    """One checkpoint batch: each table as a one-row list of structs, plus the new texts."""
+    columns = []
+    for values in (*(batches[name].to_struct_array() for name in _CASE_TABLES), texts):
+        if isinstance(values, list):
+            values = pa.array(values, pa.large_string())
+        offsets = pa.array(np.asarray([0, len(values)], dtype=np.int32))
+        columns.append(pa.ListArray.from_arrays(offsets, values))
+    return pa.RecordBatch.from_arrays(columns, schema=CHECKPOINT_SCHEMA)
+
+
+def _reorder(tables: dict[str, pa.Table], rows: np.ndarray) -> dict[str, pa.Table]:
+    """``tables`` with their case rows taken in the order ``rows`` (renumbered 0..n-1)."""
+    cases = tables["cases"]
+    out = {"cases": cases.take(pa.array(rows))}
+    for name, count in (("results", "n_results"), ("scores", "n_scores")):
+        counts = cases.column(count).to_numpy().astype(np.int64)
+        starts = np.cumsum(counts) - counts
+        picked, first = counts[rows], starts[rows]
+        offsets = np.cumsum(picked) - picked
+        index = np.repeat(first - offsets, picked) + np.arange(int(picked.sum()))
+        table = tables[name].take(pa.array(index, pa.int64()))
+        renumbered = np.repeat(np.arange(len(rows), dtype=np.int32), picked)
+        out[name] = table.set_column(0, "row", pa.array(renumbered, pa.int32()))
+    return out
+
+
+def read_checkpoint_stream(
+    data: bytes | pa.Buffer, path: Any
+) -> tuple[dict[str, pa.Table], list[str], int]:
+    """Parse a checkpoint stream: its tables, texts and the byte length of its complete
+    batches (a batch torn by a killed process is left out; anything else corrupt raises a
+    ``ValueError`` naming the file)."""
+    source = pa.BufferReader(data)
+    size, good = source.size(), 0
+    batches: list[pa.RecordBatch] = []
+    schema = None
+    while good < size:
+        try:
+            message = pa.ipc.read_message(source)
+        except EOFError:
+            break
+        except (OSError, pa.ArrowInvalid) as exc:
+            if "byte" in str(exc) or "available" in str(exc):  # cut short: a torn last batch
+                break
+            raise ValueError(f"{path}: corrupt checkpoint at byte {good}: {exc}") from exc
+        try:
+            if schema is None:
+                schema = pa.ipc.read_schema(message)
+                _check_checkpoint_schema(schema, path)
+            else:
+                batches.append(pa.ipc.read_record_batch(message, schema))
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{path}: corrupt checkpoint batch at byte {good}: {exc}") from exc
+        good = source.tell()
+    if schema is None:
+        return {n: pa.Table.from_batches([_empty(SCHEMAS[n])]) for n in _CASE_TABLES}, [], 0
+    table = pa.Table.from_batches(batches, schema=schema)
+    tables = {}
+    for name in _CASE_TABLES:
+        values = table.column(name).combine_chunks().flatten()
+        tables[name] = pa.Table.from_arrays(values.flatten(), schema=SCHEMAS[name])
+    texts = table.column("texts").combine_chunks().flatten().to_pylist()
+    return tables, texts, good
+
+
+def _check_checkpoint_schema(schema: pa.Schema, path: Any) -> None:
+    meta = schema.metadata or {}
+    if meta.get(b"format") != CHECKPOINT_FORMAT.encode():
+        raise ValueError(f"{path}: not a {CHECKPOINT_FORMAT} stream")
+    version = meta.get(b"format_version", b"")
+    if not version.isdigit() or int(version) > CHECKPOINT_VERSION:
+        raise ValueError(
+            f"{path}: checkpoint format version {version.decode(errors='replace')!r} is newer "
+            f"than this heta-notebook reads ({CHECKPOINT_VERSION}); upgrade heta-notebook"
+        )
+    if schema.remove_metadata() != CHECKPOINT_SCHEMA.remove_metadata():
+        raise ValueError(f"{path}: checkpoint columns differ from this heta-notebook's")
+
+
+def records_of(tables: dict[str, pa.Table], texts: list[str]) -> list[EvaluationCaseResult]:
+    """Build the records of checkpointed rows (through a temporary columnar copy, removed
+    after: records are built by the one columnar reader)."""
+    if not len(tables["cases"]):
+        return []
+    with tempfile.TemporaryDirectory(prefix="heta-checkpoint-") as tmp:
+        writer = TableWriter(Path(tmp))
+        try:
+            writer.add_tables(tables, texts)
+            writer.finish({})
+        except BaseException:
+            writer.abort()
+            raise
+        return list(LazyCaseResults(ColumnarReport(tmp)).iter_batches())
 
 
 # --------------------------------------------------------------------------- reading
@@ -837,6 +1234,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "ColumnarReport",
+    "CaseBatches",
     "CorruptReportError",
     "LazyCaseResults",
     "TableWriter",

@@ -7,7 +7,10 @@ Layout (heta-framework's keys, so either library finds the other's reports)::
                                                           # see heta_notebook.columnar)
         report.json        # heta-framework's layout (save(..., format="heta"), or theirs)
         summary.json       # listing row, for list()
-        cases.jsonl        # checkpoint: one finished case result per line
+        cases.arrows       # checkpoint of a run: an Arrow IPC stream, one batch of
+                           # report-table rows per append (columnar.CaseBatches)
+        cases.jsonl        # checkpoint of earlier versions / append_cases / remote
+                           # stores: one finished case result per line (still read)
         checkpoint.json    # who the checkpoint belongs to: names + run fingerprint
         .lock              # held (flock) by the process writing this report
     {root}/_heta/cache/{namespace}/...                    # KB builds, judges
@@ -18,7 +21,9 @@ report id (``lock``/``checkpoint`` raise :class:`ReportLockedError` otherwise); 
 a report folder that are symlinks are refused on read and write; two names whose folder
 slugs collide ("Baseline Run", "baseline_run") are refused instead of overwriting each
 other. Appending to a checkpoint costs the same at case 20,000 as at case 1; a torn last
-line (a killed process, even inside a UTF-8 character) is cut once when it is reopened.
+batch or line (a killed process, even inside a UTF-8 character) is cut once when it is
+reopened. A run's save reuses the columns its checkpoint built (each case is turned into
+columns once).
 Remote (fsspec) stores keep heta's ``report.json`` and have no lock.
 """
 
@@ -80,6 +85,7 @@ class ReportStore:
         else:
             self.root = Path(root_text.removeprefix("file://")).expanduser().resolve()
             self.root.mkdir(parents=True, exist_ok=True)
+        self._checkpoints: dict[Path, Checkpoint] = {}  # open in this process, by folder
 
     def __repr__(self) -> str:
         return f"ReportStore({str(self.root)!r})"
@@ -130,7 +136,9 @@ class ReportStore:
                 stale = _COLUMNAR_FILES
             else:
                 self._refuse_links(folder, _COLUMNAR_FILES)
-                columnar.write_report(folder, report)
+                open_checkpoint = self._checkpoints.get(folder)  # its run's columns, reused
+                batches = open_checkpoint.batches if open_checkpoint is not None else None
+                columnar.write_report(folder, report, batches=batches)
                 stale = ("report.json",)
             self._write(folder / "summary.json", json.dumps(_header(report), indent=2))
             for name in stale:  # one format per folder: drop the other one's files
@@ -292,14 +300,39 @@ class ReportStore:
     def read_checkpoint(
         self, knowledge_base_name: str, report_id: str
     ) -> list[EvaluationCaseResult]:
-        """Case results saved so far; a torn last line (a killed process) is ignored.
+        """Case results saved so far (``cases.jsonl``, then ``cases.arrows``); a torn last
+        line or batch (a killed process) is ignored.
 
-        A later line for the same (case_id, query_mode) replaces an earlier one.
+        A later record for the same (case_id, query_mode) replaces an earlier one.
         """
         path = self.checkpoint_path(knowledge_base_name, report_id)
-        if not self._exists(path):
-            return []
-        return parse_checkpoint(self._read(path), path)
+        latest: dict[tuple[str, str], EvaluationCaseResult] = {}
+        if self._exists(path):  # cases.jsonl: earlier versions, append_cases, remote stores
+            for result in parse_checkpoint(self._read(path), path):
+                latest[(result.case_id, result.query_mode)] = result
+        stream = path.with_name(columnar.CHECKPOINT)
+        if self._fs is None and self._exists(stream):  # cases.arrows: a run's checkpoint
+            tables, texts, _ = columnar.read_checkpoint_stream(self._read(stream), stream)
+            for result in columnar.records_of(tables, texts):
+                latest[(result.case_id, result.query_mode)] = result
+        return list(latest.values())
+
+    def checkpoint_keys(self, knowledge_base_name: str, report_id: str) -> list[tuple[str, str]]:
+        """(case_id, query_mode) of every checkpointed record in the order written (replaced
+        ones too, a torn tail left out): how far a run has got."""
+        path = self.checkpoint_path(knowledge_base_name, report_id)
+        keys: list[tuple[str, str]] = []
+        if self._exists(path):
+            for line in self._read(path).split(b"\n")[:-1]:
+                if line.strip():
+                    row = json.loads(line)
+                    keys.append((row["case_id"], row["query_mode"]))
+        stream = path.with_name(columnar.CHECKPOINT)
+        if self._fs is None and self._exists(stream):
+            cases = columnar.read_checkpoint_stream(self._read(stream), stream)[0]["cases"]
+            ids, modes = cases.column("case_id").to_pylist(), cases.column("query_mode").to_pylist()
+            keys.extend(zip(ids, modes, strict=True))
+        return keys
 
     def _check_owner(self, folder: Path, kb: str, rid: str) -> None:
         """Refuse to write into a folder that belongs to another name with the same slug."""
@@ -383,8 +416,11 @@ class Checkpoint:
     """One run's open checkpoint: locked, fingerprint-checked, appended without re-reading.
 
     ``with store.checkpoint(kb, rid, fingerprint=fp) as cp: cp.read(); cp.append(results)``.
-    Lines are written with one ``write`` each batch (the OS keeps them if the process is
-    killed); the file is fsynced when the checkpoint closes.
+    Local stores append to ``cases.arrows``, an Arrow IPC stream of one batch per append
+    holding the results' report-table rows (``columnar.CaseBatches``), each written with
+    one ``write`` (the OS keeps it if the process is killed; a torn last batch is cut on
+    reopening) and fsynced when the checkpoint closes. The run's save reuses those columns.
+    A ``cases.jsonl`` of an earlier version (or of ``append_cases``) is still read.
     """
 
     def __init__(
@@ -392,7 +428,10 @@ class Checkpoint:
     ) -> None:
         self.store, self.kb, self.report_id, self.fingerprint = store, kb, report_id, fingerprint
         self.path = store.checkpoint_path(kb, report_id)
+        self.stream_path = self.path.with_name(columnar.CHECKPOINT)
+        self.batches = columnar.CaseBatches()
         self._fd: int | None = None
+        self._loaded: tuple[dict[str, Any], list[str]] | None = None
         self._lock: Any = store.lock(kb, report_id)
         self._entered = False
 
@@ -404,6 +443,7 @@ class Checkpoint:
         except BaseException:
             self.close()
             raise
+        self.store._checkpoints[self.path.parent] = self
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -434,27 +474,58 @@ class Checkpoint:
             )
         if store._fs is None:
             folder.mkdir(parents=True, exist_ok=True)
-            self._fd = _open_append(self.path)
-            _cut_torn_tail(self._fd)
+            if self.path.exists() or self.path.is_symlink():  # written by an earlier version
+                fd = _open_append(self.path)
+                try:
+                    _cut_torn_tail(fd)
+                finally:
+                    os.close(fd)
+            self._fd = _open_append(self.stream_path)
+            self._open_stream(self._fd)
+
+    def _open_stream(self, fd: int) -> None:
+        """Read the stream once (its rows continue in ``batches``), cut a torn last batch,
+        and start a new stream with its schema."""
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, size, 0) if size else b""
+        tables, texts, good = columnar.read_checkpoint_stream(data, self.stream_path)
+        if good < size:
+            os.ftruncate(fd, good)
+        if good == 0:
+            _write_all(fd, columnar.CHECKPOINT_SCHEMA.serialize())
+        self.batches.extend(tables, texts)
+        self._loaded = (tables, texts)
 
     def read(self) -> list[EvaluationCaseResult]:
-        """Case results checkpointed so far (a later line for a case replaces an earlier one)."""
-        return self.store.read_checkpoint(self.kb, self.report_id)
+        """Case results checkpointed so far (a later one for a case replaces an earlier one)."""
+        if self._fd is None or self._loaded is None:
+            return self.store.read_checkpoint(self.kb, self.report_id)
+        latest: dict[tuple[str, str], EvaluationCaseResult] = {}
+        if self.path.exists() or self.path.is_symlink():
+            for result in parse_checkpoint(self.store._read(self.path), self.path):
+                latest[(result.case_id, result.query_mode)] = result
+        records = columnar.records_of(*self._loaded)
+        for result in records:
+            latest[(result.case_id, result.query_mode)] = result
+        kept = {id(r) for r in latest.values()}
+        self.batches.register((row, r) for row, r in enumerate(records) if id(r) in kept)
+        return list(latest.values())
 
     def append(self, results: Iterable[EvaluationCaseResult]) -> None:
-        """Append finished case results, one JSON line each, in one write."""
+        """Append finished case results as one batch, in one write."""
         if self._fd is None or type(self.store).append_cases is not ReportStore.append_cases:
             self.store.append_cases(self.kb, self.report_id, results)  # remote, or a subclass hook
             return
-        data = "".join(r.model_dump_json() + "\n" for r in results).encode("utf-8")
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        results = list(results)
+        if results:
+            _write_all(self._fd, self.batches.add(results).serialize())
 
     def close(self) -> None:
         """Fsync and close the file and release the lock (idempotent)."""
         fd, self._fd = self._fd, None
         lock, self._lock = self._lock, None
+        if self.store._checkpoints.get(self.path.parent) is self:
+            del self.store._checkpoints[self.path.parent]
         try:
             if fd is not None:
                 try:
@@ -464,6 +535,13 @@ class Checkpoint:
         finally:
             if lock is not None and self._entered:
                 lock.__exit__(None, None, None)
+
+
+def _write_all(fd: int, data: Any) -> None:
+    """``os.write`` until every byte of ``data`` is written."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def parse_checkpoint(data: bytes, path: Path | str) -> list[EvaluationCaseResult]:

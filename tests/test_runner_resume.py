@@ -4,7 +4,6 @@ exactly the case results of a clean run, none lost and none duplicated."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -13,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
@@ -45,9 +45,7 @@ async def _clean_report(n: int = 12):
 
 
 def _checkpoint_lines(store: ReportStore, report_id: str) -> list[tuple[str, str]]:
-    path = store.checkpoint_path("kb", report_id)
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [(row["case_id"], row["query_mode"]) for row in rows]
+    return store.checkpoint_keys("kb", report_id)
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])
@@ -102,10 +100,7 @@ async def test_cancelled_run_persists_partial_report_and_resume_true_finds_it(tm
     task = asyncio.ensure_future(
         BenchmarkRunner().run(recipe=ToyKB(delay=0.01), resume=True, **options)
     )
-    while not any(
-        store.checkpoint_path("kb", rid).exists() and len(_checkpoint_lines(store, rid)) >= 5
-        for rid in store.report_ids("kb")
-    ):
+    while not any(len(_checkpoint_lines(store, rid)) >= 5 for rid in store.report_ids("kb")):
         await asyncio.sleep(0.005)
     task.cancel()
     with pytest.warns(RuntimeWarning, match="interrupted"):
@@ -169,11 +164,11 @@ def test_sigkilled_run_resumes_to_the_clean_result(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(_SCRIPT.format(root=str(ROOT), n=40, store=str(store_dir))))
     process = subprocess.Popen([sys.executable, str(script)], cwd=ROOT)
-    checkpoint = ReportStore(store_dir).checkpoint_path("kb", "killed")
+    watcher = ReportStore(store_dir)
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline and process.poll() is None:
-            if checkpoint.exists() and checkpoint.read_text().count("\n") >= 6:
+            if len(watcher.checkpoint_keys("kb", "killed")) >= 6:
                 break
             time.sleep(0.01)
         assert process.poll() is None, "the run finished before it could be killed"
@@ -209,9 +204,8 @@ def test_sigkilled_run_resumes_to_the_clean_result(tmp_path):
     assert len(lines) == 80
 
 
-async def test_a_torn_last_checkpoint_line_is_cut_before_resuming(tmp_path):
-    store = ReportStore(tmp_path)
-    options = dict(
+def _torn_options(store: ReportStore) -> dict:
+    return dict(
         benchmark=_benchmark(3),
         knowledge_base_name="kb",
         query_modes=MODES,
@@ -219,12 +213,51 @@ async def test_a_torn_last_checkpoint_line_is_cut_before_resuming(tmp_path):
         store=store,
         progress=False,
     )
+
+
+async def test_a_torn_last_checkpoint_batch_is_cut_before_resuming(tmp_path):
+    store = ReportStore(tmp_path)
+    options = _torn_options(store)
     with pytest.warns(RuntimeWarning, match="interrupted"):
         await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=2), **options)
-    path = store.checkpoint_path("kb", "torn")
-    path.write_text(path.read_text() + '{"case_id": "q2", "que')  # a kill in the middle of a write
+    path = store.checkpoint_path("kb", "torn").with_name("cases.arrows")
+    data = path.read_bytes()
+    source, ends = pa.BufferReader(data), []
+    while source.tell() < len(data):
+        pa.ipc.read_message(source)
+        ends.append(source.tell())
+    last = data[ends[-2] : ends[-1]]  # the last batch written, appended again but cut short
+    path.write_bytes(data + last[: len(last) // 2])  # a kill in the middle of a write
+    done = store.checkpoint_keys("kb", "torn")
+    assert len(done) == len(ends) - 1  # the torn copy is left out
     final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     assert len(store.read_checkpoint("kb", "torn")) == 6 == len(final.case_results)
+    assert store.checkpoint_keys("kb", "torn")[: len(done)] == done  # cut, then appended to
+    clean = await BenchmarkRunner().run(recipe=ToyKB(), **{**options, "store": None})
+    assert comparable(final) == comparable(clean.report)
+
+
+async def test_a_cases_jsonl_checkpoint_of_an_earlier_version_resumes(tmp_path):
+    """A run checkpointed as ``cases.jsonl`` (earlier versions), with a torn last line."""
+    store = ReportStore(tmp_path)
+    options = _torn_options(store)
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=2), **options)
+    records = store.read_checkpoint("kb", "torn")
+    folder = store.report_dir("kb", "torn")
+    for name in ("cases.arrows", "header.json", "summary.json"):  # back to a checkpoint only
+        (folder / name).unlink()
+    store.append_cases("kb", "torn", records)
+    path = store.checkpoint_path("kb", "torn")
+    path.write_text(path.read_text() + '{"case_id": "q2", "que')  # a kill in the middle of a write
+    kb = ToyKB()
+    final = (await BenchmarkRunner().run(recipe=kb, **options)).report
+    assert kb.calls == 6 - len(records)
+    assert len(store.read_checkpoint("kb", "torn")) == 6 == len(final.case_results)
+    assert path.read_text().endswith("\n")  # the torn line was cut
+    clean = await BenchmarkRunner().run(recipe=ToyKB(), **{**options, "store": None})
+    assert comparable(final) == comparable(clean.report)
+    assert comparable(store.load("kb", "torn")) == comparable(clean.report)
 
 
 _CTRL_C_SCRIPT = """
@@ -248,10 +281,10 @@ def test_ctrl_c_in_a_script_returns_and_saves_the_partial_report(tmp_path):
     process = subprocess.Popen(
         [sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
-    checkpoint = ReportStore(store_dir).checkpoint_path("kb", "ctrl-c")
+    watcher = ReportStore(store_dir)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
-        if checkpoint.exists() and checkpoint.read_text().count("\n") >= 4:
+        if len(watcher.checkpoint_keys("kb", "ctrl-c")) >= 4:
             break
         time.sleep(0.01)
     process.send_signal(signal.SIGINT)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from heta_notebook import ReportStore
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,9 +40,9 @@ def _cells(store: Path) -> list[str]:
     ]
 
 
-def _press_stop_when_cases_are_saved(client, checkpoint: Path, pressed: list[float]) -> None:
-    while not (checkpoint.exists() and checkpoint.stat().st_size > 0):
-        time.sleep(0.01)  # polling the file the run writes, not guessing a duration
+def _press_stop_when_cases_are_saved(client, store: Path, pressed: list[float]) -> None:
+    while not ReportStore(store).checkpoint_keys("cran", "stopped"):
+        time.sleep(0.01)  # polling the checkpoint the run writes, not guessing a duration
     interrupt = client.km.interrupt_kernel()  # what JupyterLab's stop button asks for
     if inspect.isawaitable(interrupt):  # the async manager nbclient made, from this thread
         asyncio.run(_awaited(interrupt))
@@ -63,12 +65,11 @@ def test_stop_button_ends_a_builtin_kb_run_with_a_saved_partial_report(tmp_path)
         kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path)}},
     )
-    checkpoint = store / "_heta/knowledge_bases/cran/evaluations/stopped/cases.jsonl"
     pressed: list[float] = []
     with client.setup_kernel():
         presser = threading.Thread(
             target=_press_stop_when_cases_are_saved,
-            args=(client, checkpoint, pressed),
+            args=(client, store, pressed),
             daemon=True,
         )
         presser.start()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from heta_notebook.columnar import read_checkpoint_stream
 from heta_notebook.store import CheckpointMismatchError
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 from tests.test_schema import make_report
@@ -35,7 +36,10 @@ def test_appends_never_reread_the_checkpoint(tmp_path, monkeypatch) -> None:
         assert reads == []  # appends write only: the cost of case 400 is the cost of case 1
         monkeypatch.undo()
         assert len(checkpoint.read()) == 2
-    assert store.checkpoint_path("kb", "run").read_text().count("\n") == 402
+    assert store.checkpoint_path("kb", "run").read_text().count("\n") == 2  # earlier lines
+    stream = store.checkpoint_path("kb", "run").with_name("cases.arrows")
+    tables, _, _ = read_checkpoint_stream(stream.read_bytes(), stream)
+    assert len(tables["cases"]) == 400  # one batch of 2 per append
 
 
 def test_a_torn_tail_inside_a_utf8_character_is_cut_cleanly(tmp_path) -> None:
@@ -127,13 +131,13 @@ def _script(tmp_path: Path, name: str, *, n: int, delay: float, top_k: int = 10)
     return script
 
 
-def _wait_for_lines(path: Path, n: int, process: subprocess.Popen) -> None:
+def _wait_for_records(store: ReportStore, n: int, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= n:
+        if len(store.checkpoint_keys("kb", "shared")) >= n:
             return
         time.sleep(0.01)
-    raise AssertionError(f"{path} never reached {n} lines (run exited: {process.poll()})")
+    raise AssertionError(f"the checkpoint never held {n} records (run exited: {process.poll()})")
 
 
 @pytest.mark.slow
@@ -145,7 +149,7 @@ def test_two_processes_on_one_report_id_get_a_clear_error(tmp_path) -> None:
         text=True,
     )
     store = ReportStore(tmp_path / "store")
-    _wait_for_lines(store.checkpoint_path("kb", "shared"), 3, first)
+    _wait_for_records(store, 3, first)
     second = subprocess.run(
         [sys.executable, str(_script(tmp_path, "b", n=30, delay=0.0))],
         cwd=ROOT,
@@ -168,7 +172,7 @@ def test_sigkilled_run_resumed_with_other_top_k_is_refused(tmp_path) -> None:
     )
     store = ReportStore(tmp_path / "store")
     try:
-        _wait_for_lines(store.checkpoint_path("kb", "shared"), 4, process)
+        _wait_for_records(store, 4, process)
         os.kill(process.pid, signal.SIGKILL)
     finally:
         process.wait(timeout=30)

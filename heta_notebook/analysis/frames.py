@@ -83,6 +83,22 @@ class ReportFrames:
         self._cache: dict[str, Any] = {}
         source = report.case_results
         self.columnar = source.columnar if isinstance(source, LazyCaseResults) else None
+        self._aggregates: list[ScoreAggregate] | None = None
+
+    def prime(
+        self,
+        *,
+        aggregates: Sequence[ScoreAggregate] | None = None,
+        score_names: Sequence[str] | None = None,
+    ) -> None:
+        """Reuse what a caller already computed by the same rules (the runner's score
+        columns, a save's score names in first-seen order) instead of reading every score."""
+        if self.columnar is not None:
+            return
+        if aggregates is not None:
+            self._aggregates = list(aggregates)
+        if score_names is not None:
+            self._cache.setdefault("names", list(score_names))
 
     def _cached(self, key: str, build: Any) -> Any:
         if key not in self._cache:
@@ -265,7 +281,9 @@ class ReportFrames:
             for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
                 frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
             return frame
-        if "columns" in self._cache or self.columnar is not None:  # one extraction, reused
+        if self._aggregates is not None:  # the runner's statistics (same rules, same bits)
+            aggregates = self._aggregates
+        elif "columns" in self._cache or self.columnar is not None:  # one extraction, reused
             aggregates = _summarize_columns(self._case_modes(), self._failed(), self._columns())
         else:  # a card only needs the summary: one pass in the evaluators, no long frame
             aggregates = list(summarize(self.report.case_results).values())

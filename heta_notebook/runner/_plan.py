@@ -90,7 +90,7 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
 async def _run_spec(spec: RunSpec, checkpoint: Any) -> EvaluationReport:
     started_at, clock = utc_now(), time.perf_counter()
     persist = spec.store is not None and spec.config.persist_report
-    finished = _finished_results(spec) if persist else {}
+    finished = _finished_results(spec, checkpoint) if persist else {}
     pending = _count_pending(spec, finished)
     progress = RunProgress(
         total=_total(spec), initial=_total(spec) - pending, desc=spec.label, enabled=spec.progress
@@ -157,7 +157,9 @@ def resolve_report_id(
     return f"{prefix}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S-%f')}"
 
 
-def _finished_results(spec: RunSpec) -> dict[tuple[str, str], EvaluationCaseResult]:
+def _finished_results(
+    spec: RunSpec, checkpoint: Any = None
+) -> dict[tuple[str, str], EvaluationCaseResult]:
     store, kb, rid = spec.store, spec.knowledge_base_name, spec.report_id
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
     if store.exists(kb, rid):
@@ -165,7 +167,8 @@ def _finished_results(spec: RunSpec) -> dict[tuple[str, str], EvaluationCaseResu
         _check_same_run(previous, spec)
         for result in previous.case_results:
             finished[(result.case_id, result.query_mode)] = result
-    for result in store.read_checkpoint(kb, rid):
+    checkpointed = checkpoint.read() if checkpoint is not None else store.read_checkpoint(kb, rid)
+    for result in checkpointed:
         finished[(result.case_id, result.query_mode)] = result
     return finished
 
@@ -260,7 +263,7 @@ def _report(
         "duration_s": round(seconds, 3),
     }
     persisted = spec.store is not None and spec.config.persist_report
-    return EvaluationReport(
+    report = EvaluationReport(
         report_id=spec.report_id,
         report_key=report_key(spec.knowledge_base_name, spec.report_id) if persisted else None,
         benchmark=spec.benchmark,
@@ -274,6 +277,8 @@ def _report(
         finished_at=utc_now(),
         metadata=metadata,
     )
+    report.frames().prime(aggregates=columns.aggregates)  # its card and save reuse them
+    return report
 
 
 def _describe(evaluator: Any) -> dict[str, Any]:

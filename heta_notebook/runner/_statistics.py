@@ -24,6 +24,7 @@ import numpy as np
 from heta_notebook.evaluators.aggregation import (
     ERROR,
     SKIPPED,
+    ScoreAggregate,
     ScoreColumn,
     status_code,
     summarize_column,
@@ -103,6 +104,7 @@ class ScoreColumns:
     def __init__(self) -> None:
         self._modes: dict[str, dict[str, _Cells]] = {}
         self._failed: Counter[str] = Counter()
+        self.aggregates: list[ScoreAggregate] = []  # of the last ``statistics`` call
 
     def add(self, position: int, result: EvaluationCaseResult) -> None:
         """Count one result at ``position`` (its index in the report's case results)."""
@@ -151,8 +153,10 @@ class ScoreColumns:
         )
         summary: dict[str, float] = {}
         stats: dict[str, dict[str, Any]] = {}
+        self.aggregates = []
         for key in sorted(columns):
             agg = summarize_column(*columns[key], 0.95)
+            self.aggregates.append(agg)
             if agg.value is not None:
                 summary[key] = agg.value
             stats[key] = {
