@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from heta_notebook.columnar import TEXT
 
@@ -216,14 +217,19 @@ class ScoreColumns:
         offsets = np.cumsum(counts) - counts
         take = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
         owner = np.repeat(np.arange(len(case_rows)), counts)
-        picked = scores.take(pa.array(take, pa.int64()))
+        picked = scores.select(["name", "value", "text", "kind", "passed", "status"])
+        if not (len(take) == len(picked) and (take == np.arange(len(take))).all()):
+            picked = picked.take(pa.array(take, pa.int64()))
         names = picked.column("name").combine_chunks().dictionary_encode()
         mode_names, mode_codes = np.unique(
             np.asarray(case_modes, dtype=object), return_inverse=True
         )
         keys = mode_codes[owner].astype(np.int64) * max(len(names.dictionary), 1)
         keys += names.indices.to_numpy(zero_copy_only=False)
-        status = picked.column("status").to_numpy(zero_copy_only=False)
+        status = picked.column("status")
+        errors = pc.equal(status, "error").to_numpy(zero_copy_only=False)
+        skipped = pc.equal(status, "skipped").to_numpy(zero_copy_only=False)
+        scored = pc.equal(status, "scored").to_numpy(zero_copy_only=False)
         kinds = picked.column("kind").to_numpy()
         values = picked.column("value").to_numpy(zero_copy_only=False)
         passed = picked.column("passed")
@@ -247,10 +253,9 @@ class ScoreColumns:
             if column is None:
                 column = cells[name] = _Cells()
             at = members
-            state = status[at]
-            column.errors += int((state == "error").sum())
-            column.skipped += int((state == "skipped").sum())
-            at = at[state == "scored"]
+            column.errors += int(errors[at].sum())
+            column.skipped += int(skipped[at].sum())
+            at = at[scored[at]]
             is_text = kinds[at] == TEXT
             for i in at[is_text].tolist():
                 column.texts.append((int(score_positions[i]), texts[i]))
