@@ -663,6 +663,23 @@ class CaseBatches:
                 known[id(record)] = (record, row)
         self.rows += len(records)
 
+    def rows_of(self, records: Sequence[EvaluationCaseResult]) -> np.ndarray:
+        """The row of each record in ``tables()`` (-1 for a record not held here)."""
+        known, rows = self._known, np.full(len(records), -1, np.int64)
+        for position, record in enumerate(records):
+            entry = known.get(id(record))
+            if entry is not None and entry[0] is record:
+                rows[position] = entry[1]
+        return rows
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The ``cases`` and ``scores`` rows held so far, in row order."""
+        self._compact()
+        return {
+            name: pa.concat_tables([SCHEMAS[name].empty_table(), *self._tables[name]])
+            for name in ("cases", "scores")
+        }
+
     def tables_for(
         self, records: Sequence[EvaluationCaseResult]
     ) -> tuple[dict[str, pa.Table], list[str]]:

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from heta_notebook.columnar import CaseBatches
 from heta_notebook.evaluators.aggregation import summarize
 from heta_notebook.runner._statistics import ScoreColumns, score_statistics
 from heta_notebook.schema import (
@@ -61,6 +62,30 @@ def test_columns_added_in_any_order_give_the_same_statistics_as_in_report_order(
     for position, result in shuffled:
         columns.add(position, result)
     assert json.dumps(columns.statistics(config)) == json.dumps(expected)  # key order too
+
+
+def test_columns_read_from_checkpoint_batches_give_the_same_statistics():
+    """A checkpointing run's statistics come from the checkpoint's score columns (results
+    it does not hold are counted one by one): the same numbers, key order too."""
+    results, config = _mixed_results(), BenchmarkRunConfig(seed=5)
+    twice = (EvaluationScore(name="num", value=0.25), EvaluationScore(name="num", value=0.5))
+    response = QueryResponse(mode="m0")
+    results.append(
+        EvaluationCaseResult(
+            case_id="x", query="q", query_mode="m0", scores=twice, response=response
+        )
+    )
+    expected = score_statistics(results, config)
+    shuffled = list(enumerate(results))
+    random.Random(3).shuffle(shuffled)
+    batches = CaseBatches()
+    held = [pair for i, pair in enumerate(shuffled) if i % 5]  # every fifth not checkpointed
+    for start in range(0, len(held), 4):
+        batches.add([result for _, result in held[start : start + 4]])
+    columns = ScoreColumns(batches)
+    for position, result in shuffled:
+        columns.add(position, result)
+    assert json.dumps(columns.statistics(config)) == json.dumps(expected)
 
 
 def test_statistics_follow_summarize():

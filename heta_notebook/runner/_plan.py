@@ -102,7 +102,9 @@ async def _run_spec(spec: RunSpec, checkpoint: Any) -> EvaluationReport:
         if persist
         else None
     )
-    columns = ScoreColumns()  # filled as results arrive: the statistics only order them
+    # filled as results arrive: the statistics only order them; a local checkpoint's columns
+    # (built anyway) give them their scores instead of a second walk of every score
+    columns = ScoreColumns(getattr(checkpoint, "batches", None) if sink is not None else None)
     with frozen_results():  # no full GC pass over the results while the loop is needed
         try:
             execution = await execute(

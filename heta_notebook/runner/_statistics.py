@@ -19,6 +19,10 @@ from importlib import metadata as importlib_metadata
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from heta_notebook.columnar import TEXT
 
 # The column rules and per-column statistics of ``summarize``, fed one result at a time.
 from heta_notebook.evaluators.aggregation import (
@@ -101,13 +105,24 @@ class ScoreColumns:
     a failed query counts as an error for every score of its mode).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, batches: Any = None) -> None:
         self._modes: dict[str, dict[str, _Cells]] = {}
         self._failed: Counter[str] = Counter()
         self.aggregates: list[ScoreAggregate] = []  # of the last ``statistics`` call
+        self._batches = batches  # a checkpoint's ``columnar.CaseBatches``: its score columns
+        self._deferred: list[tuple[int, EvaluationCaseResult]] = []
 
     def add(self, position: int, result: EvaluationCaseResult) -> None:
-        """Count one result at ``position`` (its index in the report's case results)."""
+        """Count one result at ``position`` (its index in the report's case results).
+
+        With a checkpoint's batches, the result is only noted: ``statistics`` reads its scores
+        from the columns the checkpoint builds anyway (one walk of the scores, not two)."""
+        if self._batches is not None:
+            self._deferred.append((position, result))
+        else:
+            self._add(position, result)
+
+    def _add(self, position: int, result: EvaluationCaseResult) -> None:
         mode = result.query_mode
         cells = self._modes.get(mode)
         if cells is None:
@@ -143,6 +158,8 @@ class ScoreColumns:
         self, config: BenchmarkRunConfig
     ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
         """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
+        if self._deferred:
+            self._add_deferred()
         columns = {
             f"{mode}.{name}": (mode, name, cells.column(self._failed[mode]))
             for mode, by_name in self._modes.items()
@@ -171,6 +188,82 @@ class ScoreColumns:
                 **({"counts": agg.counts} if agg.counts else {}),
             }
         return summary, stats
+
+    def _add_deferred(self) -> None:
+        """Count the noted results: from the checkpoint's score columns where it holds them
+        (the same rules as ``_add``, a column at a time), the rest one by one."""
+        deferred, self._deferred = self._deferred, []
+        rows = self._batches.rows_of([result for _, result in deferred])
+        held = rows >= 0
+        for index in np.flatnonzero(~held).tolist():
+            self._add(*deferred[index])
+        if not held.any():
+            return
+        tables = self._batches.tables()
+        cases, scores = tables["cases"], tables["scores"]
+        case_rows = rows[held]
+        positions = np.fromiter((p for p, _ in deferred), np.int64, len(deferred))[held]
+        case_modes = cases.column("query_mode").take(case_rows).to_pylist()
+        n_scores = cases.column("n_scores").to_numpy().astype(np.int64)
+        failed = cases.column("error_json").is_valid().to_numpy(zero_copy_only=False)[case_rows]
+        counts = n_scores[case_rows]
+        for mode in dict.fromkeys(case_modes):
+            self._modes.setdefault(mode, {})
+        for mode, fail, count in zip(case_modes, failed.tolist(), counts.tolist(), strict=True):
+            if fail and not count:
+                self._failed[mode] += 1
+        # the score rows of the held cases, in the order the results were noted
+        starts = (np.cumsum(n_scores) - n_scores)[case_rows]
+        offsets = np.cumsum(counts) - counts
+        take = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
+        owner = np.repeat(np.arange(len(case_rows)), counts)
+        picked = scores.select(["name", "value", "text", "kind", "passed", "status"])
+        if not (len(take) == len(picked) and (take == np.arange(len(take))).all()):
+            picked = picked.take(pa.array(take, pa.int64()))
+        names = picked.column("name").combine_chunks().dictionary_encode()
+        mode_names, mode_codes = np.unique(
+            np.asarray(case_modes, dtype=object), return_inverse=True
+        )
+        keys = mode_codes[owner].astype(np.int64) * max(len(names.dictionary), 1)
+        keys += names.indices.to_numpy(zero_copy_only=False)
+        status = picked.column("status")
+        errors = pc.equal(status, "error").to_numpy(zero_copy_only=False)
+        skipped = pc.equal(status, "skipped").to_numpy(zero_copy_only=False)
+        scored = pc.equal(status, "scored").to_numpy(zero_copy_only=False)
+        kinds = picked.column("kind").to_numpy()
+        values = picked.column("value").to_numpy(zero_copy_only=False)
+        passed = picked.column("passed")
+        judged = passed.is_valid().to_numpy(zero_copy_only=False)
+        passes = passed.fill_null(False).to_numpy(zero_copy_only=False)
+        texts = picked.column("text").to_numpy(zero_copy_only=False)
+        score_positions = positions[owner]
+        order = np.argsort(keys, kind="stable")  # each column's scores in the noted order
+        unique, first, sizes = np.unique(keys[order], return_index=True, return_counts=True)
+        groups = {}
+        for key, start, size in sorted(
+            zip(unique.tolist(), first.tolist(), sizes.tolist(), strict=True),
+            key=lambda group: order[group[1]],  # columns in order of first appearance
+        ):
+            mode = mode_names[key // max(len(names.dictionary), 1)]
+            name = names.dictionary[key % max(len(names.dictionary), 1)].as_py()
+            groups[(mode, name)] = order[start : start + size]
+        for (mode, name), members in groups.items():
+            cells = self._modes[mode]
+            column = cells.get(name)
+            if column is None:
+                column = cells[name] = _Cells()
+            at = members
+            column.errors += int(errors[at].sum())
+            column.skipped += int(skipped[at].sum())
+            at = at[scored[at]]
+            is_text = kinds[at] == TEXT
+            for i in at[is_text].tolist():
+                column.texts.append((int(score_positions[i]), texts[i]))
+            numeric = at[~is_text]
+            column.positions.extend(score_positions[numeric].tolist())
+            column.values.extend(values[numeric].tolist())
+            column.judged += int(judged[at].sum())
+            column.passed += int(passes[at].sum())
 
 
 def latency_statistics(results: Sequence[EvaluationCaseResult]) -> dict[str, dict[str, Any]]:
