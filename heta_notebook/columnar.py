@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic_core import to_json
 
+from heta_notebook._gc import paused_gc
 from heta_notebook.evaluators.aggregation import status_name
 from heta_notebook.schema import (
     REASON_KEYS,
@@ -330,7 +331,16 @@ def case_batches(
     """``case_columns`` as record batches: each field read in one C-level ``map`` pass over
     the records, JSON written once per distinct dict object, and every column of one Arrow
     type converted in one call (a checkpoint turns a few records at a time into columns,
-    so calls, not values, would dominate)."""
+    so calls, not values, would dominate). The collector is paused meanwhile: its
+    temporaries are acyclic, and each collection they trigger would rescan every record
+    the run holds."""
+    with paused_gc():
+        return _case_batches(results, first_row, text_ids)
+
+
+def _case_batches(
+    results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
+) -> dict[str, pa.RecordBatch]:
     n = len(results)
     records = list(map(_DICT, results))
     responses = list(map(_RESPONSE, records))
