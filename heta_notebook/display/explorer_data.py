@@ -205,15 +205,36 @@ def _encode_report(
     for col in scores.values():
         col["r"], col["m"] = [None] * len(rows), [None] * len(rows)
     _details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
+    return _payload(
+        report,
+        rows,
+        names,
+        cols,
+        scores,
+        strings,
+        left_out=len(report.case_results) - len(rows),
+        max_cases=max_cases,
+        n_detailed=len(wanted),
+    )
+
+
+def _payload(
+    report: EvaluationReport,
+    rows: np.ndarray,
+    names: list[str],
+    cols: dict[str, list[Any]],
+    scores: dict[str, Any],
+    strings: StringTable,
+    **counts: Any,
+) -> dict[str, Any]:
+    """The payload envelope around an index (and details): what the page reads first."""
     return {
         "version": FORMAT_VERSION,
         "label": report.label,
         "report_id": report.report_id,
         "n_total": len(report.case_results),
         "rows": rows.tolist(),
-        "left_out": len(report.case_results) - len(rows),
-        "max_cases": max_cases,
-        "n_detailed": len(wanted),
+        **counts,
         "modes": list(report.frames().modes),
         "score_names": names,
         "headline": headline_score(names),
@@ -254,25 +275,18 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
         cols[col] = [None] * len(picked)
     for col in scores.values():
         col["r"], col["m"] = [None] * len(picked), [None] * len(picked)
-    n = len(report.case_results)
-    return {
-        "version": FORMAT_VERSION,
-        "label": report.label,
-        "report_id": report.report_id,
-        "n_total": n,
-        "rows": picked.tolist(),
-        "left_out": 0,
-        "max_cases": None,
-        "n_detailed": 0,
-        "preview": True,
-        "modes": list(report.frames().modes),
-        "score_names": names,
-        "headline": headline_score(names),
-        "cases": cols,
-        "scores": scores,
-        "strings": strings.texts,
-        "full_length": strings.full_length,
-    }
+    return _payload(
+        report,
+        picked,
+        names,
+        cols,
+        scores,
+        strings,
+        left_out=0,
+        max_cases=None,
+        n_detailed=0,
+        preview=True,
+    )
 
 
 PREVIEW_CASE_COLUMNS = ("case_id", "query_mode", "query", "latency_ms", "error_json", "metadata")

@@ -9,6 +9,9 @@ comparison explorer. A small notebook of a report with judge reasons checks reas
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -101,6 +104,37 @@ def run_all(page) -> None:
     page.wait_for_function(RUN_FINISHED_JS, timeout=RUN_TIMEOUT_MS, polling=500)
 
 
+def write_notebook(folder, name: str, cells: list[str]) -> None:
+    """Save ``cells`` as notebook ``name`` in ``folder`` (python3 kernel)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, folder / name)
+
+
+@contextmanager
+def notebook_run(lab: LabServer, chromium_browser, name: str) -> Iterator[Any]:
+    """A page with notebook ``name`` run in JupyterLab without cell errors; on exit, checks
+    that nothing was fetched from the internet."""
+    guard = NetworkGuard()
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", guard)
+    page = context.new_page()
+    try:
+        open_notebook(page, lab, name)
+        run_all(page)
+        assert page.evaluate(CELL_ERRORS_JS) == []
+        yield page
+        assert guard.blocked == [], "JupyterLab needed the internet"
+    finally:
+        context.close()
+
+
 def full_screenshot(page, path) -> None:
     """Grow the viewport to the notebook's height (Lab scrolls inside a panel), then shoot."""
     height = page.evaluate(
@@ -178,34 +212,19 @@ BAD_REASON = "does not mention the expected relationship"
 
 def write_reasons_notebook(folder, repo) -> None:
     """A notebook showing a synthetic report whose judge reasons live in score metadata."""
-    import nbformat
-
     cells = [
         f"import sys\nsys.path.insert(0, {str(repo)!r})\n"
         "from tests._display_helpers import make_report\nreport = make_report(30)",
         "explorer = report.explore()\nexplorer",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(nb, folder / REASONS_NOTEBOOK)
+    write_notebook(folder, REASONS_NOTEBOOK, cells)
 
 
 def test_reason_search_live_in_jupyterlab(lab, chromium_browser, screens):
     from tests.browser.conftest import REPO
 
     write_reasons_notebook(lab.root, REPO)
-    guard = NetworkGuard()
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.route("**/*", guard)
-    page = context.new_page()
-    try:
-        open_notebook(page, lab, REASONS_NOTEBOOK)
-        run_all(page)
-        assert page.evaluate(CELL_ERRORS_JS) == []
+    with notebook_run(lab, chromium_browser, REASONS_NOTEBOOK) as page:
         root = page.locator(".jp-OutputArea-output .hnx-report").first
         root.wait_for(state="visible", timeout=60_000)
         steps.type_into(root, "search", BAD_REASON)
@@ -213,9 +232,6 @@ def test_reason_search_live_in_jupyterlab(lab, chromium_browser, screens):
         detail = steps.select_row(root, 0)
         assert BAD_REASON in detail and "Judge reasons" in detail
         root.screenshot(path=str(screens / "reasons-lab.png"))
-        assert guard.blocked == [], "JupyterLab needed the internet"
-    finally:
-        context.close()
 
 
 LARGE_NOTEBOOK = "large.ipynb"
@@ -224,8 +240,6 @@ LARGE_NOTEBOOK = "large.ipynb"
 def write_large_notebook(folder, repo) -> None:
     """A notebook showing a columnar report counted as "large" (a tiny eager budget): its
     explorer starts from a first-page preview and fetches other cases' details on selection."""
-    import nbformat
-
     cells = [
         f"import sys\nsys.path.insert(0, {str(repo)!r})\n"
         "from tests._display_helpers import make_report\n"
@@ -238,27 +252,14 @@ def write_large_notebook(folder, repo) -> None:
         "report = store.load(made.knowledge_base_name, 'large')",
         "explorer = report.explore(max_cases=60)\nexplorer",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(nb, folder / LARGE_NOTEBOOK)
+    write_notebook(folder, LARGE_NOTEBOOK, cells)
 
 
 def test_large_report_fetches_details_live_in_jupyterlab(lab, chromium_browser, screens):
     from tests.browser.conftest import REPO
 
     write_large_notebook(lab.root, REPO)
-    guard = NetworkGuard()
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.route("**/*", guard)
-    page = context.new_page()
-    try:
-        open_notebook(page, lab, LARGE_NOTEBOOK)
-        run_all(page)
-        assert page.evaluate(CELL_ERRORS_JS) == []
+    with notebook_run(lab, chromium_browser, LARGE_NOTEBOOK) as page:
         root = page.locator(".jp-OutputArea-output .hnx-report").first
         root.wait_for(state="visible", timeout=60_000)
         page.wait_for_function(  # the full payload replaced the preview (a new view)
@@ -280,9 +281,6 @@ def test_large_report_fetches_details_live_in_jupyterlab(lab, chromium_browser, 
         detail = steps.detail_text(root)
         assert "Expected evidence" in detail and "not embedded" not in detail
         root.screenshot(path=str(screens / "large-lab-fetched.png"))
-        assert guard.blocked == [], "JupyterLab needed the internet"
-    finally:
-        context.close()
 
 
 LARGE_COMPARISON = "large_comparison.ipynb"
@@ -291,8 +289,6 @@ LARGE_COMPARISON = "large_comparison.ipynb"
 def write_large_comparison_notebook(folder, repo) -> None:
     """A comparison of two columnar reports counted as "large": its explorer starts from
     previews of the first page and fetches other cases' details, A's and B's, on selection."""
-    import nbformat
-
     cells = [
         f"import sys\nsys.path.insert(0, {str(repo)!r})\n"
         "from tests._display_helpers import make_report\n"
@@ -306,27 +302,14 @@ def write_large_comparison_notebook(folder, repo) -> None:
         "comparison = compare([store.load(kb, rid) for rid in ('base', 'shifted')])",
         "explorer = comparison.explore(max_cases=60)\nexplorer",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(nb, folder / LARGE_COMPARISON)
+    write_notebook(folder, LARGE_COMPARISON, cells)
 
 
 def test_large_comparison_fetches_details_live_in_jupyterlab(lab, chromium_browser, screens):
     from tests.browser.conftest import REPO
 
     write_large_comparison_notebook(lab.root, REPO)
-    guard = NetworkGuard()
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.route("**/*", guard)
-    page = context.new_page()
-    try:
-        open_notebook(page, lab, LARGE_COMPARISON)
-        run_all(page)
-        assert page.evaluate(CELL_ERRORS_JS) == []
+    with notebook_run(lab, chromium_browser, LARGE_COMPARISON) as page:
         page.wait_for_function(  # the full payloads replaced the previews (a new view)
             "() => { const el = document.querySelector('.jp-OutputArea-output .hnx-compare');"
             " return el && !el.querySelector('[data-note=preview]')"
@@ -348,6 +331,3 @@ def test_large_comparison_fetches_details_live_in_jupyterlab(lab, chromium_brows
         sides = root.locator(".hnx-side").all_inner_texts()
         assert all("expected evidence" in s and "not embedded" not in s for s in sides)
         root.screenshot(path=str(screens / "large-comparison-lab-fetched.png"))
-        assert guard.blocked == [], "JupyterLab needed the internet"
-    finally:
-        context.close()
