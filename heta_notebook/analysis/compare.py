@@ -25,6 +25,7 @@ import pandas as pd
 
 from heta_notebook.analysis import stats
 from heta_notebook.analysis.alignment import Aligned, Variant, align
+from heta_notebook.analysis.frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis.frames import ReportFrames
 from heta_notebook.analysis.headline import headline_score
 from heta_notebook.analysis.slices import SliceKey, case_slices
@@ -631,20 +632,10 @@ class Comparison:
 
 # --------------------------------------------------------------------------- helpers
 
-SUMMARY_COLUMNS = [
+SUMMARY_COLUMNS = [  # the frames' summary per variant, with missing cases instead of counts
     "variant",
     "report",
-    "query_mode",
-    "score",
-    "mean",
-    "n",
-    "std",
-    "ci_low",
-    "ci_high",
-    "pass_rate",
-    "n_passed",
-    "n_skipped",
-    "n_error",
+    *(c for c in FRAME_SUMMARY_COLUMNS if c != "counts"),
     "n_missing",
 ]
 

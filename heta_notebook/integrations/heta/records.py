@@ -39,12 +39,12 @@ def manifest_to_heta(manifest: BenchmarkManifest) -> Any:
     """heta-framework's BenchmarkManifest from ours (unknown fields go to metadata)."""
     heta = require_heta("converting a benchmark manifest")
     data = manifest.to_dict()
-    known = {f: data.pop(f) for f in _MANIFEST_FIELDS if f in data}
+    known = {f: data.pop(f) for f in MANIFEST_FIELDS if f in data}
     known["metadata"] = {**known.get("metadata", {}), **data}
     return heta.BenchmarkManifest(**known)
 
 
-_MANIFEST_FIELDS = (
+MANIFEST_FIELDS = (  # heta's BenchmarkManifest fields (the rest goes to metadata)
     "name",
     "version",
     "split",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_notebook.integrations.heta._common import require_heta
-from heta_notebook.integrations.heta.records import EMPTY_TEXT
+from heta_notebook.integrations.heta.records import EMPTY_TEXT, MANIFEST_FIELDS
 from heta_notebook.schema import EvaluationReport
 
 STASH_KEY = "_heta_notebook"
@@ -39,17 +39,7 @@ _FIELDS = {
         "finished_at",
         "metadata",
     ),
-    "manifest": (
-        "name",
-        "version",
-        "split",
-        "task_type",
-        "build_scope",
-        "homepage",
-        "license",
-        "citation",
-        "metadata",
-    ),
+    "manifest": MANIFEST_FIELDS,
     "case": (
         "case_id",
         "query",
