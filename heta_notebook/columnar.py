@@ -49,6 +49,7 @@ from pydantic_core import to_json
 
 from heta_notebook._gc import paused_gc
 from heta_notebook.evaluators.aggregation import status_name
+from heta_notebook.evaluators.retrieval import ConstructedScores
 from heta_notebook.schema import (
     REASON_KEYS,
     EvaluationCaseResult,
@@ -326,20 +327,27 @@ def case_columns(
 
 
 def case_batches(
-    results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
+    results: Sequence[EvaluationCaseResult],
+    first_row: int,
+    text_ids: dict[str, int],
+    scores: pa.Table | None = None,
 ) -> dict[str, pa.RecordBatch]:
     """``case_columns`` as record batches: each field read in one C-level ``map`` pass over
     the records, JSON written once per distinct dict object, and every column of one Arrow
     type converted in one call (a checkpoint turns a few records at a time into columns,
     so calls, not values, would dominate). The collector is paused meanwhile: its
     temporaries are acyclic, and each collection they trigger would rescan every record
-    the run holds."""
+    the run holds. ``scores``: the results' ``score_table`` when the scorer kept its
+    columns (used when its length matches, else the scores are read off the records)."""
     with paused_gc():
-        return _case_batches(results, first_row, text_ids)
+        return _case_batches(results, first_row, text_ids, scores)
 
 
 def _case_batches(
-    results: Sequence[EvaluationCaseResult], first_row: int, text_ids: dict[str, int]
+    results: Sequence[EvaluationCaseResult],
+    first_row: int,
+    text_ids: dict[str, int],
+    scores: pa.Table | None = None,
 ) -> dict[str, pa.RecordBatch]:
     n = len(results)
     records = list(map(_DICT, results))
@@ -348,10 +356,14 @@ def _case_batches(
     hit_lists = [() if r is None else r.results for r in responses]
     score_lists = list(map(_SCORES, records))
     hits = list(chain.from_iterable(hit_lists))
-    scores = list(chain.from_iterable(score_lists))
-    n_hits, n_scores = len(hits), len(scores)
+    n_hits = len(hits)
     hit_counts = np.fromiter(map(len, hit_lists), np.int64, n)
     score_counts = np.fromiter(map(len, score_lists), np.int64, n)
+    n_scores = int(score_counts.sum())
+    if scores is None or len(scores) != n_scores:
+        score_arrays = _score_arrays(list(chain.from_iterable(score_lists)))
+    else:
+        score_arrays = [column.combine_chunks() for column in scores.columns]
     if any(errors):
         error_columns = [
             [None if e is None else e.message for e in errors],
@@ -363,13 +375,6 @@ def _case_batches(
     fields = zip(*map(_HIT_FIELDS, map(_DICT, hits)), strict=True) if hits else [()] * 6
     ids, text, hit_score, kind, source, hit_metadata = fields
     hit_extras = list(map(_EXTRA, hits))
-    fields = zip(*map(_SCORE_FIELDS, map(_DICT, scores)), strict=True) if scores else [()] * 4
-    names, values, passed, mds = fields
-    plain = set(map(type, values)) <= {float}  # the common case: every value a float
-    score_texts = n_scores if plain else [v if isinstance(v, str) else None for v in values]
-    flags = _per_object(list(mds), _score_flags)  # (status, reason, json) once per dict
-    flagged = any(map(_FIRST, flags))  # a skipped, failed or judged score
-    score_extras = list(map(_EXTRA, scores))
     strings = _arrow(
         pa.string(),
         [
@@ -387,32 +392,10 @@ def _case_batches(
             _json_shared(source),
             _json_shared(hit_metadata) if any(hit_metadata) else n_hits,
             _json_shared(hit_extras) if any(hit_extras) else n_hits,
-            names,  # scores
-            score_texts,
-            [s or "scored" for s in map(_FIRST, flags)] if flagged else _Same("scored", n_scores),
-            list(map(_SECOND, flags)) if flagged else n_scores,
-            list(map(_THIRD, flags)),
-            _json_shared(score_extras) if any(score_extras) else n_scores,
         ],
     )
-    if plain:
-        score_values: Sequence[Any] = values
-        kinds = np.full(n_scores, FLOAT, dtype=np.int8)
-    else:
-        score_values = [None if isinstance(v, str) else float(v) for v in values]
-        kinds = np.fromiter(
-            (
-                TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT
-                for v in values
-            ),
-            np.int8,
-            n_scores,
-        )
-    latency, hit_scores, score_values = _floats(
-        [list(map(_LATENCY, records)), hit_score, score_values],
-        finite=(True, True, None if plain else False),
-    )
-    has_response, score_passed = _arrow(pa.bool_(), [[r is not None for r in responses], passed])
+    latency, hit_scores = _floats([list(map(_LATENCY, records)), hit_score], finite=(True, True))
+    (has_response,) = _arrow(pa.bool_(), [[r is not None for r in responses]])
     case_rows = np.arange(first_row, first_row + n, dtype=np.int32)
     found = list(map(text_ids.get, text))  # most texts were seen before: one C-level pass
     if None in found:
@@ -448,20 +431,137 @@ def _case_batches(
         *strings[9:11],
     ]
     hit_columns = [hit_rows, rank, strings[11], text_ids_column, hit_scores, *strings[12:16]]
-    score_columns = [
-        score_rows,
-        strings[16],
-        score_values,
-        strings[17],
-        pa.array(kinds),
-        score_passed,
-        *strings[18:],
-    ]
     return {
         "cases": pa.RecordBatch.from_arrays(cases, schema=CASES_SCHEMA),
         "results": pa.RecordBatch.from_arrays(hit_columns, schema=RESULTS_SCHEMA),
-        "scores": pa.RecordBatch.from_arrays(score_columns, schema=SCORES_SCHEMA),
+        "scores": pa.RecordBatch.from_arrays([score_rows, *score_arrays], schema=SCORES_SCHEMA),
     }
+
+
+_SCORE_COLUMNS = pa.schema(list(SCORES_SCHEMA)[1:])  # a score table without ``row``
+
+
+def _score_arrays(scores: list[Any]) -> list[pa.Array]:
+    """The ``scores`` table's columns but ``row`` for these score records, in order."""
+    n_scores = len(scores)
+    fields = zip(*map(_SCORE_FIELDS, map(_DICT, scores)), strict=True) if scores else [()] * 4
+    names, values, passed, mds = fields
+    plain = set(map(type, values)) <= {float}  # the common case: every value a float
+    score_texts = n_scores if plain else [v if isinstance(v, str) else None for v in values]
+    flags = _per_object(list(mds), _score_flags)  # (status, reason, json) once per dict
+    flagged = any(map(_FIRST, flags))  # a skipped, failed or judged score
+    score_extras = list(map(_EXTRA, scores))
+    name, text, status, reason, metadata, extra = _arrow(
+        pa.string(),
+        [
+            names,
+            score_texts,
+            [s or "scored" for s in map(_FIRST, flags)] if flagged else _Same("scored", n_scores),
+            list(map(_SECOND, flags)) if flagged else n_scores,
+            list(map(_THIRD, flags)),
+            _json_shared(score_extras) if any(score_extras) else n_scores,
+        ],
+    )
+    if plain:
+        score_values: Sequence[Any] = values
+        kinds = np.full(n_scores, FLOAT, dtype=np.int8)
+    else:
+        score_values = [None if isinstance(v, str) else float(v) for v in values]
+        kinds = np.fromiter(
+            (
+                TEXT if isinstance(v, str) else BOOL if isinstance(v, bool) else FLOAT
+                for v in values
+            ),
+            np.int8,
+            n_scores,
+        )
+    (value,) = _floats([score_values], finite=(None if plain else False,))
+    (passed_array,) = _arrow(pa.bool_(), [passed])
+    return [name, value, text, pa.array(kinds), passed_array, status, reason, metadata, extra]
+
+
+def score_table(columns: Sequence[Sequence[EvaluationScore]]) -> pa.Table:
+    """The ``scores`` rows (without ``row``) of a batch scored by evaluator: ``columns``
+    holds one list of scores per evaluator, each in case order; rows come out case by case,
+    in evaluator order, as the records hold them. ``ConstructedScores`` columns are written
+    from the lists they were built from (their values as one matrix, each metadata list
+    once: BEIR's metrics at one cutoff share one), any other read off its records."""
+    with paused_gc():
+        n, width = (len(columns[0]) if columns else 0), len(columns)
+        fast = [i for i, column in enumerate(columns) if _constructed(column)]
+        slow = [i for i in range(width) if i not in set(fast)]
+        if not slow:
+            return _constructed_table([columns[i] for i in fast], n)  # type: ignore[misc]
+        rows = [columns[i][case] for case in range(n) for i in slow]  # read off the records
+        read = pa.Table.from_arrays(_score_arrays(rows), schema=_SCORE_COLUMNS)
+        if not fast:
+            return read
+        built = _constructed_table([columns[i] for i in fast], n)  # type: ignore[misc]
+        place = np.empty(width, dtype=np.int64)  # each evaluator's offset, a case's stride
+        stride = np.empty(width, dtype=np.int64)
+        place[fast], stride[fast] = np.arange(len(fast)), len(fast)
+        place[slow], stride[slow] = len(built) + np.arange(len(slow)), len(slow)
+        take = (np.arange(n)[:, None] * stride[None, :] + place[None, :]).ravel()
+        return pa.concat_tables([built, read]).take(pa.array(take, pa.int64()))
+
+
+def _constructed(column: Sequence[Any]) -> bool:
+    """Whether ``column`` is a ``ConstructedScores`` whose values are all floats."""
+    if not isinstance(column, ConstructedScores):
+        return False
+    values = column.values
+    if isinstance(values, np.ndarray):
+        return values.dtype.kind == "f"
+    return set(map(type, values)) <= {float}
+
+
+def _all_none(values: Sequence[Any]) -> bool:
+    if isinstance(values, list):
+        return values.count(None) == len(values)
+    return all(v is None for v in values)
+
+
+def _constructed_table(columns: Sequence[ConstructedScores], n: int) -> pa.Table:
+    width, total = len(columns), len(columns) * n
+    names = pa.array([c.name for c in columns], pa.string())
+    by_case = np.tile(np.arange(width), n)  # evaluator of each case-major row
+    cases = np.repeat(np.arange(n), width)
+    values = np.empty((n, width), dtype=float)
+    for j, column in enumerate(columns):
+        values[:, j] = column.values
+    lists = {id(c.metadata): c.metadata for c in columns}  # distinct metadata lists
+    where = {key: i for i, key in enumerate(lists)}
+    flags = _per_object(list(chain.from_iterable(lists.values())), _score_flags)
+    flagged = any(map(_FIRST, flags))
+    status, reason, metadata = _arrow(
+        pa.string(),
+        [
+            [s or "scored" for s in map(_FIRST, flags)] if flagged else _Same("scored", len(flags)),
+            list(map(_SECOND, flags)) if flagged else len(flags),
+            list(map(_THIRD, flags)),
+        ],
+    )
+    list_of = np.asarray([where[id(c.metadata)] for c in columns])
+    shared = pa.array(list_of[by_case] * n + cases, pa.int64())
+    if all(_all_none(c.passed) for c in columns):
+        passed = pa.nulls(total, pa.bool_())
+    else:
+        passed = pa.array(list(chain.from_iterable(c.passed for c in columns)), pa.bool_())
+        passed = passed.take(pa.array(by_case * n + cases, pa.int64()))
+    return pa.Table.from_arrays(
+        [
+            names.take(pa.array(by_case, pa.int64())),
+            pa.array(values.ravel(), pa.float64()),
+            pa.nulls(total, pa.string()),
+            pa.array(np.full(total, FLOAT, dtype=np.int8)),
+            passed,
+            status.take(shared) if flagged else pa.repeat(pa.scalar("scored"), total),
+            reason.take(shared) if flagged else pa.nulls(total, pa.string()),
+            metadata.take(shared),
+            pa.nulls(total, pa.string()),
+        ],
+        schema=_SCORE_COLUMNS,
+    )
 
 
 def _empty(schema: pa.Schema) -> pa.RecordBatch:
@@ -626,11 +726,14 @@ class CaseBatches:
         self._batches: dict[str, list[pa.RecordBatch]] = {name: [] for name in _CASE_TABLES}
         self._known: dict[int, tuple[EvaluationCaseResult, int]] = {}  # id -> (record, row)
 
-    def add(self, results: Iterable[EvaluationCaseResult]) -> pa.RecordBatch:
-        """Columns of ``results`` (kept) and the checkpoint batch that holds them."""
+    def add(
+        self, results: Iterable[EvaluationCaseResult], scores: pa.Table | None = None
+    ) -> pa.RecordBatch:
+        """Columns of ``results`` (kept) and the checkpoint batch that holds them
+        (``scores``: their ``score_table``, if the scorer kept one)."""
         results = list(results)
         before = len(self.text_ids)
-        batches = case_batches(results, self.rows, self.text_ids)
+        batches = case_batches(results, self.rows, self.text_ids, scores)
         texts = list(islice(reversed(self.text_ids), len(self.text_ids) - before))[::-1]
         for name, batch in batches.items():
             self._batches[name].append(batch)

@@ -511,14 +511,15 @@ class Checkpoint:
         self.batches.register((row, r) for row, r in enumerate(records) if id(r) in kept)
         return list(latest.values())
 
-    def append(self, results: Iterable[EvaluationCaseResult]) -> None:
-        """Append finished case results as one batch, in one write."""
+    def append(self, results: Iterable[EvaluationCaseResult], scores: Any = None) -> None:
+        """Append finished case results as one batch, in one write (``scores``: their
+        ``columnar.score_table``, when the scorer kept its columns)."""
         if self._fd is None or type(self.store).append_cases is not ReportStore.append_cases:
             self.store.append_cases(self.kb, self.report_id, results)  # remote, or a subclass hook
             return
         results = list(results)
         if results:
-            _write_all(self._fd, self.batches.add(results).serialize())
+            _write_all(self._fd, self.batches.add(results, scores).serialize())
 
     def close(self) -> None:
         """Fsync and close the file and release the lock (idempotent)."""

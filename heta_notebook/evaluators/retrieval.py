@@ -92,6 +92,24 @@ def _fast_construct_ok() -> bool:
 _FAST_CONSTRUCT = _fast_construct_ok()
 
 
+class ConstructedScores(list):  # type: ignore[type-arg] - a list of EvaluationScore
+    """The scores ``constructed_scores`` built, remembering what they were built from (one
+    name; values, passed and metadata per score), so a checkpoint can write their columns
+    from those lists instead of reading every record back. Records are frozen, so the two
+    never disagree; a plain list everywhere else."""
+
+    def __init__(
+        self,
+        scores: list[EvaluationScore],
+        name: str,
+        values: Sequence[float],
+        passed: Sequence[bool | None],
+        metadata: Sequence[Any],
+    ) -> None:
+        super().__init__(scores)
+        self.name, self.values, self.passed, self.metadata = name, values, passed, metadata
+
+
 def constructed_scores(
     name: str, values: Sequence[float], passed: Sequence[bool | None], metadata: Sequence[Any]
 ) -> list[EvaluationScore]:
@@ -104,10 +122,11 @@ def constructed_scores(
     their metadata dicts: records are frozen, pydantic only mutates those on a copy
     (``model_copy`` copies them first), so treat them as read-only."""
     if not _FAST_CONSTRUCT:
-        return [
+        built = [
             EvaluationScore.model_construct(name=name, value=v, passed=p, metadata=m)
             for v, p, m in zip(values, passed, metadata, strict=True)
         ]
+        return ConstructedScores(built, name, values, passed, metadata)
     new, cls, set_dict = object.__new__, EvaluationScore, object.__setattr__
     set_fields, set_extra, set_private = (BaseModel.__dict__[s].__set__ for s in _SLOTS)
     fields_set, extra = set(_SCORE_FIELDS), {}
@@ -120,7 +139,7 @@ def constructed_scores(
         set_extra(score, extra)
         set_private(score, None)
         append(score)
-    return scores
+    return ConstructedScores(scores, name, values, passed, metadata)
 
 
 # --------------------------------------------------------------------------- evidence recall
@@ -262,12 +281,27 @@ def beir_scores(
         judged, skipped = _judge(cases, responses, depth)
         values = _kernel_values(metrics, judged, depth)
         metadata = {
-            k: _beir_metadata(judged, k, metrics[0].convention) for k in {m.k for m in metrics}
+            k: _with_skips(_beir_metadata(judged, k, metrics[0].convention), judged, skipped)
+            for k in {m.k for m in metrics}
         }
         return [
-            _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], skipped, len(cases))
+            _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], skipped)
             for m in metrics
         ]
+
+
+def _with_skips(
+    metadata: list[dict[str, Any]], judged: list[_Judged], skipped: dict[int, str]
+) -> list[dict[str, Any]]:
+    """Per case (judged or not) its metadata: a skipped case's is ``skipped_score``'s."""
+    if not skipped:
+        return metadata
+    full: list[dict[str, Any]] = [{}] * (len(judged) + len(skipped))
+    for index, reason in skipped.items():
+        full[index] = {"skipped": True, "skip_reason": reason}
+    for item, meta in zip(judged, metadata, strict=True):
+        full[item.index] = meta
+    return full
 
 
 def _metric_scores(
@@ -276,23 +310,20 @@ def _metric_scores(
     judged: list[_Judged],
     metadata: list[dict[str, Any]],
     skipped: dict[int, str],
-    n_cases: int,
 ) -> list[EvaluationScore]:
-    """One metric's scores in case order: kernel values for judged cases, skips for the rest."""
-    name, values_list = metric.name, values.tolist()
+    """One metric's scores in case order: kernel values for judged cases; a skipped case
+    gets ``EvaluationScore.skipped_score``'s fields (value 0.0, no verdict, the reason)."""
     threshold = metric.settings.threshold if metric.settings is not None else None
-    passed = (
+    values_list = values.tolist()
+    passed: list[bool | None] = (
         [None] * len(values_list) if threshold is None else [v >= threshold for v in values_list]
     )
-    built = constructed_scores(name, values_list, passed, metadata)
-    if not skipped:
-        return built
-    scores: list[EvaluationScore | None] = [None] * n_cases
-    for index, reason in skipped.items():
-        scores[index] = EvaluationScore.skipped_score(name, reason)
-    for item, score in zip(judged, built, strict=True):
-        scores[item.index] = score
-    return scores  # type: ignore[return-value]
+    if skipped:
+        full_values, full_passed = [0.0] * len(metadata), [None] * len(metadata)
+        for item, value, ok in zip(judged, values_list, passed, strict=True):
+            full_values[item.index], full_passed[item.index] = value, ok
+        values_list, passed = full_values, full_passed
+    return constructed_scores(metric.name, values_list, passed, metadata)
 
 
 def _judge(
@@ -404,6 +435,18 @@ def evaluate_batch(
     BEIR metrics sharing a convention are computed together in one numpy pass; the numbers
     are identical to ``await evaluator.evaluate(...)`` case by case.
     """
+    if not evaluators:
+        return [() for _ in cases]
+    return list(zip(*evaluate_batch_columns(evaluators, cases, responses), strict=True))
+
+
+def evaluate_batch_columns(
+    evaluators: Sequence[Any],
+    cases: Sequence[BenchmarkCase],
+    responses: Sequence[QueryResponse],
+) -> list[list[EvaluationScore]]:
+    """``evaluate_batch`` by evaluator: one list of scores (in case order) per evaluator; a
+    BEIR metric's is a :class:`ConstructedScores` that a checkpoint writes as columns."""
     unsupported = [e for e in evaluators if not supports_batch(e)]
     if unsupported:
         raise TypeError(f"these evaluators have no evaluate_batch: {unsupported!r}")
@@ -420,17 +463,21 @@ def evaluate_batch(
     for i, e in enumerate(evaluators):
         if i not in columns:
             columns[i] = list(e.evaluate_batch(cases, responses))
-    if not evaluators:
-        return [() for _ in cases]
-    return list(zip(*(columns[i] for i in range(len(evaluators))), strict=True))
+        if len(columns[i]) != len(cases):
+            raise ValueError(
+                f"evaluator {e!r} returned {len(columns[i])} scores for {len(cases)} cases"
+            )
+    return [columns[i] for i in range(len(evaluators))]
 
 
 __all__ = [
     "BeirRetrievalMetric",
+    "ConstructedScores",
     "EvidenceRecallAtK",
     "beir_default_metrics",
     "beir_scores",
     "evaluate_batch",
+    "evaluate_batch_columns",
     "evaluate_run",
     "paused_gc",
     "supports_batch",

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
+
 from heta_notebook.kb.answer import ChatAnswer, answer_response
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
@@ -44,7 +46,11 @@ class WorkItem:
 
 
 class CheckpointSink:
-    """Buffers finished results and appends them to the store every N results or T seconds."""
+    """Buffers finished results and appends them to the store every N results or T seconds.
+
+    A batch scored together arrives at once (``extend``) and is appended as one batch,
+    with the score columns its scorer kept (``columnar.score_table``).
+    """
 
     def __init__(
         self,
@@ -58,23 +64,48 @@ class CheckpointSink:
         self._checkpoint = checkpoint  # an open ``store.checkpoint(...)``: O(1) appends
         self._every, self._interval = config.checkpoint_every, config.checkpoint_interval
         self._buffer: list[EvaluationCaseResult] = []
+        self._columns: list[list[Sequence[Any]] | None] = []  # per ``extend``d batch
         self._last = time.monotonic()
 
     def add(self, result: EvaluationCaseResult) -> None:
         """Buffer one result; flush when the buffer is full or old enough."""
         self._buffer.append(result)
+        self._columns.append(None)
+        self._maybe_flush()
+
+    def extend(
+        self, results: list[EvaluationCaseResult], columns: list[Sequence[Any]] | None
+    ) -> None:
+        """Buffer a batch of results finished together (``columns``: their scores by
+        evaluator, as ``CaseScorer.score_batch`` returns them); flush as ``add`` does."""
+        self._buffer.extend(results)
+        self._columns.append(columns)
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
         if len(self._buffer) >= self._every or time.monotonic() - self._last >= self._interval:
             self.flush()
 
     def flush(self) -> None:
-        """Append every buffered result to ``cases.jsonl`` (fsynced by the store)."""
-        if self._buffer and self._checkpoint is not None:
-            self._checkpoint.append(self._buffer)
-            self._buffer = []
-        if self._buffer:
-            self._store.append_cases(self._kb, self._rid, self._buffer)
-            self._buffer = []
+        """Append every buffered result to the checkpoint (fsynced by the store)."""
+        buffer, columns = self._buffer, self._columns
+        self._buffer, self._columns = [], []
+        if buffer and self._checkpoint is not None:
+            self._checkpoint.append(buffer, _score_table(columns))
+        elif buffer:
+            self._store.append_cases(self._kb, self._rid, buffer)
         self._last = time.monotonic()
+
+
+def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
+    """The buffered batches' score rows from their scorers' columns (None when a result
+    came alone: the checkpoint reads every score off the records)."""
+    if not columns or any(c is None for c in columns):
+        return None
+    from heta_notebook import columnar
+
+    tables = [columnar.score_table(c) for c in columns if c is not None]
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
 
 # Results delivered between two ``gc.freeze()`` calls (see ``frozen_results``).
@@ -155,7 +186,7 @@ class BatchStage:
     def __init__(
         self,
         scorer: CaseScorer,
-        deliver: Callable[[int, EvaluationCaseResult], None],
+        deliver: Callable[[list[int], list[EvaluationCaseResult], Any], None],
         size: int = 256,
         window: float = 0.01,
     ):
@@ -187,13 +218,13 @@ class BatchStage:
         pending, self._pending = self._pending, []
         if not pending:
             return
-        self._scorer.score_batch(
+        columns = self._scorer.score_batch(
             [a.item.case for a in pending],
             [a.response for a in pending],
             [a.scores for a in pending],
         )
-        for answered in pending:
-            self._deliver(answered.item.index, answered.result())
+        results = [answered.result() for answered in pending]
+        self._deliver([answered.item.index for answered in pending], results, columns)
 
 
 async def execute(
@@ -229,25 +260,43 @@ class _Pool:
         self.source, self.scorer, self.config = iter(items), scorer, config
         self.sink, self.progress, self.on_result = sink, progress, on_result
         self.state = Execution(results={})
-        self.stage = BatchStage(scorer, self.deliver)
+        self.stage = BatchStage(scorer, self.deliver_batch)
         self.workers: list[asyncio.Task[None]] = []
         self.failure: BaseException | None = None
 
     def deliver(self, index: int, result: EvaluationCaseResult) -> None:
         """Record a finished result: report slot, ``on_result``, checkpoint, progress bar."""
+        self._record(index, result)
+        if self.sink is not None:
+            self._checkpoint(self.sink.add, result)
+        self.progress.update(result)
+
+    def deliver_batch(
+        self, indices: list[int], results: list[EvaluationCaseResult], columns: Any
+    ) -> None:
+        """``deliver`` for a batch scored together: checkpointed as one batch, with the
+        score columns its scorer kept."""
+        for index, result in zip(indices, results, strict=True):
+            self._record(index, result)
+        if self.sink is not None:
+            self._checkpoint(self.sink.extend, results, columns)
+        for result in results:
+            self.progress.update(result)
+
+    def _record(self, index: int, result: EvaluationCaseResult) -> None:
         self.state.results[index] = result
         if len(self.state.results) % _FREEZE_EVERY == 0:
             _freeze_now()  # the results so far: no collection rescans them (frozen_results)
         if self.on_result is not None:
             self.on_result(index, result)
+
+    def _checkpoint(self, write: Callable[..., None], *args: Any) -> None:
         try:
-            if self.sink is not None:
-                self.sink.add(result)
+            write(*args)
         except Exception as exc:  # e.g. a full disk: stop everyone, raise at the end
             self.failure = self.failure or exc
             self.stop()
             raise
-        self.progress.update(result)
 
     async def run(self) -> Execution:
         """Start the workers, wait for them (or an interrupt), flush what is answered."""

@@ -125,20 +125,32 @@ class CaseScorer:
         cases: Sequence[BenchmarkCase],
         responses: Sequence[QueryResponse],
         slots: Sequence[list[Any]],
-    ) -> None:
-        """Fill the batch slots of ``slots`` (one list per case); a failing batch is redone per case."""
-        from heta_notebook.evaluators.retrieval import evaluate_batch
+    ) -> list[Sequence[Any]] | None:
+        """Fill the batch slots of ``slots`` (one list per case); a failing batch is redone
+        per case. Returns every slot by evaluator (one list per evaluator, in case order; the
+        batch ones as the batch scorer built them, for ``columnar.score_table``), or None."""
+        from heta_notebook.evaluators.retrieval import evaluate_batch_columns
 
         if not self.batch_indices or not cases:
-            return
+            return None
         evaluators = [self.evaluators[i] for i in self.batch_indices]
         try:
-            rows = evaluate_batch(evaluators, cases, responses)
+            built = evaluate_batch_columns(evaluators, cases, responses)
         except Exception:  # noqa: BLE001 - isolate the failing case(s)
             rows = [_row_alone(evaluators, c, r) for c, r in zip(cases, responses, strict=True)]
-        for scores, row in zip(slots, rows, strict=True):
-            for index, score in zip(self.batch_indices, row, strict=True):
+            for scores, row in zip(slots, rows, strict=True):
+                for index, score in zip(self.batch_indices, row, strict=True):
+                    scores[index] = score
+            return None
+        by_evaluator: list[Sequence[Any]] = [[] for _ in self.evaluators]
+        for index, column in zip(self.batch_indices, built, strict=True):
+            by_evaluator[index] = column
+            for scores, score in zip(slots, column, strict=True):
                 scores[index] = score
+        for index in range(len(self.evaluators)):
+            if index not in self.batch_indices:
+                by_evaluator[index] = [scores[index] for scores in slots]
+        return by_evaluator
 
 
 def _bounded(evaluator: Any, timeout: float | None) -> Any:
