@@ -159,10 +159,17 @@ def _json(value: Any) -> str | None:
     return to_json(value, inf_nan_mode="null").decode("utf-8")
 
 
-def _json_shared(values: Iterable[Any]) -> list[str | None]:
-    """``_json`` of each value, computed once per distinct object (a case's scores share a
-    few metadata dicts: BEIR's 25 metrics hold 5)."""
-    return _per_object(list(values), _json)
+def _json_shared(values: Iterable[Any]) -> pa.Array:
+    """``_json`` of each value as a string column, computed once per distinct object (the
+    hits of one document share its source dict; a case's scores share a few metadata
+    dicts) and repeated by Arrow, not by Python."""
+    values = list(values)
+    keys = np.fromiter(map(id, values), np.int64, len(values))
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) == len(values):
+        return pa.array(list(map(_json, values)), pa.string())
+    texts = pa.array([_json(values[i]) for i in first.tolist()], pa.string())
+    return texts.take(pa.array(inverse.astype(np.int64)))
 
 
 def _per_object(values: list[Any], build: Any) -> list[Any]:
@@ -363,7 +370,8 @@ def _case_batches(
     if scores is None or len(scores) != n_scores:
         score_arrays = _score_arrays(list(chain.from_iterable(score_lists)))
     else:
-        score_arrays = [column.combine_chunks() for column in scores.columns]
+        (batch,) = scores.combine_chunks().to_batches() if len(scores) else [_empty(_SCORE_COLUMNS)]
+        score_arrays = batch.columns
     if any(errors):
         error_columns = [
             [None if e is None else e.message for e in errors],
@@ -386,9 +394,9 @@ def _case_batches(
             [None if r is None else r.answer for r in responses],
             list(map(_response_json, responses)),
             _json_shared(map(_METADATA_KEY, records)),
-            _json_shared(map(_EXTRA, results)),
+            _json_shared(map(_EXTRA, results)) if any(map(_EXTRA, results)) else n,
             ids,  # results
-            kind,
+            _Same(kind[0], n_hits) if hits and kind.count(kind[0]) == n_hits else kind,
             _json_shared(source),
             _json_shared(hit_metadata) if any(hit_metadata) else n_hits,
             _json_shared(hit_extras) if any(hit_extras) else n_hits,
@@ -529,18 +537,25 @@ def _constructed_table(columns: Sequence[ConstructedScores], n: int) -> pa.Table
     values = np.empty((n, width), dtype=float)
     for j, column in enumerate(columns):
         values[:, j] = column.values
-    lists = {id(c.metadata): c.metadata for c in columns}  # distinct metadata lists
+    lists = {id(c.metadata): c for c in columns}  # distinct metadata lists
     where = {key: i for i, key in enumerate(lists)}
-    flags = _per_object(list(chain.from_iterable(lists.values())), _score_flags)
-    flagged = any(map(_FIRST, flags))
-    status, reason, metadata = _arrow(
-        pa.string(),
-        [
-            [s or "scored" for s in map(_FIRST, flags)] if flagged else _Same("scored", len(flags)),
-            list(map(_SECOND, flags)) if flagged else len(flags),
-            list(map(_THIRD, flags)),
-        ],
-    )
+    mds = list(chain.from_iterable(c.metadata for c in lists.values()))
+    texts = [c.metadata_json for c in lists.values()]
+    if all(t is not None for t in texts) and all(map(_FLAG_KEYS.isdisjoint, mds)):
+        flagged = False  # every score "scored", no reason: the JSON its scorer wrote
+        (metadata,) = _arrow(pa.string(), [list(chain.from_iterable(texts))])  # type: ignore[arg-type]
+        reason = pa.nulls(total, pa.string())
+    else:
+        flags = _per_object(mds, _score_flags)
+        flagged = any(map(_FIRST, flags))
+        status, reason, metadata = _arrow(
+            pa.string(),
+            [
+                [s or "scored" for s in map(_FIRST, flags)] if flagged else len(flags),
+                list(map(_SECOND, flags)) if flagged else len(flags),
+                list(map(_THIRD, flags)),
+            ],
+        )
     list_of = np.asarray([where[id(c.metadata)] for c in columns])
     shared = pa.array(list_of[by_case] * n + cases, pa.int64())
     if all(_all_none(c.passed) for c in columns):
@@ -575,14 +590,19 @@ class _Same(NamedTuple):
     n: int
 
 
-def _arrow(kind: pa.DataType, columns: list[Sequence[Any] | int | _Same]) -> list[pa.Array]:
+def _arrow(
+    kind: pa.DataType, columns: list[Sequence[Any] | int | _Same | pa.Array]
+) -> list[pa.Array]:
     """Columns of one Arrow type, converted in one call (then zero-copy slices); a column
-    given as a number ``n`` is ``n`` nulls, a ``_Same`` one value repeated."""
-    lists = [c for c in columns if not isinstance(c, (int, _Same))]
+    given as a number ``n`` is ``n`` nulls, a ``_Same`` one value repeated, an Arrow array
+    is kept."""
+    lists = [c for c in columns if not isinstance(c, (int, _Same, pa.Array))]
     flat = pa.array(list(chain.from_iterable(lists)), kind)
     out, start = [], 0
     for column in columns:
-        if isinstance(column, _Same):
+        if isinstance(column, pa.Array):  # ready
+            out.append(column)
+        elif isinstance(column, _Same):
             out.append(pa.repeat(pa.scalar(column.value, kind), column.n))
         elif isinstance(column, int):
             out.append(pa.nulls(column, kind))
@@ -751,7 +771,7 @@ class CaseBatches:
         for name in _CASE_TABLES:
             if self._batches[name]:
                 table = pa.Table.from_batches(self._batches[name], SCHEMAS[name])
-                self._tables[name].append(table.combine_chunks())
+                self._tables[name].append(table)  # chunked: joined without a copy
                 self._batches[name] = []
 
     def extend(self, tables: dict[str, pa.Table], texts: list[str]) -> None:

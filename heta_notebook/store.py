@@ -139,6 +139,8 @@ class ReportStore:
                 open_checkpoint = self._checkpoints.get(folder)  # its run's columns, reused
                 batches = open_checkpoint.batches if open_checkpoint is not None else None
                 columnar.write_report(folder, report, batches=batches)
+                if open_checkpoint is not None:
+                    open_checkpoint.saved = True  # the report holds (and fsynced) every row
                 stale = ("report.json",)
             self._write(folder / "summary.json", json.dumps(_header(report), indent=2))
             for name in stale:  # one format per folder: drop the other one's files
@@ -419,7 +421,8 @@ class Checkpoint:
     Local stores append to ``cases.arrows``, an Arrow IPC stream of one batch per append
     holding the results' report-table rows (``columnar.CaseBatches``), each written with
     one ``write`` (the OS keeps it if the process is killed; a torn last batch is cut on
-    reopening) and fsynced when the checkpoint closes. The run's save reuses those columns.
+    reopening) and fsynced when the checkpoint closes (unless the run's report was saved
+    since: the save fsyncs its own copy). The run's save reuses those columns.
     A ``cases.jsonl`` of an earlier version (or of ``append_cases``) is still read.
     """
 
@@ -434,6 +437,7 @@ class Checkpoint:
         self._loaded: tuple[dict[str, Any], list[str]] | None = None
         self._lock: Any = store.lock(kb, report_id)
         self._entered = False
+        self.saved = False  # set by the save of its report: no fsync needed at close
 
     def __enter__(self) -> Checkpoint:
         self._lock.__enter__()
@@ -520,9 +524,11 @@ class Checkpoint:
         results = list(results)
         if results:
             _write_all(self._fd, self.batches.add(results, scores).serialize())
+            self.saved = False
 
     def close(self) -> None:
-        """Fsync and close the file and release the lock (idempotent)."""
+        """Fsync (unless its report was saved since the last append: the save fsyncs a
+        copy of every row) and close the file, and release the lock (idempotent)."""
         fd, self._fd = self._fd, None
         lock, self._lock = self._lock, None
         if self.store._checkpoints.get(self.path.parent) is self:
@@ -530,7 +536,8 @@ class Checkpoint:
         try:
             if fd is not None:
                 try:
-                    os.fsync(fd)
+                    if not self.saved:
+                        os.fsync(fd)
                 finally:
                     os.close(fd)
         finally:

@@ -8,6 +8,7 @@ import math
 
 import pyarrow as pa
 import pytest
+from pydantic_core import to_json
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
 from heta_notebook.columnar import (
@@ -20,11 +21,16 @@ from heta_notebook.columnar import (
 )
 from heta_notebook.evaluators.protocol import EvaluatorSettings
 from heta_notebook.evaluators.retrieval import (
+    NO_QRELS,
+    NO_RELEVANT,
     BeirRetrievalMetric,
+    ConstructedScores,
     beir_default_metrics,
     constructed_scores,
+    evaluate_batch_columns,
 )
 from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, EvaluationScore
+from tests._evaluators_helpers import doc_response, qrels_case
 from tests._runner_helpers import MODES, ListBenchmark, TopHit, ToyKB, make_cases
 
 
@@ -114,3 +120,36 @@ async def test_a_checkpointed_beir_run_writes_the_score_rows_its_records_hold(
     statuses = set(tables["scores"].column("status").to_pylist())
     assert statuses == {"scored", "skipped"}
     assert tables["scores"].column("passed").drop_null().to_pylist()  # the threshold's
+
+
+@pytest.mark.parametrize("convention", ["trec_eval", "heta"])
+def test_beir_metadata_json_is_what_to_json_writes_of_each_dict(convention):
+    odd = ['d"quoted"', "d\\back", "d\u00e9t\u00e9 \U0001f600", "d\ttab\n", "d/\u2028"]
+    cases = [
+        qrels_case({odd[0]: 2, odd[2]: 1, "x": 0}, case_id="q1"),
+        qrels_case({odd[1]: 1, odd[3]: 3, odd[4]: 1}, case_id="q2"),
+        qrels_case({}, case_id="no-qrels"),
+        qrels_case({"x": 0}, case_id="none-relevant"),
+    ]
+    responses = [
+        doc_response([odd[2], "x", odd[0], "y"]),
+        doc_response([odd[3], odd[4], "z", odd[1]]),
+        doc_response(["x"]),
+        doc_response(["x"]),
+    ]
+    metrics = [
+        BeirRetrievalMetric(m, k, convention=convention)
+        for m in ("ndcg", "recall")
+        for k in (1, 3, 10)
+    ]
+    columns = evaluate_batch_columns(metrics, cases, responses)
+    for column in columns:
+        assert isinstance(column, ConstructedScores) and column.metadata_json is not None
+        assert list(column.metadata_json) == [to_json(s.metadata).decode() for s in column]
+    assert _same(score_table(columns), _read_off_records(columns))
+    assert [s.metadata.get("skip_reason") for s in columns[0]] == [
+        None,
+        None,
+        NO_QRELS,
+        NO_RELEVANT,
+    ]

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from heta_notebook.evaluators._kernels import (
     CONVENTIONS,
@@ -105,18 +106,26 @@ class ConstructedScores(list):  # type: ignore[type-arg] - a list of EvaluationS
         values: Sequence[float],
         passed: Sequence[bool | None],
         metadata: Sequence[Any],
+        metadata_json: Sequence[str | None] | None = None,
     ) -> None:
         super().__init__(scores)
         self.name, self.values, self.passed, self.metadata = name, values, passed, metadata
+        self.metadata_json = metadata_json  # each metadata dict as compact JSON, if known
 
 
 def constructed_scores(
-    name: str, values: Sequence[float], passed: Sequence[bool | None], metadata: Sequence[Any]
+    name: str,
+    values: Sequence[float],
+    passed: Sequence[bool | None],
+    metadata: Sequence[Any],
+    metadata_json: Sequence[str | None] | None = None,
 ) -> list[EvaluationScore]:
     """``EvaluationScore.model_construct(name=name, value=v, passed=p, metadata=m)`` for each
     (v, p, m): equal objects (``__dict__``, fields set, extra, private), ~7x faster, since
     model_construct's per-field alias/default loop was most of the batch path's cost at
-    250,000 scores. Values must already be valid (finite floats).
+    250,000 scores. Values must already be valid (finite floats). ``metadata_json``: each
+    metadata dict as ``pydantic_core.to_json`` writes it (None for an empty one), when the
+    caller can write it for less (kept for the checkpoint).
 
     The scores of one call share one fields-set and one (empty) extra dict, as they share
     their metadata dicts: records are frozen, pydantic only mutates those on a copy
@@ -126,7 +135,7 @@ def constructed_scores(
             EvaluationScore.model_construct(name=name, value=v, passed=p, metadata=m)
             for v, p, m in zip(values, passed, metadata, strict=True)
         ]
-        return ConstructedScores(built, name, values, passed, metadata)
+        return ConstructedScores(built, name, values, passed, metadata, metadata_json)
     new, cls, set_dict = object.__new__, EvaluationScore, object.__setattr__
     set_fields, set_extra, set_private = (BaseModel.__dict__[s].__set__ for s in _SLOTS)
     fields_set, extra = set(_SCORE_FIELDS), {}
@@ -139,7 +148,7 @@ def constructed_scores(
         set_extra(score, extra)
         set_private(score, None)
         append(score)
-    return ConstructedScores(scores, name, values, passed, metadata)
+    return ConstructedScores(scores, name, values, passed, metadata, metadata_json)
 
 
 # --------------------------------------------------------------------------- evidence recall
@@ -280,12 +289,14 @@ def beir_scores(
     with paused_gc():
         judged, skipped = _judge(cases, responses, depth)
         values = _kernel_values(metrics, judged, depth)
+        cutoffs = {m.k for m in metrics}
+        convention = metrics[0].convention
         metadata = {
-            k: _with_skips(_beir_metadata(judged, k, metrics[0].convention), judged, skipped)
-            for k in {m.k for m in metrics}
+            k: _with_skips(_beir_metadata(judged, k, convention), judged, skipped) for k in cutoffs
         }
+        texts = _beir_metadata_json(judged, cutoffs, convention, skipped)
         return [
-            _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], skipped)
+            _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], texts[m.k], skipped)
             for m in metrics
         ]
 
@@ -309,6 +320,7 @@ def _metric_scores(
     values: np.ndarray,
     judged: list[_Judged],
     metadata: list[dict[str, Any]],
+    metadata_json: list[str | None] | None,
     skipped: dict[int, str],
 ) -> list[EvaluationScore]:
     """One metric's scores in case order: kernel values for judged cases; a skipped case
@@ -323,7 +335,7 @@ def _metric_scores(
         for item, value, ok in zip(judged, values_list, passed, strict=True):
             full_values[item.index], full_passed[item.index] = value, ok
         values_list, passed = full_values, full_passed
-    return constructed_scores(metric.name, values_list, passed, metadata)
+    return constructed_scores(metric.name, values_list, passed, metadata, metadata_json)
 
 
 def _judge(
@@ -374,6 +386,36 @@ def _beir_metadata(judged: list[_Judged], k: int, convention: Convention) -> lis
         }
         for item in judged
     ]
+
+
+def _beir_metadata_json(
+    judged: list[_Judged], cutoffs: set[int], convention: Convention, skipped: dict[int, str]
+) -> dict[int, list[str | None] | None]:
+    """Per cutoff, ``_beir_metadata`` (with ``_with_skips``) as compact JSON, as
+    ``pydantic_core.to_json`` writes it: the numbers formatted, each matched document id
+    escaped once per case, skipped cases' dicts as ``skipped_score`` writes them (None
+    for a cutoff when an id is not a string)."""
+    end = "]}" if convention == "trec_eval" else '],"convention":' + _quoted(convention) + "}"
+    texts: dict[int, list[str | None]] = {k: [None] * (len(judged) + len(skipped)) for k in cutoffs}
+    for index, reason in skipped.items():
+        for column in texts.values():
+            column[index] = '{"skipped":true,"skip_reason":' + _quoted(reason) + "}"
+    for item in judged:
+        relevant = item.matched(max(cutoffs))
+        if not all(d.__class__ is str for d in relevant):
+            return dict.fromkeys(cutoffs)
+        quoted = list(map(_quoted, relevant))
+        head = f'{{"relevant_documents":{item.n_relevant:d},"retrieved_documents":'
+        for k, column in texts.items():
+            matched = ",".join(quoted[: len(item.matched(k))])
+            retrieved = min(len(item.ranked), k)
+            column[item.index] = f'{head}{retrieved:d},"matched_documents":[{matched}{end}'
+    return texts  # type: ignore[return-value]
+
+
+def _quoted(text: str) -> str:
+    """A string as a JSON literal, as ``pydantic_core.to_json`` writes it."""
+    return to_json(text).decode()
 
 
 def evaluate_run(
