@@ -36,6 +36,7 @@ import secrets
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import chain, islice
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -237,16 +238,25 @@ class TableWriter:
         self._text_ids = dict(zip(texts, range(len(texts)), strict=True))
         cases = tables["cases"]
         bounds = {
-            name: np.concatenate([[0], np.cumsum(cases.column(count).to_numpy())])
-            for name, count in (("results", "n_results"), ("scores", "n_scores"))
+            "cases": np.arange(len(cases) + 1),
+            **{
+                name: np.concatenate([[0], np.cumsum(cases.column(count).to_numpy())])
+                for name, count in (("results", "n_results"), ("scores", "n_scores"))
+            },
         }
-        for start in range(0, len(cases), self.cases_per_group):
-            stop = min(start + self.cases_per_group, len(cases))
-            self._write("cases", cases.slice(start, stop - start))
-            for name, bound in bounds.items():
+        starts = list(range(0, len(cases), self.cases_per_group))
+
+        def write(name: str) -> None:
+            bound = bounds[name]
+            for start in starts:
+                stop = min(start + self.cases_per_group, len(cases))
                 lo, hi = int(bound[start]), int(bound[stop])
                 if hi > lo:
                     self._write(name, tables[name].slice(lo, hi - lo))
+
+        # One thread per table: Parquet encodes and compresses without the GIL.
+        with ThreadPoolExecutor(len(bounds)) as pool:
+            list(pool.map(write, bounds))
         self.rows = len(cases)
 
     def add_group(self, tables: dict[str, pa.Table]) -> None:

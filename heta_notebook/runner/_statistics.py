@@ -71,19 +71,24 @@ def score_statistics(
 class _Cells:
     """One ``mode.score`` column while results arrive: values keyed by report position."""
 
-    __slots__ = ("positions", "values", "skipped", "errors", "passed", "judged", "texts")
+    __slots__ = ("positions", "values", "chunks", "skipped", "errors", "passed", "judged", "texts")
 
     def __init__(self) -> None:
         self.positions: list[int] = []
         self.values: list[Any] = []
+        self.chunks: list[tuple[np.ndarray, np.ndarray]] = []  # (positions, values) arrays
         self.skipped = self.errors = self.passed = self.judged = 0
         self.texts: list[tuple[int, str]] = []
 
     def column(self, failed_queries: int) -> ScoreColumn:
         """The column as ``aggregation.summarize`` collects it: values in report order."""
         values = np.asarray(self.values, dtype=float)  # converted once: summary and bootstrap
-        if self.positions != sorted(self.positions):
-            values = values[np.argsort(self.positions, kind="stable")]
+        positions = np.asarray(self.positions, dtype=np.int64)
+        if self.chunks:
+            positions = np.concatenate([positions, *(p for p, _ in self.chunks)])
+            values = np.concatenate([values, *(v for _, v in self.chunks)])
+        if positions.size > 1 and (positions[1:] < positions[:-1]).any():
+            values = values[np.argsort(positions, kind="stable")]
         texts = Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
         return ScoreColumn(
             values=values,  # type: ignore[arg-type] - an array where summarize keeps a list
@@ -237,16 +242,18 @@ class ScoreColumns:
         passes = passed.fill_null(False).to_numpy(zero_copy_only=False)
         texts = picked.column("text").to_numpy(zero_copy_only=False)
         score_positions = positions[owner]
-        order = np.argsort(keys, kind="stable")  # each column's scores in the noted order
-        unique, first, sizes = np.unique(keys[order], return_index=True, return_counts=True)
-        groups = {}
-        for key, start, size in sorted(
-            zip(unique.tolist(), first.tolist(), sizes.tolist(), strict=True),
-            key=lambda group: order[group[1]],  # columns in order of first appearance
-        ):
-            mode = mode_names[key // max(len(names.dictionary), 1)]
-            name = names.dictionary[key % max(len(names.dictionary), 1)].as_py()
-            groups[(mode, name)] = order[start : start + size]
+        groups = _regular_groups(counts, names, mode_names, mode_codes)
+        if groups is None:
+            order = np.argsort(keys, kind="stable")  # each column's scores in noted order
+            unique, first, sizes = np.unique(keys[order], return_index=True, return_counts=True)
+            groups = {}
+            for key, start, size in sorted(
+                zip(unique.tolist(), first.tolist(), sizes.tolist(), strict=True),
+                key=lambda group: order[group[1]],  # columns in order of first appearance
+            ):
+                mode = mode_names[key // max(len(names.dictionary), 1)]
+                name = names.dictionary[key % max(len(names.dictionary), 1)].as_py()
+                groups[(mode, name)] = order[start : start + size]
         for (mode, name), members in groups.items():
             cells = self._modes[mode]
             column = cells.get(name)
@@ -260,10 +267,31 @@ class ScoreColumns:
             for i in at[is_text].tolist():
                 column.texts.append((int(score_positions[i]), texts[i]))
             numeric = at[~is_text]
-            column.positions.extend(score_positions[numeric].tolist())
-            column.values.extend(values[numeric].tolist())
+            column.chunks.append((score_positions[numeric], values[numeric]))
             column.judged += int(judged[at].sum())
             column.passed += int(passes[at].sum())
+
+
+def _regular_groups(
+    counts: np.ndarray, names: pa.DictionaryArray, mode_names: np.ndarray, mode_codes: np.ndarray
+) -> dict[tuple[str, str], np.ndarray] | None:
+    """The score rows of each (mode, score name) when every case holds the same distinct
+    names in the same order (a run's usual shape): strided rows, no sort. None otherwise."""
+    n = len(counts)
+    width = int(counts[0]) if n else 0
+    codes = names.indices.to_numpy(zero_copy_only=False)
+    if not width or not (counts == width).all() or len(set(codes[:width].tolist())) < width:
+        return None
+    if not (codes.reshape(n, width) == codes[:width]).all():
+        return None
+    labels = [names.dictionary[int(code)].as_py() for code in codes[:width]]
+    first_case = {int(m): i for i, m in reversed(list(enumerate(mode_codes.tolist())))}
+    groups = {}
+    for mode in sorted(first_case, key=first_case.__getitem__):  # modes as they appear
+        cases = np.flatnonzero(mode_codes == mode) * width
+        for offset, name in enumerate(labels):
+            groups[(str(mode_names[mode]), name)] = cases + offset
+    return groups
 
 
 def latency_statistics(results: Sequence[EvaluationCaseResult]) -> dict[str, dict[str, Any]]:
