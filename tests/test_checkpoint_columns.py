@@ -137,3 +137,30 @@ def test_a_fresh_writer_refuses_tables_after_records(tmp_path):
         writer.add_tables({}, [])
     writer.abort()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+async def test_a_complete_run_deletes_its_checkpoint_and_an_interrupted_one_keeps_it(tmp_path):
+    """The saved complete report holds every checkpointed row, so the ~90 MB per 20,000
+    cases of ``cases.arrows`` is not left beside a ~1 MB report; an interrupted run keeps
+    it (with its partial report) for the resume."""
+    store = ReportStore(tmp_path / "store")
+    options = dict(
+        benchmark=ListBenchmark(cases=make_cases(12), evaluators=(TopHit(),)),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        config=BenchmarkRunConfig(report_id="run", checkpoint_every=1, max_concurrent_queries=1),
+        store=store,
+        progress=False,
+    )
+    folder = store.report_dir("kb", "run")
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=5), **options)
+    assert (folder / "cases.arrows").stat().st_size > 0
+    assert len(store.read_checkpoint("kb", "run")) == 5
+    final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
+    assert not final.is_partial and len(final.case_results) == 24
+    assert not (folder / "cases.arrows").exists() and not (folder / "cases.jsonl").exists()
+    assert (folder / "checkpoint.json").exists()  # the run's fingerprint stays
+    assert list(store.load("kb", "run").case_results) == list(final.case_results)
+    again = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report  # nothing to redo
+    assert list(again.case_results) == list(final.case_results)

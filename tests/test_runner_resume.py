@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from heta_notebook.store import Checkpoint
 from tests._runner_helpers import (
     MODES,
     AnswerMatch,
@@ -42,6 +43,13 @@ async def _clean_report(n: int = 12):
         progress=False,
     )
     return result.report
+
+
+@pytest.fixture(autouse=True)
+def keep_checkpoints(monkeypatch):
+    """These tests audit a finished run's checkpoint (every case written once), which a run
+    otherwise deletes once its complete report is saved."""
+    monkeypatch.setattr(Checkpoint, "discard", lambda self: None)
 
 
 def _checkpoint_lines(store: ReportStore, report_id: str) -> list[tuple[str, str]]:

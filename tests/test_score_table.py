@@ -30,6 +30,7 @@ from heta_notebook.evaluators.retrieval import (
     evaluate_batch_columns,
 )
 from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, EvaluationScore
+from heta_notebook.store import Checkpoint
 from tests._evaluators_helpers import doc_response, qrels_case
 from tests._runner_helpers import MODES, ListBenchmark, TopHit, ToyKB, make_cases
 
@@ -82,6 +83,13 @@ def test_integer_values_are_read_off_the_records():
     assert score_table([column]).column("kind").to_pylist() == [0, 0]
 
 
+@pytest.fixture
+def keep_checkpoints(monkeypatch):
+    """Keep a finished run's checkpoint (deleted once its complete report is saved)."""
+    monkeypatch.setattr(Checkpoint, "discard", lambda self: None)
+
+
+@pytest.mark.usefixtures("keep_checkpoints")
 @pytest.mark.parametrize(("checkpoint_every", "per_case"), [(1, True), (25, False), (25, True)])
 async def test_a_checkpointed_beir_run_writes_the_score_rows_its_records_hold(
     tmp_path, checkpoint_every, per_case
