@@ -518,10 +518,16 @@ class Checkpoint:
         self.batches.register((row, r) for row, r in enumerate(records) if id(r) in kept)
         return list(latest.values())
 
+    @property
+    def writes_columns(self) -> bool:
+        """Whether appends go to ``cases.arrows`` (a local store without an
+        ``append_cases`` override): only then is a ``scores`` table used."""
+        return self._fd is not None and type(self.store).append_cases is ReportStore.append_cases
+
     def append(self, results: Iterable[EvaluationCaseResult], scores: Any = None) -> None:
         """Append finished case results as one batch, in one write (``scores``: their
         ``columnar.score_table``, when the scorer kept its columns)."""
-        if self._fd is None or type(self.store).append_cases is not ReportStore.append_cases:
+        if not self.writes_columns:
             self.store.append_cases(self.kb, self.report_id, results)  # remote, or a subclass hook
             return
         results = list(results)

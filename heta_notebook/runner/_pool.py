@@ -91,7 +91,8 @@ class CheckpointSink:
         buffer, columns = self._buffer, self._columns
         self._buffer, self._columns = [], []
         if buffer and self._checkpoint is not None:
-            self._checkpoint.append(buffer, _score_table(columns))
+            writes_columns = getattr(self._checkpoint, "writes_columns", False)
+            self._checkpoint.append(buffer, _score_table(columns) if writes_columns else None)
         elif buffer:
             self._store.append_cases(self._kb, self._rid, buffer)
         self._last = time.monotonic()
