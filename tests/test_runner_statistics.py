@@ -157,3 +157,28 @@ async def test_a_resumed_report_counts_checkpointed_and_new_results_alike(tmp_pa
     summary, stats = score_statistics(report.case_results, config)
     assert report.score_summary == summary
     assert json.dumps(report.metadata["score_stats"]) == json.dumps(stats)
+
+
+def test_regular_checkpoint_columns_are_read_by_stride_with_the_same_statistics(monkeypatch):
+    """Every case holding the same scores in the same order (a run's usual shape): each
+    column is a stride of the score rows, the statistics as the per-result path gives."""
+    from heta_notebook.runner import _statistics
+
+    results = [r for r in _mixed_results() if r.error is None]  # 4 scores each, 2 modes
+    config = BenchmarkRunConfig(seed=7)
+    expected = score_statistics(results, config)
+    shuffled = list(enumerate(results))
+    random.Random(4).shuffle(shuffled)
+    batches = CaseBatches()
+    for start in range(0, len(shuffled), 6):
+        batches.add([result for _, result in shuffled[start : start + 6]])
+    strided = []
+    real = _statistics._regular_groups
+    monkeypatch.setattr(
+        _statistics, "_regular_groups", lambda *a: strided.append(real(*a)) or strided[-1]
+    )
+    columns = ScoreColumns(batches)
+    for position, result in shuffled:
+        columns.add(position, result)
+    assert json.dumps(columns.statistics(config)) == json.dumps(expected)
+    assert strided and strided[0] is not None and len(strided[0]) == 8  # 2 modes x 4 scores

@@ -122,7 +122,7 @@ async def _run_spec(spec: RunSpec, checkpoint: Any) -> EvaluationReport:
         report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
     if persist:
         spec.store.save(report)
-        if checkpoint is not None and not report.is_partial and getattr(checkpoint, "saved", 0):
+        if checkpoint is not None and not report.is_partial and getattr(checkpoint, "saved", False):
             checkpoint.discard()  # the complete report holds every checkpointed row
     return report
 
