@@ -446,7 +446,7 @@ def checkpoint_part(args: argparse.Namespace, work: Path) -> None:
     for label in ("without a store", "with a store", "without a store ", "with a store "):
         store = ReportStore(tempfile.mkdtemp(dir=work)) if "with a" in label else None  # fresh
         result = None
-        gc.collect()  # the last run's report (a report <-> frames cycle) is freed untimed
+        gc.collect()  # whatever the last run left for the collector is freed untimed
         t, c = time.perf_counter(), time.process_time()
         result = BenchmarkRunner().run_sync(
             benchmark=BeirBenchmark(folder),

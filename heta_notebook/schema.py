@@ -524,7 +524,7 @@ class EvaluationReport(Record):
         from heta_notebook.analysis.frames import ReportFrames
 
         cached = self._frames.frames
-        if cached is None or cached.report is not self:  # a model_copy shares the box
+        if cached is None or not cached.belongs_to(self):  # a model_copy shares the box
             cached = ReportFrames(self)
             self.__pydantic_private__["_frames"] = _FramesBox(cached)
         return cached

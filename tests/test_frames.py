@@ -214,3 +214,34 @@ def test_summary_from_extracted_columns_equals_aggregation_summary(report):
     warm.scores()
     pd.testing.assert_frame_equal(warm.summary(), cold, check_exact=True)
     assert cold.set_index(["query_mode", "score"]).loc[("bm25", "verdict"), "counts"] == {"good": 1}
+
+
+def test_a_dropped_report_is_freed_at_once_and_its_frames_say_so():
+    """The report caches its frames and the frames refer back only weakly, so dropping a
+    report frees it and its records by reference counting (no full collection later);
+    frames kept after it still give their tables and name what is gone."""
+    import gc
+    import weakref
+
+    report = make_report()
+    frames = report.frames()
+    expected = frames.summary()
+    frames.cases(), frames.scores()
+    assert frames.report is report and report.frames() is frames
+    alive = weakref.ref(report)
+    gc.disable()
+    try:
+        del report
+        assert alive() is None  # freed without the cyclic collector
+    finally:
+        gc.enable()
+    pd.testing.assert_frame_equal(frames.summary(), expected)
+    with pytest.raises(ReferenceError, match="keep a reference to the report"):
+        _ = frames.report
+
+
+def test_a_model_copy_gets_its_own_frames():
+    report = make_report()
+    copy = report.model_copy(update={"case_results": report.case_results[:1]})
+    assert copy.frames() is not report.frames()
+    assert len(copy.frames().cases()) == 1 < len(report.frames().cases())

@@ -14,6 +14,7 @@ these frames and the per-case helpers at the bottom (``case_evidence``, ``case_r
 from __future__ import annotations
 
 import json
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -79,11 +80,31 @@ class ReportFrames:
     """
 
     def __init__(self, report: EvaluationReport) -> None:
-        self.report = report
+        # The report caches its frames, so the frames keep only what they read (its case
+        # results and modes) and a weak reference back: dropping a report frees it and its
+        # records at once, not in a full collection later (~0.8 s at 20,000 cases).
+        self._report = weakref.ref(report)
+        self.case_results = report.case_results
+        self.query_modes = report.query_modes
         self._cache: dict[str, Any] = {}
         source = report.case_results
         self.columnar = source.columnar if isinstance(source, LazyCaseResults) else None
         self._aggregates: list[ScoreAggregate] | None = None
+
+    @property
+    def report(self) -> EvaluationReport:
+        """The report these frames were built from (while something else keeps it alive)."""
+        report = self._report()
+        if report is None:
+            raise ReferenceError(
+                "the report these frames were built from has been freed: frames keep only its "
+                "case results; keep a reference to the report (use report.frames())"
+            )
+        return report
+
+    def belongs_to(self, report: EvaluationReport) -> bool:
+        """Whether these frames were built from ``report`` (this very object)."""
+        return self._report() is report
 
     def prime(
         self,
@@ -220,7 +241,7 @@ class ReportFrames:
     def _case_column(self, name: str) -> np.ndarray:
         if self.columnar is not None:
             return _columnar_case_column(self.columnar, name)
-        return _case_column(self.report.case_results, name)
+        return _case_column(self.case_results, name)
 
     def score_column(self, name: str) -> pd.DataFrame:
         """One score for every case result (index = ``row``): value (NaN unless scored),
@@ -228,7 +249,7 @@ class ReportFrames:
         return self._cached(f"score:{name}", lambda: self._build_score_column(name))
 
     def _build_score_column(self, name: str) -> pd.DataFrame:
-        n = len(self.report.case_results)
+        n = len(self.case_results)
         value = np.full(n, np.nan)
         passed = np.full(n, None, dtype=object)
         status = np.full(n, "missing", dtype=object)
@@ -242,7 +263,7 @@ class ReportFrames:
             passed[rows] = [None if pd.isna(v) else bool(v) for v in picked["passed"]]
             status[rows] = picked["status"].astype(str).to_numpy()
         else:
-            for row, result in enumerate(self.report.case_results):
+            for row, result in enumerate(self.case_results):
                 for score in result.scores:
                     if score.name == name:
                         status[row] = score.status
@@ -258,7 +279,7 @@ class ReportFrames:
         view = self._view("modes")
         if view is not None:
             return list(view)
-        seen = dict.fromkeys(self.report.query_modes)
+        seen = dict.fromkeys(self.query_modes)
         seen.update(dict.fromkeys(self.case_column("query_mode").tolist()))
         return list(seen)
 
@@ -270,7 +291,7 @@ class ReportFrames:
         if self.columnar is not None:
             view = self._view("score_names")
             return list(view) if view is not None else list(self._columns()["names"])
-        return self._cached("names", lambda: _score_names(self.report.case_results))
+        return self._cached("names", lambda: _score_names(self.case_results))
 
     # -- builders -------------------------------------------------------------------------
 
@@ -286,7 +307,7 @@ class ReportFrames:
         elif "columns" in self._cache or self.columnar is not None:  # one extraction, reused
             aggregates = _summarize_columns(self._case_modes(), self._failed(), self._columns())
         else:  # a card only needs the summary: one pass in the evaluators, no long frame
-            aggregates = list(summarize(self.report.case_results).values())
+            aggregates = list(summarize(self.case_results).values())
         rows = []
         for agg in aggregates:
             d = asdict(agg)
@@ -309,7 +330,7 @@ class ReportFrames:
     def _columns(self) -> dict[str, Any]:
         if self.columnar is not None:
             return self._cached("columns", lambda: _columnar_scores(self.columnar))
-        return self._cached("columns", lambda: _extract_scores(self.report.case_results))
+        return self._cached("columns", lambda: _extract_scores(self.case_results))
 
     def _case_modes(self) -> np.ndarray:
         return self.case_column("query_mode")
@@ -325,7 +346,7 @@ class ReportFrames:
     def _build_cases(self) -> pd.DataFrame:
         base = pd.DataFrame(
             {
-                "row": np.arange(len(self.report.case_results)),
+                "row": np.arange(len(self.case_results)),
                 **{c: self.case_column(c) for c in CASE_COLUMNS[1:]},
             }
         )
@@ -338,7 +359,7 @@ class ReportFrames:
     def _build_evidence(self) -> pd.DataFrame:
         rows: list[tuple] = []
         parsed: dict[str, BenchmarkExpected | None] = {}
-        for row, result in enumerate(self.report.case_results):
+        for row, result in enumerate(self.case_results):
             if result.case_id not in parsed:
                 parsed[result.case_id] = expected_of(result)
             for item in case_evidence(result, parsed[result.case_id]):
@@ -351,7 +372,7 @@ class ReportFrames:
     def _build_results(self) -> pd.DataFrame:
         rows: list[tuple] = []
         parsed: dict[str, BenchmarkExpected | None] = {}
-        for row, result in enumerate(self.report.case_results):
+        for row, result in enumerate(self.case_results):
             if result.case_id not in parsed:
                 parsed[result.case_id] = expected_of(result)
             for item in case_results(result, parsed[result.case_id]):

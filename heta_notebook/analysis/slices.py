@@ -63,7 +63,7 @@ def slice_summary(frames: Any, by: SliceKey, confidence: float = 0.95) -> pd.Dat
 
     ``frames`` is a report's ``ReportFrames``; its long scores frame is grouped once.
     """
-    results = frames.report.case_results
+    results = frames.case_results
     slices = slice_labels(results, by)
     slice_codes, slice_names = pd.factorize(slices, sort=False)
     long = frames.scores()
