@@ -22,12 +22,12 @@ import functools
 import inspect
 import math
 import numbers
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, overload
 
 import numpy as np
 
+from heta_notebook._timeout import with_timeout
 from heta_notebook.evaluators.protocol import EvaluatorSettings
 from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
 
@@ -150,23 +150,7 @@ class FunctionEvaluator:
             from heta_notebook.runner.loop import in_daemon_thread
 
             call = in_daemon_thread(self.func, *args, **kwargs)
-        if timeout is None:
-            return await call
-        if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
-            try:
-                return await asyncio.wait_for(call, timeout)
-            except asyncio.TimeoutError:
-                raise TimeoutError(
-                    f"evaluator {self.name!r} timed out after {timeout:g} s"
-                ) from None
-        bound = asyncio.timeout(timeout)
-        try:
-            async with bound:
-                return await call
-        except TimeoutError:
-            if not bound.expired():  # the function's own asyncio.timeout: not ours to rename
-                raise
-            raise TimeoutError(f"evaluator {self.name!r} timed out after {timeout:g} s") from None
+        return await with_timeout(call, timeout, f"evaluator {self.name!r}")
 
 
 def call_style(func: Callable[..., Any]) -> CallStyle:

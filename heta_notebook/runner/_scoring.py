@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from heta_notebook._timeout import with_timeout
 from heta_notebook.evaluators.protocol import settings_of
 from heta_notebook.runner.loop import loop_mismatch
 from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
@@ -21,25 +21,6 @@ T = TypeVar("T")
 # Evaluators from these modules are quick, CPU-only and never block: awaiting them in line
 # costs far less than one task each.
 _INLINE_MODULES = ("heta_notebook.evaluators.retrieval", "heta_notebook.evaluators.answer")
-
-
-async def with_timeout(awaitable: Awaitable[T], seconds: float | None, what: str) -> T:
-    """Await ``awaitable`` for at most ``seconds`` (None: no bound); raise a named TimeoutError."""
-    if seconds is None:
-        return await awaitable
-    if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
-        try:
-            return await asyncio.wait_for(awaitable, seconds)
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"{what} timed out after {seconds:g} s") from None
-    bound = asyncio.timeout(seconds)
-    try:
-        async with bound:
-            return await awaitable
-    except TimeoutError:
-        if not bound.expired():  # the user's own asyncio.timeout: keep it as it is
-            raise
-        raise TimeoutError(f"{what} timed out after {seconds:g} s") from None
 
 
 def handles_own_settings(evaluator: object) -> bool:
