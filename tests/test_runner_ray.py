@@ -7,6 +7,7 @@ checkpoint holds. A stopped driver leaves shard checkpoints that ``resume=True``
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe, ReportSto
 from heta_notebook.benchmarks.beir import BeirBenchmark
 from heta_notebook.evaluators.retrieval import beir_default_metrics
 from heta_notebook.kb.recipe import Bm25
+from heta_notebook.store import CheckpointMismatchError
 from tests._ray_helpers import ROOT, local_ray
 from tests._runner_helpers import Slow, comparable
 
@@ -194,6 +196,20 @@ def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, tmp_path):
         driver.wait()
     assert not list((tmp_path / "ray").rglob("report.json"))  # it died before any report
     before = _checkpointed(tmp_path / "ray")
+    # The driver held each report id's checkpoint: its fingerprint refuses other settings
+    # even though only shard checkpoints survived.
+    shard_files = (tmp_path / "ray").rglob("shards/**/cases.jsonl")
+    report_folder = sorted({p.parents[6] for p in shard_files})[0]  # {report}/shards/.../{id}
+    assert (report_folder / "checkpoint.json").exists()
+    kb = json.loads((report_folder / "checkpoint.json").read_text())["knowledge_base_name"]
+    label = max((name for name in RECIPES if kb.endswith(f"-{name}")), key=len)
+    other = _options(cranfield, ReportStore(tmp_path / "ray"), tmp_path / "kb-ray")
+    other["recipes"] = {label: RECIPES[label]}
+    other["config"] = other["config"].model_copy(
+        update={"report_id": report_folder.name, "top_k": 10}
+    )
+    with pytest.raises(CheckpointMismatchError, match="other settings"):
+        run_benchmark(**other, executor=RayExecutor())
 
     options = _options(cranfield, ReportStore(tmp_path / "ray"), tmp_path / "kb-ray")
     resumed = run_benchmark(**options, resume=True, executor=RayExecutor())

@@ -314,3 +314,21 @@ async def test_a_report_id_is_not_resumed_with_other_settings(tmp_path):
     await BenchmarkRunner().run(recipe=ToyKB(), query_modes=("alpha",), **options)
     with pytest.raises(ValueError, match="'same' was run with other settings"):
         await BenchmarkRunner().run(recipe=ToyKB(), query_modes=MODES, **options)
+
+
+async def test_a_local_run_resumes_the_shards_an_interrupted_ray_run_left(tmp_path):
+    """A killed Ray driver saves no report; its shards' checkpoints sit in the report's
+    folder (``shards/``). A local run of the same report id keeps them, runs only the rest,
+    and removes them once its report is saved."""
+    store = ReportStore(tmp_path)
+    options = _torn_options(store)
+    clean = (await BenchmarkRunner().run(recipe=ToyKB(), **{**options, "store": None})).report
+    shards = ReportStore(store.report_dir("kb", "torn") / "shards")
+    done = list(clean.case_results)[:4]
+    shards.append_cases("ray", "torn--s-abc-00000", done[:3])
+    shards.append_cases("ray", "torn--s-abc-00001", done[3:])
+    kb = ToyKB()
+    final = (await BenchmarkRunner().run(recipe=kb, **options)).report
+    assert kb.calls == 6 - 4 and final.metadata["resumed"] == 4
+    assert comparable(final) == comparable(clean)
+    assert shards.report_ids("ray") == []  # the saved report holds them

@@ -18,7 +18,10 @@ Fault tolerance: a worker that dies mid-shard is replaced and the shard retried 
 (``max_retries``); the retry skips what the shard's checkpoint already holds. A crashed
 or stopped driver leaves the shard checkpoints in the report's folder
 (``{report}/shards/...``); ``resume=True`` (or the same ``report_id``) reads them and runs
-only the rest. Once the report is saved, the shard checkpoints are removed.
+only the rest, on Ray or locally. Once the report is saved, the shard checkpoints are
+removed. The driver holds the report id's checkpoint as a local run does: a second driver
+gets ``ReportLockedError``, and resuming with other settings ``CheckpointMismatchError``
+even when only shard checkpoints survived.
 
 Every worker must reach the store and the workspace: on one machine any folder does; on
 a cluster use a shared path or an fsspec URL for the store and a shared ``workspace``.
@@ -201,12 +204,28 @@ class _RecipeOnRay:
     async def _execute(
         self, spec: RunSpec, context_ref: Any, names: list[str], started_at: str, clock: float
     ) -> Any:
+        """Run the pending shards and save the report, holding the report id's checkpoint
+        (its lock and the run's fingerprint) as a local run does."""
+        persist = spec.store is not None and spec.config.persist_report
+        if persist and hasattr(spec.store, "checkpoint"):
+            fingerprint = spec.metadata.get("fingerprint")
+            kb, rid = spec.knowledge_base_name, spec.report_id
+            with spec.store.checkpoint(kb, rid, fingerprint=fingerprint) as held:
+                report = await self._execute_held(spec, context_ref, names, started_at, clock)
+                if not report.is_partial and held.saved:
+                    held.discard()  # the complete report holds every row
+        else:
+            report = await self._execute_held(spec, context_ref, names, started_at, clock)
+        if report.is_partial:
+            warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=2)
+        return report
+
+    async def _execute_held(
+        self, spec: RunSpec, context_ref: Any, names: list[str], started_at: str, clock: float
+    ) -> Any:
         persist = spec.store is not None and spec.config.persist_report
         shards = _shard_store(spec) if persist else None
-        finished = _finished_results(spec) if persist else {}
-        if shards is not None:
-            for result in _read_shards(shards, spec.report_id):
-                finished[(result.case_id, result.query_mode)] = result
+        finished = _finished_results(spec) if persist else {}  # with the shards' results
         resumed = len(finished)
         pending = [
             (index, name, case, mode, group.metadata)
@@ -236,11 +255,7 @@ class _RecipeOnRay:
         report = self._report(spec, finished, resumed, started_at, clock)
         if persist:
             spec.store.save(report)
-            if shards is not None:  # the saved report holds them now
-                for shard_id in _shard_ids(shards, spec.report_id):
-                    shards.delete(_SHARD_KB, shard_id)
-        if report.is_partial:
-            warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=2)
+            drop_shards(spec)  # the saved report holds them now
         return report
 
     async def _run_shards(
@@ -343,6 +358,32 @@ def _shard_store(spec: RunSpec) -> ReportStore:
     folder = store.report_dir(spec.knowledge_base_name, spec.report_id) / "shards"
     fs = getattr(store, "_fs", None)  # an fsspec store: the same file system, as a URL
     return ReportStore(fs.unstrip_protocol(folder.as_posix()) if fs is not None else folder)
+
+
+def shard_results(spec: RunSpec) -> list[EvaluationCaseResult]:
+    """What the shards of an interrupted Ray run checkpointed in the report's folder (a
+    crashed or killed driver saved no report): kept whichever executor resumes the run."""
+    if not _has_shards(spec):
+        return []
+    return _read_shards(_shard_store(spec), spec.report_id)
+
+
+def drop_shards(spec: RunSpec) -> None:
+    """Delete the report's shard checkpoints once a saved report holds their results."""
+    if not _has_shards(spec):
+        return
+    shards = _shard_store(spec)
+    for shard_id in _shard_ids(shards, spec.report_id):
+        shards.delete(_SHARD_KB, shard_id)
+
+
+def _has_shards(spec: RunSpec) -> bool:
+    store = spec.store
+    if not hasattr(store, "report_dir") or not hasattr(store, "_exists"):
+        return False  # a store of another kind: no shard folder
+    return bool(
+        store._exists(store.report_dir(spec.knowledge_base_name, spec.report_id) / "shards")
+    )
 
 
 def _shard_ids(shards: ReportStore, report_id: str) -> list[str]:
