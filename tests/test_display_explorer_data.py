@@ -306,6 +306,13 @@ def test_large_columnar_report_shows_a_preview_then_the_full_payload(tmp_path, m
     data._on_msg(data, {"type": "details", "rows": ["x"]}, [])  # bad request: an error reply
     data._on_msg(data, {"type": "other"}, [])
     assert len(sent) == 2
+    # The fetched details stay in the widget's state (a saved notebook shows them offline),
+    # the error reply does not; beyond KEEP_FETCHED_BYTES nothing more is kept.
+    (kept,) = data.fetched
+    assert unpack(kept) == {k: v for k, v in sent[0].items() if k != "type"}
+    monkeypatch.setattr(widgets, "KEEP_FETCHED_BYTES", len(kept) + 10)
+    data._on_msg(data, {"type": "details", "rows": [payload["rows"][21]]}, [])
+    assert len(sent) == 3 and data.fetched == [kept]
 
 
 def test_small_reports_embed_every_detail_at_once(tmp_path):

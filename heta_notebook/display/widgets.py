@@ -79,6 +79,9 @@ class ReportDataWidget(anywidget.AnyWidget):
 
     _esm = traitlets.Unicode(_DATA_ESM).tag(sync=True)
     payload = traitlets.Unicode("").tag(sync=True)
+    # Details the page fetched from the kernel (packed replies), kept in the widget's state
+    # so a saved notebook still shows them without a kernel (up to KEEP_FETCHED_BYTES).
+    fetched = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(self, report: EvaluationReport | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -100,6 +103,13 @@ class ReportDataWidget(anywidget.AnyWidget):
             rows = [r for r in asked if isinstance(r, int)]
             reply = {"rows": rows, "error": f"{type(exc).__name__}: {exc}"}
         self.send({"type": "details", **reply})
+        if "error" not in reply and reply.get("rows"):
+            self._keep(pack(reply))
+
+    def _keep(self, packed: str) -> None:
+        """Add a reply to ``fetched`` while the kept replies stay under KEEP_FETCHED_BYTES."""
+        if sum(map(len, self.fetched)) + len(packed) <= KEEP_FETCHED_BYTES:
+            self.fetched = [*self.fetched, packed]
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the full payload is in (True), or ``timeout`` seconds passed."""
@@ -173,6 +183,7 @@ def _key(
 
 EAGER_RESULTS = 20_000  # retrieved results whose case details are all embedded at once
 MAX_FETCH = 200  # case details one request of the page may ask for
+KEEP_FETCHED_BYTES = 4_000_000  # fetched details kept in a saved notebook (packed), at most
 
 
 def report_data(

@@ -8,6 +8,8 @@ but not A.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from heta_notebook.analysis.compare import compare
@@ -140,6 +142,40 @@ def test_partial_details_say_what_is_not_embedded(chromium_browser, tmp_path, sc
         steps.type_into(root, "search", BAD_REASON)
         said = root.locator('[data-control="searchNote"]').first.inner_text()
         assert "case ids and queries of all" in said and "judge reasons of the 15" in said
+    finally:
+        context.close()
+    assert guard.blocked == [] and problems == []
+
+
+def test_details_fetched_live_are_shown_by_a_saved_page(chromium_browser, tmp_path, screens):
+    """A saved notebook of a large report keeps the details its live page fetched (the data
+    widget's ``fetched`` state): offline, those cases show their details, the rest say they
+    are not embedded."""
+    import json
+
+    from heta_notebook.display.explorer_data import encode_details, encode_report
+    from heta_notebook.display.widgets import pack, standalone_html
+
+    report = make_report(30)
+    payload = encode_report(report, details=list(range(15)))
+    body = standalone_html("report", pack(payload), report.explore().state)
+    head, models, tail = re.split(r'(?<=-models">)(.*?)(?=</script>)', body, maxsplit=1)
+    models = json.loads(models)
+    data_id = next(k for k, v in models.items() if "payload" in v)
+    models[data_id]["fetched"] = [pack(encode_details(report, list(range(15, 22))))]
+    body = head + json.dumps(models).replace("<", "\\u003c") + tail
+    path = tmp_path / "fetched.html"
+    path.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>", encoding="utf-8")
+    context, page, guard, problems = _open(chromium_browser, path)
+    try:
+        root = page.locator(".hnx-report").first
+        root.wait_for(state="visible", timeout=30_000)
+        steps.go_to_page(root, 2)  # report rows 15-29: 15-21 fetched, the rest not embedded
+        detail = steps.select_row(root, 0)
+        assert "Retrieved results" in detail and "not embedded" not in detail
+        root.screenshot(path=str(screens / "report-page-fetched-details.png"))
+        detail = steps.select_row(root, 9)
+        assert "not embedded in this page" in detail
     finally:
         context.close()
     assert guard.blocked == [] and problems == []

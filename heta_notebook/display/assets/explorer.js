@@ -325,7 +325,18 @@ async function reportData(model, ref) {
   const payload = dataModel.get("payload");
   const found = decoded.get(dataModel);
   if (found && found.payload === payload) return found.data;
-  const data = inflate(payload).then((p) => new ReportData(p, dataModel));
+  const data = inflate(payload).then(async (p) => {
+    const found = new ReportData(p, dataModel);
+    // details a live page fetched, kept in the widget state: a saved notebook shows them
+    for (const packed of dataModel.get("fetched") || []) {
+      try {
+        found.merge(await inflate(packed));
+      } catch (err) {
+        console.warn("heta-notebook: a kept reply of fetched details could not be read", err);
+      }
+    }
+    return found;
+  });
   decoded.set(dataModel, { payload, data });
   return data;
 }
