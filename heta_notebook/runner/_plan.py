@@ -29,6 +29,7 @@ from heta_notebook.runner._pool import (
     frozen_results,
 )
 from heta_notebook.runner._progress import RunProgress
+from heta_notebook.runner._shards import drop_shards, shard_results
 from heta_notebook.runner._statistics import ScoreColumns, environment, latency_statistics, utc_now
 from heta_notebook.runner.config import BenchmarkRunConfig
 from heta_notebook.schema import (
@@ -122,8 +123,6 @@ async def _run_spec(spec: RunSpec, checkpoint: Any) -> EvaluationReport:
         report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
     if persist:
         spec.store.save(report)
-        from heta_notebook.runner.ray_executor import drop_shards
-
         drop_shards(spec)  # an interrupted Ray run's shards: the saved report holds them
         if checkpoint is not None and not report.is_partial and getattr(checkpoint, "saved", False):
             checkpoint.discard()  # the complete report holds every checkpointed row
@@ -177,8 +176,6 @@ def _finished_results(
     checkpointed = checkpoint.read() if checkpoint is not None else store.read_checkpoint(kb, rid)
     for result in checkpointed:
         finished[(result.case_id, result.query_mode)] = result
-    from heta_notebook.runner.ray_executor import shard_results  # no Ray needed to read them
-
     for result in shard_results(spec):  # an interrupted Ray run's, resumed here or on Ray
         finished[(result.case_id, result.query_mode)] = result
     return finished

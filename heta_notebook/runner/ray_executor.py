@@ -51,6 +51,10 @@ from heta_notebook.runner._plan import (
 )
 from heta_notebook.runner._pool import CheckpointSink, Execution, WorkItem, case_metadata, execute
 from heta_notebook.runner._progress import RunProgress
+from heta_notebook.runner._shards import SHARD_KB as _SHARD_KB
+from heta_notebook.runner._shards import drop_shards
+from heta_notebook.runner._shards import read_shards as _read_shards
+from heta_notebook.runner._shards import shard_store as _shard_store
 from heta_notebook.runner._statistics import ScoreColumns, utc_now
 from heta_notebook.runner.executors import RecipeRun
 
@@ -58,8 +62,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.runner.result import BenchmarkRunResult
     from heta_notebook.schema import BenchmarkCase, EvaluationCaseResult
     from heta_notebook.store import ReportStore
-
-_SHARD_KB = "ray"  # the shard checkpoints' own store holds one "knowledge base"
 
 
 class RayExecutor:
@@ -348,52 +350,6 @@ def _with_unit(spec: RunSpec, names: list[str]) -> Any:
 
 def _auto_shard_size(pending: int, cpus: int) -> int:
     return max(16, min(1000, math.ceil(pending / (4 * cpus)) if pending else 16))
-
-
-def _shard_store(spec: RunSpec) -> ReportStore:
-    """The shard checkpoints' store: a folder inside the report's own folder."""
-    from heta_notebook.store import ReportStore
-
-    store = spec.store
-    folder = store.report_dir(spec.knowledge_base_name, spec.report_id) / "shards"
-    fs = getattr(store, "_fs", None)  # an fsspec store: the same file system, as a URL
-    return ReportStore(fs.unstrip_protocol(folder.as_posix()) if fs is not None else folder)
-
-
-def shard_results(spec: RunSpec) -> list[EvaluationCaseResult]:
-    """What the shards of an interrupted Ray run checkpointed in the report's folder (a
-    crashed or killed driver saved no report): kept whichever executor resumes the run."""
-    if not _has_shards(spec):
-        return []
-    return _read_shards(_shard_store(spec), spec.report_id)
-
-
-def drop_shards(spec: RunSpec) -> None:
-    """Delete the report's shard checkpoints once a saved report holds their results."""
-    if not _has_shards(spec):
-        return
-    shards = _shard_store(spec)
-    for shard_id in _shard_ids(shards, spec.report_id):
-        shards.delete(_SHARD_KB, shard_id)
-
-
-def _has_shards(spec: RunSpec) -> bool:
-    store = spec.store
-    if not hasattr(store, "report_dir") or not hasattr(store, "_exists"):
-        return False  # a store of another kind: no shard folder
-    return bool(
-        store._exists(store.report_dir(spec.knowledge_base_name, spec.report_id) / "shards")
-    )
-
-
-def _shard_ids(shards: ReportStore, report_id: str) -> list[str]:
-    return [rid for rid in shards.report_ids(_SHARD_KB) if rid.startswith(f"{report_id}--s-")]
-
-
-def _read_shards(shards: ReportStore, report_id: str) -> list[EvaluationCaseResult]:
-    return [
-        r for sid in _shard_ids(shards, report_id) for r in shards.read_checkpoint(_SHARD_KB, sid)
-    ]
 
 
 # -- the worker side ----------------------------------------------------------------------
