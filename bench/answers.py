@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from heta_notebook.benchmarks.beir import BeirBenchmark  # noqa: E402
-from heta_notebook.benchmarks.squad import SquadBenchmark  # noqa: E402
-from heta_notebook.kb.knowledge_base import KnowledgeBase  # noqa: E402
-from heta_notebook.kb.recipe import Recipe  # noqa: E402
+from heta_notebook.benchmarks._beir import BeirBenchmark  # noqa: E402
+from heta_notebook.benchmarks._squad import SquadBenchmark  # noqa: E402
+from heta_notebook.kb._knowledge_base import KnowledgeBase  # noqa: E402
+from heta_notebook.kb._recipe import Recipe  # noqa: E402
 
 
 def best_of(repeats: int, function) -> float:

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from heta_notebook.analysis.compare import compare
+from heta_notebook.analysis._compare import compare
 from heta_notebook.schema import (
     BenchmarkManifest,
     EvaluationCaseResult,

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from heta_notebook import BenchmarkRunConfig, Recipe, run_benchmark  # noqa: E402
-from heta_notebook.evaluators.retrieval import beir_default_metrics  # noqa: E402
-from heta_notebook.kb.recipe import Dense  # noqa: E402
-from heta_notebook.runner.ray_executor import RayExecutor  # noqa: E402
+from heta_notebook.evaluators._retrieval import beir_default_metrics  # noqa: E402
+from heta_notebook.kb._recipe import Dense  # noqa: E402
+from heta_notebook.runner._ray_executor import RayExecutor  # noqa: E402
 from heta_notebook.schema import (  # noqa: E402
     BenchmarkCase,
     BenchmarkDocument,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from heta_notebook.evaluators.judge import AnswerCorrectnessJudge  # noqa: E402
+from heta_notebook.evaluators._judge import AnswerCorrectnessJudge  # noqa: E402
 from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, QueryResponse  # noqa: E402
 from tests._judge_server import JudgeServer  # noqa: E402
 

@@ -29,11 +29,11 @@ import numpy as np
 import pytrec_eval
 from rank_bm25 import BM25Okapi
 
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.evaluators.matching import ranked_document_ids
-from heta_notebook.kb.bm25 import tokenize
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import Bm25, Chunking, Recipe
+from heta_notebook.benchmarks._beir import BeirBenchmark
+from heta_notebook.evaluators._matching import ranked_document_ids
+from heta_notebook.kb._bm25 import tokenize
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._recipe import Bm25, Chunking, Recipe
 
 BM25_ONLY = {"dense": None, "hybrid": None}
 MEASURES = {"ndcg_cut.10", "map"}

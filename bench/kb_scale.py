@@ -187,8 +187,8 @@ def _documents(work: Path):
 
 
 def step_kb_bm25(work: Path) -> dict:
-    from heta_notebook.kb.knowledge_base import KnowledgeBase
-    from heta_notebook.kb.recipe import Recipe
+    from heta_notebook.kb._knowledge_base import KnowledgeBase
+    from heta_notebook.kb._recipe import Recipe
 
     documents = _documents(work)
     queries = read_lines(work / "queries.txt")
@@ -213,7 +213,7 @@ def step_kb_bm25(work: Path) -> dict:
 
 def time_parts() -> dict:
     """Wrap the steps of ``KnowledgeBase._build`` to record their CPU seconds (bench only)."""
-    from heta_notebook.kb import knowledge_base as module
+    from heta_notebook.kb import _knowledge_base as module
 
     parts: dict[str, float] = {}
 
@@ -235,8 +235,8 @@ def time_parts() -> dict:
 
 
 def step_kb_default(work: Path) -> dict:
-    from heta_notebook.kb.knowledge_base import KnowledgeBase
-    from heta_notebook.kb.recipe import Recipe
+    from heta_notebook.kb._knowledge_base import KnowledgeBase
+    from heta_notebook.kb._recipe import Recipe
 
     documents = _documents(work)
     parts = time_parts()
@@ -259,9 +259,9 @@ def step_kb_default(work: Path) -> dict:
 
 
 def step_kb_load(work: Path) -> dict:
+    from heta_notebook.kb._embedders import normalize_rows
+    from heta_notebook.kb._knowledge_base import KnowledgeBase
     from heta_notebook.kb._threads import one_blas_thread
-    from heta_notebook.kb.embedders import normalize_rows
-    from heta_notebook.kb.knowledge_base import KnowledgeBase
 
     queries = read_lines(work / "queries.txt")
     base = rss()
@@ -292,8 +292,8 @@ def step_kb_load(work: Path) -> dict:
 
 
 def step_numpy(work: Path) -> dict:
+    from heta_notebook.kb._dense import QUERY_BLOCK_BYTES
     from heta_notebook.kb._threads import one_blas_thread
-    from heta_notebook.kb.dense import QUERY_BLOCK_BYTES
 
     embeddings = np.load(work / "kb" / "dense" / "embeddings.npy")  # in RAM: the floor
     vectors = np.load(work / "query_vectors.npy")

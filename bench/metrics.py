@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from heta_notebook.evaluators.retrieval import beir_default_metrics, evaluate_batch, evaluate_run
+from heta_notebook.evaluators._retrieval import beir_default_metrics, evaluate_batch, evaluate_run
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkEvidence,
@@ -56,7 +56,7 @@ def synthetic(n_queries: int, depth: int, seed: int = 0) -> tuple[dict, dict]:
 
 def records(qrels: dict, run: dict) -> tuple[list[BenchmarkCase], list[QueryResponse]]:
     """The same data as cases with qrels evidence and chunk-level responses (not timed)."""
-    from heta_notebook.evaluators.retrieval import trec_ranking
+    from heta_notebook.evaluators._retrieval import trec_ranking
 
     cases, responses = [], []
     for q, judged in qrels.items():
@@ -79,8 +79,8 @@ def pytrec_from_records(cases: list, responses: list) -> list:
     evaluate, wrap values as EvaluationScores. A lower bound: no MRR@k, no metadata."""
     import pytrec_eval
 
-    from heta_notebook.evaluators.matching import qrels_of, ranked_document_ids
-    from heta_notebook.evaluators.retrieval import paused_gc
+    from heta_notebook.evaluators._matching import qrels_of, ranked_document_ids
+    from heta_notebook.evaluators._retrieval import paused_gc
     from heta_notebook.schema import EvaluationScore
 
     with paused_gc():

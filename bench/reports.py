@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore  # noqa: E402
-from heta_notebook.columnar import TableWriter  # noqa: E402
-from heta_notebook.paths import atomic_write_text  # noqa: E402
+from heta_notebook._util.paths import atomic_write_text  # noqa: E402
 from heta_notebook.schema import EvaluationReport  # noqa: E402
+from heta_notebook.schema._columnar import TableWriter  # noqa: E402
 from heta_notebook.store import _header  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
@@ -202,7 +202,7 @@ def write_synthetic(
         recipe_manifest={"name": report_id},
         metadata={"label": report_id},
     )
-    from heta_notebook.columnar import report_header
+    from heta_notebook.schema._columnar import report_header
 
     writer.finish(report_header(header))
     frames = EvaluationReport.load(folder).frames()  # the header carries summary and views
@@ -438,7 +438,7 @@ class InstantKB:
 
 
 def checkpoint_part(args: argparse.Namespace, work: Path) -> None:
-    from heta_notebook.benchmarks.beir import BeirBenchmark
+    from heta_notebook.benchmarks._beir import BeirBenchmark
 
     print(f"== checkpointing {args.checkpoint_cases:,} cases × 25 default metrics, instant KB")
     folder = beir_folder(work / "beir", args.checkpoint_cases)
@@ -471,7 +471,7 @@ def checkpoint_part(args: argparse.Namespace, work: Path) -> None:
 
 def real_part(work: Path) -> None:
     from heta_notebook import Recipe
-    from heta_notebook.benchmarks.beir import BeirBenchmark
+    from heta_notebook.benchmarks._beir import BeirBenchmark
 
     print("== real embedded-KB run: Cranfield, default recipe (BM25 + dense + hybrid), 3 modes")
     t = time.perf_counter()

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe
-from heta_notebook.benchmarks.beir import BeirBenchmark, cranfield_folder
-from heta_notebook.benchmarks.protocol import load_benchmark
-from heta_notebook.evaluators.retrieval import beir_default_metrics
+from heta_notebook.benchmarks._beir import BeirBenchmark, cranfield_folder
+from heta_notebook.benchmarks._protocol import load_benchmark
+from heta_notebook.evaluators._retrieval import beir_default_metrics
 from heta_notebook.schema import QueryResponse, QueryResult
 
 CRANFIELD = BeirBenchmark.cranfield()  # one object, as in a notebook: parsed once

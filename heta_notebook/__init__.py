@@ -20,53 +20,53 @@ _EXPORTS: dict[str, str] = {
             "BenchmarkCase", "QueryResult", "QueryCitation", "QueryTraceEvent", "QueryResponse",
             "EvaluationScore", "EvaluationError", "EvaluationCaseResult", "EvaluationReport",
         ],
-        "heta_notebook.schema",
+        "heta_notebook.schema._records",
     ),
     # evaluators
-    "BenchmarkEvaluatorProtocol": "heta_notebook.evaluators.protocol",
-    "EvaluatorSettings": "heta_notebook.evaluators.protocol",
-    "evaluator": "heta_notebook.evaluators.decorators",
-    "aevaluator": "heta_notebook.evaluators.decorators",
-    "EvidenceRecallAtK": "heta_notebook.evaluators.retrieval",
-    "BeirRetrievalMetric": "heta_notebook.evaluators.retrieval",
-    "beir_default_metrics": "heta_notebook.evaluators.retrieval",
-    "AnswerContains": "heta_notebook.evaluators.answer",
-    "AnswerExactMatch": "heta_notebook.evaluators.answer",
-    "AnswerTokenF1": "heta_notebook.evaluators.answer",
-    "mean": "heta_notebook.evaluators.aggregation",
-    "median": "heta_notebook.evaluators.aggregation",
-    "most_common": "heta_notebook.evaluators.aggregation",
-    "weighted_mean": "heta_notebook.evaluators.aggregation",
-    "aggregate": "heta_notebook.evaluators.aggregation",
-    "summarize": "heta_notebook.evaluators.aggregation",
-    "bootstrap_ci": "heta_notebook.evaluators.aggregation",
-    "evaluate_batch": "heta_notebook.evaluators.retrieval",
-    "evaluate_run": "heta_notebook.evaluators.retrieval",
-    "LLMJudge": "heta_notebook.evaluators.judge",
-    "AnswerCorrectnessJudge": "heta_notebook.evaluators.judge",
-    "FaithfulnessJudge": "heta_notebook.evaluators.judge",
-    "ContextRelevanceJudge": "heta_notebook.evaluators.judge",
-    "judge_configured": "heta_notebook.evaluators.judge",
+    "BenchmarkEvaluatorProtocol": "heta_notebook.evaluators._protocol",
+    "EvaluatorSettings": "heta_notebook.evaluators._protocol",
+    "evaluator": "heta_notebook.evaluators._decorators",
+    "aevaluator": "heta_notebook.evaluators._decorators",
+    "EvidenceRecallAtK": "heta_notebook.evaluators._retrieval",
+    "BeirRetrievalMetric": "heta_notebook.evaluators._retrieval",
+    "beir_default_metrics": "heta_notebook.evaluators._retrieval",
+    "AnswerContains": "heta_notebook.evaluators._answer",
+    "AnswerExactMatch": "heta_notebook.evaluators._answer",
+    "AnswerTokenF1": "heta_notebook.evaluators._answer",
+    "mean": "heta_notebook.evaluators._aggregation",
+    "median": "heta_notebook.evaluators._aggregation",
+    "most_common": "heta_notebook.evaluators._aggregation",
+    "weighted_mean": "heta_notebook.evaluators._aggregation",
+    "aggregate": "heta_notebook.evaluators._aggregation",
+    "summarize": "heta_notebook.evaluators._aggregation",
+    "bootstrap_ci": "heta_notebook.evaluators._aggregation",
+    "evaluate_batch": "heta_notebook.evaluators._retrieval",
+    "evaluate_run": "heta_notebook.evaluators._retrieval",
+    "LLMJudge": "heta_notebook.evaluators._judge",
+    "AnswerCorrectnessJudge": "heta_notebook.evaluators._judge",
+    "FaithfulnessJudge": "heta_notebook.evaluators._judge",
+    "ContextRelevanceJudge": "heta_notebook.evaluators._judge",
+    "judge_configured": "heta_notebook.evaluators._judge",
     # benchmarks
-    "BenchmarkProtocol": "heta_notebook.benchmarks.protocol",
-    "JsonlBenchmark": "heta_notebook.benchmarks.jsonl",
-    "BeirBenchmark": "heta_notebook.benchmarks.beir",
-    "RecordsBenchmark": "heta_notebook.benchmarks.records",
+    "BenchmarkProtocol": "heta_notebook.benchmarks._protocol",
+    "JsonlBenchmark": "heta_notebook.benchmarks._jsonl",
+    "BeirBenchmark": "heta_notebook.benchmarks._beir",
+    "RecordsBenchmark": "heta_notebook.benchmarks._records",
     "BenchmarkFormatError": "heta_notebook.benchmarks._io",
-    "load_benchmark": "heta_notebook.benchmarks.protocol",
-    "load_benchmark_sync": "heta_notebook.benchmarks.protocol",
+    "load_benchmark": "heta_notebook.benchmarks._protocol",
+    "load_benchmark_sync": "heta_notebook.benchmarks._protocol",
     # embedded knowledge base
-    "Recipe": "heta_notebook.kb.recipe",
-    "Chunking": "heta_notebook.kb.recipe",
-    "Bm25": "heta_notebook.kb.recipe",
-    "Dense": "heta_notebook.kb.recipe",
-    "Hybrid": "heta_notebook.kb.recipe",
-    "KnowledgeBase": "heta_notebook.kb.knowledge_base",
-    "KnowledgeBaseProtocol": "heta_notebook.kb.protocol",
-    "RecipeProtocol": "heta_notebook.kb.protocol",
-    "Embedder": "heta_notebook.kb.embedders",
-    "LsaEmbedder": "heta_notebook.kb.embedders",
-    "SentenceTransformerEmbedder": "heta_notebook.kb.embedders",
+    "Recipe": "heta_notebook.kb._recipe",
+    "Chunking": "heta_notebook.kb._recipe",
+    "Bm25": "heta_notebook.kb._recipe",
+    "Dense": "heta_notebook.kb._recipe",
+    "Hybrid": "heta_notebook.kb._recipe",
+    "KnowledgeBase": "heta_notebook.kb._knowledge_base",
+    "KnowledgeBaseProtocol": "heta_notebook.kb._protocol",
+    "RecipeProtocol": "heta_notebook.kb._protocol",
+    "Embedder": "heta_notebook.kb._embedders",
+    "LsaEmbedder": "heta_notebook.kb._embedders",
+    "SentenceTransformerEmbedder": "heta_notebook.kb._embedders",
     # running
     "BenchmarkRunner": "heta_notebook.runner",
     "BenchmarkRunConfig": "heta_notebook.runner",
@@ -79,22 +79,22 @@ _EXPORTS: dict[str, str] = {
     # storage
     "ReportStore": "heta_notebook.store",
     # analysis and display
-    "compare": "heta_notebook.analysis.compare",
-    "Comparison": "heta_notebook.analysis.compare",
-    "setup_notebook": "heta_notebook.display.setup",
+    "compare": "heta_notebook.analysis._compare",
+    "Comparison": "heta_notebook.analysis._compare",
+    "setup_notebook": "heta_notebook.display._setup",
     # heta-framework interop (heta_framework itself is imported only when these are called)
     "to_heta_report": "heta_notebook.integrations.heta",
     "from_heta_report": "heta_notebook.integrations.heta",
     "as_heta_evaluator": "heta_notebook.integrations.heta",
 
     # answers (issue 15): the recipe's answer step, SQuAD benchmark and metrics
-    "Extractive": "heta_notebook.kb.answer",
-    "ChatAnswer": "heta_notebook.kb.answer",
-    "AnswerPrompt": "heta_notebook.kb.answer",
-    "SquadBenchmark": "heta_notebook.benchmarks.squad",
-    "SquadExactMatch": "heta_notebook.evaluators.squad",
-    "SquadTokenF1": "heta_notebook.evaluators.squad",
-    "AbstentionAccuracy": "heta_notebook.evaluators.squad",
+    "Extractive": "heta_notebook.kb._answer",
+    "ChatAnswer": "heta_notebook.kb._answer",
+    "AnswerPrompt": "heta_notebook.kb._answer",
+    "SquadBenchmark": "heta_notebook.benchmarks._squad",
+    "SquadExactMatch": "heta_notebook.evaluators._squad",
+    "SquadTokenF1": "heta_notebook.evaluators._squad",
+    "AbstentionAccuracy": "heta_notebook.evaluators._squad",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -129,34 +129,34 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
     # Kept equal to _EXPORTS by tests/test_public_api_static.py.
-    from heta_notebook.analysis.compare import (  # noqa: F401
+    from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
+    )
+    from heta_notebook.benchmarks._beir import (  # noqa: F401
+        BeirBenchmark,
     )
     from heta_notebook.benchmarks._io import (  # noqa: F401
         BenchmarkFormatError,
     )
-    from heta_notebook.benchmarks.beir import (  # noqa: F401
-        BeirBenchmark,
-    )
-    from heta_notebook.benchmarks.jsonl import (  # noqa: F401
+    from heta_notebook.benchmarks._jsonl import (  # noqa: F401
         JsonlBenchmark,
     )
-    from heta_notebook.benchmarks.protocol import (  # noqa: F401
+    from heta_notebook.benchmarks._protocol import (  # noqa: F401
         BenchmarkProtocol,
         load_benchmark,
         load_benchmark_sync,
     )
-    from heta_notebook.benchmarks.records import (  # noqa: F401
+    from heta_notebook.benchmarks._records import (  # noqa: F401
         RecordsBenchmark,
     )
-    from heta_notebook.benchmarks.squad import (  # noqa: F401
+    from heta_notebook.benchmarks._squad import (  # noqa: F401
         SquadBenchmark,
     )
-    from heta_notebook.display.setup import (  # noqa: F401
+    from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,
     )
-    from heta_notebook.evaluators.aggregation import (  # noqa: F401
+    from heta_notebook.evaluators._aggregation import (  # noqa: F401
         aggregate,
         bootstrap_ci,
         mean,
@@ -164,35 +164,35 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         summarize,
         weighted_mean,
     )
-    from heta_notebook.evaluators.aggregation import mode as most_common  # noqa: F401
-    from heta_notebook.evaluators.answer import (  # noqa: F401
+    from heta_notebook.evaluators._aggregation import mode as most_common  # noqa: F401
+    from heta_notebook.evaluators._answer import (  # noqa: F401
         AnswerContains,
         AnswerExactMatch,
         AnswerTokenF1,
     )
-    from heta_notebook.evaluators.decorators import (  # noqa: F401
+    from heta_notebook.evaluators._decorators import (  # noqa: F401
         aevaluator,
         evaluator,
     )
-    from heta_notebook.evaluators.judge import (  # noqa: F401
+    from heta_notebook.evaluators._judge import (  # noqa: F401
         AnswerCorrectnessJudge,
         ContextRelevanceJudge,
         FaithfulnessJudge,
         LLMJudge,
         judge_configured,
     )
-    from heta_notebook.evaluators.protocol import (  # noqa: F401
+    from heta_notebook.evaluators._protocol import (  # noqa: F401
         BenchmarkEvaluatorProtocol,
         EvaluatorSettings,
     )
-    from heta_notebook.evaluators.retrieval import (  # noqa: F401
+    from heta_notebook.evaluators._retrieval import (  # noqa: F401
         BeirRetrievalMetric,
         EvidenceRecallAtK,
         beir_default_metrics,
         evaluate_batch,
         evaluate_run,
     )
-    from heta_notebook.evaluators.squad import (  # noqa: F401
+    from heta_notebook.evaluators._squad import (  # noqa: F401
         AbstentionAccuracy,
         SquadExactMatch,
         SquadTokenF1,
@@ -202,24 +202,24 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         from_heta_report,
         to_heta_report,
     )
-    from heta_notebook.kb.answer import (  # noqa: F401
+    from heta_notebook.kb._answer import (  # noqa: F401
         AnswerPrompt,
         ChatAnswer,
         Extractive,
     )
-    from heta_notebook.kb.embedders import (  # noqa: F401
+    from heta_notebook.kb._embedders import (  # noqa: F401
         Embedder,
         LsaEmbedder,
         SentenceTransformerEmbedder,
     )
-    from heta_notebook.kb.knowledge_base import (  # noqa: F401
+    from heta_notebook.kb._knowledge_base import (  # noqa: F401
         KnowledgeBase,
     )
-    from heta_notebook.kb.protocol import (  # noqa: F401
+    from heta_notebook.kb._protocol import (  # noqa: F401
         KnowledgeBaseProtocol,
         RecipeProtocol,
     )
-    from heta_notebook.kb.recipe import (  # noqa: F401
+    from heta_notebook.kb._recipe import (  # noqa: F401
         Bm25,
         Chunking,
         Dense,
@@ -236,7 +236,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         evaluate,
         run_benchmark,
     )
-    from heta_notebook.schema import (  # noqa: F401
+    from heta_notebook.schema._records import (  # noqa: F401
         BenchmarkCase,
         BenchmarkDocument,
         BenchmarkEvidence,

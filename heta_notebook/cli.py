@@ -37,7 +37,7 @@ def _is_part_of(out: Path, report: Path) -> bool:
 
 
 def _load_reports(paths: Sequence[str]) -> list[Any]:
-    from heta_notebook.schema import EvaluationReport
+    from heta_notebook.schema._records import EvaluationReport
 
     reports = []
     for text in paths:
@@ -51,9 +51,9 @@ def _load_reports(paths: Sequence[str]) -> list[Any]:
 
 def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> str:
     """A standalone comparison page of several reports: the table, then bars and deltas."""
-    from heta_notebook.analysis.compare import compare
-    from heta_notebook.display.export import comparison_cases, figure_html, html_page
-    from heta_notebook.display.html import raw
+    from heta_notebook.analysis._compare import compare
+    from heta_notebook.display._export import comparison_cases, figure_html, html_page
+    from heta_notebook.display._html import raw
 
     options: dict[str, Any] = {"baseline": baseline}
     if force:
@@ -70,7 +70,7 @@ def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> s
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write one report, or a comparison of several, to a self-contained HTML file."""
-    from heta_notebook.store import atomic_write_text
+    from heta_notebook._util.paths import atomic_write_text
 
     inputs = [_report_path(text) for text in args.reports]
     out = _output_path(args.output, inputs, force=args.force)
@@ -193,7 +193,7 @@ def _fit(text: str, width: int, *, middle: bool) -> str:
 
 def cmd_run_notebook(args: argparse.Namespace) -> int:
     """Execute a notebook headless; write the executed notebook and its offline HTML."""
-    from heta_notebook.notebook_export import run_notebook
+    from heta_notebook.display._notebook import run_notebook
 
     notebook = Path(args.notebook)
     if not notebook.is_file():
@@ -209,7 +209,7 @@ GATE_EXIT = {"pass": 0, "regression": 1, "input": 2}
 
 def cmd_gate(args: argparse.Namespace) -> int:
     """Gate NEW against --baseline: 0 pass, 1 significant regression, 2 unusable input."""
-    from heta_notebook.testing import GateInputError, check_regression
+    from heta_notebook.testing._gates import GateInputError, check_regression
 
     try:
         result = check_regression(

@@ -4,7 +4,7 @@ Layout (heta-framework's keys, so either library finds the other's reports)::
 
     {root}/_heta/knowledge_bases/{kb}/evaluations/{report_id}/
         header.json, cases/results/texts/scores.parquet   # columnar report (the default,
-                                                          # see heta_notebook.columnar)
+                                                          # see heta_notebook.schema._columnar)
         report.json        # heta-framework's layout (save(..., format="heta"), or theirs)
         summary.json       # listing row, for list()
         cases.arrows       # checkpoint of a run: an Arrow IPC stream, one batch of
@@ -42,14 +42,20 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from heta_notebook import columnar
-from heta_notebook.paths import UnsafeNameError, atomic_write_text, safe_join, safe_name
-from heta_notebook.schema import EvaluationCaseResult, EvaluationReport, ReportFormatError
+from heta_notebook._util.paths import UnsafeNameError, atomic_write_text, safe_join, safe_name
+from heta_notebook.schema import _columnar as columnar
+from heta_notebook.schema._records import (
+    KNOWLEDGE_BASES,
+    EvaluationCaseResult,
+    EvaluationReport,
+    ReportFormatError,
+    report_folder,
+    report_key,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-_PREFIX = ("_heta", "knowledge_bases")
 _COLUMNAR_FILES = (columnar.HEADER, *(f"{t}.parquet" for t in columnar.TABLES))
 
 
@@ -87,7 +93,7 @@ class ReportStore:
         else:
             self.root = Path(root_text.removeprefix("file://")).expanduser().resolve()
             self.root.mkdir(parents=True, exist_ok=True)
-        self._checkpoints: dict[Path, Checkpoint] = {}  # open in this process, by folder
+        self._checkpoints: dict[Path, RunHandle] = {}  # open in this process, by folder
 
     def __repr__(self) -> str:
         return f"ReportStore({str(self.root)!r})"
@@ -96,9 +102,7 @@ class ReportStore:
 
     def report_dir(self, knowledge_base_name: str, report_id: str) -> Path:
         """The folder of one report (not created)."""
-        kb = safe_name(knowledge_base_name, what="knowledge_base_name")
-        rid = safe_name(report_id, what="report_id")
-        return self._join(*_PREFIX, kb, "evaluations", rid)
+        return self._join(*report_folder(knowledge_base_name, report_id))
 
     def cache_dir(self, namespace: str, *parts: str) -> Path:
         """A cache folder under the store (created), e.g. ``cache_dir("kb", recipe_hash)``."""
@@ -128,7 +132,7 @@ class ReportStore:
         fmt = format or ("heta" if self._fs is not None else "columnar")
         if fmt not in {"columnar", "heta"}:
             raise ValueError(f"format must be 'columnar' or 'heta', got {format!r}")
-        key = "/".join(folder.relative_to(self._root_path()).parts + ("report.json",))
+        key = report_key(kb, rid)
         if report.report_key != key:
             report = report.model_copy(update={"report_key": key})
         with self.lock(kb, rid):
@@ -214,7 +218,7 @@ class ReportStore:
 
     def report_ids(self, knowledge_base_name: str) -> list[str]:
         """Report ids saved for one knowledge base, sorted."""
-        folder = self._join(*_PREFIX, safe_name(knowledge_base_name), "evaluations")
+        folder = self._join(*report_folder(knowledge_base_name))
         return sorted(p.name for p in self._listdir(folder))
 
     def list(self) -> pd.DataFrame:
@@ -222,8 +226,8 @@ class ReportStore:
         import pandas as pd
 
         rows = []
-        for kb_dir in self._listdir(self._join(*_PREFIX)):
-            for report_dir in self._listdir(kb_dir / "evaluations"):
+        for kb_dir in self._listdir(self._join(*KNOWLEDGE_BASES)):
+            for report_dir in self._listdir(self._join(*report_folder(kb_dir.name))):
                 row = self._header_of(report_dir)
                 if row is not None:
                     rows.append(row)
@@ -265,16 +269,17 @@ class ReportStore:
         with _LOCKS.hold(folder, f"report {report_id!r} of knowledge base {knowledge_base_name!r}"):
             yield
 
-    def checkpoint(
+    def run(
         self, knowledge_base_name: str, report_id: str, *, fingerprint: str | None = None
-    ) -> Checkpoint:
-        """Open this report id's checkpoint for a run (use as a context manager).
+    ) -> RunHandle:
+        """Open this report id for a run (use as a context manager): the one handle a run
+        carries for its folder, lock, fingerprint, checkpoint and Ray shard checkpoints.
 
-        Takes the lock, refuses a checkpoint of another name with the same folder or of a
-        run with another ``fingerprint``, cuts a torn last line once; then ``append`` costs
-        the same at every case.
+        Takes the lock, refuses a folder of another name with the same slug or a run with
+        another ``fingerprint``, cuts a torn last batch once; then ``append`` costs the same
+        at every case.
         """
-        return Checkpoint(self, knowledge_base_name, report_id, fingerprint)
+        return RunHandle(self, knowledge_base_name, report_id, fingerprint)
 
     def checkpoint_path(self, knowledge_base_name: str, report_id: str) -> Path:
         """Where finished case results of an unfinished run are appended."""
@@ -416,10 +421,24 @@ class ReportStore:
         return None
 
 
-class Checkpoint:
-    """One run's open checkpoint: locked, fingerprint-checked, appended without re-reading.
+def check_fingerprint(before: Any, now: Any, report_id: str, where: Any) -> None:
+    """The one "same run?" rule: refuse to mix results of runs with other settings (a
+    missing fingerprint on either side is not a mismatch)."""
+    if before and now and before != now:
+        raise CheckpointMismatchError(
+            f"report {report_id!r} was run with other settings (recipe, modes, evaluators, "
+            f"top_k or query options; fingerprint in {where}); give this run a new report_id, "
+            "or delete the old report"
+        )
 
-    ``with store.checkpoint(kb, rid, fingerprint=fp) as cp: cp.read(); cp.append(results)``.
+
+SHARD_KB = "ray"  # a run's shard checkpoints (``{report}/shards``) hold one "knowledge base"
+
+
+class RunHandle:
+    """One run's hold on its report id: folder, lock, fingerprint, checkpoint and shards.
+
+    ``with store.run(kb, rid, fingerprint=fp) as run: run.read(); run.append(results)``.
     Local stores append to ``cases.arrows``, an Arrow IPC stream of one batch per append
     holding the results' report-table rows (``columnar.CaseBatches``), each written with
     one ``write`` (the OS keeps it if the process is killed; a torn last batch is cut on
@@ -442,7 +461,53 @@ class Checkpoint:
         self.saved = False  # set by the save of its report: no fsync needed at close
         self._discard = False  # set by ``discard``: delete the files at close
 
-    def __enter__(self) -> Checkpoint:
+    @property
+    def folder(self) -> Path:
+        """The report's folder in its store."""
+        return self.path.parent
+
+    @property
+    def report_key(self) -> str:
+        """heta-framework's key of the report this run saves."""
+        return report_key(self.kb, self.report_id)
+
+    def check_same_run(self, previous: EvaluationReport) -> None:
+        """Refuse to resume a saved report that a run with other settings wrote."""
+        before = previous.metadata.get("fingerprint")
+        check_fingerprint(before, self.fingerprint, self.report_id, self.folder)
+
+    def shards(self) -> ReportStore:
+        """The store of this run's Ray shard checkpoints: ``{report}/shards``, on the same
+        file system (an fsspec store's as a URL)."""
+        folder = self.folder / "shards"
+        fs = self.store._fs
+        return ReportStore(fs.unstrip_protocol(folder.as_posix()) if fs is not None else folder)
+
+    def shard_results(self) -> list[EvaluationCaseResult]:
+        """What the shards of an interrupted Ray run checkpointed (a killed driver saved no
+        report): kept whichever executor resumes the run."""
+        if not self.store._exists(self.folder / "shards"):
+            return []
+        shards = self.shards()
+        return [r for sid in self._shard_ids(shards) for r in shards.read_checkpoint(SHARD_KB, sid)]
+
+    def shard_id(self, token: str, number: int) -> str:
+        """The checkpoint id of one shard of this run (``token``: the driver's own)."""
+        return f"{self.report_id}--s-{token}-{number:05d}"
+
+    def drop_shards(self) -> None:
+        """Delete the shard checkpoints once a saved report holds their results."""
+        if not self.store._exists(self.folder / "shards"):
+            return
+        shards = self.shards()
+        for shard_id in self._shard_ids(shards):
+            shards.delete(SHARD_KB, shard_id)
+
+    def _shard_ids(self, shards: ReportStore) -> list[str]:
+        prefix = f"{self.report_id}--s-"
+        return [rid for rid in shards.report_ids(SHARD_KB) if rid.startswith(prefix)]
+
+    def __enter__(self) -> RunHandle:
         self._lock.__enter__()
         self._entered = True
         try:
@@ -462,12 +527,7 @@ class Checkpoint:
         identity = folder / "checkpoint.json"
         if store._exists(identity):
             before = json.loads(store._read(identity)).get("fingerprint")
-            if before and self.fingerprint and before != self.fingerprint:
-                raise CheckpointMismatchError(
-                    f"report {self.report_id!r} was run with other settings (recipe, modes, "
-                    f"evaluators, top_k or query options; fingerprint in {identity}); give this "
-                    "run a new report_id, or delete the old report"
-                )
+            check_fingerprint(before, self.fingerprint, self.report_id, identity)
         elif self.fingerprint:
             store._write(
                 identity,

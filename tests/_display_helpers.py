@@ -13,6 +13,7 @@ judge reasons, metadata, labels, expected answers) for escaping tests.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Sequence
@@ -373,3 +374,19 @@ def live_markup(html_text: str) -> list[str]:
 
     Finder().feed(html_text)
     return findings
+
+
+def page_payloads(page: str) -> list[dict[str, Any]]:
+    """The report payloads a standalone explorer page embeds (its widget models' state)."""
+    from heta_notebook.display._widgets import unpack
+
+    out = []
+    for chunk in page.split('-models">')[1:]:
+        models = json.loads(chunk.split("</script>", 1)[0])
+        out += [unpack(m["payload"]) for m in models.values() if "payload" in m]
+    return out
+
+
+def payload_size(payload: dict[str, Any]) -> int:
+    """Bytes of an explorer payload as compact JSON (what a saved notebook would store)."""
+    return len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))

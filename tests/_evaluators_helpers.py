@@ -16,7 +16,7 @@ from heta_notebook.schema import (
 )
 
 CRANFIELD = (
-    Path(__file__).resolve().parents[1] / "heta_notebook" / "data" / "cranfield"
+    Path(__file__).resolve().parents[1] / "heta_notebook" / "benchmarks" / "data" / "cranfield"
 )  # shipped copy
 
 

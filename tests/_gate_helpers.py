@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from heta_notebook import BenchmarkRunConfig, Recipe, run_benchmark
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.evaluators.retrieval import BeirRetrievalMetric
+from heta_notebook.benchmarks._beir import BeirBenchmark
+from heta_notebook.evaluators._retrieval import BeirRetrievalMetric
 from heta_notebook.schema import EvaluationReport
 
 EVALUATORS = (BeirRetrievalMetric("ndcg", 10), BeirRetrievalMetric("recall", 10))

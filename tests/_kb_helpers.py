@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytrec_eval
 
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.benchmarks.protocol import LoadedBenchmark
-from heta_notebook.evaluators.matching import ranked_document_ids
+from heta_notebook.benchmarks._beir import BeirBenchmark
+from heta_notebook.benchmarks._protocol import LoadedBenchmark
+from heta_notebook.evaluators._matching import ranked_document_ids
 from heta_notebook.schema import BenchmarkCase, QueryResponse
 
 

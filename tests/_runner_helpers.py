@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from heta_notebook.evaluators.protocol import EvaluatorSettings
+from heta_notebook.evaluators._protocol import EvaluatorSettings
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkDocument,

@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
+from heta_notebook.benchmarks._beir import BeirBenchmark, benchmark_document_id, cranfield_folder
 from heta_notebook.benchmarks._io import BenchmarkFormatError, BenchmarkWarning
-from heta_notebook.benchmarks.beir import BeirBenchmark, benchmark_document_id, cranfield_folder
-from heta_notebook.benchmarks.protocol import BenchmarkWorkspace
+from heta_notebook.benchmarks._protocol import BenchmarkWorkspace
 from tests._kb_helpers import cranfield, write_beir
 
 CORPUS = [
@@ -164,6 +164,6 @@ async def test_prepare_reports_facts(tmp_path):
 
 
 def test_default_evaluators_are_beir_metrics():
-    pytest.importorskip("heta_notebook.evaluators.retrieval")
+    pytest.importorskip("heta_notebook.evaluators._retrieval")
     names = [e.name for e in BeirBenchmark.cranfield().evaluators()]
     assert "beir_ndcg@10" in names and len(names) == 25

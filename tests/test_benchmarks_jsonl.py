@@ -7,8 +7,8 @@ import base64
 import pytest
 
 from heta_notebook.benchmarks._io import BenchmarkFormatError
-from heta_notebook.benchmarks.jsonl import JsonlBenchmark
-from heta_notebook.benchmarks.protocol import BenchmarkProtocol, BenchmarkWorkspace
+from heta_notebook.benchmarks._jsonl import JsonlBenchmark
+from heta_notebook.benchmarks._protocol import BenchmarkProtocol, BenchmarkWorkspace
 from tests._kb_helpers import write_jsonl
 
 DOCS = [
@@ -88,8 +88,8 @@ async def test_protocol_methods(tmp_path):
 
 
 def test_default_evaluators_are_recall_and_answer_contains(tmp_path):
-    pytest.importorskip("heta_notebook.evaluators.retrieval")
-    pytest.importorskip("heta_notebook.evaluators.answer")
+    pytest.importorskip("heta_notebook.evaluators._retrieval")
+    pytest.importorskip("heta_notebook.evaluators._answer")
     benchmark = JsonlBenchmark(tmp_path / "d.jsonl", tmp_path / "c.jsonl", "x")
     names = [e.name for e in benchmark.evaluators()]
     assert len(names) == 2 and any("recall" in n for n in names)

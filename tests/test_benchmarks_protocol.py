@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from heta_notebook.benchmarks.protocol import (
+from heta_notebook.benchmarks._protocol import (
     BenchmarkProtocol,
     BenchmarkResource,
     BenchmarkRunUnit,
@@ -15,7 +15,7 @@ from heta_notebook.benchmarks.protocol import (
     load_benchmark,
     load_benchmark_sync,
 )
-from heta_notebook.benchmarks.records import RecordsBenchmark
+from heta_notebook.benchmarks._records import RecordsBenchmark
 from tests._kb_helpers import write_beir
 
 ROWS = [{"id": "1", "query": "alpha", "reference_ids": ["d1"]}]

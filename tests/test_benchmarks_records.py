@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from heta_notebook.benchmarks._io import BenchmarkFormatError
-from heta_notebook.benchmarks.records import RecordsBenchmark
+from heta_notebook.benchmarks._records import RecordsBenchmark
 from heta_notebook.schema import BenchmarkDocument
 
 DOCS = [

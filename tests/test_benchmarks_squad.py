@@ -13,9 +13,9 @@ import pytest
 
 import heta_notebook as hn
 from heta_notebook.benchmarks._io import BenchmarkFormatError
-from heta_notebook.benchmarks.squad import SquadBenchmark, squad2_sample_path
-from heta_notebook.evaluators.retrieval import EvidenceRecallAtK
-from heta_notebook.evaluators.squad import (
+from heta_notebook.benchmarks._squad import SquadBenchmark, squad2_sample_path
+from heta_notebook.evaluators._retrieval import EvidenceRecallAtK
+from heta_notebook.evaluators._squad import (
     AbstentionAccuracy,
     SquadExactMatch,
     SquadTokenF1,

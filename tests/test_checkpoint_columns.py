@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.analysis.frames import ReportFrames
-from heta_notebook.columnar import (
+from heta_notebook._util.paths import UnsafeNameError
+from heta_notebook.analysis._frames import ReportFrames
+from heta_notebook.schema._columnar import (
     CHECKPOINT_SCHEMA,
     CaseBatches,
     TableWriter,
@@ -22,7 +23,6 @@ from heta_notebook.columnar import (
     records_of,
     write_report,
 )
-from heta_notebook.paths import UnsafeNameError
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 from tests.test_store_columnar import synthetic_report
 
@@ -97,7 +97,7 @@ def test_a_symlinked_stream_is_refused_on_read_and_write(tmp_path):
     folder.mkdir(parents=True)
     (folder / "cases.arrows").symlink_to(victim)
     with pytest.raises(UnsafeNameError, match="symlink"):
-        store.checkpoint("kb", "r").__enter__()
+        store.run("kb", "r").__enter__()
     with pytest.raises(UnsafeNameError, match="symlink"):
         store.read_checkpoint("kb", "r")
     assert victim.read_bytes() == b"keep"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from heta_notebook import ReportStore
-from heta_notebook.analysis.compare import Comparison, compare, flatten
+from heta_notebook.analysis._compare import Comparison, compare, flatten
 from heta_notebook.schema import EvaluationReport
 from tests._compare_helpers import scored_report
 
@@ -160,7 +160,7 @@ def test_inputs_dict_store_run_collection_paths(tmp_path):
 
 
 def test_real_run_collection_is_accepted():
-    result = pytest.importorskip("heta_notebook.runner.result")
+    result = pytest.importorskip("heta_notebook.runner._result")
     a, b = _pair()
 
     class Result:  # BenchmarkRunResult holds .report
@@ -219,7 +219,7 @@ def test_text_scores_are_noted_not_compared():
 
 
 def test_summary_matches_the_aggregation_module():
-    from heta_notebook.evaluators.aggregation import summarize
+    from heta_notebook.evaluators._aggregation import summarize
     from tests._display_helpers import make_report
 
     report = make_report(30, seed=5)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heta_notebook.analysis.compare import compare
-from heta_notebook.display.theme import color_map
+from heta_notebook.analysis._compare import compare
+from heta_notebook.display._theme import color_map
 from tests._compare_helpers import rerun_report, scored_report
 from tests._display_helpers import HOSTILE, live_markup, make_report
 

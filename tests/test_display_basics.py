@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from heta_notebook.display.html import (
+from heta_notebook.display._html import (
     Markup,
     attrs,
     badge,
@@ -18,7 +18,7 @@ from heta_notebook.display.html import (
     tag,
     td,
 )
-from heta_notebook.display.theme import (
+from heta_notebook.display._theme import (
     PALETTE,
     color_for,
     color_map,
@@ -64,7 +64,7 @@ def test_table_details_badge_json_escape_data():
 
 
 def test_color_for_is_stable_across_processes_and_calls():
-    code = "from heta_notebook.display.theme import color_for; print(color_for('my-recipe'))"
+    code = "from heta_notebook.display._theme import color_for; print(color_for('my-recipe'))"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert other.stdout.strip() == color_for("my-recipe") == color_for("my-recipe")
     assert color_for("bm25") == PALETTE[0] and color_for("hybrid") == PALETTE[2]
@@ -95,7 +95,7 @@ def test_plotly_template_registered_once():
 
 
 def test_recipe_labels_never_take_the_common_mode_colours() -> None:
-    from heta_notebook.display.theme import color_for
+    from heta_notebook.display._theme import color_for
 
     mode_colours = {color_for(m) for m in ("full_text_search", "vector_search", "hybrid_search")}
     recipes = ["whole-docs", "chunks-100", "lsa-256", "bm25-docs", "my recipe", "r1", "r2", "r3"]

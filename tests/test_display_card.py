@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from heta_notebook.display.card import report_card_html
+from heta_notebook.display._card import report_card_html
 from tests._display_helpers import make_report
 
 

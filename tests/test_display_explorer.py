@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from heta_notebook.display.explorer import FALLBACK_CLASS, ExplorerFilters, ReportExplorer
+from heta_notebook.display._explorer import FALLBACK_CLASS, ExplorerFilters, ReportExplorer
 from tests._display_helpers import make_report
 
 

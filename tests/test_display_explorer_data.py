@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from heta_notebook.display.explorer_data import StringTable, encode_report, payload_size
-from heta_notebook.display.widgets import ExplorerWidget, pack, report_data, unpack
-from tests._display_helpers import make_report
+from heta_notebook.display._explorer_data import StringTable, encode_report
+from heta_notebook.display._widgets import ExplorerWidget, pack, report_data, unpack
+from tests._display_helpers import make_report, payload_size
 
 
 def test_string_table_stores_each_text_once_and_cuts_long_ones():
@@ -75,7 +75,7 @@ def test_text_valued_scores_are_kept():
 
 def test_an_abstention_is_told_apart_from_a_retrieval_only_case():
     from heta_notebook import EvaluationCaseResult, QueryResponse
-    from heta_notebook.display.case_detail import case_detail_html
+    from heta_notebook.display._case_detail import case_detail_html
     from heta_notebook.schema import BenchmarkManifest, EvaluationReport
 
     def result(case_id, answer_meta, expected):
@@ -107,7 +107,7 @@ def test_an_abstention_is_told_apart_from_a_retrieval_only_case():
 
 def _columnar_copy(report, folder):
     """``report`` saved in the columnar store (small row groups) and opened lazily."""
-    from heta_notebook.columnar import LazyCaseResults, open_report, write_report
+    from heta_notebook.schema._columnar import LazyCaseResults, open_report, write_report
 
     write_report(folder, report, cases_per_group=7)  # many row groups
     reopened = open_report(folder)
@@ -129,8 +129,8 @@ def test_informative_order_from_frames_matches_the_records(tmp_path):
     """The vectorised order (frames) is the rule spelled out on records."""
     import math
 
-    from heta_notebook.analysis.headline import headline_score
-    from heta_notebook.display.explorer_data import informative_order
+    from heta_notebook.analysis._headline import headline_score
+    from heta_notebook.display._explorer_data import informative_order
 
     report = make_report(40)
     headline = headline_score(report.score_names)
@@ -234,7 +234,7 @@ def test_partial_details_from_records_and_from_columns_are_identical(tmp_path):
 
 
 def test_fetched_details_are_the_embedded_ones(tmp_path):
-    from heta_notebook.display.explorer_data import encode_details
+    from heta_notebook.display._explorer_data import encode_details
 
     report = _labelled(make_report(20))
     full = encode_report(report)
@@ -262,7 +262,7 @@ def test_fetched_details_are_the_embedded_ones(tmp_path):
 
 
 def test_preview_holds_the_first_page_index_of_a_columnar_report(tmp_path):
-    from heta_notebook.display.explorer_data import encode_preview
+    from heta_notebook.display._explorer_data import encode_preview
 
     report = _labelled(make_report(30))
     lazy = _columnar_copy(report, tmp_path / "rep")
@@ -279,7 +279,7 @@ def test_preview_holds_the_first_page_index_of_a_columnar_report(tmp_path):
 
 
 def test_large_columnar_report_shows_a_preview_then_the_full_payload(tmp_path, monkeypatch):
-    from heta_notebook.display import widgets
+    from heta_notebook.display import _widgets as widgets
 
     monkeypatch.setattr(widgets, "EAGER_RESULTS", 50)  # "large": more results than that
     report = _labelled(make_report(30))
@@ -356,7 +356,7 @@ def _with_odd_evidence(report):
     ],
 )
 def test_details_from_columns_equal_details_from_records(tmp_path, options, column_path):
-    from heta_notebook.display import explorer_data
+    from heta_notebook.display import _explorer_data as explorer_data
 
     odd = options.pop("odd", False)
     report = make_report(14, **options)
@@ -381,7 +381,7 @@ def test_details_from_columns_equal_details_from_records(tmp_path, options, colu
 
 
 def test_preview_of_no_rows_and_of_failed_cases_only(tmp_path):
-    from heta_notebook.display.explorer_data import encode_preview
+    from heta_notebook.display._explorer_data import encode_preview
 
     report = make_report(30)
     lazy = _columnar_copy(report, tmp_path / "rep")
@@ -400,9 +400,9 @@ def test_large_columnar_comparison_fills_in_from_its_preview(tmp_path, monkeypat
     case ids in every report); other details come on request."""
     import threading
 
-    from heta_notebook.analysis.compare import compare
-    from heta_notebook.display import widgets
-    from heta_notebook.display.comparison_explorer import report_rows
+    from heta_notebook.analysis._compare import compare
+    from heta_notebook.display import _widgets as widgets
+    from heta_notebook.display._comparison_explorer import report_rows
 
     monkeypatch.setattr(widgets, "EAGER_RESULTS", 50)  # "large": more results than that
     hold = threading.Event()  # the full payloads wait until the previews are checked
@@ -471,7 +471,7 @@ def test_large_columnar_comparison_fills_in_from_its_preview(tmp_path, monkeypat
 
 
 def test_small_comparison_embeds_every_detail_at_once():
-    from heta_notebook.analysis.compare import compare
+    from heta_notebook.analysis._compare import compare
 
     a = make_report(10, label="base", report_id="base")
     b = make_report(10, label="shifted", report_id="shifted", seed=1)
@@ -482,8 +482,8 @@ def test_small_comparison_embeds_every_detail_at_once():
 
 
 def test_page_queries_read_from_codes_are_the_aligned_ones(tmp_path):
-    from heta_notebook.analysis.compare import compare
-    from heta_notebook.display.comparison_explorer import case_queries, case_rows
+    from heta_notebook.analysis._compare import compare
+    from heta_notebook.display._comparison_explorer import case_queries, case_rows
 
     a = make_report(12, label="base", report_id="base")
     b = make_report(14, label="more", report_id="more", seed=1)  # cases only B has

@@ -61,7 +61,7 @@ def test_plotly_js_embedded_once_and_figures_present(page):
 
 
 def _payload(page: str) -> dict:
-    from heta_notebook.display.widgets import page_payloads
+    from tests._display_helpers import page_payloads
 
     (payload,) = page_payloads(page)
     return payload

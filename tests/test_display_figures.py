@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from heta_notebook.display.figures import (
+from heta_notebook.display._figures import (
     at_k_frame,
     bar_figure,
     headline_score,
     parse_at_k,
 )
-from heta_notebook.display.theme import color_for, color_map
+from heta_notebook.display._theme import color_for, color_map
 from tests._display_helpers import make_report
 
 
@@ -116,8 +116,8 @@ def test_at_k_frame_picks_only_the_metric(report):
 def test_comparison_charts_escape_quotes_like_report_charts():
     """One plotly escaper: a quote in a label is a decimal entity plotly decodes, never the
     literal ``&quot;`` comparison charts used to show."""
-    from heta_notebook.analysis.compare import compare
-    from heta_notebook.display.figures import esc
+    from heta_notebook.analysis._compare import compare
+    from heta_notebook.display._figures import esc
 
     a = make_report(6, label='say "hi"', report_id="a")
     b = make_report(6, label="plain", report_id="b", quality_shift=-0.1)
@@ -126,7 +126,7 @@ def test_comparison_charts_escape_quotes_like_report_charts():
 
 
 def test_one_headline_rule_for_charts_and_comparisons():
-    from heta_notebook.analysis.headline import headline_score
+    from heta_notebook.analysis._headline import headline_score
 
     assert headline_score(["map@10", "beir_ndcg@10"]) == "beir_ndcg@10"
     assert headline_score(["precision@10", "mrr@10", "map@10"]) == "map@10"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from heta_notebook.display.html import esc
+from heta_notebook.display._html import esc
 from tests._display_helpers import PAYLOADS, live_markup, make_report
 
 
@@ -47,7 +47,7 @@ def test_explorer_detail_and_static_view_escape_everything(hostile):
 
 
 def test_explorer_module_never_parses_data_as_html():
-    from heta_notebook.display.widgets import explorer_esm
+    from heta_notebook.display._widgets import explorer_esm
 
     esm = explorer_esm()
     assert "innerHTML" not in esm and "insertAdjacentHTML" not in esm
@@ -71,7 +71,7 @@ def test_plotly_labels_and_hover_are_escaped(hostile):
 
 
 def test_export_escapes_everything(hostile):
-    from heta_notebook.display.widgets import unpack
+    from heta_notebook.display._widgets import unpack
 
     html = hostile.to_html()
     _assert_inert(html)

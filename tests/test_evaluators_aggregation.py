@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from heta_notebook.evaluators.aggregation import (
+from heta_notebook.evaluators._aggregation import (
     aggregate,
     bootstrap_ci,
     mean,
@@ -130,7 +130,7 @@ def test_bootstrap_ci_is_deterministic_and_brackets_the_mean():
 
 
 def test_summary_ci_never_leaves_the_observed_range() -> None:
-    from heta_notebook.evaluators.aggregation import summarize
+    from heta_notebook.evaluators._aggregation import summarize
     from heta_notebook.schema import EvaluationCaseResult, EvaluationScore, QueryResponse
 
     results = [
@@ -151,7 +151,7 @@ def test_summary_ci_never_leaves_the_observed_range() -> None:
 
 
 def test_status_rule_is_one_function_used_by_the_schema_and_the_vectorised_form():
-    from heta_notebook.evaluators.aggregation import STATUSES, status_code, status_codes
+    from heta_notebook.schema._status import STATUSES, status_code, status_codes
 
     cases = [
         {},
@@ -169,7 +169,7 @@ def test_status_rule_is_one_function_used_by_the_schema_and_the_vectorised_form(
 
 
 def test_grouped_and_matrix_stats_match_hand_computed_numbers():
-    from heta_notebook.evaluators.aggregation import grouped_stats, matrix_stats
+    from heta_notebook.evaluators._aggregation import grouped_stats, matrix_stats
 
     groups = np.array([0, 1, 0, 0, 1, 2, 1])
     values = np.array([0.2, 1.0, 0.4, 0.9, np.nan, 0.5, 0.0])
@@ -195,7 +195,7 @@ def test_grouped_and_matrix_stats_match_hand_computed_numbers():
 
 
 def test_one_bootstrap_kernel_gives_the_same_draws_on_every_path():
-    from heta_notebook.evaluators import aggregation as agg
+    from heta_notebook.evaluators import _aggregation as agg
 
     rng = np.random.default_rng(5)
     x = rng.random((700, 3))

@@ -9,7 +9,7 @@ import string
 
 import pytest
 
-from heta_notebook.evaluators.answer import (
+from heta_notebook.evaluators._answer import (
     NO_ANSWER,
     NO_ANSWERS,
     AnswerContains,
@@ -17,7 +17,7 @@ from heta_notebook.evaluators.answer import (
     AnswerTokenF1,
     normalize_answer,
 )
-from heta_notebook.evaluators.protocol import BenchmarkEvaluatorProtocol, EvaluatorSettings
+from heta_notebook.evaluators._protocol import BenchmarkEvaluatorProtocol, EvaluatorSettings
 from heta_notebook.schema import BenchmarkCase
 from tests._evaluators_helpers import answer_case, response
 

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from heta_notebook.evaluators.answer import AnswerContains, AnswerExactMatch, AnswerTokenF1
-from heta_notebook.evaluators.decorators import evaluator
-from heta_notebook.evaluators.retrieval import (
+from heta_notebook.evaluators._answer import AnswerContains, AnswerExactMatch, AnswerTokenF1
+from heta_notebook.evaluators._decorators import evaluator
+from heta_notebook.evaluators._retrieval import (
     BeirRetrievalMetric,
     EvidenceRecallAtK,
     beir_default_metrics,
@@ -100,8 +100,8 @@ def test_batch_scores_round_trip_through_json_unchanged():
 
 
 def test_constructed_scores_are_the_objects_model_construct_builds():
-    from heta_notebook.evaluators import retrieval
     from heta_notebook.schema import EvaluationScore
+    from heta_notebook.schema import _construct as retrieval
 
     assert retrieval._FAST_CONSTRUCT  # the fast path is the one measured in bench/metrics.py
     metadata = [{"k": 1}, {"k": 2}]

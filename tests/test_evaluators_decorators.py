@@ -8,14 +8,14 @@ import time
 import numpy as np
 import pytest
 
-from heta_notebook.evaluators.decorators import (
+from heta_notebook.evaluators._decorators import (
     FunctionEvaluator,
     aevaluator,
     coerce_score,
     evaluator,
     honeyhive_view,
 )
-from heta_notebook.evaluators.protocol import (
+from heta_notebook.evaluators._protocol import (
     BenchmarkEvaluatorProtocol,
     EvaluatorSettings,
     check_unique_names,

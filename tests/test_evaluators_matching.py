@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from heta_notebook.evaluators.matching import (
+from heta_notebook.evaluators._matching import (
     document_ids,
     match_evidence,
     qrels_of,
@@ -116,3 +116,36 @@ def test_qrels_keep_zero_and_negative_grades_and_take_the_max_of_duplicates():
         BenchmarkEvidence(reference_id="d"),
     ]
     assert qrels_of(evidence) == {"a": 3, "b": 0, "c": -1, "d": 1}
+
+
+def test_the_stored_columns_fast_path_matches_like_match_evidence() -> None:
+    """``match_stored`` (the explorers' path over a saved report's columns) gives the ranks
+    and rules of ``match_evidence`` for reference-id evidence: one matcher, two inputs."""
+    import json
+
+    from heta_notebook.evaluators._matching import match_evidence, match_stored
+    from heta_notebook.schema import BenchmarkEvidence, QueryResult
+
+    results = [
+        QueryResult(id="x#0", text="a", source={"benchmark_document_id": "d2"}),
+        QueryResult(id="d1", text="b"),
+        QueryResult(id="c", text="c", metadata={"document_id": "d3"}),
+        QueryResult(id="y#1", text="d", source={"source_key": "d4"}),
+        QueryResult(id="d2#5", text="e"),
+    ]
+    evidence = [
+        BenchmarkEvidence(reference_id=ref, metadata={"relevance": 1})
+        for ref in ("d1", "d2", "d3", "d4", "d5")
+    ]
+
+    def as_json(value: dict) -> str | None:
+        return json.dumps(value) if value else None
+
+    stored = match_stored(
+        evidence,
+        [r.id for r in results],
+        [as_json(r.source) for r in results],
+        [as_json(r.metadata) for r in results],
+    )
+    assert stored == match_evidence(evidence, results)
+    assert [m.rank for m in stored] == [2, 1, 3, 4, None]

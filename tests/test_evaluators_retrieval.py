@@ -9,7 +9,7 @@ import pytest
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-from heta_notebook.evaluators.retrieval import (  # noqa: E402
+from heta_notebook.evaluators._retrieval import (  # noqa: E402
     NO_QRELS,
     NO_RELEVANT,
     BeirRetrievalMetric,
@@ -280,7 +280,7 @@ def test_names_defaults_and_validation():
 
 
 def test_threshold_from_settings_sets_passed():
-    from heta_notebook.evaluators.protocol import EvaluatorSettings
+    from heta_notebook.evaluators._protocol import EvaluatorSettings
 
     metric = BeirRetrievalMetric("recall", 5, settings=EvaluatorSettings(threshold=0.5))
     (row,) = evaluate_batch([metric], [qrels_case({"a": 1, "b": 1})], [doc_response(["a"])])

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from heta_notebook.analysis.frames import ReportFrames, case_evidence, case_results
-from heta_notebook.evaluators.aggregation import summarize
+from heta_notebook.analysis._frames import ReportFrames, case_evidence, case_results
+from heta_notebook.evaluators._aggregation import summarize
 from heta_notebook.schema import EvaluationReport
 from tests._display_helpers import make_report
 

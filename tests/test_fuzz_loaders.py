@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from heta_notebook.benchmarks._beir import BeirBenchmark
 from heta_notebook.benchmarks._io import BenchmarkFormatError
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.benchmarks.jsonl import JsonlBenchmark
-from heta_notebook.benchmarks.records import RecordsBenchmark
+from heta_notebook.benchmarks._jsonl import JsonlBenchmark
+from heta_notebook.benchmarks._records import RecordsBenchmark
 from heta_notebook.schema import EvaluationReport, ReportFormatError
 
 EXAMPLES = int(os.environ.get("HETA_FUZZ_EXAMPLES", "150"))
@@ -264,7 +264,7 @@ def test_fuzz_evaluation_report_load(data: bytes) -> None:
 def test_fuzz_squad_benchmark_when_present() -> None:
     """Hook for the SQuAD loader (benchmarks/squad.py, another branch): fuzzed once it exists."""
     squad = pytest.importorskip(
-        "heta_notebook.benchmarks.squad", reason="SQuAD loader not merged yet"
+        "heta_notebook.benchmarks._squad", reason="SQuAD loader not merged yet"
     )
 
     squad_json = st.fixed_dictionaries(
@@ -315,7 +315,12 @@ def test_fuzz_squad_benchmark_when_present() -> None:
     run()
 
 
-def test_zz_report_inputs_tried(capsys) -> None:
-    """Print how many inputs each fuzz test tried (run with -s to see it)."""
+def test_zz_every_fuzzer_spent_its_budget(capsys) -> None:
+    """Each loader fuzzed in this session tried its whole seeded budget (a fuzzer that stops
+    early, e.g. on a strategy that filters everything out, proves nothing); prints the counts."""
+    if not TRIED:
+        pytest.skip("runs after the fuzz tests of this module")
     with capsys.disabled():
         print(f"\nfuzz inputs tried: {dict(TRIED)}, total {sum(TRIED.values())}")
+    short = {name: n for name, n in TRIED.items() if n < EXAMPLES}
+    assert not short, f"fuzzers that tried fewer than {EXAMPLES} inputs: {short}"

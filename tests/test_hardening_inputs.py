@@ -7,9 +7,9 @@ import json
 import pytest
 
 from heta_notebook import KnowledgeBase, Recipe, RecordsBenchmark
+from heta_notebook.benchmarks._beir import BeirBenchmark, read_qrels
 from heta_notebook.benchmarks._io import BenchmarkFormatError, BenchmarkWarning
-from heta_notebook.benchmarks.beir import BeirBenchmark, read_qrels
-from heta_notebook.benchmarks.jsonl import JsonlBenchmark
+from heta_notebook.benchmarks._jsonl import JsonlBenchmark
 from heta_notebook.schema import BenchmarkDocument
 from tests._kb_helpers import write_beir, write_jsonl
 
@@ -171,7 +171,7 @@ def test_records_relevance_is_checked_too():
     ],
 )
 def test_windows_reserved_names_are_refused(name):
-    from heta_notebook.paths import UnsafeNameError, safe_name
+    from heta_notebook._util.paths import UnsafeNameError, safe_name
 
     with pytest.raises(UnsafeNameError, match="reserved on Windows"):
         safe_name(name)
@@ -181,14 +181,14 @@ def test_windows_reserved_names_are_refused(name):
     "name", ["console", "com10", "nul_report", "lpt", "a.b", "beir_cranfield-whole-docs"]
 )
 def test_names_near_reserved_ones_stay_allowed(name):
-    from heta_notebook.paths import safe_name
+    from heta_notebook._util.paths import safe_name
 
     assert safe_name(name) == name
 
 
 def test_store_refuses_a_reserved_knowledge_base_name(tmp_path):
     from heta_notebook import ReportStore
-    from heta_notebook.paths import UnsafeNameError
+    from heta_notebook._util.paths import UnsafeNameError
 
     with pytest.raises(UnsafeNameError, match="reserved on Windows"):
         ReportStore(tmp_path).load("NUL", "r1")

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from heta_notebook import BeirRetrievalMetric, RecordsBenchmark, ReportStore, run_benchmark
-from heta_notebook.evaluators.retrieval import evaluate_run
+from heta_notebook.evaluators._retrieval import evaluate_run
 
 
 def exact_heta_ndcg(ranked_grades: list[int], all_grades: list[int], k: int) -> float:

@@ -16,9 +16,9 @@ from heta_notebook import (
     ReportStore,
     run_benchmark,
 )
-from heta_notebook.integrations.heta.recipes import redact_secrets
-from heta_notebook.kb.recipe import Dense, Recipe
-from heta_notebook.redaction import REDACTED, is_secret_key, redact, redact_text, url_secrets
+from heta_notebook._util.redaction import REDACTED, is_secret_key, redact, redact_text, url_secrets
+from heta_notebook.integrations.heta._recipes import redact_secrets
+from heta_notebook.kb._recipe import Dense, Recipe
 from heta_notebook.schema import EvaluationError, EvaluationScore
 from tests._judge_server import JudgeServer, Reply
 

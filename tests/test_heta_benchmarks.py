@@ -9,13 +9,13 @@ import json
 import pytest
 
 from heta_notebook import BenchmarkRunner
-from heta_notebook.benchmarks.protocol import BenchmarkRunUnit, BenchmarkWorkspace, load_benchmark
+from heta_notebook.benchmarks._protocol import BenchmarkRunUnit, BenchmarkWorkspace, load_benchmark
 from heta_notebook.integrations.heta import (
     HetaBenchmarkAdapter,
     HetaEvaluatorAdapter,
     adapt_benchmark,
 )
-from heta_notebook.integrations.heta.benchmarks import RAW_KEY_METADATA
+from heta_notebook.integrations.heta._benchmarks import RAW_KEY_METADATA
 from heta_notebook.schema import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
 from tests._heta_helpers import BEIR_MINI, heta, heta_beir, heta_jsonl, heta_workspace
 
@@ -131,7 +131,7 @@ def test_adapt_benchmark_rejects_other_objects() -> None:
 
 
 async def test_heta_benchmarks_run_in_our_runner_with_their_default_evaluators(tmp_path) -> None:
-    recipe_module = pytest.importorskip("heta_notebook.kb.recipe")
+    recipe_module = pytest.importorskip("heta_notebook.kb._recipe")
     recipe = recipe_module.Recipe(name="bm25", dense=None, hybrid=None)
     runner = BenchmarkRunner()
     beir = await runner.run(

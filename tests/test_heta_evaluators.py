@@ -16,9 +16,9 @@ import json
 import pytest
 
 from heta_notebook import BenchmarkRunner, EvaluatorSettings, evaluator
-from heta_notebook.evaluators.answer import AnswerContains
-from heta_notebook.evaluators.matching import ranked_document_ids
-from heta_notebook.evaluators.retrieval import (
+from heta_notebook.evaluators._answer import AnswerContains
+from heta_notebook.evaluators._matching import ranked_document_ids
+from heta_notebook.evaluators._retrieval import (
     BeirRetrievalMetric,
     EvidenceRecallAtK,
     beir_default_metrics,
@@ -30,7 +30,7 @@ from heta_notebook.integrations.heta import (
     as_heta_evaluator,
     from_heta_report,
 )
-from heta_notebook.integrations.heta.records import case_to_heta, response_to_heta
+from heta_notebook.integrations.heta._records import case_to_heta, response_to_heta
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkEvidence,

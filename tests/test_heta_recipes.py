@@ -14,7 +14,7 @@ import json
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.evaluators.matching import ranked_document_ids
+from heta_notebook.evaluators._matching import ranked_document_ids
 from heta_notebook.integrations.heta import (
     HetaRecipeAdapter,
     adapt_benchmark,
@@ -271,8 +271,8 @@ def test_adapt_recipe_rejects_non_recipes_and_names_the_recipe(tmp_path) -> None
 
 
 async def test_heta_recipe_and_embedded_kb_compare_on_the_same_benchmark(tmp_path) -> None:
-    recipe_module = pytest.importorskip("heta_notebook.kb.recipe")
-    compare_module = pytest.importorskip("heta_notebook.analysis.compare")
+    recipe_module = pytest.importorskip("heta_notebook.kb._recipe")
+    compare_module = pytest.importorskip("heta_notebook.analysis._compare")
     evaluators = _heta_evaluators()
     heta_run = await _ours(heta_beir(), offline_recipe(tmp_path / "objects"), evaluators=evaluators)
     embedded = recipe_module.Recipe(name="embedded-bm25", dense=None, hybrid=None)
@@ -288,8 +288,8 @@ async def test_heta_recipe_and_embedded_kb_compare_on_the_same_benchmark(tmp_pat
 async def test_our_beir_benchmark_with_a_heta_recipe_scores_like_pytrec_eval(tmp_path) -> None:
     """Our benchmark, heta's KB: chunks map back to BEIR ids through the raw key we wrote."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    from heta_notebook.benchmarks.beir import BeirBenchmark
-    from heta_notebook.benchmarks.protocol import load_benchmark
+    from heta_notebook.benchmarks._beir import BeirBenchmark
+    from heta_notebook.benchmarks._protocol import load_benchmark
 
     benchmark = BeirBenchmark.from_folder(BEIR_MINI)
     result = await _ours(benchmark, offline_recipe(tmp_path / "objects"))

@@ -208,7 +208,7 @@ def test_is_heta_object_checks_the_type_module_only() -> None:
 # --------------------------------------------------------------------------- render and compare
 
 
-@pytest.mark.skipif(not _has("heta_notebook.display.card"), reason="display card not landed yet")
+@pytest.mark.skipif(not _has("heta_notebook.display._card"), reason="display card not landed yet")
 def test_heta_report_renders_card_and_frames(heta_report) -> None:
     html = heta_report._repr_html_()
     assert "beir_cranfield_mini" in html and "full_text_search" in html
@@ -221,7 +221,7 @@ def test_heta_report_renders_card_and_frames(heta_report) -> None:
 
 def test_heta_report_frames_without_expected_metadata(heta_report) -> None:
     """heta reports lack metadata["expected"] (it is ours, not heta's): frames degrade, do not fail."""
-    pytest.importorskip("heta_notebook.analysis.frames")
+    pytest.importorskip("heta_notebook.analysis._frames")
     frames = heta_report.frames()
     scores = frames.scores()
     ndcg = scores[
@@ -233,7 +233,7 @@ def test_heta_report_frames_without_expected_metadata(heta_report) -> None:
 
 
 @pytest.mark.skipif(
-    not _has("heta_notebook.display.explorer"), reason="report.explore() not landed yet"
+    not _has("heta_notebook.display._explorer"), reason="report.explore() not landed yet"
 )
 def test_heta_report_explorer_filters_and_shows_a_case(heta_report) -> None:
     explorer = heta_report.explore()
@@ -247,8 +247,8 @@ def test_heta_report_explorer_filters_and_shows_a_case(heta_report) -> None:
 
 
 def test_heta_report_compares_with_itself_and_a_converted_copy(heta_report) -> None:
-    pytest.importorskip("heta_notebook.analysis.compare")
-    from heta_notebook.analysis.compare import compare
+    pytest.importorskip("heta_notebook.analysis._compare")
+    from heta_notebook.analysis._compare import compare
 
     theirs = to_heta_report(heta_report)  # heta's object goes straight into compare()
     comparison = compare({"loaded": heta_report, "heta object": theirs})
@@ -259,7 +259,7 @@ def test_heta_report_compares_with_itself_and_a_converted_copy(heta_report) -> N
 
 
 def test_manifest_converts_both_ways_with_unknown_fields_in_metadata() -> None:
-    from heta_notebook.integrations.heta.records import manifest_from_heta, manifest_to_heta
+    from heta_notebook.integrations.heta._records import manifest_from_heta, manifest_to_heta
 
     ours = BenchmarkManifest(name="b", version="2", split="dev", homepage="https://x", extra=1)
     theirs = manifest_to_heta(ours)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from heta_notebook.evaluators.judge import AnswerCorrectnessJudge, ContextRelevanceJudge
+from heta_notebook.evaluators._judge import AnswerCorrectnessJudge, ContextRelevanceJudge
 from heta_notebook.store import ReportStore
 from tests._judge_server import JudgeServer, Reply, verdict
 
@@ -127,12 +127,12 @@ def test_judges_in_honeyhive_style_evaluate(server: JudgeServer, tmp_path: Path)
 
 def assert_reasons_are_shown(report: Any) -> None:
     """The explorer's detail pane and the HTML export show judge reasons, escaped."""
-    if importlib.util.find_spec("heta_notebook.display.explorer") is None:
+    if importlib.util.find_spec("heta_notebook.display._explorer") is None:
         return  # the display issue has not landed: the frames check above still ran
     detail = report.explore().select("q1", "beta").detail_html
     assert "The answer does not address the question." in detail
     assert "&lt;b&gt;partly&lt;/b&gt;" in detail and "<b>partly</b>" not in detail
-    from heta_notebook.display.widgets import page_payloads
+    from tests._display_helpers import page_payloads
 
     page = report.to_html(figures=False)
     texts = [t for payload in page_payloads(page) for t in payload["strings"]]

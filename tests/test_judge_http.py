@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from heta_notebook.evaluators.judge import (
+from heta_notebook.evaluators._judge import (
     AnswerCorrectnessJudge,
     ContextRelevanceJudge,
     FaithfulnessJudge,
@@ -374,7 +374,7 @@ def test_retry_after_accepts_an_http_date_and_is_capped() -> None:
 
     import httpx
 
-    from heta_notebook.evaluators.judge import _retry_after
+    from heta_notebook.evaluators._judge import _retry_after
 
     def wait(value: str | None, cap: float = 30.0) -> float | None:
         headers = {"Retry-After": value} if value is not None else {}

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from heta_notebook.evaluators._judge_parse import JudgeParseError, parse_reply
-from heta_notebook.evaluators.judge import (
+from heta_notebook._util.chat_cache import ChatCache, cache_key
+from heta_notebook.evaluators._judge import (
     AnswerCorrectnessJudge,
     ContextRelevanceJudge,
     FaithfulnessJudge,
     LLMJudge,
     judge_inputs,
 )
-from heta_notebook.evaluators.judge_cache import JudgeCache, cache_key
-from heta_notebook.evaluators.judge_prompts import BUILTIN_PROMPTS, render
+from heta_notebook.evaluators._judge_parse import JudgeParseError, parse_reply
+from heta_notebook.evaluators._judge_prompts import BUILTIN_PROMPTS, render
 from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, QueryResponse, QueryResult
 
 
@@ -150,7 +150,7 @@ def test_cache_key_depends_on_everything_that_decides_the_reply(tmp_path) -> Non
         {"max_tokens": 11},
     ):
         assert cache_key(**{**base, **change}) != key
-    cache = JudgeCache(tmp_path)
+    cache = ChatCache(tmp_path)
     assert cache.get(key) is None
     cache.put(key, {"reply": "0.5"})
     assert cache.get(key)["reply"] == "0.5" and len(cache) == 1

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from heta_notebook.kb.answer import ChatAnswer, Extractive, extractive_answer, phrase, sentences
-from heta_notebook.kb.cache import build_or_load, cache_key
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import REDACTED, Recipe
+from heta_notebook.kb._answer import ChatAnswer, Extractive, extractive_answer, phrase, sentences
+from heta_notebook.kb._cache import build_or_load, cache_key
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._recipe import REDACTED, Recipe
 from heta_notebook.schema import BenchmarkDocument, QueryResult
 
 DOCS = [

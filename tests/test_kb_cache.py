@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heta_notebook.kb.cache import cache_key
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import Chunking, Recipe
+from heta_notebook.kb._cache import cache_key
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._recipe import Chunking, Recipe
 from heta_notebook.schema import BenchmarkDocument
 from tests._kb_helpers import cranfield
 

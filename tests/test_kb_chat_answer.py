@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from heta_notebook.kb.answer import AnswerPrompt, ChatAnswer
-from heta_notebook.kb.chat_answer import parse_answer, render_messages
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import Recipe
+from heta_notebook.kb._answer import AnswerPrompt, ChatAnswer
+from heta_notebook.kb._chat_answer import parse_answer, render_messages
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._recipe import Recipe
 from heta_notebook.schema import BenchmarkDocument, EvaluationReport, QueryResult
 from tests._judge_server import JudgeServer, Reply
 
@@ -183,7 +183,7 @@ def test_missing_key_variable_is_an_answer_error_not_a_crash(server, tmp_path, m
 
 
 def test_the_key_never_lands_in_a_report(server, tmp_path):
-    from heta_notebook.benchmarks.records import RecordsBenchmark
+    from heta_notebook.benchmarks._records import RecordsBenchmark
     from heta_notebook.runner import run_benchmark
 
     benchmark = RecordsBenchmark(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from heta_notebook.kb.chunking import chunk_documents, chunk_text
-from heta_notebook.kb.recipe import Chunking
+from heta_notebook.kb._chunking import chunk_documents, chunk_text
+from heta_notebook.kb._recipe import Chunking
 from heta_notebook.schema import BenchmarkDocument
 
 TEXT = " ".join(f"w{i}" for i in range(25)) + "\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heta_notebook.kb.embedders import Embedder, LsaEmbedder
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import Dense, Recipe
+from heta_notebook.kb._embedders import Embedder, LsaEmbedder
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._recipe import Dense, Recipe
 from heta_notebook.schema import BenchmarkDocument
 from tests._kb_helpers import cranfield
 

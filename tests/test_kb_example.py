@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from heta_notebook.kb.recipe import Recipe
+from heta_notebook.kb._recipe import Recipe
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cranfield_quickstart.py"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from heta_notebook.evaluators.matching import document_ids, match_evidence
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.protocol import KnowledgeBaseProtocol
-from heta_notebook.kb.recipe import Bm25, Chunking, Recipe
+from heta_notebook.evaluators._matching import document_ids, match_evidence
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._protocol import KnowledgeBaseProtocol
+from heta_notebook.kb._recipe import Bm25, Chunking, Recipe
 from heta_notebook.schema import QueryResponse
 from tests._kb_helpers import cranfield, mean_metric, random_run, run_of
 

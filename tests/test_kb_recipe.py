@@ -7,8 +7,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from heta_notebook.kb.protocol import RecipeProtocol
-from heta_notebook.kb.recipe import Bm25, Chunking, Dense, Hybrid, Recipe
+from heta_notebook.kb._protocol import RecipeProtocol
+from heta_notebook.kb._recipe import Bm25, Chunking, Dense, Hybrid, Recipe
 
 
 def test_defaults_build_all_three_modes_over_whole_documents():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heta_notebook.kb import dense as dense_module
-from heta_notebook.kb.chunking import Chunk, ChunkTable, chunk_documents
-from heta_notebook.kb.embedders import LsaEmbedder, normalize_rows
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import Chunking, Recipe
+from heta_notebook.kb import _dense as dense_module
+from heta_notebook.kb._chunking import Chunk, ChunkTable, chunk_documents
+from heta_notebook.kb._embedders import LsaEmbedder, normalize_rows
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._recipe import Chunking, Recipe
 from heta_notebook.schema import BenchmarkDocument, QueryResult
 from tests._kb_helpers import cranfield
 

@@ -11,14 +11,14 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from heta_notebook.display.setup import DEFAULT_RENDERER, setup_notebook
-from heta_notebook.notebook_export import (
+from heta_notebook.display._notebook import (
     NO_MATHJAX,
     REQUIRE_JS,
     WIDGETS_JS,
     _asset_data_url,
     execute_notebook,
 )
+from heta_notebook.display._setup import DEFAULT_RENDERER, setup_notebook
 from tests._cli_helpers import external_script_sources, write_notebook
 
 PLOTLY_JS_MARK = "plotly.js v"  # the licence banner at the top of plotly.min.js

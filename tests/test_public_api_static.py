@@ -59,7 +59,7 @@ def test_mode_is_renamed_with_a_deprecated_alias():
 
 def test_dead_code_is_gone():
     from heta_notebook import schema
-    from heta_notebook.analysis import compare
+    from heta_notebook.analysis import _compare as compare
     from heta_notebook.runner import _scoring
 
     assert not hasattr(schema, "dumps")

@@ -29,9 +29,9 @@ def test_retrieval_did_not_regress(heta_baseline):
 def plugin_args() -> list[str]:
     """Load the plugin by name unless its entry point is installed (it would load twice)."""
     installed = any(
-        ep.value == "heta_notebook.pytest_plugin" for ep in entry_points(group="pytest11")
+        ep.value == "heta_notebook.testing.pytest_plugin" for ep in entry_points(group="pytest11")
     )
-    return [] if installed else ["-p", "heta_notebook.pytest_plugin"]
+    return [] if installed else ["-p", "heta_notebook.testing.pytest_plugin"]
 
 
 @pytest.fixture(scope="module")

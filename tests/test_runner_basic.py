@@ -261,7 +261,7 @@ async def test_evaluator_returning_wrong_type_is_an_error_score():
 def test_shared_bootstrap_draws_equal_aggregation_bootstrap_ci():
     import numpy as np
 
-    from heta_notebook.evaluators.aggregation import bootstrap_ci
+    from heta_notebook.evaluators._aggregation import bootstrap_ci
     from heta_notebook.runner._statistics import bootstrap_intervals
 
     rng = np.random.default_rng(3)
@@ -294,7 +294,7 @@ async def test_a_failing_checkpoint_write_stops_the_run_loudly(tmp_path):
 
 
 async def test_a_failing_checkpoint_write_also_stops_a_batch_scored_run(tmp_path):
-    from heta_notebook.evaluators.retrieval import beir_default_metrics
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
 
     class FullDisk(ReportStore):
         def append_cases(self, knowledge_base_name, report_id, results):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe, ReportStore
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.benchmarks.protocol import load_benchmark
-from heta_notebook.evaluators.retrieval import beir_default_metrics
+from heta_notebook.benchmarks._beir import BeirBenchmark
+from heta_notebook.benchmarks._protocol import load_benchmark
+from heta_notebook.evaluators._retrieval import beir_default_metrics
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe, ReportStore, run_benchmark
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.evaluators.retrieval import beir_default_metrics
-from heta_notebook.kb.recipe import Bm25
+from heta_notebook.benchmarks._beir import BeirBenchmark
+from heta_notebook.evaluators._retrieval import beir_default_metrics
+from heta_notebook.kb._recipe import Bm25
 from heta_notebook.store import CheckpointMismatchError
 from tests._ray_helpers import ROOT, local_ray
 from tests._runner_helpers import Slow, comparable
@@ -30,7 +30,7 @@ ray = pytest.importorskip("ray")
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
-from heta_notebook.runner.ray_executor import RayExecutor  # noqa: E402
+from heta_notebook.runner._ray_executor import RayExecutor  # noqa: E402
 
 RECIPES = {
     "bm25": Recipe(name="bm25", dense=None, hybrid=None),
@@ -155,8 +155,8 @@ DRIVER = """
 import sys
 import ray
 from heta_notebook import ReportStore, run_benchmark
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.runner.ray_executor import RayExecutor
+from heta_notebook.benchmarks._beir import BeirBenchmark
+from heta_notebook.runner._ray_executor import RayExecutor
 from tests.test_runner_ray import _options
 
 address, root = sys.argv[1], sys.argv[2]

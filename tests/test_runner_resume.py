@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.store import Checkpoint
+from heta_notebook.store import RunHandle
 from tests._runner_helpers import (
     MODES,
     AnswerMatch,
@@ -49,7 +49,7 @@ async def _clean_report(n: int = 12):
 def keep_checkpoints(monkeypatch):
     """These tests audit a finished run's checkpoint (every case written once), which a run
     otherwise deletes once its complete report is saved."""
-    monkeypatch.setattr(Checkpoint, "discard", lambda self: None)
+    monkeypatch.setattr(RunHandle, "discard", lambda self: None)
 
 
 def _checkpoint_lines(store: ReportStore, report_id: str) -> list[tuple[str, str]]:

@@ -16,10 +16,10 @@ from heta_notebook import (
     aevaluate,
     evaluator,
 )
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.kb.embedders import LsaEmbedder
-from heta_notebook.kb.knowledge_base import KnowledgeBase
-from heta_notebook.kb.recipe import Recipe
+from heta_notebook.benchmarks._beir import BeirBenchmark
+from heta_notebook.kb._embedders import LsaEmbedder
+from heta_notebook.kb._knowledge_base import KnowledgeBase
+from heta_notebook.kb._recipe import Recipe
 from tests._runner_helpers import ListBenchmark, make_cases, make_documents
 
 

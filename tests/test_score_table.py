@@ -11,7 +11,16 @@ import pytest
 from pydantic_core import to_json
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.columnar import (
+from heta_notebook.evaluators._protocol import EvaluatorSettings
+from heta_notebook.evaluators._retrieval import (
+    NO_QRELS,
+    NO_RELEVANT,
+    BeirRetrievalMetric,
+    beir_default_metrics,
+    evaluate_batch_columns,
+)
+from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, EvaluationScore
+from heta_notebook.schema._columnar import (
     CHECKPOINT,
     _score_arrays,
     case_columns,
@@ -19,18 +28,8 @@ from heta_notebook.columnar import (
     records_of,
     score_table,
 )
-from heta_notebook.evaluators.protocol import EvaluatorSettings
-from heta_notebook.evaluators.retrieval import (
-    NO_QRELS,
-    NO_RELEVANT,
-    BeirRetrievalMetric,
-    ConstructedScores,
-    beir_default_metrics,
-    constructed_scores,
-    evaluate_batch_columns,
-)
-from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, EvaluationScore
-from heta_notebook.store import Checkpoint
+from heta_notebook.schema._construct import ConstructedScores, constructed_scores
+from heta_notebook.store import RunHandle
 from tests._evaluators_helpers import doc_response, qrels_case
 from tests._runner_helpers import MODES, ListBenchmark, TopHit, ToyKB, make_cases
 
@@ -86,7 +85,7 @@ def test_integer_values_are_read_off_the_records():
 @pytest.fixture
 def keep_checkpoints(monkeypatch):
     """Keep a finished run's checkpoint (deleted once its complete report is saved)."""
-    monkeypatch.setattr(Checkpoint, "discard", lambda self: None)
+    monkeypatch.setattr(RunHandle, "discard", lambda self: None)
 
 
 @pytest.mark.usefixtures("keep_checkpoints")

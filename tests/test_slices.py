@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import pytest
 
-from heta_notebook.analysis import stats
-from heta_notebook.analysis.compare import compare
+from heta_notebook.analysis import _stats as stats
+from heta_notebook.analysis._compare import compare
+from heta_notebook.benchmarks._beir import BeirBenchmark
 from heta_notebook.benchmarks._io import BenchmarkFormatError, BenchmarkWarning
-from heta_notebook.benchmarks.beir import BeirBenchmark
-from heta_notebook.benchmarks.labels import read_labels
+from heta_notebook.benchmarks._labels import read_labels
 from heta_notebook.schema import (
     BenchmarkManifest,
     EvaluationCaseResult,

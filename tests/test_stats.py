@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from heta_notebook.analysis import stats
+from heta_notebook.analysis import _stats as stats
 
 
 def _scipy_p(d: np.ndarray, n_resamples: int = 9999) -> float:

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from heta_notebook import compare
-from heta_notebook.analysis import stats
+from heta_notebook.analysis import _stats as stats
 from tests._compare_helpers import scored_report
 
 N = 25_000

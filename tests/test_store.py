@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from heta_notebook import ReportStore
-from heta_notebook.paths import UnsafeNameError, safe_join, safe_name
+from heta_notebook._util.paths import UnsafeNameError, safe_join, safe_name
 from tests.test_schema import make_report
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.columnar import read_checkpoint_stream
+from heta_notebook.schema._columnar import read_checkpoint_stream
 from heta_notebook.store import CheckpointMismatchError
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 from tests.test_schema import make_report
@@ -26,7 +26,7 @@ def test_appends_never_reread_the_checkpoint(tmp_path, monkeypatch) -> None:
     store = ReportStore(tmp_path)
     results = make_report().case_results
     store.append_cases("kb", "run", results)
-    with store.checkpoint("kb", "run", fingerprint="fp") as checkpoint:
+    with store.run("kb", "run", fingerprint="fp") as checkpoint:
         reads: list[int] = []
         real_pread = os.pread
         monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append(n) or real_pread(fd, n, at))
@@ -53,7 +53,7 @@ def test_a_torn_tail_inside_a_utf8_character_is_cut_cleanly(tmp_path) -> None:
     with open(path, "ab") as handle:
         handle.write(line[:cut])
     assert [r.case_id for r in store.read_checkpoint("kb", "run")] == ["q2"]
-    with store.checkpoint("kb", "run") as checkpoint:  # resume: the torn line is cut once
+    with store.run("kb", "run") as checkpoint:  # resume: the torn line is cut once
         assert path.read_bytes().endswith(b"}\n")
         checkpoint.append([accented])
     assert [r.query for r in store.read_checkpoint("kb", "run")] == [
@@ -75,19 +75,19 @@ def test_invalid_utf8_in_the_middle_names_the_file_and_line(tmp_path) -> None:
 
 def test_a_checkpoint_of_other_settings_is_refused_even_without_a_report(tmp_path) -> None:
     store = ReportStore(tmp_path)
-    with store.checkpoint("kb", "run", fingerprint="one") as checkpoint:
+    with store.run("kb", "run", fingerprint="one") as checkpoint:
         checkpoint.append(make_report().case_results)
     with pytest.raises(CheckpointMismatchError, match="'run' was run with other settings"):
-        store.checkpoint("kb", "run", fingerprint="two").__enter__()
-    with store.checkpoint("kb", "run", fingerprint="one") as checkpoint:  # same settings resume
+        store.run("kb", "run", fingerprint="two").__enter__()
+    with store.run("kb", "run", fingerprint="one") as checkpoint:  # same settings resume
         assert len(checkpoint.read()) == 2
-    with store.checkpoint("kb", "other", fingerprint="two"):  # the lock was released
+    with store.run("kb", "other", fingerprint="two"):  # the lock was released
         pass
 
 
 def test_the_lock_is_reentrant_in_one_process_and_released_after(tmp_path) -> None:
     store = ReportStore(tmp_path)
-    with store.checkpoint("kb", "run", fingerprint="f"):
+    with store.run("kb", "run", fingerprint="f"):
         store.save(make_report(report_id="run"))  # the runner saves while holding it
         with store.lock("kb", "run"):
             pass

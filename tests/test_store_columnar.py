@@ -13,8 +13,7 @@ import pandas as pd
 import pytest
 
 from heta_notebook import ReportStore
-from heta_notebook.columnar import CorruptReportError, LazyCaseResults, write_report
-from heta_notebook.paths import UnsafeNameError
+from heta_notebook._util.paths import UnsafeNameError
 from heta_notebook.schema import (
     EvaluationCaseResult,
     EvaluationError,
@@ -23,6 +22,7 @@ from heta_notebook.schema import (
     QueryResponse,
     QueryResult,
 )
+from heta_notebook.schema._columnar import CorruptReportError, LazyCaseResults, write_report
 from heta_notebook.store import ReportIdCollisionError
 from tests._heta_helpers import REPORT_JSON
 from tests.test_schema import make_report
@@ -282,7 +282,7 @@ def test_names_whose_slugs_collide_do_not_overwrite_each_other(tmp_path) -> None
     with pytest.raises(ReportIdCollisionError):
         store.load("kb", "baseline_run")
     with pytest.raises(ReportIdCollisionError):
-        store.checkpoint("kb", "baseline_run", fingerprint="f").__enter__()
+        store.run("kb", "baseline_run", fingerprint="f").__enter__()
     store.save(make_report(report_id="Baseline Run"))  # the same name saves again
 
 
@@ -303,7 +303,7 @@ def test_symlinked_files_inside_the_store_are_refused_on_read_and_write(tmp_path
     with pytest.raises(UnsafeNameError, match="symlink"):
         store.append_cases("kb", "r2", make_report().case_results)
     with pytest.raises(UnsafeNameError, match="symlink"):
-        store.checkpoint("kb", "r2").__enter__()
+        store.run("kb", "r2").__enter__()
     with pytest.raises(UnsafeNameError, match="symlink"):
         store.read_checkpoint("kb", "r2")
     assert victim.read_text() == "keep me\n"
@@ -323,7 +323,7 @@ def test_list_shows_columnar_reports_and_load_all_opens_them_lazily(tmp_path, sy
 
 
 def test_records_read_only_the_text_groups_they_need(tmp_path, synthetic, monkeypatch) -> None:
-    import heta_notebook.columnar as columnar
+    import heta_notebook.schema._columnar as columnar
 
     monkeypatch.setattr(columnar, "TEXTS_PER_GROUP", 16)  # 400 texts in 25 row groups
     folder = _save(synthetic, tmp_path / "rep")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, ReportStore, run_benchmark
-from heta_notebook.runner.loop import run_sync
+from heta_notebook._util.loop import run_sync
 from tests._runner_helpers import ListBenchmark, TopHit, ToyKB, make_cases
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +127,7 @@ sys.path.insert(0, {root!r})
 warnings.simplefilter("ignore", DeprecationWarning)
 {policy}
 from heta_notebook import evaluate, run_benchmark
-from heta_notebook.runner.loop import LoopMismatchError
+from heta_notebook._util.loop import LoopMismatchError
 from tests._runner_helpers import ListBenchmark, ToyKB, TopHit, make_cases
 
 async def cell():

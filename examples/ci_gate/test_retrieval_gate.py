@@ -4,7 +4,7 @@
     pytest examples/ci_gate --heta-update-baseline   # accept the current numbers on purpose
 
 (With a development checkout whose ``pytest11`` entry point is not installed yet, add
-``-p heta_notebook.pytest_plugin``.) The baseline is ``baselines/cranfield_bm25.json``; the
+``-p heta_notebook.testing.pytest_plugin``.) The baseline is ``baselines/cranfield_bm25.json``; the
 comparison page of every gate goes to ``heta-gates/``.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, Recipe, run_benchmark
-from heta_notebook.benchmarks.beir import BeirBenchmark, cranfield_folder
-from heta_notebook.evaluators.retrieval import BeirRetrievalMetric
+from heta_notebook.benchmarks._beir import BeirBenchmark, cranfield_folder
+from heta_notebook.evaluators._retrieval import BeirRetrievalMetric
 from heta_notebook.testing import assert_scores
 
 N_QUERIES = 50  # the first 50 judged Cranfield queries: a few seconds, still a real test

@@ -1,1 +1,29 @@
-"""Analysis: reports turned into tidy DataFrames, comparisons and statistics (no rendering here)."""
+"""Analysis: reports turned into tidy DataFrames (``_frames``), comparisons (``_compare``),
+statistics (``_stats``), slices and headlines. Nothing here renders: display is reached only
+through declared lazy doors (``Comparison.plot``/``explore``/``_repr_html_``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from heta_notebook._util.lazy import lazy_exports
+
+_EXPORTS = {
+    "Comparison": "heta_notebook.analysis._compare",
+    "Variant": "heta_notebook.analysis._compare",
+    "compare": "heta_notebook.analysis._compare",
+    "ReportFrames": "heta_notebook.analysis._frames",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
+    from heta_notebook.analysis._compare import (  # noqa: F401
+        Comparison,
+        Variant,
+        compare,
+    )
+    from heta_notebook.analysis._frames import (  # noqa: F401
+        ReportFrames,
+    )

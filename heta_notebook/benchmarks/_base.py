@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from heta_notebook.benchmarks.protocol import (
+from heta_notebook.benchmarks._protocol import (
     BenchmarkResource,
     BenchmarkRunUnit,
     BenchmarkWorkspace,
@@ -14,15 +14,15 @@ from heta_notebook.benchmarks.protocol import (
     PreparedBenchmark,
     load_benchmark_sync,
 )
-from heta_notebook.schema import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
+from heta_notebook.schema._records import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
 
 Parsed = tuple[list[BenchmarkDocument], list[BenchmarkCase], dict[str, Any]]
 
 
 def default_answer_evaluators() -> tuple[Any, ...]:
     """heta-framework's JSONL default: evidence recall@5 and answer-contains."""
-    from heta_notebook.evaluators.answer import AnswerContains
-    from heta_notebook.evaluators.retrieval import EvidenceRecallAtK
+    from heta_notebook.evaluators._answer import AnswerContains
+    from heta_notebook.evaluators._retrieval import EvidenceRecallAtK
 
     return (EvidenceRecallAtK(k=5), AnswerContains())
 

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from heta_notebook._gc import paused_gc  # noqa: F401 - re-exported for retrieval
+from heta_notebook._util.gc import paused_gc  # noqa: F401 - re-exported for retrieval
 
 Convention = Literal["trec_eval", "heta"]
 MetricName = Literal["ndcg", "map", "recall", "precision", "mrr"]

@@ -1,27 +1,26 @@
 """Where a run happens: one package for benchmark runs and ``evaluate()``.
 
-Front doors (public): ``benchmark`` (``BenchmarkRunner``, ``run_benchmark``), ``evaluate``
-(``evaluate``, ``aevaluate``), ``config`` (``BenchmarkRunConfig``), ``result``
-(``BenchmarkRunResult``, ``RunCollection``), ``executors`` (``Executor``, ``LocalExecutor``:
-who carries out recipe runs; ``ray_executor.RayExecutor`` runs them as Ray tasks) and ``loop`` (``run_sync``: sync entry points and the
-notebook's event loop).
+Exports: ``BenchmarkRunner``/``run_benchmark`` (``_benchmark``), ``evaluate``/``aevaluate``
+(``_evaluate``), ``BenchmarkRunConfig`` (``_config``), ``BenchmarkRunResult``/``RunCollection``
+(``_result``), ``Executor``/``LocalExecutor``/``RecipeRun`` (``_executors``: who carries out
+recipe runs), ``RayExecutor`` (``_ray_executor``) and ``run_sync`` (from ``_util.loop``: sync
+entry points on the notebook's event loop).
 
-Machinery (private), in the order a run goes through it: ``_inputs`` (the one benchmark
-loader, recipes, evaluators, the store, heta-framework adaptation), ``_plan`` (the (case,
-mode) items, resume, the report), ``_pool`` (bounded workers, checkpoints), ``_scoring``
-(evaluators with timeouts, retries, isolation), ``_statistics`` (summary, intervals,
-environment) and ``_progress`` (the tqdm bar).
+Machinery, in the order a run goes through it: ``_inputs`` (recipes, evaluators, the store),
+``_plan`` (the (case, mode) items, resume through the store's run handle, the report),
+``_pool`` (bounded workers, checkpoints), ``_scoring`` (evaluators with timeouts, retries,
+isolation), ``_statistics`` (summary, intervals, environment) and ``_progress`` (the bar).
 """
 
 from __future__ import annotations
 
-from heta_notebook.runner.benchmark import BenchmarkRunner, run_benchmark
-from heta_notebook.runner.config import BenchmarkRunConfig
-from heta_notebook.runner.evaluate import aevaluate, evaluate
-from heta_notebook.runner.executors import Executor, LocalExecutor, RecipeRun
-from heta_notebook.runner.loop import LoopMismatchError, run_sync
-from heta_notebook.runner.ray_executor import RayExecutor
-from heta_notebook.runner.result import BenchmarkRunResult, RunCollection
+from heta_notebook._util.loop import LoopMismatchError, run_sync
+from heta_notebook.runner._benchmark import BenchmarkRunner, run_benchmark
+from heta_notebook.runner._config import BenchmarkRunConfig
+from heta_notebook.runner._evaluate import aevaluate, evaluate
+from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
+from heta_notebook.runner._ray_executor import RayExecutor
+from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
 
 __all__ = [
     "BenchmarkRunConfig",

@@ -15,9 +15,10 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from heta_notebook.evaluators.protocol import settings_of
+from heta_notebook.evaluators._protocol import settings_of
+from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
 from heta_notebook.runner._pool import (
     Answer,
@@ -29,16 +30,17 @@ from heta_notebook.runner._pool import (
     frozen_results,
 )
 from heta_notebook.runner._progress import RunProgress
-from heta_notebook.runner._shards import drop_shards, shard_results
 from heta_notebook.runner._statistics import ScoreColumns, environment, latency_statistics, utc_now
-from heta_notebook.runner.config import BenchmarkRunConfig
-from heta_notebook.schema import (
+from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkManifest,
     EvaluationCaseResult,
     EvaluationReport,
     report_key,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_notebook.store import RunHandle
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,9 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     reading what is done to saving the report, so two processes never mix one report.
     """
     persist = spec.store is not None and spec.config.persist_report
-    if persist and hasattr(spec.store, "checkpoint"):
-        with spec.store.checkpoint(
-            spec.knowledge_base_name, spec.report_id, fingerprint=spec.metadata.get("fingerprint")
-        ) as checkpoint:
-            report = await _run_spec(spec, checkpoint)
+    if persist:
+        with open_run(spec) as run:
+            report = await _run_spec(spec, run)
     else:
         report = await _run_spec(spec, None)
     if report.is_partial:
@@ -88,24 +88,24 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     return report
 
 
-async def _run_spec(spec: RunSpec, checkpoint: Any) -> EvaluationReport:
+def open_run(spec: RunSpec) -> RunHandle:
+    """The store's handle on this run's report id (folder, lock, fingerprint, checkpoint)."""
+    return spec.store.run(
+        spec.knowledge_base_name, spec.report_id, fingerprint=spec.metadata.get("fingerprint")
+    )
+
+
+async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
     started_at, clock = utc_now(), time.perf_counter()
-    persist = spec.store is not None and spec.config.persist_report
-    finished = _finished_results(spec, checkpoint) if persist else {}
+    finished = finished_results(run) if run is not None else {}
     pending = _count_pending(spec, finished)
     progress = RunProgress(
         total=_total(spec), initial=_total(spec) - pending, desc=spec.label, enabled=spec.progress
     )
-    sink = (
-        CheckpointSink(
-            spec.store, spec.knowledge_base_name, spec.report_id, spec.config, checkpoint
-        )
-        if persist
-        else None
-    )
+    sink = CheckpointSink(run, spec.config) if run is not None else None
     # filled as results arrive: the statistics only order them; a local checkpoint's columns
     # (built anyway) give them their scores instead of a second walk of every score
-    columns = ScoreColumns(getattr(checkpoint, "batches", None) if sink is not None else None)
+    columns = ScoreColumns(run.batches if run is not None else None)
     with frozen_results():  # no full GC pass over the results while the loop is needed
         try:
             execution = await execute(
@@ -121,11 +121,11 @@ async def _run_spec(spec: RunSpec, checkpoint: Any) -> EvaluationReport:
         results = _ordered_results(spec, finished, execution, columns)
         seconds = time.perf_counter() - clock
         report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
-    if persist:
+    if run is not None:
         spec.store.save(report)
-        drop_shards(spec)  # an interrupted Ray run's shards: the saved report holds them
-        if checkpoint is not None and not report.is_partial and getattr(checkpoint, "saved", False):
-            checkpoint.discard()  # the complete report holds every checkpointed row
+        run.drop_shards()  # an interrupted Ray run's shards: the saved report holds them
+        if not report.is_partial and run.saved:
+            run.discard()  # the complete report holds every checkpointed row
     return report
 
 
@@ -163,32 +163,19 @@ def resolve_report_id(
     return f"{prefix}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S-%f')}"
 
 
-def _finished_results(
-    spec: RunSpec, checkpoint: Any = None
-) -> dict[tuple[str, str], EvaluationCaseResult]:
-    store, kb, rid = spec.store, spec.knowledge_base_name, spec.report_id
+def finished_results(run: RunHandle) -> dict[tuple[str, str], EvaluationCaseResult]:
+    """What an earlier run of this report id finished: its saved (partial) report, its
+    checkpoint and an interrupted Ray run's shards (a later record replaces an earlier one)."""
+    store, kb, rid = run.store, run.kb, run.report_id
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
     if store.exists(kb, rid):
         previous = store.load(kb, rid)
-        _check_same_run(previous, spec)
+        run.check_same_run(previous)
         for result in previous.case_results:
             finished[(result.case_id, result.query_mode)] = result
-    checkpointed = checkpoint.read() if checkpoint is not None else store.read_checkpoint(kb, rid)
-    for result in checkpointed:
-        finished[(result.case_id, result.query_mode)] = result
-    for result in shard_results(spec):  # an interrupted Ray run's, resumed here or on Ray
+    for result in (*run.read(), *run.shard_results()):
         finished[(result.case_id, result.query_mode)] = result
     return finished
-
-
-def _check_same_run(previous: EvaluationReport, spec: RunSpec) -> None:
-    """Refuse to mix results of different settings under one report id."""
-    before, now = previous.metadata.get("fingerprint"), spec.metadata.get("fingerprint")
-    if before and now and before != now:
-        raise ValueError(
-            f"report {spec.report_id!r} was run with other settings (recipe, modes, evaluators, "
-            "top_k or query options); give this run a new report_id, or delete the old report"
-        )
 
 
 def _pairs(spec: RunSpec) -> Iterator[tuple[int, CaseGroup, BenchmarkCase, str]]:

@@ -19,12 +19,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from heta_notebook.kb.answer import ChatAnswer, answer_response
+from heta_notebook._util.loop import loop_mismatch
+from heta_notebook.kb._answer import ChatAnswer, answer_response
+from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
-from heta_notebook.runner.config import BenchmarkRunConfig
-from heta_notebook.runner.loop import loop_mismatch
-from heta_notebook.schema import (
+from heta_notebook.schema._records import (
     BenchmarkCase,
     EvaluationCaseResult,
     EvaluationError,
@@ -46,22 +46,15 @@ class WorkItem:
 
 
 class CheckpointSink:
-    """Buffers finished results and appends them to the store every N results or T seconds.
+    """Buffers finished results and appends them to a run's checkpoint every N results or
+    T seconds.
 
     A batch scored together arrives at once (``extend``) and is appended as one batch,
     with the score columns its scorer kept (``columnar.score_table``).
     """
 
-    def __init__(
-        self,
-        store: Any,
-        knowledge_base_name: str,
-        report_id: str,
-        config: BenchmarkRunConfig,
-        checkpoint: Any = None,
-    ):
-        self._store, self._kb, self._rid = store, knowledge_base_name, report_id
-        self._checkpoint = checkpoint  # an open ``store.checkpoint(...)``: O(1) appends
+    def __init__(self, run: Any, config: BenchmarkRunConfig):
+        self._run = run  # an open ``store.run(...)`` handle: O(1) appends
         self._every, self._interval = config.checkpoint_every, config.checkpoint_interval
         self._buffer: list[EvaluationCaseResult] = []
         self._columns: list[list[Sequence[Any]] | None] = []  # per ``extend``d batch
@@ -90,11 +83,9 @@ class CheckpointSink:
         """Append every buffered result to the checkpoint (fsynced by the store)."""
         buffer, columns = self._buffer, self._columns
         self._buffer, self._columns = [], []
-        if buffer and self._checkpoint is not None:
-            writes_columns = getattr(self._checkpoint, "writes_columns", False)
-            self._checkpoint.append(buffer, _score_table(columns) if writes_columns else None)
-        elif buffer:
-            self._store.append_cases(self._kb, self._rid, buffer)
+        if buffer:
+            writes_columns = getattr(self._run, "writes_columns", False)
+            self._run.append(buffer, _score_table(columns) if writes_columns else None)
         self._last = time.monotonic()
 
 
@@ -103,7 +94,7 @@ def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
     came alone: the checkpoint reads every score off the records)."""
     if not columns or any(c is None for c in columns):
         return None
-    from heta_notebook import columnar
+    from heta_notebook.schema import _columnar as columnar
 
     tables = [columnar.score_table(c) for c in columns if c is not None]
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from heta_notebook.evaluators.aggregation import ERROR, status_code
-from heta_notebook.schema import EvaluationCaseResult
+from heta_notebook.schema._records import EvaluationCaseResult
+from heta_notebook.schema._status import ERROR, status_code
 
 
 class RunProgress:

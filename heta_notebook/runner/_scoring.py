@@ -11,16 +11,16 @@ import copy
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from heta_notebook._timeout import with_timeout
-from heta_notebook.evaluators.protocol import settings_of
-from heta_notebook.runner.loop import loop_mismatch
-from heta_notebook.schema import BenchmarkCase, EvaluationScore, QueryResponse
+from heta_notebook._util.loop import loop_mismatch
+from heta_notebook._util.timeout import with_timeout
+from heta_notebook.evaluators._protocol import settings_of
+from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
 T = TypeVar("T")
 
 # Evaluators from these modules are quick, CPU-only and never block: awaiting them in line
 # costs far less than one task each.
-_INLINE_MODULES = ("heta_notebook.evaluators.retrieval", "heta_notebook.evaluators.answer")
+_INLINE_MODULES = ("heta_notebook.evaluators._retrieval", "heta_notebook.evaluators._answer")
 
 
 def handles_own_settings(evaluator: object) -> bool:
@@ -74,7 +74,7 @@ class CaseScorer:
     """
 
     def __init__(self, evaluators: Sequence[Any], default_timeout: float | None = None):
-        from heta_notebook.evaluators.retrieval import supports_batch
+        from heta_notebook.evaluators._retrieval import supports_batch
 
         self.evaluators = tuple(_bounded(ev, default_timeout) for ev in evaluators)
         self.default_timeout = default_timeout
@@ -110,7 +110,7 @@ class CaseScorer:
         """Fill the batch slots of ``slots`` (one list per case); a failing batch is redone
         per case. Returns every slot by evaluator (one list per evaluator, in case order; the
         batch ones as the batch scorer built them, for ``columnar.score_table``), or None."""
-        from heta_notebook.evaluators.retrieval import evaluate_batch_columns
+        from heta_notebook.evaluators._retrieval import evaluate_batch_columns
 
         if not self.batch_indices or not cases:
             return None

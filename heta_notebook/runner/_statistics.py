@@ -22,22 +22,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from heta_notebook.columnar import TEXT
-
 # The column rules and per-column statistics of ``summarize``, fed one result at a time.
-from heta_notebook.evaluators.aggregation import (
-    ERROR,
-    SKIPPED,
-    ScoreAggregate,
-    ScoreColumn,
-    status_code,
-    summarize_column,
-)
-from heta_notebook.evaluators.aggregation import (
+from heta_notebook.evaluators._aggregation import ScoreAggregate, ScoreColumn, summarize_column
+from heta_notebook.evaluators._aggregation import (
     bootstrap_intervals as aggregation_bootstrap_intervals,
 )
-from heta_notebook.runner.config import BenchmarkRunConfig
-from heta_notebook.schema import EvaluationCaseResult
+from heta_notebook.runner._config import BenchmarkRunConfig
+from heta_notebook.schema._columnar import TEXT
+from heta_notebook.schema._records import EvaluationCaseResult
+from heta_notebook.schema._status import ERROR, SKIPPED, status_code
 
 # Libraries whose versions can change a number in a report.
 _VERSIONED = (

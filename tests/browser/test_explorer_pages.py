@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from heta_notebook.analysis.compare import compare
-from heta_notebook.display.export import comparison_cases, html_page
+from heta_notebook.analysis._compare import compare
+from heta_notebook.display._export import comparison_cases, html_page
 from tests._display_helpers import make_report
 from tests.browser import _explorer as steps
 from tests.browser._lab import NetworkGuard
@@ -116,8 +116,8 @@ def test_partial_details_say_what_is_not_embedded(chromium_browser, tmp_path, sc
     """A payload holding the details of its first page only (a saved notebook of a large
     report): other cases say they are not embedded and how to embed them, and the search
     says what it looked in."""
-    from heta_notebook.display.explorer_data import encode_report
-    from heta_notebook.display.widgets import pack, standalone_html
+    from heta_notebook.display._explorer_data import encode_report
+    from heta_notebook.display._widgets import pack, standalone_html
 
     report = make_report(30)
     payload = encode_report(report, details=list(range(15)))
@@ -153,8 +153,8 @@ def test_details_fetched_live_are_shown_by_a_saved_page(chromium_browser, tmp_pa
     are not embedded."""
     import json
 
-    from heta_notebook.display.explorer_data import encode_details, encode_report
-    from heta_notebook.display.widgets import pack, standalone_html
+    from heta_notebook.display._explorer_data import encode_details, encode_report
+    from heta_notebook.display._widgets import pack, standalone_html
 
     report = make_report(30)
     payload = encode_report(report, details=list(range(15)))
@@ -183,7 +183,7 @@ def test_details_fetched_live_are_shown_by_a_saved_page(chromium_browser, tmp_pa
 
 def _compare_page(tmp_path, comparison, explorer, encode) -> object:
     """A plain page of ``explorer`` whose report payloads are ``encode(label, report)``."""
-    from heta_notebook.display.widgets import pack, standalone_html
+    from heta_notebook.display._widgets import pack, standalone_html
 
     data = {label: pack(encode(label, r)) for label, r in comparison.reports.items()}
     body = standalone_html("compare", data, explorer._front_state(), explorer._variants())
@@ -198,8 +198,8 @@ def test_comparison_with_partial_details_says_what_is_not_embedded(
     """A comparison payload holding the details of the first page's cases only (a saved
     notebook of large reports): those show side by side, others show their scores and say
     they are not embedded; a filter that needs evidence says what it looked in."""
-    from heta_notebook.display.comparison_explorer import report_rows
-    from heta_notebook.display.explorer_data import encode_report
+    from heta_notebook.display._comparison_explorer import report_rows
+    from heta_notebook.display._explorer_data import encode_report
 
     a = make_report(30, label="base", report_id="base")
     b = make_report(30, label="shifted", report_id="shifted", seed=1, quality_shift=-0.2)
@@ -239,9 +239,9 @@ def test_comparison_with_partial_details_says_what_is_not_embedded(
 def test_comparison_preview_shows_the_first_page(chromium_browser, tmp_path, screens):
     """Previews of large columnar reports: the page's cases are listed and their scores
     shown at once, controls wait for the full payloads."""
-    from heta_notebook.columnar import open_report, write_report
-    from heta_notebook.display.comparison_explorer import report_rows
-    from heta_notebook.display.explorer_data import encode_preview
+    from heta_notebook.display._comparison_explorer import report_rows
+    from heta_notebook.display._explorer_data import encode_preview
+    from heta_notebook.schema._columnar import open_report, write_report
 
     reports = {}
     for n, label in enumerate(("base", "shifted")):

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from heta_notebook.notebook_export import run_notebook
+from heta_notebook.display._notebook import run_notebook
 from tests.browser import _explorer as steps
 from tests.browser._lab import PROBLEM_TEXTS, NetworkGuard
 

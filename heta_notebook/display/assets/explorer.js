@@ -2,7 +2,7 @@
 //
 // An anywidget ES module (render({model, el})). Filters, sort, paging, text search and the
 // detail pane run here, over data synced once from Python: per report a gzip+base64 JSON
-// payload of columns (display/explorer_data.py) held by a separate data model that several
+// payload of columns (display/_explorer_data.py) held by a separate data model that several
 // explorers share. The same module runs live in Jupyter, from saved widget state in an
 // exported notebook, and in report.to_html() pages through a tiny model shim.
 //
@@ -114,7 +114,7 @@ function fmtInt(value) {
   return value === null || value === undefined ? "–" : Number(value).toLocaleString("en-US");
 }
 
-// fmtNum, fmtInt, fmtMs and fmtDelta follow heta_notebook/numbers.py (the one number format)
+// fmtNum, fmtInt, fmtMs and fmtDelta follow heta_notebook/_util/formatting.py (the one number format)
 function fmtMs(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";
   if (value < 1) return `${value.toFixed(2)} ms`;

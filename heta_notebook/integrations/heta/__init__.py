@@ -13,21 +13,21 @@ heta-framework's own ``BenchmarkRunner``.
 
 from __future__ import annotations
 
+from heta_notebook.integrations.heta._benchmarks import HetaBenchmarkAdapter, adapt_benchmark
 from heta_notebook.integrations.heta._common import is_heta_object, require_heta
-from heta_notebook.integrations.heta.benchmarks import HetaBenchmarkAdapter, adapt_benchmark
-from heta_notebook.integrations.heta.evaluators import (
+from heta_notebook.integrations.heta._evaluators import (
     HetaEvaluatorAdapter,
     OurEvaluatorForHeta,
     adapt_evaluator,
     as_heta_evaluator,
 )
-from heta_notebook.integrations.heta.recipes import (
+from heta_notebook.integrations.heta._recipes import (
     HetaKnowledgeBaseAdapter,
     HetaRecipeAdapter,
     adapt_recipe,
     redact_secrets,
 )
-from heta_notebook.integrations.heta.reports import from_heta_report, to_heta_report
+from heta_notebook.integrations.heta._reports import from_heta_report, to_heta_report
 
 __all__ = [
     "HetaBenchmarkAdapter",

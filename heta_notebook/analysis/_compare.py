@@ -1,0 +1,797 @@
+"""Compare recipes and query modes: aligned per-case scores, deltas and paired significance.
+
+``compare(reports)`` lines several reports up case by case (see ``alignment``) and returns a
+:class:`Comparison`: DataFrames (``summary``, ``deltas``, ``significance``,
+``missing_cases``, ``manifest_diff``), one-line headlines, and thin doors to the table HTML
+(``_repr_html_``), figures (``.plot``) and the side-by-side explorer (``.explore()``), which
+live in ``heta_notebook.display``.
+
+Significance: each variant is compared with its baseline on the cases both scored, with a
+paired sign-flip randomization test and a paired bootstrap CI of the mean difference
+(``heta_notebook.analysis._stats``), Holm-corrected across every comparison shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from itertools import combinations
+from os import PathLike
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from heta_notebook._util.formatting import format_delta, format_p, significance_mark
+from heta_notebook.analysis import _stats as stats
+from heta_notebook.analysis._alignment import Aligned, Variant, align
+from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
+from heta_notebook.analysis._frames import ReportFrames
+from heta_notebook.analysis._headline import headline_score
+from heta_notebook.analysis._slices import SliceKey, case_slices
+from heta_notebook.evaluators._aggregation import matrix_stats, pass_rate
+from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
+
+_IGNORED_MANIFEST_KEYS = ("name", "created_at", "updated_at", "manifest_hash", "hash")
+
+
+def compare(
+    reports: Any,
+    baseline: str | Variant | tuple[str, str] | None = None,
+    *,
+    allow_different_benchmarks: bool = False,
+    n_resamples: int = stats.DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
+    confidence: float = 0.95,
+    by: SliceKey | None = None,
+    method: str = "auto",
+    **filters: Any,
+) -> Comparison:
+    """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
+
+    ``baseline`` is a report label (each mode is compared with that report's same mode) or
+    a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
+    Reports of different benchmarks are refused unless ``allow_different_benchmarks``.
+    ``by`` (a case label or metadata key) makes ``significance()`` test each slice, with
+    every slice inside the Holm family. ``method`` picks the tests' null distributions:
+    ``"auto"`` (asymptotic forms at ≥ 20,000 well-spread pairs, else exact / Monte Carlo),
+    ``"monte-carlo"`` or ``"asymptotic"`` (see ``heta_notebook.analysis._stats``).
+    """
+    stats.check_method(method)  # a bad method fails here, not when the table renders
+    collected = collect_reports(reports, **filters)
+    check_benchmarks(collected, allow_different_benchmarks)
+    return Comparison(
+        collected,
+        baseline=baseline,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        by=by,
+        method=method,
+    )
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def collect_reports(source: Any, **filters: Any) -> dict[str, EvaluationReport]:
+    """Label → report from the many shapes a user may hold; duplicate labels made unique."""
+    if hasattr(source, "load_all") and hasattr(source, "list"):  # a ReportStore
+        source = source.load_all(**filters)
+    elif filters:
+        raise TypeError(f"filters {sorted(filters)} only apply when comparing a ReportStore")
+    if hasattr(source, "reports") and not isinstance(source, EvaluationReport):
+        source = source.reports  # a RunCollection
+    if isinstance(source, Mapping):
+        pairs = [(str(k), _as_report(v)) for k, v in source.items()]
+    else:
+        items = [source] if _is_single(source) else list(source)
+        pairs = [(None, _as_report(item)) for item in items]
+    if not pairs:
+        raise ValueError("compare() needs at least one report (got none)")
+    return _unique_labels(pairs)
+
+
+def _is_single(source: Any) -> bool:
+    return isinstance(source, (EvaluationReport, str, bytes, PathLike)) or hasattr(source, "report")
+
+
+def _as_report(item: Any) -> EvaluationReport:
+    if isinstance(item, EvaluationReport):
+        return item
+    if isinstance(item, (str, bytes, PathLike)):
+        return EvaluationReport.load(item)
+    if isinstance(getattr(item, "report", None), EvaluationReport):  # a BenchmarkRunResult
+        return item.report
+    if type(item).__module__.startswith("heta_framework"):
+        from heta_notebook.schema._heta_json import from_heta_report
+
+        return from_heta_report(item)
+    raise TypeError(f"cannot compare a {type(item).__name__}; pass EvaluationReport objects")
+
+
+def _unique_labels(
+    pairs: Sequence[tuple[str | None, EvaluationReport]],
+) -> dict[str, EvaluationReport]:
+    labels = [given or report.label for given, report in pairs]
+    counts = {label: labels.count(label) for label in labels}
+    out: dict[str, EvaluationReport] = {}
+    for label, (_, report) in zip(labels, pairs, strict=True):
+        name = label if counts[label] == 1 else f"{label} ({report.report_id})"
+        base, n = name, 2
+        while name in out:
+            name, n = f"{base} #{n}", n + 1
+        out[name] = report
+    return out
+
+
+def check_benchmarks(reports: Mapping[str, EvaluationReport], allow: bool = False) -> None:
+    """Refuse reports of different benchmarks (name, version, split) unless ``allow``."""
+    keys = {label: r.benchmark.key for label, r in reports.items()}
+    if len(set(keys.values())) > 1 and not allow:
+        listing = "; ".join(f"{label!r} → {key}" for label, key in keys.items())
+        raise ValueError(
+            "refusing to compare reports of different benchmarks (name:version:split): "
+            f"{listing}. Scores on different cases are not comparable; pass "
+            "allow_different_benchmarks=True to compare them anyway."
+        )
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+class Comparison:
+    """Several reports lined up case by case, with paired significance against a baseline.
+
+    Immutable in spirit: ``select``, ``with_baseline`` and ``pivot`` return new comparisons
+    that share the aligned data. Displays as a table in Jupyter.
+    """
+
+    def __init__(
+        self,
+        reports: Mapping[str, EvaluationReport],
+        *,
+        baseline: str | Variant | tuple[str, str] | None = None,
+        n_resamples: int = stats.DEFAULT_RESAMPLES,
+        seed: int = stats.DEFAULT_SEED,
+        confidence: float = 0.95,
+        pivoted: bool = False,
+        by: SliceKey | None = None,
+        method: str = "auto",
+        _state: dict[str, Any] | None = None,
+    ) -> None:
+        self.reports = dict(reports)
+        self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
+        self.by = by
+        self.method = method
+        self.pivoted = pivoted
+        state = _state or {}
+        self._frames: dict[str, ReportFrames] = state.get("frames") or {}
+        self.aligned: Aligned = state.get("aligned") or align(self.reports)
+        self._scores: list[str] = state.get("scores") or list(self.aligned.score_names)
+        self._variants: list[Variant] = state.get("variants") or list(self.aligned.variants)
+        self.baseline = self._resolve_baseline(baseline)
+
+    # -- fluent variations ------------------------------------------------------------------
+
+    def frames(self, label: str) -> ReportFrames:
+        """The (cached) ``ReportFrames`` of one report, e.g. for its evidence frame."""
+        if label not in self._frames:
+            self._frames[label] = self.reports[label].frames()
+        return self._frames[label]
+
+    def _copy(self, **changes: Any) -> Comparison:
+        state = {
+            "frames": self._frames,
+            "aligned": self.aligned,
+            "scores": self._scores,
+            "variants": self._variants,
+        }
+        state.update({k: v for k, v in changes.items() if k in state})
+        options = {
+            "baseline": self.baseline,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "pivoted": self.pivoted,
+            "by": self.by,
+            "method": self.method,
+        }
+        options.update({k: v for k, v in changes.items() if k in options})
+        return Comparison(self.reports, _state=state, **options)
+
+    def select(
+        self,
+        scores: Iterable[str] | None = None,
+        reports: Iterable[str] | None = None,
+        modes: Iterable[str] | None = None,
+    ) -> Comparison:
+        """A comparison showing only these scores / report labels / modes (Holm family shrinks)."""
+        names = [self.aligned.score_names[self.aligned.score_index(s)] for s in scores or ()]
+        keep_r, keep_m = set(reports or ()), set(modes or ())
+        variants = [
+            v
+            for v in self._variants
+            if (not keep_r or v.report in keep_r) and (not keep_m or v.mode in keep_m)
+        ]
+        if not variants:
+            raise ValueError("select() left no variant to compare")
+        baseline = self.baseline
+        gone = (
+            baseline not in variants
+            if isinstance(baseline, Variant)
+            else all(v.report != baseline for v in variants)
+        )
+        if gone:
+            baseline = None
+        return self._copy(scores=names or self._scores, variants=variants, baseline=baseline)
+
+    def with_baseline(self, baseline: str | Variant | tuple[str, str]) -> Comparison:
+        """The same comparison against another baseline (a report label or a variant)."""
+        return self._copy(baseline=baseline)
+
+    def pivot(self) -> Comparison:
+        """Swap the table's axes: variants as rows, scores as columns."""
+        return self._copy(pivoted=not self.pivoted)
+
+    # -- what is compared -------------------------------------------------------------------
+
+    @property
+    def labels(self) -> list[str]:
+        """Report labels, in input order."""
+        return list(dict.fromkeys(v.report for v in self._variants))
+
+    @property
+    def modes(self) -> list[str]:
+        """Query modes, in first-seen order."""
+        return list(dict.fromkeys(v.mode for v in self._variants))
+
+    @property
+    def variants(self) -> list[Variant]:
+        """The columns of the table: report label × query mode."""
+        return list(self._variants)
+
+    @property
+    def score_names(self) -> list[str]:
+        """Numeric scores compared (text-valued scores are listed in ``notes()``)."""
+        return list(self._scores)
+
+    @property
+    def primary_score(self) -> str:
+        """The score headlines use (``analysis.headline``: nDCG@10 when present, ...)."""
+        return headline_score(self._scores) or ""
+
+    def variant(self, name: str | Variant | tuple[str, str]) -> Variant:
+        """A variant from its name ``"label · mode"``, a (label, mode) tuple, or a Variant."""
+        if isinstance(name, tuple) and not isinstance(name, Variant):
+            name = Variant(*name)
+        return self.aligned.variants[self.aligned.variant_index(name)]
+
+    def _resolve_baseline(self, baseline: Any) -> Variant | str:
+        if baseline is None:
+            labels = self.labels
+            return labels[0] if len(labels) > 1 else self._variants[0]
+        if isinstance(baseline, str) and baseline in self.labels:
+            return baseline
+        try:
+            return self.variant(baseline)
+        except KeyError:
+            raise KeyError(
+                f"baseline {baseline!r} is neither a report label ({', '.join(self.labels)}) "
+                f"nor a variant ({', '.join(v.name for v in self._variants)})"
+            ) from None
+
+    def baseline_of(self, variant: Variant) -> Variant | None:
+        """The variant ``variant`` is compared with (None for a baseline itself)."""
+        if isinstance(self.baseline, Variant):
+            return None if variant == self.baseline else self.baseline
+        if variant.report == self.baseline:
+            return None
+        base = Variant(self.baseline, variant.mode)
+        return base if base in self._variants else None
+
+    def pairs(self) -> list[tuple[Variant, Variant]]:
+        """The comparisons shown: (baseline, variant) for every non-baseline variant."""
+        out = []
+        for v in self._variants:
+            base = self.baseline_of(v)
+            if base is not None:
+                out.append((base, v))
+        return out
+
+    # -- frames -----------------------------------------------------------------------------
+
+    def values(self, score: str) -> pd.DataFrame:
+        """Per-case values of one score: cases × variants (NaN = missing, failed or skipped)."""
+        s = self.aligned.score_index(score)
+        cols = [self.aligned.variant_index(v) for v in self._variants]
+        return pd.DataFrame(
+            self.aligned.values[s][:, cols],
+            columns=[v.name for v in self._variants],
+            index=pd.Index(self.aligned.case_ids, name="case_id"),
+        )
+
+    def summary(self) -> pd.DataFrame:
+        """Per variant and score: mean, n, std, 95% CI, pass rate, skipped, errors, missing cases.
+
+        Same conventions as ``evaluators.aggregation.summarize`` (skipped and failed scores
+        excluded and counted, t-based CI), vectorised over the aligned matrices.
+        """
+        return self._summary.copy()
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:
+        al = self.aligned
+        s_idx = [al.score_index(s) for s in self._scores]
+        v_idx = [al.variant_index(v) for v in self._variants]
+        stats_ = summary_stats(al.values, al.passed, self.confidence, s_idx, v_idx)
+        missing = self._missing_cases(queries=False)  # counts only: no query lookup
+        n_missing = missing[missing["status"] == "missing"].groupby("variant").size()
+        rows = []
+        for j, v in enumerate(self._variants):
+            for i, score in enumerate(self._scores):
+                skipped = int(al.counts["n_skipped"][s_idx[i], v_idx[j]])
+                errors = int(al.counts["n_error"][s_idx[i], v_idx[j]])
+                if stats_["n"][i, j] == 0 and not skipped and not errors:
+                    continue  # this variant never reported this score
+                rows.append(
+                    {
+                        "variant": v.name,
+                        "report": v.report,
+                        "query_mode": v.mode,
+                        "score": score,
+                        **{k: a[i, j] for k, a in stats_.items()},
+                        "n_skipped": skipped,
+                        "n_error": errors,
+                        "n_missing": int(n_missing.get(v.name, 0)),
+                    }
+                )
+        return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+    def table(self, stat: str = "mean") -> pd.DataFrame:
+        """Scores × variants of one summary statistic (``mean``, ``n``, ``ci_low``, ...)."""
+        table = self.summary().pivot(index="score", columns="variant", values=stat)
+        table = table.reindex(index=self._scores, columns=[v.name for v in self._variants])
+        return table.T if self.pivoted else table
+
+    def deltas(self, score: str, a: Any = None, b: Any = None) -> pd.DataFrame:
+        """Per-case differences (variant − baseline) of ``score`` for the pairs shown, or a vs b.
+
+        Long format: case_id, baseline, variant, baseline_value, value, delta; cases without
+        a paired value are left out here and listed by ``missing_cases()``.
+        """
+        pairs = [(self.variant(a), self.variant(b))] if a is not None else self.pairs()
+        s = self.aligned.score_index(score)
+        parts = []
+        for base, v in pairs:
+            x = self.aligned.values[s][:, self.aligned.variant_index(base)]
+            y = self.aligned.values[s][:, self.aligned.variant_index(v)]
+            ok = ~(np.isnan(x) | np.isnan(y))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "case_id": self.aligned.case_ids[ok],
+                        "baseline": base.name,
+                        "variant": v.name,
+                        "baseline_value": x[ok],
+                        "value": y[ok],
+                        "delta": y[ok] - x[ok],
+                    }
+                )
+            )
+        columns = ["case_id", "baseline", "variant", "baseline_value", "value", "delta"]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+    def significance(self, all_pairs: bool = False, by: Any = ...) -> pd.DataFrame:
+        """Per pair shown and score: mean delta, bootstrap CI, permutation p (raw and Holm), W/T/L.
+
+        ``all_pairs=True`` tests every pair of variants instead (Holm across all of them).
+        ``by`` (default: the comparison's ``by``) tests each slice: one row per slice × score ×
+        pair, in a first ``slice`` column, Holm across all of them.
+        """
+        by = self.by if by is ... else by
+        if all_pairs:
+            return self.test_pairs(list(combinations(self._variants, 2)), self._scores, by=by)
+        if by is not None:
+            return self.test_pairs(self.pairs(), self._scores, by=by)
+        return self._significance.copy()
+
+    @cached_property
+    def _significance(self) -> pd.DataFrame:
+        return self.test_pairs(self.pairs(), self._scores)
+
+    def test_pairs(
+        self, pairs: Sequence[tuple[Any, Any]], scores: Sequence[str], by: SliceKey | None = None
+    ) -> pd.DataFrame:
+        """Run the paired tests for any pairs × scores (× slices of ``by``; Holm across exactly
+        these rows)."""
+        pairs = [(self.variant(a), self.variant(b)) for a, b in pairs]
+        s_idx = [self.aligned.score_index(s) for s in scores]
+        a_idx = [self.aligned.variant_index(a) for a, _ in pairs]
+        b_idx = [self.aligned.variant_index(b) for _, b in pairs]
+        width = len(pairs)  # column i·width + j: score i, pair j
+        d = np.empty((len(self.aligned.case_ids), len(s_idx) * width))
+        for i, s in enumerate(s_idx):  # one score at a time: no copy of the whole cube
+            values = self.aligned.values[s]  # cases × variants
+            d[:, i * width : (i + 1) * width] = values[:, b_idx] - values[:, a_idx]
+        masks = self.slice_masks(by) if by is not None else [(None, slice(None))]
+        if by is not None:  # one block of columns per slice, NaN outside it
+            d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
+        result = stats.paired_test(
+            d,
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+            method=self.method,
+        )
+        return _significance_frame(self, pairs, scores, result, masks)
+
+    def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
+        """(slice, mask over the aligned cases) per slice of ``by``, in first-seen order."""
+        labels = case_slices(self.reports, self.aligned.case_ids, by)
+        return [(name, labels == name) for name in dict.fromkeys(labels.tolist())]
+
+    def missing_cases(self) -> pd.DataFrame:
+        """Cases absent from a variant (``missing``) or whose query failed (``query error``).
+
+        A case counts as missing from a variant when another variant of the same comparison
+        has it. These cases have no pair and are left out of deltas and tests.
+        """
+        return self._missing_cases(queries=True)
+
+    def _missing_cases(self, queries: bool) -> pd.DataFrame:
+        """``missing_cases()``; without ``queries`` the query column is None (the summary
+        and notes only count cases, and looking queries up reads every report's queries)."""
+        rows = []
+        al = self.aligned
+        cols = [al.variant_index(v) for v in self._variants]
+        seen = al.present[:, cols].any(axis=1)
+        for v, j in zip(self._variants, cols, strict=True):
+            for status, mask in (
+                ("missing", seen & ~al.present[:, j]),
+                ("query error", al.failed[:, j]),
+            ):
+                for case_id in al.case_ids[mask]:
+                    rows.append(
+                        (
+                            v.name,
+                            v.report,
+                            v.mode,
+                            case_id,
+                            al.queries.get(case_id) if queries else None,
+                            status,
+                        )
+                    )
+        columns = ["variant", "report", "query_mode", "case_id", "query", "status"]
+        return pd.DataFrame(rows, columns=columns)
+
+    # -- per-case access (explorer) ---------------------------------------------------------
+
+    def case_result(self, variant: Any, case_id: str) -> EvaluationCaseResult | None:
+        """The case result of ``case_id`` under ``variant`` (None when it is missing)."""
+        v = self.variant(variant)
+        row = self.aligned.rows.get((self.aligned.variant_index(v), case_id))
+        return None if row is None else self.reports[v.report].case_results[row]
+
+    def evidence_changes(self, a: Any, b: Any) -> pd.DataFrame:
+        """Per case and expected evidence item: matched under a, under b, and the change.
+
+        ``change`` is ``gained`` (b found what a missed), ``lost`` (a found, b missed) or ``same``.
+        """
+        va, vb = self.variant(a), self.variant(b)
+        ea, eb = self._evidence(va), self._evidence(vb)
+        both = set(ea["case_id"]) & set(eb["case_id"])  # a missing case is not "lost" evidence
+        ea, eb = ea[ea["case_id"].isin(both)], eb[eb["case_id"].isin(both)]
+        merged = ea.merge(eb, on=["case_id", "label"], how="outer", suffixes=("_a", "_b"))
+        merged["matched_a"] = merged["matched_a"].fillna(False).astype(bool)
+        merged["matched_b"] = merged["matched_b"].fillna(False).astype(bool)
+        change = np.where(
+            merged["matched_b"] & ~merged["matched_a"],
+            "gained",
+            np.where(merged["matched_a"] & ~merged["matched_b"], "lost", "same"),
+        )
+        return merged.assign(change=change)
+
+    def _evidence(self, v: Variant) -> pd.DataFrame:
+        frame = self.frames(v.report).evidence()
+        frame = frame[frame["query_mode"] == v.mode]
+        return frame[["case_id", "label", "matched", "rank"]].drop_duplicates(["case_id", "label"])
+
+    def verdict_flips(self, score: str, a: Any, b: Any) -> pd.DataFrame:
+        """Cases whose ``passed`` verdict on ``score`` differs between a and b."""
+        s = self.aligned.score_index(score)
+        ia, ib = (
+            self.aligned.variant_index(self.variant(a)),
+            self.aligned.variant_index(self.variant(b)),
+        )
+        pa, pb = self.aligned.passed[s][:, ia], self.aligned.passed[s][:, ib]
+        flip = ~np.isnan(pa) & ~np.isnan(pb) & (pa != pb)
+        return pd.DataFrame(
+            {
+                "case_id": self.aligned.case_ids[flip],
+                "passed_a": pa[flip] == 1,
+                "passed_b": pb[flip] == 1,
+            }
+        )
+
+    # -- recipes ----------------------------------------------------------------------------
+
+    def manifest_diff(self, a: str | None = None, b: str | None = None) -> pd.DataFrame:
+        """Recipe-manifest keys (flattened, dotted) whose values differ: key × report label.
+
+        With ``a`` and ``b`` (report labels or variants), only those two reports.
+        """
+        labels = self.labels if a is None else [_label_of(self, a), _label_of(self, b)]
+        flat = {label: flatten(_manifest(self.reports[label])) for label in labels}
+        keys = list(dict.fromkeys(k for f in flat.values() for k in f))
+        rows = {k: [flat[label].get(k, "—") for label in labels] for k in keys}
+        differ = [
+            k
+            for k, vals in rows.items()
+            if len({json.dumps(v, sort_keys=True, default=str) for v in vals}) > 1
+        ]
+        meaningful = [k for k in differ if k.split(".")[-1] not in _IGNORED_MANIFEST_KEYS]
+        keys = meaningful or differ
+        frame = pd.DataFrame(
+            [rows[k] for k in keys], columns=labels, index=pd.Index(keys, name="key")
+        )
+        return frame.astype(object)
+
+    def change_description(self, a: Variant, b: Variant, max_keys: int = 3) -> str:
+        """What differs from a to b: ``"chunking.size 100 → document; mode bm25 → dense"``."""
+        parts = []
+        if a.report != b.report:
+            diff = self.manifest_diff(a.report, b.report)
+            parts += [f"{k} {_short(r.iloc[0])} → {_short(r.iloc[1])}" for k, r in diff.iterrows()]
+            if len(parts) > max_keys:
+                parts = parts[:max_keys] + [f"+{len(diff) - max_keys} more"]
+            if not parts:
+                parts = [f"{a.report} → {b.report}"]
+        if a.mode != b.mode:
+            parts.append(f"mode {a.mode} → {b.mode}")
+        return "; ".join(parts) or "identical setup"
+
+    def headline(self, score: str | None = None, show_mode: bool | None = None) -> list[str]:
+        """One line per comparison shown: what changed, then the delta of ``score`` and its p.
+
+        With several modes each line starts with ``[mode]`` (``show_mode=False`` drops it).
+        """
+        score = score or self.primary_score
+        show_mode = len(self.modes) > 1 if show_mode is None else show_mode
+        sig = self._significance
+        lines = []
+        for base, v in self.pairs():
+            row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
+            result = (
+                f"{format_delta(row['delta'])} ({format_p(row['p_holm'])})"
+                if row["n_pairs"]
+                else "no paired cases"
+            )
+            mode = f"[{v.mode}] " if show_mode and base.mode == v.mode else ""
+            lines.append(f"{mode}{self.change_description(base, v)}: {score} {result}")
+        return lines
+
+    def notes(self) -> list[str]:
+        """Plain-language caveats: missing cases, failed queries, modes not run, text scores."""
+        notes = []
+        missing = self._missing_cases(queries=False)
+        same: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one note per identical case set
+        for (variant, status), group in missing.groupby(["variant", "status"], sort=False):
+            same.setdefault((status, tuple(group["case_id"])), []).append(variant)
+        for (status, ids), variants in same.items():
+            example = ", ".join(map(str, ids[:3])) + (", …" if len(ids) > 3 else "")
+            notes.append(
+                f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
+                "left out of the paired tests."
+            )
+        for label in self.labels:
+            absent = [m for m in self.modes if Variant(label, m) not in self._variants]
+            if absent:
+                notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
+        if self.aligned.text_scores:
+            notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
+        keys = {r.benchmark.key for r in self.reports.values()}
+        if len(keys) > 1:
+            notes.append(f"different benchmarks compared on purpose: {', '.join(sorted(keys))}.")
+        return notes
+
+    # -- doors into display -----------------------------------------------------------------
+
+    @property
+    def plot(self) -> Any:
+        """Plotly figures: ``.bars()``, ``.scatter(score, a, b)``, ``.deltas(score)``, ``.at_k("ndcg")``."""
+        from heta_notebook.display._comparison_figures import ComparisonPlots
+
+        return ComparisonPlots(self)
+
+    def explore(self, **options: Any) -> Any:
+        """An ipywidgets view of the cases where two variants differ most, side by side."""
+        from heta_notebook.display._comparison_explorer import ComparisonExplorer
+
+        return ComparisonExplorer(self, **options)
+
+    def to_html(self) -> str:
+        """The comparison table as a self-contained HTML fragment."""
+        from heta_notebook.display._comparison import comparison_html
+
+        return comparison_html(self)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        base = self.baseline.name if isinstance(self.baseline, Variant) else self.baseline
+        lines = [
+            f"<Comparison of {len(self.labels)} report(s) × {len(self.modes)} mode(s), "
+            f"{len(self.aligned.case_ids)} cases, baseline {base!r}>"
+        ]
+        lines += [f"  {line}" for line in self.headline()] if self._scores else []
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- helpers
+
+SUMMARY_COLUMNS = [  # the frames' summary per variant, with missing cases instead of counts
+    "variant",
+    "report",
+    *(c for c in FRAME_SUMMARY_COLUMNS if c != "counts"),
+    "n_missing",
+]
+
+
+def summary_stats(
+    values: np.ndarray,
+    passed: np.ndarray,
+    confidence: float,
+    scores: Sequence[int] | None = None,
+    variants: Sequence[int] | None = None,
+) -> dict[str, np.ndarray]:
+    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants
+    (only ``scores`` × ``variants`` of them when given).
+
+    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, a
+    few scores at a time so its temporaries stay ~4 MB (each score × variant is reduced
+    on its own, so the numbers do not depend on the grouping). The fancy indexing is kept
+    on purpose: it fixes the memory layout, hence the summation order, the numbers had.
+    """
+    scores = list(range(len(values)) if scores is None else scores)
+    variants = slice(None) if variants is None else list(variants)
+    step = max(1, 500_000 // max(values[0].size if len(values) else 1, 1))
+    parts = [
+        matrix_stats(
+            values[scores[i : i + step]][:, :, variants],
+            passed[scores[i : i + step]][:, :, variants],
+            axis=1,
+            confidence=confidence,
+        )
+        for i in range(0, len(scores), step)
+    ]
+    if not parts:
+        parts = [
+            matrix_stats(
+                values[:0][:, :, variants],
+                passed[:0][:, :, variants],
+                axis=1,
+                confidence=confidence,
+            )
+        ]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return {
+        "mean": out["mean"],
+        "n": out["n"],
+        "std": out["std"],
+        "ci_low": out["ci_low"],
+        "ci_high": out["ci_high"],
+        "pass_rate": pass_rate(out["n_passed"], out["n_judged"]),
+        "n_passed": out["n_passed"],
+    }
+
+
+def _significance_frame(
+    comparison: Comparison,
+    pairs: Sequence[tuple[Variant, Variant]],
+    scores: Sequence[str],
+    result: stats.PairedTest,
+    masks: Sequence[tuple[str | None, Any]] = ((None, slice(None)),),
+) -> pd.DataFrame:
+    al = comparison.aligned
+    rows = []
+    for block, (name, mask) in enumerate(masks):
+        for i, score in enumerate(scores):
+            s = al.score_index(score)
+            for j, (a, b) in enumerate(pairs):
+                k = (block * len(scores) + i) * len(pairs) + j
+                rows.append(
+                    {
+                        **({"slice": name} if name is not None else {}),
+                        "score": score,
+                        "baseline": a.name,
+                        "variant": b.name,
+                        "baseline_mean": _nanmean(al.values[s][mask, al.variant_index(a)]),
+                        "variant_mean": _nanmean(al.values[s][mask, al.variant_index(b)]),
+                        "delta": result.mean_diff[k],
+                        "ci_low": result.ci_low[k],
+                        "ci_high": result.ci_high[k],
+                        "p_value": result.p_value[k],
+                        "n_pairs": int(result.n[k]),
+                        "wins": int(result.wins[k]),
+                        "ties": int(result.ties[k]),
+                        "losses": int(result.losses[k]),
+                        "p_method": result.method[k],
+                    }
+                )
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(
+            columns=[
+                "score",
+                "baseline",
+                "variant",
+                "delta",
+                "ci_low",
+                "ci_high",
+                "p_value",
+                "p_holm",
+                "significant",
+                "n_pairs",
+                "wins",
+                "ties",
+                "losses",
+            ]
+        )
+    frame.insert(frame.columns.get_loc("p_value") + 1, "p_holm", stats.holm(frame["p_value"]))
+    frame.insert(frame.columns.get_loc("p_holm") + 1, "significant", frame["p_holm"] < 0.05)
+    return frame
+
+
+def _nanmean(x: np.ndarray) -> float:
+    ok = ~np.isnan(x)
+    return float(x[ok].mean()) if ok.any() else float("nan")
+
+
+def _label_of(comparison: Comparison, item: Any) -> str:
+    if isinstance(item, str) and item in comparison.reports:
+        return item
+    return comparison.variant(item).report
+
+
+def _manifest(report: EvaluationReport) -> Any:
+    if report.recipe_manifest:
+        return report.recipe_manifest
+    return report.knowledge_base_manifest  # heta-framework reports: the KB manifest
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts/lists → ``{"chunking.size": 100, "stages[0].name": "split"}``."""
+    if isinstance(data, Mapping):
+        if not data and prefix:
+            return {prefix: {}}
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(data, (list, tuple)) and any(isinstance(x, (Mapping, list, tuple)) for x in data):
+        out = {}
+        for i, value in enumerate(data):
+            out.update(flatten(value, f"{prefix}[{i}]"))
+        return out
+    return {prefix or "value": list(data) if isinstance(data, tuple) else data}
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+__all__ = [
+    "Comparison",
+    "Variant",
+    "check_benchmarks",
+    "collect_reports",
+    "compare",
+    "flatten",
+    "format_delta",
+    "format_p",
+    "significance_mark",
+]

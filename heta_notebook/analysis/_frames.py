@@ -1,0 +1,875 @@
+"""A report as tidy pandas DataFrames: summary, cases, scores, evidence, retrieved results.
+
+``report.frames()`` (one ``ReportFrames`` per report, cached on it) builds each frame lazily
+on first use and caches it, so the card, plots, explorer, ``summary()`` and ``compare()``
+share one extraction. A columnar report (``heta_notebook.schema._columnar``) gives its case and
+score columns straight from its Parquet tables, without building records; an in-memory
+report's scores are read once, in C-level ``map`` passes, into the same numpy columns.
+The long frame, the wide cases frame and the summary are all built from them.
+
+Analysis never renders: the card, figures and explorers in ``heta_notebook.display`` read
+these frames and the per-case helpers at the bottom (``case_evidence``, ``case_results``).
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict
+from itertools import chain
+from operator import attrgetter, itemgetter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from heta_notebook._util.gc import paused_gc
+from heta_notebook.evaluators import _matching as matching
+from heta_notebook.evaluators._aggregation import (
+    ScoreAggregate,
+    aggregate_of,
+    grouped_stats,
+    summarize,
+    text_counts,
+)
+from heta_notebook.schema._columnar import ColumnarReport, CorruptReportError, LazyCaseResults
+from heta_notebook.schema._records import (
+    BenchmarkEvidence,
+    BenchmarkExpected,
+    EvaluationCaseResult,
+    EvaluationReport,
+)
+from heta_notebook.schema._status import FLAG_KEYS, STATUSES, status_and_reason
+
+CASE_COLUMNS = (
+    "row",
+    "case_id",
+    "query_mode",
+    "query",
+    "latency_ms",
+    "error",
+    "error_type",
+    "answer",
+    "n_results",
+)
+SUMMARY_COLUMNS = (
+    "query_mode",
+    "score",
+    "mean",
+    "n",
+    "std",
+    "ci_low",
+    "ci_high",
+    "pass_rate",
+    "n_passed",
+    "n_skipped",
+    "n_error",
+    "counts",
+)
+
+
+class ReportFrames:
+    """Lazy, cached DataFrames of one report (``report.frames()``).
+
+    Every frame has a ``row`` column: the position of the case result in
+    ``report.case_results``, which joins frames to each other and back to the report.
+    """
+
+    def __init__(self, report: EvaluationReport) -> None:
+        # The report caches its frames, so the frames keep only what they read (its case
+        # results and modes) and a weak reference back: dropping a report frees it and its
+        # records at once, not in a full collection later (~0.8 s at 20,000 cases).
+        self._report = weakref.ref(report)
+        self.case_results = report.case_results
+        self.query_modes = report.query_modes
+        self._cache: dict[str, Any] = {}
+        source = report.case_results
+        self.columnar = source.columnar if isinstance(source, LazyCaseResults) else None
+        self._aggregates: list[ScoreAggregate] | None = None
+
+    @property
+    def report(self) -> EvaluationReport:
+        """The report these frames were built from (while something else keeps it alive)."""
+        report = self._report()
+        if report is None:
+            raise ReferenceError(
+                "the report these frames were built from has been freed: frames keep only its "
+                "case results; keep a reference to the report (use report.frames())"
+            )
+        return report
+
+    def belongs_to(self, report: EvaluationReport) -> bool:
+        """Whether these frames were built from ``report`` (this very object)."""
+        return self._report() is report
+
+    def prime(
+        self,
+        *,
+        aggregates: Sequence[ScoreAggregate] | None = None,
+        score_names: Sequence[str] | None = None,
+    ) -> None:
+        """Reuse what a caller already computed by the same rules (the runner's score
+        columns, a save's score names in first-seen order) instead of reading every score."""
+        if self.columnar is not None:
+            return
+        if aggregates is not None:
+            self._aggregates = list(aggregates)
+        if score_names is not None:
+            self._cache.setdefault("names", list(score_names))
+
+    def _cached(self, key: str, build: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    # -- frames ---------------------------------------------------------------------------
+
+    def summary(self, by: Any = None) -> pd.DataFrame:
+        """query_mode × score: mean, n, std, 95% CI, pass rate, n_passed, n_skipped, n_error.
+
+        ``by`` (a case label or metadata key; see ``analysis.slices``) adds a first column
+        and gives one row per slice × query_mode × score.
+        """
+        if by is not None:
+            from heta_notebook.analysis._slices import slice_summary
+
+            build = lambda: slice_summary(self, by)  # noqa: E731
+            return (self._cached(f"summary:{by}", build) if isinstance(by, str) else build()).copy()
+        return self._cached("summary", self._build_summary).copy()
+
+    def cases(self) -> pd.DataFrame:
+        """One row per case × mode: query, latency, error, answer, and one column per score."""
+        return self._cached("cases", self._build_cases).copy()
+
+    def scores(self) -> pd.DataFrame:
+        """Long format: one row per score (value, text, passed, status, reason)."""
+        return self._cached("scores", self._build_scores).copy()
+
+    def evidence(self) -> pd.DataFrame:
+        """One row per expected evidence item per case × mode: matched or missing, rank, result."""
+        return self._cached("evidence", self._build_evidence).copy()
+
+    def results(self) -> pd.DataFrame:
+        """One row per retrieved result: rank, document id, score, relevance grade, relevant?"""
+        return self._cached("results", self._build_results).copy()
+
+    def metrics_table(self, stat: str = "mean") -> pd.DataFrame:
+        """Scores as rows, query modes as columns, values of ``stat`` (a summary column)."""
+        summary = self._cached("summary", self._build_summary)
+        table = summary.pivot(index="score", columns="query_mode", values=stat)
+        return table.reindex(index=self.score_names, columns=self.modes)
+
+    def latency(self) -> pd.DataFrame:
+        """Per query mode: n, mean, p50, p95, max latency (ms) and the number of query errors."""
+        return self._cached("latency", self._build_latency).copy()
+
+    def case_counts(self) -> dict[str, int]:
+        """``n_cases`` (distinct case ids), ``n_case_results`` and ``n_errors`` (failed queries)."""
+        view = self._view("case_counts")
+        if view is not None:
+            return dict(view)
+        errors = self.case_column("error")
+        return {
+            "n_cases": len(set(self.case_column("case_id").tolist())),
+            "n_case_results": len(errors),
+            "n_errors": int(sum(e is not None for e in errors.tolist())),
+        }
+
+    def views(self) -> dict[str, Any]:
+        """The small derived views a columnar header keeps, so a card needs no table reads:
+        summary and latency rows, modes, score names and case counts."""
+        return {
+            "summary_columns": list(SUMMARY_COLUMNS),
+            "summary": _records(self._cached("summary", self._build_summary)),
+            "latency": _records(self.latency()),
+            "modes": self.modes,
+            "score_names": self.score_names,
+            "case_counts": self.case_counts(),
+        }
+
+    def _view(self, key: str) -> Any:
+        """A view saved in the columnar header (None for in-memory reports or old layouts)."""
+        if self.columnar is None:
+            return None
+        views = self.columnar.header.get("views") or {}
+        if views.get("summary_columns") != list(SUMMARY_COLUMNS):
+            return None
+        return views.get(key)
+
+    def _build_latency(self) -> pd.DataFrame:
+        view = self._view("latency")
+        if view is not None:
+            frame = pd.DataFrame(view)
+            return frame.astype({c: float for c in ("mean", "p50", "p95", "max")})
+        cases = pd.DataFrame(
+            {name: self.case_column(name) for name in ("query_mode", "latency_ms", "error")}
+        )
+        grouped = cases.groupby("query_mode", sort=False)
+        out = grouped["latency_ms"].agg(
+            n="count", mean="mean", p50="median", p95=lambda s: s.quantile(0.95), max="max"
+        )
+        out["n_error"] = grouped["error"].count()
+        return out.reindex(self.modes).rename_axis("query_mode").reset_index()
+
+    def case_column(self, name: str) -> np.ndarray:
+        """One per-case-result column (``case_id``, ``query_mode``, ``query``, ``latency_ms``,
+        ``error``, ``error_type``, ``answer``, ``n_results``, ``n_scores``) without building
+        the whole cases frame (cheap on very large reports)."""
+        if name not in CASE_TABLE_COLUMNS:
+            raise KeyError(f"unknown case column {name!r}")
+        return self._cached(f"col:{name}", lambda: self._case_column(name))
+
+    def case_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A text case column (``case_id``, ``query_mode``, ``query``, ...) as int32 codes
+        into its distinct values, in first-seen order (-1 for None), like ``pd.factorize``;
+        a columnar report reads it dictionary-encoded, so no Python string per case result."""
+        if name not in CASE_TABLE_COLUMNS:
+            raise KeyError(f"unknown case column {name!r}")
+        return self._cached(f"codes:{name}", lambda: self._case_codes(name))
+
+    def _case_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        if self.columnar is None or f"col:{name}" in self._cache:
+            codes, uniques = pd.factorize(self.case_column(name))
+            return codes.astype(np.int32), np.asarray(uniques, dtype=object)
+        codes, values = self.columnar.codes("cases", name)  # already in first-seen order
+        return codes, np.asarray(values, dtype=object)
+
+    def _case_column(self, name: str) -> np.ndarray:
+        if self.columnar is not None:
+            return _columnar_case_column(self.columnar, name)
+        return _case_column(self.case_results, name)
+
+    def score_column(self, name: str) -> pd.DataFrame:
+        """One score for every case result (index = ``row``): value (NaN unless scored),
+        passed (True/False/None) and status (``missing`` where the case has no such score)."""
+        return self._cached(f"score:{name}", lambda: self._build_score_column(name))
+
+    def _build_score_column(self, name: str) -> pd.DataFrame:
+        n = len(self.case_results)
+        value = np.full(n, np.nan)
+        passed = np.full(n, None, dtype=object)
+        status = np.full(n, "missing", dtype=object)
+        if self.columnar is not None:
+            self._cached("scores", self._build_scores)
+        if "scores" in self._cache:
+            long = self._cache["scores"]
+            picked = long[long["score"] == name]
+            rows = picked["row"].to_numpy()
+            value[rows] = picked["value"].to_numpy(dtype=float)
+            passed[rows] = [None if pd.isna(v) else bool(v) for v in picked["passed"]]
+            status[rows] = picked["status"].astype(str).to_numpy()
+        else:
+            for row, result in enumerate(self.case_results):
+                for score in result.scores:
+                    if score.name == name:
+                        status[row] = score.status
+                        passed[row] = score.passed
+                        number = score.numeric
+                        value[row] = np.nan if number is None else number
+                        break
+        return pd.DataFrame({"value": value, "passed": passed, "status": status})
+
+    @property
+    def modes(self) -> list[str]:
+        """Query modes in report order (then any mode only seen in case results)."""
+        view = self._view("modes")
+        if view is not None:
+            return list(view)
+        seen = dict.fromkeys(self.query_modes)
+        seen.update(dict.fromkeys(self.case_column("query_mode").tolist()))
+        return list(seen)
+
+    @property
+    def score_names(self) -> list[str]:
+        """Score names in first-seen order (read from the case results, not a cached copy)."""
+        if "scores" in self._cache:
+            return list(self._cache["scores"]["score"].cat.categories)
+        if self.columnar is not None:
+            view = self._view("score_names")
+            return list(view) if view is not None else list(self._columns()["names"])
+        return self._cached("names", lambda: _score_names(self.case_results))
+
+    # -- builders -------------------------------------------------------------------------
+
+    def _build_summary(self) -> pd.DataFrame:
+        view = self._view("summary")
+        if view is not None:  # saved with the columnar header: no score reads, no stats
+            frame = pd.DataFrame(view, columns=list(SUMMARY_COLUMNS))
+            for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
+                frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+            return frame
+        if self._aggregates is not None:  # the runner's statistics (same rules, same bits)
+            aggregates = self._aggregates
+        elif "columns" in self._cache or self.columnar is not None:  # one extraction, reused
+            aggregates = _summarize_columns(self._case_modes(), self._failed(), self._columns())
+        else:  # a card only needs the summary: one pass in the evaluators, no long frame
+            aggregates = list(summarize(self.case_results).values())
+        rows = []
+        for agg in aggregates:
+            d = asdict(agg)
+            rows.append(
+                {**d, "score": agg.name, "mean": agg.value, "n": agg.n, "pass_rate": agg.pass_rate}
+            )
+        frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+        frame = _order(frame, self.modes, self.score_names)
+        for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+        return frame.reset_index(drop=True)
+
+    def score_arrays(self) -> dict[str, Any]:
+        """Every score as flat numpy columns (``rows``, ``names``, ``name_codes``, ``values``
+        (NaN unless scored), ``texts``, ``has_text`` (a bool: any text value?), ``passed``
+        (0/1, 2 = unjudged), ``status`` (0 scored, 1 skipped, 2 error), ``reason``,
+        ``metadata``): the one extraction others reuse."""
+        return self._columns()
+
+    def _columns(self) -> dict[str, Any]:
+        if self.columnar is not None:
+            return self._cached("columns", lambda: _columnar_scores(self.columnar))
+        return self._cached("columns", lambda: _extract_scores(self.case_results))
+
+    def _case_modes(self) -> np.ndarray:
+        return self.case_column("query_mode")
+
+    def _failed(self) -> Counter:
+        """Per mode, case results that failed before any score (they count as errors)."""
+        failed = _not_none(self.case_column("error")) & (self.case_column("n_scores") == 0)
+        return Counter(self._case_modes()[failed].tolist())
+
+    def _build_scores(self) -> pd.DataFrame:
+        return _scores_frame(self.case_column("case_id"), self._case_modes(), self._columns())
+
+    def _build_cases(self) -> pd.DataFrame:
+        base = pd.DataFrame(
+            {
+                "row": np.arange(len(self.case_results)),
+                **{c: self.case_column(c) for c in CASE_COLUMNS[1:]},
+            }
+        )
+        long = self._cached("scores", self._build_scores)
+        names = list(long["score"].cat.categories)
+        for name, column in _wide_scores(long, len(base), names).items():
+            base[name if name not in CASE_COLUMNS else f"score:{name}"] = column
+        return base
+
+    def _build_evidence(self) -> pd.DataFrame:
+        rows: list[tuple] = []
+        parsed: dict[str, BenchmarkExpected | None] = {}
+        for row, result in enumerate(self.case_results):
+            if result.case_id not in parsed:
+                parsed[result.case_id] = expected_of(result)
+            for item in case_evidence(result, parsed[result.case_id]):
+                rows.append((row, result.case_id, result.query_mode, *item.values()))
+        columns = ["row", "case_id", "query_mode", *EVIDENCE_FIELDS]
+        frame = pd.DataFrame.from_records(rows, columns=columns)
+        frame["rank"] = frame["rank"].astype("Int64")
+        return frame
+
+    def _build_results(self) -> pd.DataFrame:
+        rows: list[tuple] = []
+        parsed: dict[str, BenchmarkExpected | None] = {}
+        for row, result in enumerate(self.case_results):
+            if result.case_id not in parsed:
+                parsed[result.case_id] = expected_of(result)
+            for item in case_results(result, parsed[result.case_id]):
+                rows.append((row, result.case_id, result.query_mode, *item.values()))
+        columns = ["row", "case_id", "query_mode", *RESULT_FIELDS]
+        frame = pd.DataFrame.from_records(rows, columns=columns)
+        frame["relevance"] = frame["relevance"].astype("Int64")
+        return frame
+
+
+# --------------------------------------------------------------------------- frame helpers
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (numpy scalars as Python values, NaN as None)."""
+    out = []
+    for row in frame.to_dict("records"):
+        clean = {}
+        for key, value in row.items():
+            value = value.item() if isinstance(value, np.generic) else value
+            clean[key] = None if isinstance(value, float) and not np.isfinite(value) else value
+        out.append(clean)
+    return out
+
+
+def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFrame:
+    mode_rank = {m: i for i, m in enumerate(modes)}
+    name_rank = {n: i for i, n in enumerate(names)}
+    keys = frame["query_mode"].map(mode_rank).fillna(len(modes)) * (len(names) + 1)
+    keys = keys + frame["score"].map(name_rank).fillna(len(names))
+    return frame.iloc[np.argsort(keys.to_numpy(), kind="stable")]
+
+
+def _score_names(case_results: Sequence[EvaluationCaseResult]) -> list[str]:
+    return list(dict.fromkeys(s.name for r in case_results for s in r.scores))
+
+
+CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores", "has_response")
+
+
+def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
+    """One case column read from records (the in-memory path)."""
+    if name == "latency_ms":
+        return np.asarray(
+            [np.nan if r.latency_ms is None else r.latency_ms for r in case_results], dtype=float
+        )
+    if name in {"error", "error_type"}:
+        attr = "message" if name == "error" else "error_type"
+        return _objects(None if r.error is None else getattr(r.error, attr) for r in case_results)
+    if name == "answer":
+        return _objects(None if r.response is None else r.response.answer for r in case_results)
+    if name == "has_response":
+        return np.fromiter((r.response is not None for r in case_results), bool, len(case_results))
+    if name in {"n_results", "n_scores"}:
+        return np.asarray(
+            [len(r.response.results) if r.response is not None else 0 for r in case_results]
+            if name == "n_results"
+            else [len(r.scores) for r in case_results],
+            dtype=np.int64,
+        )
+    return _objects(getattr(r, name) for r in case_results)
+
+
+def _objects(values: Any) -> np.ndarray:
+    items = list(values)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _not_none(values: np.ndarray) -> np.ndarray:
+    return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+
+
+_COLUMNAR_CASE_SOURCE = {"error": "error", "error_type": "error_type", "answer": "answer"}
+
+
+def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
+    """One case column straight from ``cases.parquet`` (nulls as None / NaN)."""
+    if name in {"n_results", "n_scores"}:
+        return columnar.numpy("cases", name).astype(np.int64)
+    if name == "latency_ms":
+        return columnar.numpy("cases", name).astype(float)
+    if name == "has_response":
+        return columnar.numpy("cases", name).astype(bool)
+    return columnar.numpy("cases", name)
+
+
+def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
+    """The columns ``_extract_scores`` makes, read from ``scores.parquet`` (no records).
+
+    Names and statuses are read dictionary-encoded, straight into integer codes (no Python
+    string per score); each column is dropped from the reader's cache once copied out, so a
+    100,000-case report never holds a column twice. Texts, reasons and metadata are read
+    only when first used (``_LazyColumns``); metadata is parsed once per distinct JSON string.
+    """
+    rows = _take(columnar, "row")
+    name_codes, names = columnar.codes("scores", "name")
+    status_codes, status_names = columnar.codes("scores", "status")
+    if len(rows) and min(name_codes.min(), status_codes.min()) < 0:
+        raise CorruptReportError(columnar.path("scores"), "a score has no name or no status")
+    lookup = np.asarray([STATUSES.index(s) for s in status_names], dtype=np.int8)
+    status = lookup[status_codes] if len(status_names) else np.zeros(len(rows), np.int8)
+    del status_codes
+    values = _take(columnar, "value").astype(float, copy=False)
+    if not values.flags.writeable:  # a one-chunk column comes zero-copy from Arrow
+        values = values.copy()
+    values[status != 0] = np.nan
+    passed_arrow = columnar.column("scores", "passed")
+    passed = passed_arrow.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int8)
+    if passed_arrow.null_count:
+        passed[passed_arrow.is_null().to_numpy(zero_copy_only=False)] = 2
+    del passed_arrow
+    has_text = bool((_take(columnar, "kind") == 2).any())  # only then is the text column read
+    columnar.forget("scores", "passed")
+    return _LazyColumns(
+        columnar,
+        {
+            "rows": rows,
+            "names": names,
+            "name_codes": name_codes,
+            "values": values,
+            "passed": passed,
+            "status": status,
+            "has_text": has_text,
+        },
+    )
+
+
+def _take(columnar: ColumnarReport, name: str) -> np.ndarray:
+    """One score column copied out as numpy; the reader's cached Arrow copy is dropped."""
+    values = columnar.numpy("scores", name)
+    columnar.forget("scores", name)
+    return values
+
+
+class _LazyColumns(dict):
+    """Score columns whose ``texts``, ``reason`` and ``metadata`` are read only when first
+    used (the long scores frame needs them; summaries and comparisons do not)."""
+
+    def __init__(self, columnar: ColumnarReport, columns: dict[str, Any]) -> None:
+        super().__init__(columns)
+        self._columnar = columnar
+
+    def __missing__(self, key: str) -> Any:
+        if key == "texts":
+            n = len(self["rows"])
+            value = (
+                self._columnar.numpy("scores", "text").tolist() if self["has_text"] else [None] * n
+            )
+        elif key == "reason":
+            value = self._columnar.numpy("scores", "reason")
+        elif key == "metadata":
+            md = self._columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
+            parsed = np.empty(len(md.dictionary) + 1, dtype=object)
+            parsed[:-1] = [json.loads(t) for t in md.dictionary.to_pylist()]
+            parsed[-1] = {}
+            value = parsed[md.indices.fill_null(len(md.dictionary)).to_numpy(zero_copy_only=False)]
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value
+
+
+class _FirstSeenCodes(dict):
+    """name → code in first-seen order; ``__getitem__`` stays in C for names already seen."""
+
+    def __missing__(self, key: str) -> int:
+        self[key] = code = len(self)
+        return code
+
+
+_PASSED_CODE = {False: 0, True: 1, None: 2}.__getitem__
+_SCORE_FIELDS = itemgetter("name", "value", "passed", "metadata")
+
+
+def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, Any]:
+    """Every score of every case result as flat numpy columns, read in C-level ``map`` passes.
+
+    ``status`` is an int8 code into ``STATUSES``; only scores whose metadata has a flag or
+    reason key (a minority) are looked at in Python for their status and reason.
+    """
+    n_cases = len(case_results)
+    with paused_gc():  # hundreds of thousands of new references: skip GC passes
+        per_case = list(map(attrgetter("scores"), case_results))
+        counts = np.fromiter(map(len, per_case), dtype=np.int64, count=n_cases)
+        n = int(counts.sum())
+        # one pass over the scores (each read once: the pass is bound by memory, not Python);
+        # pydantic keeps a model's fields in its __dict__, where itemgetter reads them fastest
+        records = map(_SCORE_FIELDS, map(attrgetter("__dict__"), chain.from_iterable(per_case)))
+        names, raw, verdicts, mds = zip(*records, strict=True) if n else ((), (), (), ())
+        del per_case
+        code_of = _FirstSeenCodes()
+        name_codes = np.fromiter(map(code_of.__getitem__, names), dtype=np.int32, count=n)
+        try:
+            values = np.fromiter(raw, dtype=float, count=n)
+            texts: list[str | None] = [None] * n
+        except (TypeError, ValueError):  # some text scores
+            values, texts = _split_values(list(raw))
+        passed = np.fromiter(map(_PASSED_CODE, verdicts), dtype=np.int8, count=n)
+        metadata = np.fromiter(mds, dtype=object, count=n)
+        # drop the big tuples before the GC resumes: its first pass would traverse them
+        del names, raw, verdicts, mds
+        status = np.zeros(n, dtype=np.int8)
+        reason = np.full(n, None, dtype=object)
+        clean = np.fromiter(map(FLAG_KEYS.isdisjoint, metadata), dtype=bool, count=n)
+        flagged = np.flatnonzero(~clean)
+        if len(flagged):
+            found = list(map(status_and_reason, metadata[flagged]))
+            status[flagged] = [code for code, _ in found]
+            reason[flagged] = [text for _, text in found]
+            del found
+    values[status != 0] = np.nan
+    return {
+        "rows": np.repeat(np.arange(n_cases, dtype=np.int64), counts),
+        "names": list(code_of),
+        "name_codes": name_codes,
+        "values": values,
+        "texts": texts,
+        "has_text": any(t is not None for t in texts),
+        "passed": passed,
+        "status": status,
+        "reason": reason,
+        "metadata": metadata,
+    }
+
+
+def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd.DataFrame:
+    rows = cols["rows"].astype(np.int64, copy=False)
+    modes = list(dict.fromkeys(case_modes.tolist()))
+    mode_code = {m: i for i, m in enumerate(modes)}
+    codes = np.fromiter(map(mode_code.__getitem__, case_modes), np.int64, len(case_modes))
+    return pd.DataFrame(
+        {
+            "row": rows,
+            "case_id": case_id[rows] if len(rows) else np.asarray([], dtype=object),
+            "query_mode": pd.Categorical.from_codes(
+                codes[rows] if len(rows) else [], categories=modes
+            ),
+            "score": pd.Categorical.from_codes(cols["name_codes"], categories=cols["names"]),
+            "value": cols["values"],
+            "text": cols["texts"],
+            "passed": pd.arrays.BooleanArray(cols["passed"] == 1, cols["passed"] == 2),
+            "status": pd.Categorical.from_codes(cols["status"], categories=list(STATUSES)),
+            "reason": cols["reason"],
+            "metadata": cols["metadata"],
+        }
+    )
+
+
+def _summarize_columns(
+    mode_of_case: np.ndarray, failed: Counter, cols: dict[str, Any]
+) -> list[ScoreAggregate]:
+    """``aggregation.summarize`` from the extracted columns: ``grouped_stats`` over the same
+    groups in the same order, so the numbers are identical. ``failed`` counts, per mode, case
+    results that failed before any score."""
+    modes = list(dict.fromkeys(mode_of_case.tolist()))
+    mode_code = {m: i for i, m in enumerate(modes)}
+    case_modes = np.fromiter(
+        map(mode_code.__getitem__, mode_of_case), dtype=np.int64, count=len(mode_of_case)
+    )
+    names, width = cols["names"], max(len(cols["names"]), 1)
+    keys = case_modes[cols["rows"]] * width + cols["name_codes"]
+    present, groups = np.unique(keys, return_inverse=True)
+    groups = groups.reshape(-1)
+    passed = np.where(cols["passed"] == 2, np.nan, cols["passed"].astype(float))
+    stats = grouped_stats(
+        groups, len(present), cols["values"], status=cols["status"], passed=passed
+    )
+    texts = cols["texts"]
+    counts = text_counts(groups, cols["status"], texts) if any(texts) else {}
+    out = []
+    for i, key in enumerate(present.tolist()):
+        mode_, name = modes[key // width], names[key % width]
+        stats["n_error"][i] += failed[mode_]
+        out.append(aggregate_of(stats, i, name=name, mode=mode_, counts=counts.get(i)))
+    return out
+
+
+def _split_values(raw: list[Any]) -> tuple[np.ndarray, list[str | None]]:
+    """Numeric values (bool → 1/0, text → NaN) and the text values (None where numeric)."""
+    try:
+        return np.asarray(raw, dtype=float), [None] * len(raw)
+    except (TypeError, ValueError):
+        numbers = [np.nan if isinstance(v, str) else float(v) for v in raw]
+        texts = [v if isinstance(v, str) else None for v in raw]
+        return np.asarray(numbers, dtype=float), texts
+
+
+def _wide_scores(long: pd.DataFrame, n_rows: int, names: list[str]) -> dict[str, Any]:
+    """One column per score: floats (NaN where skipped/failed/absent), text for text scores."""
+    codes = long["score"].cat.codes.to_numpy()
+    rows = long["row"].to_numpy()
+    matrix = np.full((n_rows, len(names)), np.nan)
+    matrix[rows, codes] = long["value"].to_numpy()
+    out: dict[str, Any] = {name: matrix[:, j] for j, name in enumerate(names)}
+    texts = long["text"].to_numpy()
+    has_text = np.flatnonzero(pd.notna(texts))
+    for j in np.unique(codes[has_text]):
+        column = np.full(n_rows, None, dtype=object)
+        picks = has_text[codes[has_text] == j]
+        column[rows[picks]] = texts[picks]
+        out[names[j]] = column
+    return out
+
+
+# --------------------------------------------------------------------------- per case
+
+
+EVIDENCE_FIELDS = (
+    "index",
+    "label",
+    "reference_id",
+    "relevance",
+    "matched",
+    "rank",
+    "result_id",
+    "matched_by",
+    "source",
+)
+RESULT_FIELDS = (
+    "rank",
+    "result_id",
+    "document_id",
+    "score",
+    "kind",
+    "text",
+    "relevance",
+    "relevant",
+    "matched_evidence",
+)
+
+
+def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
+    """The case's expected answers/evidence from ``metadata["expected"]`` (None if absent)."""
+    data = result.metadata.get("expected")
+    if not isinstance(data, dict):
+        return None
+    try:
+        return BenchmarkExpected.from_dict(data)
+    except ValueError:
+        return None
+
+
+def case_evidence(
+    result: EvaluationCaseResult,
+    expected: BenchmarkExpected | None = None,
+    *,
+    matches: Sequence[matching.EvidenceMatch] | None = None,
+) -> list[dict[str, Any]]:
+    """Each expected evidence item of one case result: matched (rank, result id) or missing.
+
+    Uses ``metadata["expected"]`` and ``matching.match_evidence``; reports without it
+    (e.g. heta-framework's) fall back to an evidence-recall score's matched/missing metadata.
+    """
+    expected = expected if expected is not None else expected_of(result)
+    if expected is not None and expected.evidence:
+        if matches is None:  # ``matches``: already computed by the caller (the explorers)
+            results = result.response.results if result.response is not None else ()
+            matches = matching.match_evidence(expected.evidence, results)
+        return [_evidence_row(m, expected.evidence[m.index], "match") for m in matches]
+    return _evidence_from_scores(result)
+
+
+def _evidence_row(match: matching.EvidenceMatch, item: BenchmarkEvidence, source: str) -> dict:
+    return {
+        "index": match.index,
+        "label": match.label,
+        "reference_id": item.reference_id,
+        "relevance": match.relevance,
+        "matched": match.matched,
+        "rank": match.rank,
+        "result_id": match.result_id,
+        "matched_by": match.matched_by,
+        "source": source,
+    }
+
+
+def _evidence_from_scores(result: EvaluationCaseResult) -> list[dict[str, Any]]:
+    for score in result.scores:
+        md = score.metadata
+        if "matched_reference_ids" in md and "matched_evidence" not in md:
+            return _evidence_from_reference_ids(result, score.name, md)
+        if "matched_evidence" not in md and "missing_evidence" not in md:
+            continue
+        rows = [_score_evidence_row(e, True, score.name) for e in md.get("matched_evidence") or []]
+        rows += [
+            _score_evidence_row(e, False, score.name) for e in md.get("missing_evidence") or []
+        ]
+        return sorted(rows, key=lambda r: (r["index"] is None, r["index"] or 0))
+    return []
+
+
+def _evidence_from_reference_ids(
+    result: EvaluationCaseResult, score_name: str, md: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """heta-framework's evidence recall names only matched ids (plus counts): matched rows get
+    their rank from the results' documents; missing items are anonymous (label None)."""
+    results = result.response.results if result.response is not None else ()
+    ranks: dict[str, tuple[int, str]] = {}
+    for rank, r in enumerate(results, start=1):
+        for doc in matching.document_ids(r):
+            ranks.setdefault(doc, (rank, r.id))
+    rows = []
+    for index, ref in enumerate(md.get("matched_reference_ids") or []):
+        rank, result_id = ranks.get(str(ref), (None, None))
+        rows.append(
+            _score_evidence_row(
+                {
+                    "index": index,
+                    "label": str(ref),
+                    "reference_id": ref,
+                    "rank": rank,
+                    "result_id": result_id,
+                    "matched_by": "reference_id",
+                },
+                True,
+                score_name,
+            )
+        )
+    expected = md.get("expected")
+    missing = max(0, int(expected) - len(rows)) if isinstance(expected, (int, float)) else 0
+    for index in range(len(rows), len(rows) + missing):
+        rows.append({**_score_evidence_row({"index": index}, False, score_name), "label": None})
+    return rows
+
+
+def _score_evidence_row(item: Any, matched: bool, score_name: str) -> dict[str, Any]:
+    item = item if isinstance(item, dict) else {"label": str(item)}
+    label = item.get("label") or item.get("reference_id") or str(item.get("index", "?"))
+    return {
+        "index": item.get("index"),
+        "label": str(label),
+        "reference_id": item.get("reference_id"),
+        "relevance": item.get("relevance", 1),
+        "matched": matched,
+        "rank": item.get("rank") if matched else None,
+        "result_id": item.get("result_id") if matched else None,
+        "matched_by": item.get("matched_by") if matched else None,
+        "source": f"score:{score_name}",
+    }
+
+
+def case_results(
+    result: EvaluationCaseResult,
+    expected: BenchmarkExpected | None = None,
+    *,
+    matches: Sequence[matching.EvidenceMatch] | None = None,
+) -> list[dict[str, Any]]:
+    """The ranked results of one case result with document id and relevance grade.
+
+    ``relevance`` is the qrels grade of the result's document (None when the case has no
+    expected evidence); ``matched_evidence`` lists labels of evidence items it matched.
+    """
+    if result.response is None:
+        return []
+    expected = expected if expected is not None else expected_of(result)
+    evidence = expected.evidence if expected is not None else ()
+    qrels = matching.qrels_of(evidence)
+    by_result: dict[str, list[str]] = {}
+    if evidence:
+        if matches is None:
+            matches = matching.match_evidence(evidence, result.response.results)
+        for m in matches:
+            if m.matched and m.result_id is not None:
+                by_result.setdefault(m.result_id, []).append(m.label)
+    else:  # reports without expected data: an evidence score may still name matched items
+        for row in _evidence_from_scores(result):
+            if row["matched"] and row["result_id"] is not None:
+                by_result.setdefault(row["result_id"], []).append(row["label"])
+    return [
+        _result_row(rank, r, qrels, by_result, bool(evidence))
+        for rank, r in enumerate(result.response.results, start=1)
+    ]
+
+
+def _result_row(rank: int, r: Any, qrels: dict, by_result: dict, judged: bool) -> dict[str, Any]:
+    docs = matching.document_ids(r)
+    grades = [qrels[d] for d in docs if d in qrels]
+    grade = max(grades) if grades else (0 if judged else None)
+    matched = by_result.get(r.id, [])
+    return {
+        "rank": rank,
+        "result_id": r.id,
+        "document_id": docs[0] if docs else None,
+        "score": r.score,
+        "kind": r.kind,
+        "text": r.text,
+        "relevance": grade,
+        "relevant": bool((grade or 0) > 0 or matched),
+        "matched_evidence": matched,
+    }
+
+
+__all__ = [
+    "EVIDENCE_FIELDS",
+    "RESULT_FIELDS",
+    "ReportFrames",
+    "case_evidence",
+    "case_results",
+    "expected_of",
+]

@@ -1,0 +1,286 @@
+"""The report card: what a notebook shows for ``report`` (``EvaluationReport._repr_html_``).
+
+Benchmark, knowledge base and recipe, query modes, a metrics table (scores as rows, modes as
+columns, best per row highlighted, n and 95% CI in small print and on hover), query errors,
+latency p50/p95 and run time. Every value that came from data is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from heta_notebook.display._html import Cell, Markup, badge, join, panel, style, table, tag, td
+from heta_notebook.display._theme import (
+    color_map,
+    fmt_ci,
+    fmt_duration,
+    fmt_int,
+    fmt_ms,
+    fmt_num,
+    fmt_pct,
+)
+from heta_notebook.schema._records import EvaluationReport
+
+MAX_MANIFEST_ITEMS = 10
+
+
+def report_card_html(
+    report: EvaluationReport,
+    *,
+    standalone_style: bool = True,
+    by: Any = None,
+    scores: Sequence[str] | None = None,
+) -> str:
+    """The card as an HTML fragment (with the shared ``<style>`` unless told not to).
+
+    ``by`` (a case label or metadata key) adds a per-slice table of ``scores`` (default: the
+    headline score, nDCG@10 when present).
+    """
+    frames = report.frames()
+    parts = [
+        _header(report),
+        _facts(report, frames),
+        _metrics(report, frames),
+    ]
+    if by is not None:
+        parts.append(_slices(frames, by, scores))
+    return str(panel(style() if standalone_style else "", *parts, class_="hn-card"))
+
+
+class ReportCard:
+    """The card as an object a notebook displays (``report.card(by="topic")``)."""
+
+    def __init__(self, report: EvaluationReport, **options: Any) -> None:
+        self.report, self.options = report, options
+
+    def _repr_html_(self) -> str:
+        return report_card_html(self.report, **self.options)
+
+    def __str__(self) -> str:
+        return self._repr_html_()
+
+    def __repr__(self) -> str:
+        return f"<ReportCard {self.report.report_id!r} {self.options}>"
+
+
+# --------------------------------------------------------------------------- header and facts
+
+
+def _header(report: EvaluationReport) -> Markup:
+    badges = [badge("PARTIAL", "warn", title="the run stopped before every case finished")]
+    title = tag("h3", f"Evaluation report · {report.label}")
+    ident = tag("span", f"id {report.report_id}", class_="hn-sub")
+    return tag("div", title, *(badges if report.is_partial else []), ident, class_="hn-head")
+
+
+def _facts(report: EvaluationReport, frames: Any) -> Markup:
+    b = report.benchmark
+    counts = frames.case_counts()
+    n_cases, n_errors = counts["n_cases"], counts["n_errors"]
+    colors = color_map(frames.modes)
+    modes = join(
+        [
+            join([tag("span", class_="hn-swatch", style=f"background:{colors[m]}"), m, " "])
+            for m in frames.modes
+        ]
+    )
+    facts = [
+        ("benchmark", f"{b.name} · v{b.version} · {b.split}"),
+        ("knowledge base", report.knowledge_base_name),
+        ("recipe", _manifest_summary(report.recipe_manifest)),
+        ("modes", modes or "–"),
+        ("cases", f"{fmt_int(n_cases)} ({fmt_int(counts['n_case_results'])} case × mode)"),
+        ("query errors", badge(fmt_int(n_errors), "bad" if n_errors else "ok")),
+        ("run time", _run_time(report)),
+        ("finished", report.finished_at[:19].replace("T", " ")),
+    ]
+    kb = _manifest_summary(report.knowledge_base_manifest, skip=("name",))
+    if kb:
+        facts.insert(2, ("kb manifest", kb))
+    return tag("div", *(tag("span", tag("b", k), ": ", v) for k, v in facts), class_="hn-facts")
+
+
+def _manifest_summary(manifest: Any, skip: tuple[str, ...] = ()) -> str:
+    """``name (key=value, nested.key=value, ...)`` of a recipe/KB manifest's scalar fields."""
+    if isinstance(manifest, list):
+        manifest = manifest[0] if manifest and isinstance(manifest[0], dict) else {}
+    if not isinstance(manifest, dict) or not manifest:
+        return ""
+    name = manifest.get("name") if "name" not in skip else None
+    items = [f"{k}={v}" for k, v in _flat(manifest) if k != "name" and k not in skip]
+    more = len(items) - MAX_MANIFEST_ITEMS
+    text = ", ".join(items[:MAX_MANIFEST_ITEMS]) + (f", … (+{more})" if more > 0 else "")
+    return f"{name} ({text})" if name and text else str(name or text)
+
+
+def _flat(mapping: dict, prefix: str = "") -> list[tuple[str, Any]]:
+    """Scalar leaves of a manifest, one level of nesting spelled ``outer.inner``."""
+    out: list[tuple[str, Any]] = []
+    for key, value in mapping.items():
+        if key in {"hash", "kind", "query_modes", "schema_version"}:
+            continue  # identity/bookkeeping, shown elsewhere or noise
+        if isinstance(value, (str, int, float, bool)):
+            out.append((f"{prefix}{key}", value))
+        elif isinstance(value, dict) and not prefix:
+            out.extend(_flat(value, f"{key}."))
+    return out
+
+
+def _run_time(report: EvaluationReport) -> str:
+    try:
+        start = datetime.fromisoformat(report.started_at.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(report.finished_at.replace("Z", "+00:00"))
+        return fmt_duration((end - start).total_seconds())
+    except (TypeError, ValueError):
+        return fmt_duration(report.metadata.get("run_seconds"))
+
+
+# --------------------------------------------------------------------------- metrics table
+
+
+def _metrics(report: EvaluationReport, frames: Any) -> Markup:
+    summary = frames.summary()
+    if summary.empty:
+        return _summary_only(report)
+    modes = frames.modes
+    header = ["score", *modes]
+    rows = [_metric_row(name, group, modes) for name, group in _by_score(summary, frames)]
+    rows += _latency_rows(frames, modes)
+    note = tag(
+        "div",
+        "Mean over scored cases; small print: n scored and 95% CI. Hover a cell for details. "
+        "Skipped and failed scores are excluded from means and counted.",
+        class_="hn-note",
+    )
+    return join([table(header, rows), note])
+
+
+def _by_score(summary: pd.DataFrame, frames: Any) -> list[tuple[str, pd.DataFrame]]:
+    groups = dict(tuple(summary.groupby("score", sort=False)))
+    return [(name, groups[name]) for name in frames.score_names if name in groups]
+
+
+def _metric_row(name: str, group: pd.DataFrame, modes: list[str]) -> list[Any]:
+    by_mode = {row.query_mode: row for row in group.itertuples(index=False)}
+    means = [by_mode[m].mean for m in modes if m in by_mode and pd.notna(by_mode[m].mean)]
+    best = max(means) if len(means) > 1 else None
+    cells: list[Any] = [name]
+    for mode in modes:
+        row = by_mode.get(mode)
+        cells.append(_metric_cell(row, best) if row is not None else "–")
+    return cells
+
+
+def _metric_cell(row: Any, best: float | None) -> Cell:
+    is_best = best is not None and pd.notna(row.mean) and row.mean >= best - 1e-12
+    value = _value_text(row)
+    ci = f" · {fmt_ci(row.ci_low, row.ci_high, 2)}" if pd.notna(row.ci_low) else ""
+    small = f"n={fmt_int(row.n)}{ci}"
+    extra = []
+    if row.n_skipped:
+        extra.append(f"{row.n_skipped} skipped")
+    if row.n_error:
+        extra.append(f"{row.n_error} errors")
+    if extra:
+        small += " · " + ", ".join(extra)
+    return td(
+        value,
+        tag("span", small, class_="hn-ci"),
+        title=_cell_title(row),
+        class_="hn-best" if is_best else None,
+    )
+
+
+def _value_text(row: Any) -> str:
+    if pd.notna(row.mean):
+        return fmt_num(row.mean)
+    counts = row.counts if isinstance(row.counts, dict) else {}
+    if counts:  # text-valued scores are counted, not averaged
+        top = sorted(counts.items(), key=lambda kv: -kv[1])[:2]
+        return ", ".join(f"{value} ×{n}" for value, n in top) + (" …" if len(counts) > 2 else "")
+    return "–"
+
+
+def _cell_title(row: Any) -> str:
+    lines = [
+        f"{row.score} · {row.query_mode}",
+        f"mean {fmt_num(row.mean, 4)}  std {fmt_num(row.std, 4)}",
+        f"95% CI {fmt_ci(row.ci_low, row.ci_high, 4)}",
+        f"n scored {fmt_int(row.n)}, skipped {fmt_int(row.n_skipped)}, errors {fmt_int(row.n_error)}",
+    ]
+    if pd.notna(row.pass_rate):
+        lines.append(f"pass rate {fmt_pct(row.pass_rate)} ({fmt_int(row.n_passed)} passed)")
+    return "\n".join(lines)
+
+
+def _latency_rows(frames: Any, modes: list[str]) -> list[list[Any]]:
+    lat = frames.latency().set_index("query_mode")
+    rows = []
+    for label, col, fmt in (
+        ("latency p50", "p50", fmt_ms),
+        ("latency p95", "p95", fmt_ms),
+        ("query errors", "n_error", fmt_int),
+    ):
+        rows.append([tag("i", label), *(fmt(lat[col].get(m)) for m in modes)])
+    return rows
+
+
+# --------------------------------------------------------------------------- slices
+
+HEADLINE_SCORES = ("ndcg@10", "beir_ndcg@10", "ndcg_cut_10", "evidence_recall@10")
+
+
+def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
+    """Slices as rows, query modes as columns: mean of each score with n and CI in small print."""
+    summary = frames.summary(by=by)
+    key = summary.columns[0]
+    names = list(scores or [])
+    if not names:
+        names = [
+            next(
+                (s for s in HEADLINE_SCORES if s in frames.score_names),
+                frames.score_names[0] if frames.score_names else "",
+            )
+        ]
+    unknown = [n for n in names if n not in set(summary["score"])]
+    if unknown:
+        raise KeyError(
+            f"no score {unknown[0]!r} in this report (scores: {', '.join(frames.score_names)})"
+        )
+    modes = frames.modes
+    rows = []
+    for name in names:
+        picked = summary[summary["score"] == name]
+        for value, group in picked.groupby(key, sort=False):
+            by_mode = {r.query_mode: r for r in group.itertuples(index=False)}
+            means = [r.mean for r in by_mode.values() if pd.notna(r.mean)]
+            best = max(means) if len(means) > 1 else None
+            cells = [_metric_cell(by_mode[m], best) if m in by_mode else "–" for m in modes]
+            rows.append([f"{value}", name, *cells])
+    title = tag("div", tag("b", f"By {key}"), class_="hn-note")
+    note = tag(
+        "div",
+        "One row per slice: mean over its scored cases, n and 95% CI in small "
+        "print (compare slices with compare(..., by=...) for paired tests).",
+        class_="hn-note",
+    )
+    return join([title, table([key, "score", *modes], rows), note])
+
+
+def _summary_only(report: EvaluationReport) -> Markup:
+    if not report.score_summary:
+        return tag("div", "No case results in this report.", class_="hn-note")
+    rows = [[k, fmt_num(v)] for k, v in report.score_summary.items()]
+    return join(
+        [
+            table(["score", "value"], rows),
+            tag("div", "Stored score summary (no case results).", class_="hn-note"),
+        ]
+    )
+
+
+__all__ = ["ReportCard", "report_card_html"]

@@ -1,0 +1,288 @@
+"""The comparison table: scores × (recipe × mode), best per row, deltas, significance marks.
+
+Rendered from a ``Comparison``'s frames (analysis computes, this module only formats).
+Every label and manifest value is escaped through ``display.html`` builders.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from heta_notebook._util.formatting import format_delta, format_p, significance_mark
+from heta_notebook.display._html import Markup, badge, details, join, panel, raw, style, tag
+from heta_notebook.display._theme import BAD, MUTED, OK, color_map, fmt_ci, fmt_int, fmt_num
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_notebook.analysis._compare import Comparison
+
+MAX_DETAIL_ROWS = 300
+CSS = (
+    """
+.hn-cmp table.hn-table td{white-space:nowrap}
+.hn-cmp th.hn-group{text-align:center!important;border-bottom:1px solid #D1D5DB}
+.hn-cmp th.hn-base{background:#EEF2FF}
+.hn-cmp td.hn-base{background:#F5F7FF}
+.hn-cmp .hn-delta{display:block;font-size:11px;font-weight:600}
+.hn-cmp .hn-up{color:__OK__}.hn-cmp .hn-down{color:__BAD__}.hn-cmp .hn-flat{color:__MUTED__}
+.hn-cmp .hn-wtl{display:block;font-size:10px;color:__MUTED__;font-weight:400}
+.hn-cmp ul.hn-lines{margin:4px 0 8px 0;padding-left:18px}
+.hn-cmp ul.hn-lines li{margin:1px 0}
+""".replace("__OK__", OK)
+    .replace("__BAD__", BAD)
+    .replace("__MUTED__", MUTED)
+)
+
+
+def comparison_html(comparison: Comparison) -> str:
+    """The whole comparison view as an HTML fragment (styles included)."""
+    if not comparison.score_names:
+        return str(panel(style(), tag("p", "No numeric scores to compare.")))
+    sig = comparison.significance(by=None)  # the table shows overall tests; slices below
+    body = [
+        style(),
+        raw(f"<style>{CSS}</style>"),
+        _header(comparison, sig),
+        _headlines(comparison),
+        _table(comparison, sig),
+        _notes(comparison),
+        _manifest_section(comparison),
+        _significance_section(sig),
+    ]
+    if comparison.by is not None:
+        body.append(_slice_section(comparison))
+    return str(panel(*body, class_="hn-cmp"))
+
+
+def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
+    benchmarks = sorted({r.benchmark.key for r in comparison.reports.values()})
+    base = comparison.baseline
+    base_text = base.name if hasattr(base, "name") else f"{base} (same mode)"
+    sub = (
+        f"baseline {base_text} · paired sign-flip permutation test and bootstrap 95% CI "
+        f"({_resampling(comparison, sig)}), Holm-corrected across {len(sig)} "
+        "comparisons · * p<0.05, ** p<0.01 (deltas coloured only when significant) · small "
+        "numbers: wins/ties/losses per case vs baseline · hover a cell for CI and p-values"
+    )
+    title = (
+        f"Comparison: {len(comparison.labels)} report(s) × {len(comparison.modes)} mode(s), "
+        f"{fmt_int(len(comparison.aligned.case_ids))} cases"
+    )
+    return tag(
+        "div",
+        tag("h3", title),
+        badge(", ".join(benchmarks), "info"),
+        tag("div", sub, class_="hn-sub"),
+        class_="hn-head",
+    )
+
+
+def _resampling(comparison: Comparison, sig: pd.DataFrame) -> str:
+    """How the null distributions were obtained: resampled, asymptotic, or both."""
+    methods = set(sig["p_method"]) if "p_method" in sig else set()
+    resampled = f"{fmt_int(comparison.n_resamples)} resamples"
+    if "asymptotic" not in methods:
+        return resampled
+    if methods == {"asymptotic"}:
+        return "asymptotic forms"
+    return f"{resampled}, asymptotic forms for the large comparisons"
+
+
+def _headlines(comparison: Comparison) -> Markup:
+    lines = comparison.headline(show_mode=False)
+    if not lines:
+        return raw("")
+    items = [
+        tag("li", tag("b", b.name), " vs ", a.name, ": ", line)
+        for (a, b), line in zip(comparison.pairs(), lines, strict=True)
+    ]
+    return tag("ul", *items[:12], class_="hn-lines")
+
+
+def _table(comparison: Comparison, sig: pd.DataFrame) -> Markup:
+    means = comparison.table("mean")
+    if comparison.pivoted:
+        means = means.T
+    ns = comparison.table("n")
+    ns = ns.T if comparison.pivoted else ns
+    lookup = {(r.score, r.variant): r for r in sig.itertuples(index=False)}
+    variants = comparison.variants
+    rows = []
+    for score in comparison.score_names:
+        values = means.loc[score].to_numpy(dtype=float)
+        best = np.nanmax(values) if np.isfinite(values).any() else np.nan
+        cells = [
+            _cell(
+                comparison, v, values[i], best, ns.loc[score].iloc[i], lookup.get((score, v.name))
+            )
+            for i, v in enumerate(variants)
+        ]
+        rows.append((score, cells))
+    if comparison.pivoted:
+        return _pivoted_table(comparison, rows)
+    head = _column_headers(comparison)
+    body = [tag("tr", tag("td", tag("b", score)), *cells) for score, cells in rows]
+    return tag("table", tag("thead", *head), tag("tbody", *body), class_="hn-table")
+
+
+def _column_headers(comparison: Comparison) -> list[Markup]:
+    colors = color_map(comparison.labels)
+    groups: list[tuple[str, int]] = []
+    for v in comparison.variants:
+        if groups and groups[-1][0] == v.report:
+            groups[-1] = (v.report, groups[-1][1] + 1)
+        else:
+            groups.append((v.report, 1))
+    top = [tag("th", "")] + [
+        tag("th", _swatch(colors[label]), label, colspan=str(span), class_="hn-group")
+        for label, span in groups
+    ]
+    bottom = [tag("th", "score")] + [
+        tag("th", v.mode, class_="hn-base" if comparison.baseline_of(v) is None else None)
+        for v in comparison.variants
+    ]
+    return [tag("tr", *top), tag("tr", *bottom)]
+
+
+def _pivoted_table(comparison: Comparison, rows: list[tuple[str, list[Markup]]]) -> Markup:
+    head = tag("tr", tag("th", "variant"), *(tag("th", score) for score, _ in rows))
+    body, colors = [], color_map(comparison.labels)
+    for i, v in enumerate(comparison.variants):
+        body.append(
+            tag(
+                "tr",
+                tag("td", _swatch(colors[v.report]), tag("b", v.report), " · ", v.mode),
+                *(cells[i] for _, cells in rows),
+            )
+        )
+    return tag("table", tag("thead", head), tag("tbody", *body), class_="hn-table")
+
+
+def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row: Any) -> Markup:
+    is_best = np.isfinite(value) and np.isfinite(best) and np.isclose(value, best)
+    classes = " ".join(
+        filter(
+            None,
+            ["hn-best" if is_best else "", "hn-base" if comparison.baseline_of(v) is None else ""],
+        )
+    )
+    if row is None:
+        note = tag("span", "baseline", class_="hn-wtl") if comparison.baseline_of(v) is None else ""
+        return tag("td", fmt_num(value), note, class_=classes or None, title=f"n={fmt_int(n)}")
+    mark = significance_mark(row.p_holm)
+    direction = "hn-up" if row.delta > 0 else "hn-down"
+    if not mark or round(row.delta, 3) == 0:  # colour only what the test supports
+        direction = "hn-flat"
+    tooltip = (
+        f"mean {fmt_num(value)} (n={fmt_int(n)}) vs baseline\n"
+        f"paired delta {format_delta(row.delta)}, 95% CI {fmt_ci(row.ci_low, row.ci_high)}\n"
+        f"p={_p(row.p_value)} raw, {format_p(row.p_holm)} Holm, {row.n_pairs} pairs\n"
+        f"win/tie/loss {row.wins}/{row.ties}/{row.losses}"
+    )
+    return tag(
+        "td",
+        fmt_num(value),
+        tag("span", format_delta(row.delta), mark, class_=f"hn-delta {direction}"),
+        tag("span", f"{row.wins}/{row.ties}/{row.losses}", class_="hn-wtl"),
+        class_=classes or None,
+        title=tooltip,
+    )
+
+
+def _p(p: float) -> str:
+    return "–" if p is None or np.isnan(p) else f"{p:.4f}"
+
+
+def _swatch(color: str) -> Markup:
+    return tag("span", "", class_="hn-swatch", style=f"background:{color}")
+
+
+def _notes(comparison: Comparison) -> Markup:
+    notes = comparison.notes()
+    if not notes:
+        return raw("")
+    return tag("div", *(tag("div", badge("note", "warn"), " ", n) for n in notes), class_="hn-note")
+
+
+def _manifest_section(comparison: Comparison) -> Markup:
+    if len(comparison.labels) < 2:
+        return raw("")
+    diff = comparison.manifest_diff()
+    if diff.empty:
+        return tag("div", "Recipe manifests are identical.", class_="hn-note")
+    header = ["recipe key", *diff.columns]
+    rows = [[tag("code", key), *(_value(v) for v in values)] for key, values in diff.iterrows()]
+    return details(
+        f"What differs between the recipes ({len(diff)} keys)",
+        _simple_table(header, rows),
+        open_=len(diff) <= 8,
+    )
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, default=str)
+
+
+def _significance_section(sig: pd.DataFrame) -> Markup:
+    header = ["score", "variant", "baseline", "delta", "95% CI", "p", "p (Holm)", "W/T/L", "pairs"]
+    rows = [
+        [
+            r.score,
+            r.variant,
+            r.baseline,
+            join([format_delta(r.delta), significance_mark(r.p_holm)]),
+            fmt_ci(r.ci_low, r.ci_high),
+            _p(r.p_value),
+            _p(r.p_holm),
+            f"{r.wins}/{r.ties}/{r.losses}",
+            fmt_int(r.n_pairs),
+        ]
+        for r in sig.head(MAX_DETAIL_ROWS).itertuples(index=False)
+    ]
+    more = len(sig) - MAX_DETAIL_ROWS
+    tail = tag("div", f"… {more} more rows in comparison.significance()", class_="hn-note")
+    return details(
+        "Paired tests: delta, CI, p-values, win/tie/loss",
+        _simple_table(header, rows),
+        tail if more > 0 else raw(""),
+    )
+
+
+def _slice_section(comparison: Comparison) -> Markup:
+    """Per-slice paired tests of the headline score (Holm over every slice × score × pair)."""
+    sig = comparison.significance()
+    sig = sig[sig["score"] == comparison.primary_score]
+    header = ["slice", "variant", "baseline", "mean", "delta", "95% CI", "p (Holm)", "pairs"]
+    rows = [
+        [
+            r.slice,
+            r.variant,
+            r.baseline,
+            fmt_num(r.variant_mean),
+            join([format_delta(r.delta), significance_mark(r.p_holm)]),
+            fmt_ci(r.ci_low, r.ci_high),
+            _p(r.p_holm),
+            fmt_int(r.n_pairs),
+        ]
+        for r in sig.head(MAX_DETAIL_ROWS).itertuples(index=False)
+    ]
+    return details(
+        f"By slice: {comparison.primary_score} per slice (Holm across slices)",
+        _simple_table(header, rows),
+        open_=True,
+    )
+
+
+def _simple_table(header: list[Any], rows: list[list[Any]]) -> Markup:
+    head = tag("thead", tag("tr", *(tag("th", h) for h in header)))
+    body = tag("tbody", *(tag("tr", *(tag("td", c) for c in row)) for row in rows))
+    return tag("table", head, body, class_="hn-table")
+
+
+__all__ = ["comparison_html"]

@@ -1,0 +1,373 @@
+"""Which retrieved result matches which expected evidence, and which document a chunk came from.
+
+The one place for evidence matching and chunk → document mapping. Evaluators,
+frames and explorers all call these functions so a report is read the same way everywhere.
+
+Matching an evidence item against one result tries, in order:
+
+1. **locator** (``document_id``, ``source_key`` / ``object_key``, ``source_key_prefix``,
+   ``page_index``, ``chunk_id`` or any other source field, singular or Heta's plural forms such
+   as ``document_ids``, ``page_indices``, ``chunk_ids``). A locator *decides* when the result
+   carries every field it names: all equal → match, any different → no match. When the result
+   lacks some of those fields the locator cannot decide and the next rule is tried.
+2. **reference_id**: the result's id or a document/source key it names (``matched_by``
+   ``"reference_id"``), or the benchmark document the chunk maps to (``"document"``).
+3. **text**: casefolded, whitespace-normalised containment in either direction.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Literal
+
+from heta_notebook.schema._records import BenchmarkEvidence, QueryResult
+
+MatchedBy = Literal["locator", "reference_id", "text", "document"]
+
+_DOCUMENT_ID_KEYS = ("benchmark_document_id", "beir_document_id")
+_RAW_KEY_FIELDS = ("source_key", "object_key")
+_OTHER_ID_FIELDS = frozenset(
+    ("beir_document_id", "benchmark_document_ids", "beir_document_ids", "origin")
+)
+_PLURALS = {
+    "document_id": ("document_ids",),
+    "source_key": ("source_keys", "object_key", "object_keys"),
+    "object_key": ("object_keys", "source_key", "source_keys"),
+    "page_index": ("page_indices", "page_indexes", "pages"),
+    "chunk_id": ("chunk_ids",),
+}
+
+
+@dataclass(frozen=True)
+class EvidenceMatch:
+    """How one expected evidence item fared against a ranked result list."""
+
+    index: int
+    label: str
+    matched: bool
+    rank: int | None
+    result_id: str | None
+    matched_by: MatchedBy | None
+    relevance: int
+    reference_id: str | None = None
+
+
+# --------------------------------------------------------------------------- chunk → document
+
+
+def document_ids(result: QueryResult) -> tuple[str, ...]:
+    """The benchmark document ids a result comes from (usually one), most specific first.
+
+    ``benchmark_document_id`` / ``beir_document_id`` (and plurals) in ``source``, its
+    ``origin`` or ``metadata``; else the document id parsed from a Heta raw key
+    ``raw/benchmarks/{name}/{split}/{document_id}/{file}`` in ``source_key`` / ``object_key``;
+    else ``document_id``. Empty when the result names no document.
+    """
+    fast = _only_document_id(result)
+    if fast is not None:
+        return (fast,)
+    candidates = _candidates(result)
+    found = _collect(candidates, _DOCUMENT_ID_KEYS, parse=None)
+    if not found:
+        found = _collect(candidates, _RAW_KEY_FIELDS, parse=_document_id_from_raw_key)
+    if not found:
+        found = _collect(candidates, ("document_id",), parse=None)
+    return tuple(found)
+
+
+def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) -> list[str]:
+    """Document ids in rank order, each kept at its first (best) rank, at most ``k`` of them.
+
+    Results that name no document are skipped (as heta-framework does).
+    """
+    seen: dict[str, None] = {}  # an ordered set: first (best) rank wins
+    limit = float("inf") if k is None else k
+    only_benchmark_id = _OTHER_ID_FIELDS.isdisjoint
+    for result in results:
+        # _only_document_id inlined (the hot loop of batch scoring: one pass per chunk)
+        source = result.source
+        doc_id = source.get("benchmark_document_id")
+        if doc_id.__class__ is str and not result.metadata and only_benchmark_id(source):
+            doc_id = doc_id.strip()
+            if doc_id:
+                if doc_id not in seen:
+                    if len(seen) >= limit:
+                        break
+                    seen[doc_id] = None
+                continue
+        for doc_id in document_ids(result):
+            if doc_id not in seen:
+                if len(seen) >= limit:
+                    return list(seen)
+                seen[doc_id] = None
+    return list(seen)
+
+
+def _only_document_id(result: QueryResult) -> str | None:
+    """Fast path: the id when ``source.benchmark_document_id`` is the only document reference
+    (no other id field, no ``origin``, no metadata), the common case of our own knowledge base."""
+    source = result.source
+    value = source.get("benchmark_document_id")
+    if value.__class__ is not str or result.metadata or not _OTHER_ID_FIELDS.isdisjoint(source):
+        return None
+    return value.strip() or None
+
+
+def _candidates(result: QueryResult) -> list[Mapping[str, Any]]:
+    source = result.source
+    candidates: list[Mapping[str, Any]] = [source]
+    origin = source.get("origin")
+    if isinstance(origin, Mapping):
+        candidates.append(origin)
+    if result.metadata:
+        candidates.append(result.metadata)
+        origin_key = result.metadata.get("origin_source_key")
+        if origin_key is not None:
+            candidates.append({"object_key": origin_key})
+    return candidates
+
+
+def _collect(candidates: list[Mapping[str, Any]], keys: Sequence[str], parse: Any) -> list[str]:
+    found: list[str] = []
+    for candidate in candidates:
+        for key in keys:
+            for value in (*_as_values(candidate.get(key)), *_as_values(candidate.get(key + "s"))):
+                text = parse(value) if parse else _text(value)
+                if text and text not in found:
+                    found.append(text)
+    return found
+
+
+def _document_id_from_raw_key(value: object) -> str | None:
+    """``raw/benchmarks/{name}/{split}/{document_id}/...`` (or a ``beir/{name}/{id}`` key) → id."""
+    parts = [part for part in str(value).split("/") if part]
+    if len(parts) >= 5 and parts[0] == "raw" and parts[1] == "benchmarks":
+        return parts[4]
+    if "beir" in parts:
+        index = parts.index("beir")
+        if len(parts) > index + 2:
+            return parts[index + 2]
+    return None
+
+
+def _as_values(value: object) -> tuple[object, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return tuple(value)
+    return (value,)
+
+
+def _text(value: object) -> str | None:
+    text = str(value).strip()
+    return text or None
+
+
+# --------------------------------------------------------------------------- evidence matching
+
+
+def match_evidence(
+    evidence: Sequence[BenchmarkEvidence], results: Sequence[QueryResult], k: int | None = None
+) -> list[EvidenceMatch]:
+    """Match each expected evidence item against the top ``k`` results (all when None).
+
+    The best (lowest) rank that matches wins; ``matched_by`` says which rule matched.
+    """
+    top = list(results if k is None else results[:k])
+    return [_match_one(index, item, top) for index, item in enumerate(evidence)]
+
+
+def _match_one(
+    index: int, evidence: BenchmarkEvidence, results: list[QueryResult]
+) -> EvidenceMatch:
+    for rank, result in enumerate(results, start=1):
+        matched_by = match_result(evidence, result)
+        if matched_by is not None:
+            return _evidence_match(index, evidence, rank, result.id, matched_by)
+    return _evidence_match(index, evidence, None, None, None)
+
+
+def _evidence_match(
+    index: int,
+    evidence: BenchmarkEvidence,
+    rank: int | None,
+    result_id: str | None,
+    matched_by: MatchedBy | None,
+) -> EvidenceMatch:
+    return EvidenceMatch(
+        index=index,
+        label=evidence.label(),
+        matched=matched_by is not None,
+        rank=rank,
+        result_id=result_id,
+        matched_by=matched_by,
+        relevance=_relevance(evidence),
+        reference_id=evidence.reference_id,
+    )
+
+
+def match_result(evidence: BenchmarkEvidence, result: QueryResult) -> MatchedBy | None:
+    """Which rule (locator → reference_id → text) matches ``result`` to ``evidence``, or None."""
+    if evidence.locator:
+        decided = _locator_decides(evidence.locator, result)
+        if decided is True:
+            return "locator"
+        if decided is False:
+            return None
+    if evidence.reference_id is not None:
+        by_reference = _reference_match(evidence.reference_id, result)
+        if by_reference is not None:
+            return by_reference
+    if evidence.text is not None and _text_matches(evidence.text, result.text):
+        return "text"
+    return None
+
+
+def _locator_decides(locator: Mapping[str, Any], result: QueryResult) -> bool | None:
+    """True/False when the result carries every locator field, None when it cannot tell."""
+    unknown = False
+    for key, expected in locator.items():
+        actual = _locator_values(key, result)
+        if not actual:
+            unknown = True
+            continue
+        if not _locator_value_matches(key, expected, actual):
+            return False
+    return None if unknown else True
+
+
+def _locator_values(key: str, result: QueryResult) -> set[str]:
+    if key == "source_key_prefix":
+        key = "source_key"
+    keys = (key, key + "s", *_PLURALS.get(key, ()))
+    values = {
+        text
+        for c in _candidates(result)
+        for k in keys
+        for v in _as_values(c.get(k))
+        if (text := _text(v))
+    }
+    if key == "chunk_id":
+        values.add(result.id)
+    if key == "document_id":
+        values.update(document_ids(result))
+    return values
+
+
+def _locator_value_matches(key: str, expected: object, actual: set[str]) -> bool:
+    if key == "source_key_prefix":
+        return any(value.startswith(str(expected)) for value in actual)
+    return any(str(item) in actual for item in _as_values(expected))
+
+
+def _reference_match(reference_id: str, result: QueryResult) -> MatchedBy | None:
+    if reference_id == result.id:
+        return "reference_id"
+    direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
+    if reference_id in direct:
+        return "reference_id"
+    if reference_id in document_ids(result):
+        return "document"
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def stored_keys(source: str | None, metadata: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A stored result's document ids and the keys a reference id matches directly, from its
+    ``source`` and ``metadata`` JSON (all the reference rules read), once per distinct pair."""
+    parsed = json.loads(source) if source is not None else {}
+    meta = json.loads(metadata) if metadata is not None else {}
+    result = SimpleNamespace(source=parsed, metadata=meta)
+    direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
+    return document_ids(result), frozenset(direct)  # type: ignore[arg-type]
+
+
+def match_stored(
+    evidence: Sequence[BenchmarkEvidence],
+    ids: Sequence[str],
+    sources: Sequence[str | None],
+    metadatas: Sequence[str | None],
+) -> list[EvidenceMatch]:
+    """:func:`match_evidence` over a stored report's result columns (ids, source and metadata
+    JSON in rank order), for evidence matched by ``reference_id`` (the rule a report's
+    columns can decide without building records): the same ranks and ``matched_by``."""
+    first_ref: dict[str, int] = {}
+    first_doc: dict[str, int] = {}
+    if evidence:
+        for rank, (rid, source, meta) in enumerate(zip(ids, sources, metadatas, strict=True), 1):
+            docs, direct = stored_keys(source, meta)
+            first_ref.setdefault(rid, rank)
+            for key in direct:
+                first_ref.setdefault(key, rank)
+            for key in docs:
+                first_doc.setdefault(key, rank)
+    out = []
+    for index, item in enumerate(evidence):
+        ref = item.reference_id
+        by_ref = first_ref.get(ref) if ref is not None else None
+        by_doc = first_doc.get(ref) if ref is not None else None
+        how: MatchedBy | None
+        if by_ref is not None and (by_doc is None or by_ref <= by_doc):
+            rank, how = by_ref, "reference_id"
+        elif by_doc is not None:
+            rank, how = by_doc, "document"
+        else:
+            rank, how = None, None
+        out.append(_evidence_match(index, item, rank, ids[rank - 1] if rank else None, how))
+    return out
+
+
+def normalize_text(text: str) -> str:
+    """Casefold and collapse whitespace: the normal form used for text matching."""
+    return " ".join(text.casefold().split())
+
+
+def _text_matches(expected: str, actual: str) -> bool:
+    expected_norm, actual_norm = normalize_text(expected), normalize_text(actual)
+    if not expected_norm or not actual_norm:
+        return False
+    return expected_norm in actual_norm or actual_norm in expected_norm
+
+
+def _relevance(evidence: BenchmarkEvidence) -> int:
+    try:
+        return evidence.relevance
+    except (TypeError, ValueError):
+        return 1
+
+
+def qrels_of(evidence: Iterable[BenchmarkEvidence]) -> dict[str, int]:
+    """Document-level qrels ``{reference_id: relevance}`` from evidence (max grade per id).
+
+    Every judged document is kept, including relevance 0 and negative labels: trec_eval
+    counts ``relevance > 0`` as relevant, and judged non-relevant documents still matter.
+    """
+    qrels: dict[str, int] = {}
+    for item in evidence:
+        doc = item.reference_id
+        if doc is None:
+            continue
+        grade = item.metadata.get("relevance", 1)
+        if type(grade) is not int:
+            grade = _relevance(item)
+        previous = qrels.get(doc)
+        qrels[doc] = grade if previous is None or grade > previous else previous
+    return qrels
+
+
+__all__ = [
+    "EvidenceMatch",
+    "MatchedBy",
+    "document_ids",
+    "match_evidence",
+    "match_result",
+    "match_stored",
+    "normalize_text",
+    "qrels_of",
+    "ranked_document_ids",
+    "stored_keys",
+]

@@ -1,0 +1,111 @@
+"""The dense index: unit-length chunk embeddings and exact cosine search in numpy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from heta_notebook.kb._embedders import (
+    Embedder,
+    LsaEmbedder,
+    SentenceTransformerEmbedder,
+    normalize_rows,
+)
+from heta_notebook.kb._threads import one_blas_thread
+
+QUERY_BLOCK_BYTES = 256 * 2**20  # scores of one block of queries against every chunk (float32)
+
+
+class DenseIndex:
+    """Chunk vectors (rows, unit length) plus the embedder that maps queries into the same space."""
+
+    def __init__(self, embedder: Embedder, embeddings: np.ndarray):
+        self.embedder = embedder
+        if isinstance(embeddings, np.memmap) and embeddings.dtype == np.float32:
+            self.embeddings = embeddings  # a cached KB: pages stay in the OS page cache
+        else:
+            self.embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
+
+    @classmethod
+    def build(cls, texts: Sequence[str], embedder: Embedder, *, tokens: Any = None) -> DenseIndex:
+        """Fit the embedder on ``texts`` when it can be fitted, then embed them.
+
+        ``tokens`` (bm25s ``Tokenized`` of ``texts``) lets the LSA embedder skip tokenising again.
+        """
+        if isinstance(embedder, LsaEmbedder):
+            with one_blas_thread():
+                return cls(embedder, embedder.fit_embed(list(texts), tokens=tokens))
+        fit = getattr(embedder, "fit", None)
+        if callable(fit):
+            fit(list(texts))
+        with one_blas_thread():
+            return cls(embedder, normalize_rows(embedder.embed(list(texts))))
+
+    @property
+    def dims(self) -> int:
+        """Vector dimensions."""
+        return int(self.embeddings.shape[1]) if self.embeddings.ndim == 2 else 0
+
+    def search(self, queries: Sequence[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Top-``k`` ``(indices, cosine scores)`` per query, best first (ties: lower index first)."""
+        k = min(k, len(self.embeddings))
+        if k <= 0 or not queries:
+            return [(np.empty(0, dtype=np.int64), np.empty(0))] * len(queries)
+        block = max(1, QUERY_BLOCK_BYTES // (4 * len(self.embeddings)))
+        hits = []
+        with one_blas_thread():
+            vectors = normalize_rows(self.embedder.embed(list(queries)))
+            for start in range(0, len(vectors), block):
+                scores = vectors[start : start + block] @ self.embeddings.T
+                hits.extend(top_k(row, k) for row in scores)
+        return hits
+
+    def nbytes(self) -> int:
+        """Memory of the embedding matrix."""
+        return int(self.embeddings.nbytes)
+
+    def save(self, folder: Path) -> None:
+        """``embeddings.npy`` plus the embedder's state (LSA) or settings (others)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "embeddings.npy", self.embeddings, allow_pickle=False)
+        if isinstance(self.embedder, LsaEmbedder):
+            self.embedder.save(folder)
+        config = getattr(self.embedder, "config", lambda: {"embedder": "custom"})()
+        (folder / "embedder.json").write_text(json.dumps(config), "utf-8")
+
+    @classmethod
+    def load(cls, folder: Path, embedder: Embedder | None = None) -> DenseIndex:
+        """Read an index written by ``save`` (embeddings memory-mapped, not copied).
+
+        Custom embedders must be passed back in.
+        """
+        embeddings = np.load(folder / "embeddings.npy", mmap_mode="r", allow_pickle=False)
+        return cls(embedder or _restore_embedder(folder), embeddings)
+
+
+def _restore_embedder(folder: Path) -> Any:
+    config = json.loads((folder / "embedder.json").read_text("utf-8"))
+    if config.get("embedder") == "lsa":
+        return LsaEmbedder.load(folder)
+    if config.get("embedder") == "sentence_transformers":
+        return SentenceTransformerEmbedder(config["model"])
+    raise ValueError(f"{folder}: built with a custom embedder; pass it to load(embedder=...)")
+
+
+def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and values of the ``k`` largest ``scores``, best first, ties by lower index."""
+    if k < len(scores):
+        threshold = scores[np.argpartition(scores, len(scores) - k)[len(scores) - k :]].min()
+        candidates = np.flatnonzero(scores >= threshold)
+    else:
+        candidates = np.arange(len(scores))
+    order = np.lexsort((candidates, -scores[candidates]))[:k]
+    chosen = candidates[order]
+    return chosen, scores[chosen]
+
+
+__all__ = ["DenseIndex", "top_k"]

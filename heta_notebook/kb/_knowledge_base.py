@@ -1,0 +1,354 @@
+"""``KnowledgeBase``: the embedded, offline knowledge base (chunks + BM25 / dense / hybrid search).
+
+    kb = KnowledgeBase.build_sync(Recipe(name="docs"), documents)
+    response = await kb.query("wing flutter", mode="full_text_search", top_k=10)
+
+Every result is a chunk (``kind="chunk"``) whose ``source`` says where it came from:
+``benchmark_document_id`` / ``document_id``, ``chunk_id`` (``"{document_id}#{index}"``),
+``chunk_index``, ``start_offset`` / ``end_offset`` (characters in the document text), the
+document's ``object_name`` and, when the KB knows the benchmark, heta-framework's raw key
+``source_key`` = ``raw/benchmarks/{name}/{split}/{document_id}/{file}``. That is what evidence
+matching and BEIR's document-level metrics read (``heta_notebook.evaluators._matching``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from heta_notebook._util.loop import run_sync
+from heta_notebook.kb._answer import answer_response, answer_response_sync
+from heta_notebook.kb._bm25 import Bm25Index, tokenize
+from heta_notebook.kb._chunking import Chunk, ChunkTable, chunk_documents
+from heta_notebook.kb._corpus import corpus_hash
+from heta_notebook.kb._dense import DenseIndex
+from heta_notebook.kb._embedders import Embedder, LsaEmbedder, embedder_for
+from heta_notebook.kb._fusion import reciprocal_rank_fusion
+from heta_notebook.kb._recipe import FULL_TEXT, HYBRID, VECTOR, Recipe
+from heta_notebook.schema._records import (
+    BenchmarkDocument,
+    BenchmarkManifest,
+    QueryResponse,
+    QueryResult,
+    QueryTraceEvent,
+)
+
+KNOWN_OPTIONS = ("candidates", "rrf_k")
+Hits = list[tuple[Any, Any]]
+
+
+class KnowledgeBase:
+    """Chunks of a corpus with the indexes a ``Recipe`` asked for; answers ``query_modes``."""
+
+    def __init__(
+        self,
+        recipe: Recipe,
+        chunks: Sequence[Chunk],
+        documents: Mapping[str, Mapping[str, Any]],
+        *,
+        bm25: Bm25Index | None = None,
+        dense: DenseIndex | None = None,
+        name: str | None = None,
+        benchmark: BenchmarkManifest | None = None,
+        facts: Mapping[str, Any] | None = None,
+    ):
+        self.recipe = recipe
+        self.chunks = chunks if isinstance(chunks, ChunkTable) else ChunkTable.from_chunks(chunks)
+        self.documents = dict(documents)
+        self.bm25 = bm25
+        self.dense = dense
+        self.name = name or recipe.name
+        self.benchmark = benchmark
+        self.facts = dict(facts or {})
+
+    # -- building ------------------------------------------------------------------------
+
+    @classmethod
+    async def build(
+        cls,
+        recipe: Recipe,
+        documents: Sequence[BenchmarkDocument],
+        *,
+        name: str | None = None,
+        benchmark: BenchmarkManifest | None = None,
+        embedder: Embedder | None = None,
+    ) -> KnowledgeBase:
+        """Chunk ``documents`` and build the recipe's indexes (in a worker thread)."""
+        documents = list(documents)
+        return await asyncio.to_thread(
+            cls._build, recipe, documents, name=name, benchmark=benchmark, embedder=embedder
+        )
+
+    @classmethod
+    def build_sync(
+        cls, recipe: Recipe, documents: Sequence[BenchmarkDocument], **options: Any
+    ) -> KnowledgeBase:
+        """``build`` for sync code (no event loop needed)."""
+        return cls._build(recipe, list(documents), **options)
+
+    @classmethod
+    def _build(
+        cls,
+        recipe: Recipe,
+        documents: list[BenchmarkDocument],
+        *,
+        name: str | None = None,
+        benchmark: BenchmarkManifest | None = None,
+        embedder: Embedder | None = None,
+    ) -> KnowledgeBase:
+        started = time.perf_counter()
+        chunks = chunk_documents(documents, recipe.chunking)
+        texts = [chunk.text for chunk in chunks]
+        _require_words(texts, len(documents))
+        chunks = ChunkTable.from_chunks(chunks)  # texts held once from here on
+        embedder = embedder or (embedder_for(recipe.dense) if recipe.dense else None)
+        tokens = tokenize(texts, recipe.bm25, as_ids=True) if recipe.bm25 else None
+        bm25 = Bm25Index.build(texts, recipe.bm25, tokens=tokens) if recipe.bm25 else None
+        shared = isinstance(embedder, LsaEmbedder) and bool(recipe.bm25)
+        shared = shared and embedder.shares_tokens_with(recipe.bm25)
+        dense = None
+        if embedder is not None:
+            dense = DenseIndex.build(texts, embedder, tokens=tokens if shared else None)
+        del texts, tokens
+        facts = {
+            "build_seconds": round(time.perf_counter() - started, 4),
+            "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "corpus_hash": corpus_hash(documents),
+        }
+        infos = {d.document_id: {"name": d.name, "metadata": d.metadata} for d in documents}
+        return cls(
+            recipe,
+            chunks,
+            infos,
+            bm25=bm25,
+            dense=dense,
+            name=name,
+            benchmark=benchmark,
+            facts=facts,
+        )
+
+    # -- querying ------------------------------------------------------------------------
+
+    @property
+    def query_modes(self) -> tuple[str, ...]:
+        """Modes this KB answers: ``full_text_search``, ``vector_search``, ``hybrid_search``."""
+        return self.recipe.query_modes
+
+    async def query(
+        self, text: str, *, mode: str, top_k: int = 10, options: Mapping[str, Any] | None = None
+    ) -> QueryResponse:
+        """The top ``top_k`` chunks for ``text`` in ``mode`` as a ``QueryResponse``.
+
+        ``options``: ``candidates`` (hybrid: results taken from each part, default the
+        recipe's) and ``rrf_k``; other keys are listed in ``metadata["ignored_options"]``.
+        The recipe's answer step (``recipe.answer``) adds the answer and its citations.
+        """
+        response = self.query_many([text], mode=mode, top_k=top_k, options=options)[0]
+        if self.recipe.answer is None:
+            return response
+        return await answer_response(self.recipe.answer, text, response)
+
+    def query_sync(self, text: str, *, mode: str, top_k: int = 10, **kw: Any) -> QueryResponse:
+        """``query`` for sync code."""
+        return run_sync(lambda: self.query(text, mode=mode, top_k=top_k, **kw))
+
+    def query_many(
+        self,
+        texts: Sequence[str],
+        *,
+        mode: str,
+        top_k: int = 10,
+        options: Mapping[str, Any] | None = None,
+        answer: bool = False,
+    ) -> list[QueryResponse]:
+        """Many queries at once (batched index calls); same results as ``query`` one by one.
+
+        Retrieval only unless ``answer=True`` runs the recipe's answer step on each response.
+        """
+        self._check(mode, top_k)
+        options = dict(options or {})
+        if mode == FULL_TEXT:
+            hits = self.bm25.search(texts, top_k)
+        elif mode == VECTOR:
+            hits = self.dense.search(texts, top_k)
+        else:
+            hits = self._hybrid(texts, top_k, options)
+        responses = [self._response(mode, hit, top_k, options) for hit in hits]
+        if answer and self.recipe.answer is not None:
+            step = self.recipe.answer
+            responses = [
+                answer_response_sync(step, t, r) for t, r in zip(texts, responses, strict=True)
+            ]
+        return responses
+
+    def _check(self, mode: str, top_k: int) -> None:
+        if mode not in self.query_modes:
+            modes = ", ".join(self.query_modes)
+            raise ValueError(
+                f"unknown query mode {mode!r}; knowledge base {self.name!r} answers: {modes}"
+            )
+        if top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {top_k}")
+
+    def _hybrid(self, texts: Sequence[str], top_k: int, options: Mapping[str, Any]) -> Hits:
+        depth = max(int(options.get("candidates", self.recipe.hybrid.candidates)), top_k)
+        rrf_k = int(options.get("rrf_k", self.recipe.hybrid.rrf_k))
+        pairs = zip(self.bm25.search(texts, depth), self.dense.search(texts, depth), strict=True)
+        fused = []
+        for (lexical, _), (dense, _) in pairs:
+            rows = reciprocal_rank_fusion([lexical, dense], k=rrf_k, top_k=top_k)
+            fused.append(([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]))
+        return fused
+
+    def _response(
+        self, mode: str, hit: tuple, top_k: int, options: Mapping[str, Any]
+    ) -> QueryResponse:
+        indices, scores = hit[0], hit[1]
+        fusion = hit[2] if len(hit) > 2 else None
+        chunks = self.chunks.rows(indices)
+        results = tuple(
+            self._result(chunk, float(s), rank, mode, fusion[rank - 1] if fusion else None)
+            for rank, (chunk, s) in enumerate(zip(chunks, scores, strict=True), start=1)
+        )
+        metadata: dict[str, Any] = {
+            "knowledge_base": self.name,
+            "recipe": self.recipe.name,
+            "top_k": top_k,
+        }
+        ignored = sorted(set(options) - set(KNOWN_OPTIONS))
+        if ignored:
+            metadata["ignored_options"] = ignored
+        trace = QueryTraceEvent(
+            stage="retrieve",
+            message=f"{_METHOD[mode]}: {len(results)} of {len(self.chunks)} chunks",
+            metadata={"method": _METHOD[mode]},
+        )
+        return QueryResponse(mode=mode, results=results, trace=(trace,), metadata=metadata)
+
+    def _result(
+        self, chunk: Chunk, score: float, rank: int, mode: str, fusion: list[int | None] | None
+    ) -> QueryResult:
+        metadata: dict[str, Any] = {"rank": rank, "retrieval_method": _METHOD[mode]}
+        title = self.documents.get(chunk.document_id, {}).get("metadata", {}).get("title")
+        if title:
+            metadata["document_title"] = title
+        if fusion is not None:
+            metadata["fused_ranks"] = {FULL_TEXT: fusion[0], VECTOR: fusion[1]}
+        return _result(
+            id=chunk.chunk_id,
+            text=chunk.text,
+            score=score,
+            kind="chunk",
+            source=self.source(chunk),
+            metadata=metadata,
+        )
+
+    def source(self, chunk: Chunk) -> dict[str, Any]:
+        """Provenance of ``chunk``: document id, chunk id/index, offsets, raw key when known."""
+        info = self.documents.get(chunk.document_id, {})
+        source: dict[str, Any] = {
+            "benchmark_document_id": chunk.document_id,
+            "document_id": chunk.document_id,
+            "chunk_id": chunk.chunk_id,
+            "chunk_ids": [chunk.chunk_id],
+            "chunk_index": chunk.chunk_index,
+            "start_offset": chunk.start,
+            "end_offset": chunk.end,
+            "object_name": info.get("name"),
+        }
+        beir_id = info.get("metadata", {}).get("beir_document_id")
+        if beir_id:
+            source["beir_document_id"] = beir_id
+        key = info.get("metadata", {}).get("heta_raw_key")  # set by the heta-framework adapter
+        if key is None and self.benchmark is not None and info.get("name"):
+            bench = self.benchmark
+            key = f"raw/benchmarks/{bench.name}/{bench.split}/{chunk.document_id}/{info['name']}"
+        if key:
+            source.update(source_key=key, object_key=key)
+        return source
+
+    # -- facts and persistence -----------------------------------------------------------
+
+    def manifest(self) -> dict[str, Any]:
+        """Facts for the report's ``knowledge_base_manifest``: recipe hash, counts, index sizes, timing."""
+        indexes: dict[str, Any] = {}
+        if self.bm25 is not None:
+            indexes["bm25"] = {
+                "chunks": self.bm25.size,
+                "vocabulary": self.bm25.vocabulary_size,
+                "bytes": self.bm25.nbytes(),
+            }
+        if self.dense is not None:
+            indexes["dense"] = {
+                "chunks": len(self.dense.embeddings),
+                "dims": self.dense.dims,
+                "bytes": self.dense.nbytes(),
+            }
+        return {
+            "knowledge_base_name": self.name,
+            "kind": "heta_notebook.embedded",
+            "recipe_name": self.recipe.name,
+            "recipe_hash": self.recipe.hash,
+            "documents": len(self.documents),
+            "chunks": len(self.chunks),
+            "query_modes": list(self.query_modes),
+            "indexes": indexes,
+            **self.facts,
+        }
+
+    def save(self, folder: str | Path) -> Path:
+        """Write the KB to ``folder`` (JSON + ``.npy``; no pickle) and return it."""
+        from heta_notebook.kb._storage import save_knowledge_base
+
+        return save_knowledge_base(self, Path(folder))
+
+    @classmethod
+    def load(
+        cls, folder: str | Path, *, name: str | None = None, embedder: Embedder | None = None
+    ) -> KnowledgeBase:
+        """Read a KB written by ``save`` (``embedder`` only for KBs built with a custom one)."""
+        from heta_notebook.kb._storage import load_knowledge_base
+
+        return load_knowledge_base(cls, Path(folder), name=name, embedder=embedder)
+
+    def __repr__(self) -> str:
+        return (
+            f"<KnowledgeBase {self.name!r} recipe={self.recipe.name!r} documents={len(self.documents)} "
+            f"chunks={len(self.chunks)} modes=[{', '.join(self.query_modes)}]>"
+        )
+
+
+def _result(**fields: Any) -> QueryResult:
+    """``QueryResult.model_construct(**fields)`` for all six fields, ~4x cheaper.
+
+    Fields come from validated chunks; skipping re-validation and pydantic's generic
+    construct loop keeps 100-result responses cheap (they dominated query time).
+    """
+    result = QueryResult.__new__(QueryResult)
+    object.__setattr__(result, "__dict__", fields)
+    object.__setattr__(result, "__pydantic_fields_set__", set(fields))
+    object.__setattr__(result, "__pydantic_extra__", {})
+    object.__setattr__(result, "__pydantic_private__", None)
+    return result
+
+
+_METHOD = {FULL_TEXT: "bm25", VECTOR: "dense_cosine", HYBRID: "reciprocal_rank_fusion"}
+
+_WORD = re.compile(r"\w\w")
+
+
+def _require_words(texts: Sequence[str], n_documents: int) -> None:
+    """Refuse a corpus with nothing to index (bm25s would fail with ``max() arg is empty``)."""
+    if not any(_WORD.search(text) for text in texts):
+        raise ValueError(
+            f"nothing to index: the {n_documents} document(s) have no words "
+            "(empty corpus, or every document's text is empty)"
+        )
+
+
+__all__ = ["KnowledgeBase"]

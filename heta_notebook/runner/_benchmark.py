@@ -1,0 +1,282 @@
+"""The benchmark front door: a benchmark × recipe(s) × query modes → EvaluationReport(s).
+
+``await BenchmarkRunner().run(...)`` in Jupyter (top-level await), ``run_benchmark(...)``
+anywhere (a script or a notebook cell). Each recipe becomes one ``RecipeRun`` that an
+executor carries out (``executors.LocalExecutor`` by default): build the KB, plan the
+(case, mode) items, run them in the bounded pool, score, checkpoint, report. An
+interrupted run returns a partial report and resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from heta_notebook._util.loop import run_sync, sync_form
+from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
+from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
+from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
+from heta_notebook.runner._inputs import (
+    active_evaluators,
+    as_store,
+    is_knowledge_base,
+    json_manifest,
+    label_of,
+    named_recipes,
+    workspace_for,
+)
+from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner._pool import ThreadedQueries
+from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
+from heta_notebook.store import ReportStore
+
+__all__ = [
+    "BenchmarkRunConfig",
+    "BenchmarkRunResult",
+    "BenchmarkRunner",
+    "RunCollection",
+    "run_benchmark",
+    "run_sync",
+]
+
+
+class BenchmarkRunner:
+    """Build a KB from each recipe, query every case in every mode, score, report."""
+
+    async def run(
+        self,
+        *,
+        benchmark: Any,
+        recipe: Any = None,
+        recipes: Mapping[str, Any] | Sequence[Any] | None = None,
+        knowledge_base_name: str | None = None,
+        query_modes: Sequence[str] | str | None = None,
+        evaluators: Sequence[Any] | None = None,
+        config: BenchmarkRunConfig | Mapping[str, Any] | None = None,
+        store: ReportStore | str | os.PathLike[str] | None = None,
+        resume: bool = False,
+        rebuild: bool = False,
+        progress: bool = True,
+        workspace: str | os.PathLike[str] | None = None,
+        executor: Executor | None = None,
+    ) -> BenchmarkRunResult | RunCollection:
+        """Evaluate ``recipe`` (a recipe or a built KB), or each of ``recipes``, on ``benchmark``.
+
+        ``evaluators=None`` uses the benchmark's defaults; ``query_modes=None`` every mode the
+        KB offers. With a ``store``, finished cases are checkpointed and the report saved;
+        ``resume=True`` (or a ``config.report_id`` seen before) skips finished cases.
+        ``executor`` carries out the recipe runs (default ``LocalExecutor``: this process's
+        loop). Returns a ``BenchmarkRunResult``, or a ``RunCollection`` when ``recipes`` is given.
+        """
+        if (recipe is None) == (recipes is None):
+            raise ValueError("pass exactly one of recipe= or recipes=")
+        active = coerce_config(config)
+        report_store = as_store(store)
+        work = workspace_for("kb", report_store, workspace)
+        loaded = await load_benchmark(benchmark, workspace_for("benchmarks", report_store))
+        chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
+        options = {
+            "config": active,
+            "store": report_store,
+            "resume": resume,
+            "rebuild": rebuild,
+            "progress": progress,
+            "workspace": work,
+            "query_modes": query_modes,
+        }
+        if recipe is not None:
+            recipe = adapt_heta(recipe, "recipe")
+            label = label_of(recipe, knowledge_base_name or loaded.manifest.name)
+            kb_name = knowledge_base_name or f"{loaded.manifest.name}-{label}"
+            job = RecipeRun(loaded, recipe, label, kb_name, chosen, **options)
+            (result,) = await (executor or LocalExecutor()).run([job])
+            return result
+        adapted = (
+            {k: adapt_heta(v, "recipe") for k, v in recipes.items()}
+            if isinstance(recipes, Mapping)
+            else [adapt_heta(r, "recipe") for r in recipes or ()]
+        )
+        jobs = [
+            RecipeRun(
+                loaded,
+                each,
+                label,
+                f"{knowledge_base_name or loaded.manifest.name}-{label}",
+                chosen,
+                **options,
+            )
+            for label, each in named_recipes(adapted).items()
+        ]
+        done = await (executor or LocalExecutor()).run(jobs)
+        # a stop ends ``done`` early: the recipes after the stopped one have no result
+        return RunCollection({job.label: result for job, result in zip(jobs, done, strict=False)})
+
+    def run_sync(self, **kwargs: Any) -> BenchmarkRunResult | RunCollection:
+        """``run(...)`` for plain code: works in a script and inside Jupyter's running loop."""
+        return run_sync(lambda: self.run(**kwargs), await_form="await BenchmarkRunner().run(...)")
+
+
+run_benchmark = sync_form(
+    BenchmarkRunner().run,
+    "run_benchmark",
+    "``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell.",
+)
+
+
+async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
+    """One recipe on the loaded benchmark: build its KB(s), run every (case, mode), report."""
+    groups, kbs = await _build(
+        job.loaded, job.recipe, job.kb_name, job.config, job.workspace, job.rebuild
+    )
+    spec = recipe_spec(job, groups, kbs)
+    report = await run_spec(spec)
+    return recipe_result(job, spec, report, tuple(kbs))
+
+
+def recipe_spec(
+    job: RecipeRun,
+    groups: Sequence[CaseGroup],
+    kbs: Sequence[Any],
+    recipe_manifest: dict[str, Any] | None = None,
+) -> RunSpec:
+    """The run of ``job`` over its built KB(s): modes, fingerprint, report id, manifests.
+
+    An executor that builds elsewhere passes stand-ins for ``kbs`` (``query_modes`` and
+    ``manifest()``) and the ``recipe_manifest`` computed where the KB was built.
+    """
+    loaded, label, kb_name, config = job.loaded, job.label, job.kb_name, job.config
+    modes = _modes(job.query_modes, kbs[0])
+    if recipe_manifest is None:
+        recipe_manifest = _recipe_manifest(job.recipe, kbs[0], label)
+    identity = fingerprint(
+        benchmark=loaded.manifest.key,
+        recipe=recipe_manifest,
+        label=label,
+        modes=modes,
+        evaluators=[str(ev.name) for ev in job.evaluators],
+        config=config.fingerprint_fields(),
+    )
+    return RunSpec(
+        report_id=resolve_report_id(config, job.store, kb_name, identity, job.resume),
+        knowledge_base_name=kb_name,
+        benchmark=loaded.manifest,
+        query_modes=modes,
+        groups=groups,
+        evaluators=job.evaluators,
+        config=config,
+        label=label,
+        store=job.store,
+        progress=job.progress,
+        knowledge_base_manifest=_kb_manifest(kbs),
+        recipe_manifest=recipe_manifest,
+        metadata={"fingerprint": identity, "run_units": [u.unit_id for u in loaded.units]},
+    )
+
+
+def recipe_result(
+    job: RecipeRun, spec: RunSpec, report: Any, kbs: tuple[Any, ...] = ()
+) -> BenchmarkRunResult:
+    """What the run of ``job`` returns: its report, KBs and where the report was saved."""
+    path = None
+    if job.store is not None and job.config.persist_report:
+        path = job.store.report_path(job.kb_name, spec.report_id)
+    return BenchmarkRunResult(report=report, knowledge_bases=kbs, report_path=path, label=job.label)
+
+
+async def _build(
+    loaded: LoadedBenchmark,
+    recipe: Any,
+    kb_name: str,
+    config: BenchmarkRunConfig,
+    workspace: Path,
+    rebuild: bool,
+) -> tuple[list[CaseGroup], list[Any]]:
+    """One KB per run unit (usually one for the corpus) and the cases each one answers."""
+    groups, kbs = [], []
+    multi = len(loaded.units) > 1
+    for unit in loaded.units:
+        documents, cases = loaded.unit_inputs(unit)
+        unit_kb = f"{kb_name}-{unit.unit_id}" if multi else kb_name
+        kb = await _knowledge_base(recipe, documents, unit_kb, workspace, rebuild, loaded.manifest)
+        kbs.append(kb)
+        meta = {"knowledge_base_name": unit_kb, "benchmark_run_unit": unit.unit_id} if multi else {}
+        groups.append(CaseGroup(cases=cases, answer=_answerer(kb, config), metadata=meta))
+    return groups, kbs
+
+
+async def _knowledge_base(
+    recipe: Any,
+    documents: Sequence[Any],
+    name: str,
+    workspace: Path,
+    rebuild: bool,
+    manifest: Any,
+) -> Any:
+    """``recipe`` itself when it is already a KB, else the KB it builds (or its cached build).
+
+    Recipes that take ``benchmark=`` (heta-framework's) get the manifest, so documents land
+    under the benchmark's own ``raw/benchmarks/{name}/{split}/`` keys.
+    """
+    if is_knowledge_base(recipe):
+        return recipe
+    extra = {"benchmark": manifest} if _accepts(recipe.build_knowledge_base, "benchmark") else {}
+    return await recipe.build_knowledge_base(
+        documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild, **extra
+    )
+
+
+def _accepts(function: Any, parameter: str) -> bool:
+    try:
+        return parameter in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _answerer(kb: Any, config: BenchmarkRunConfig) -> Any:
+    options = dict(config.query_options)
+    if config.trace:
+        options["trace"] = True
+    if _is_builtin_kb(kb):  # CPU-bound: batched into a worker thread, the loop stays free
+        return ThreadedQueries(kb, top_k=config.top_k, options=options).answer
+
+    async def answer(case: Any, mode: str) -> Any:
+        return await kb.query(case.query, mode=mode, top_k=config.top_k, options=options)
+
+    return answer
+
+
+def _is_builtin_kb(kb: Any) -> bool:
+    from heta_notebook.kb._knowledge_base import KnowledgeBase
+
+    return isinstance(kb, KnowledgeBase)
+
+
+def _modes(query_modes: Sequence[str] | str | None, kb: Any) -> tuple[str, ...]:
+    offered = tuple(getattr(kb, "query_modes", ()) or ())
+    modes = (query_modes,) if isinstance(query_modes, str) else tuple(query_modes or offered)
+    if not modes or any(not isinstance(m, str) or not m.strip() for m in modes):
+        raise ValueError(f"query_modes must be non-empty strings (this KB offers {offered})")
+    modes = tuple(m.strip() for m in modes)
+    unknown = [m for m in modes if offered and m not in offered]
+    if unknown:
+        raise ValueError(f"unknown query mode(s) {unknown}; this knowledge base offers {offered}")
+    return modes
+
+
+def _recipe_manifest(recipe: Any, kb: Any, label: str) -> dict[str, Any]:
+    if recipe is kb:  # a KB given directly: its manifest may name the recipe it came from
+        built = json_manifest(kb)
+        inner = built.get("recipe") if isinstance(built, dict) else None
+        return (
+            dict(inner) if isinstance(inner, dict) else {"name": label, "type": type(kb).__name__}
+        )
+    manifest = json_manifest(recipe)
+    return manifest if isinstance(manifest, dict) else {"name": label, "manifest": manifest}
+
+
+def _kb_manifest(kbs: list[Any]) -> dict[str, Any] | list[dict[str, Any]]:
+    manifests = [json_manifest(kb) for kb in kbs]
+    return manifests[0] if len(manifests) == 1 else {"knowledge_bases": manifests}

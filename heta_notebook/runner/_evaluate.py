@@ -1,0 +1,307 @@
+"""``evaluate(function=, dataset=, evaluators=)``: HoneyHive-style experiments on any callable.
+
+Each datapoint ``{"inputs": {...}, "ground_truth": {...}}`` becomes a ``BenchmarkCase`` whose
+metadata keeps both dicts as given; the function's outputs become a ``QueryResponse`` whose
+``metadata["outputs"]`` keeps them as returned (a string becomes ``{"answer": ...}``), so
+decorated evaluators see the original dicts. Execution, isolation, progress,
+checkpoints and statistics are the runner's (``_plan``, ``_pool``); the result is an
+``EvaluationReport`` with one query mode: the function's name or ``label``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from heta_notebook._util.loop import sync_form
+from heta_notebook.benchmarks._loader import load_benchmark
+from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
+from heta_notebook.runner._inputs import active_evaluators, as_store
+from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.schema._records import (
+    BenchmarkCase,
+    BenchmarkManifest,
+    EvaluationReport,
+    QueryResponse,
+    QueryResult,
+)
+from heta_notebook.store import ReportStore
+
+__all__ = ["aevaluate", "evaluate"]
+
+
+async def aevaluate(
+    function: Callable[..., Any],
+    dataset: Any,
+    evaluators: Sequence[Any] = (),
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    max_concurrency: int | None = None,
+    store: ReportStore | str | os.PathLike[str] | None = None,
+    report_id: str | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    config: BenchmarkRunConfig | dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    run_in_thread: bool = True,
+    api_key: str | None = None,  # noqa: ARG001 - HoneyHive compatibility; never stored
+    project: str | None = None,
+) -> EvaluationReport:
+    """Run ``function`` on every datapoint, score with ``evaluators``, return the report.
+
+    ``dataset``: datapoints ``{"inputs", "ground_truth"}``, a DataFrame, or a benchmark.
+    ``function(inputs)``, ``function(inputs, ground_truth)`` or ``function(datapoint)``, sync
+    (run in a thread unless ``run_in_thread=False``) or async. ``label`` names the query mode
+    (default: the function's name); ``name`` the dataset. With a ``store``, cases are
+    checkpointed and the report saved. ``await aevaluate(...)`` is this async form and
+    ``evaluate(...)`` the sync one (scripts and notebook cells). HoneyHive's
+    ``api_key``/``project`` are accepted; the key is never stored.
+    """
+    mode = label or _function_label(function)
+    manifest, cases = await _dataset_cases(dataset, name)
+    active = coerce_config(config, max_concurrent_queries=max_concurrency, report_id=report_id)
+    report_store = as_store(store)
+    chosen = active_evaluators(_as_evaluator(ev) for ev in evaluators)
+    identity = fingerprint(
+        dataset=manifest.key,
+        mode=mode,
+        function=_qualified_name(function),
+        evaluators=[str(ev.name) for ev in chosen],
+        config=active.fingerprint_fields(),
+    )
+    extra = {"function": _qualified_name(function), "fingerprint": identity}
+    if project:
+        extra["project"] = project
+    spec = RunSpec(
+        report_id=resolve_report_id(active, report_store, mode, identity, resume),
+        knowledge_base_name=mode,
+        benchmark=manifest,
+        query_modes=(mode,),
+        groups=[CaseGroup(cases=cases, answer=_answerer(function, run_in_thread))],
+        evaluators=chosen,
+        config=active.model_copy(update={"metadata": {**active.metadata, **(metadata or {})}}),
+        label=mode,
+        store=report_store,
+        progress=progress,
+        recipe_manifest={"name": mode, "function": _qualified_name(function)},
+        metadata=extra,
+    )
+    return await run_spec(spec)
+
+
+evaluate = sync_form(
+    aevaluate,
+    "evaluate",
+    "Run ``function`` on every datapoint, score with ``evaluators``, return the report "
+    "(``aevaluate`` without ``await``: same arguments; works in scripts and notebook cells).",
+)
+
+
+# --------------------------------------------------------------------------- the dataset
+
+
+async def _dataset_cases(
+    dataset: Any, name: str | None
+) -> tuple[BenchmarkManifest, list[BenchmarkCase]]:
+    """Cases from a benchmark object, a DataFrame or a list of datapoints."""
+    if hasattr(dataset, "cases") and hasattr(dataset, "manifest"):
+        loaded = await load_benchmark(dataset)
+        return loaded.manifest, list(loaded.cases)
+    from heta_notebook.benchmarks._records import case_from_record
+
+    if hasattr(dataset, "to_dict") and hasattr(dataset, "columns"):  # a pandas DataFrame
+        rows = dataset.to_dict(orient="records")
+    elif isinstance(dataset, (str, bytes, dict)):
+        raise TypeError("dataset must be a list of datapoints, a DataFrame or a benchmark")
+    else:
+        rows = list(dataset)
+    if not rows:
+        raise ValueError("the dataset has no datapoints")
+    cases = [_case(row, number, case_from_record) for number, row in enumerate(rows, start=1)]
+    manifest = BenchmarkManifest(name=name or "dataset", task_type="experiment")
+    return manifest, cases
+
+
+def _case(row: Any, number: int, case_from_record: Callable[..., BenchmarkCase]) -> BenchmarkCase:
+    """A datapoint as a case, keeping its ``inputs``/``ground_truth`` exactly as given.
+
+    Inputs without a text query field get their JSON as the query text; a ground truth that
+    is not a dict is read as the answer (text) or the expected value (anything else).
+    """
+    if not (isinstance(row, dict) and ("inputs" in row or "ground_truth" in row)):
+        return case_from_record(row, number)
+    inputs, truth = _json_safe(row.get("inputs")), _json_safe(row.get("ground_truth"))
+    case = case_from_record(
+        {
+            **row,
+            "inputs": _parseable_inputs(inputs, number),
+            "ground_truth": _parseable_truth(truth),
+        },
+        number,
+    )
+    metadata = {
+        **case.metadata,
+        "inputs": inputs if inputs is not None else {},
+        "ground_truth": truth,
+    }
+    return case.model_copy(update={"metadata": metadata})
+
+
+def _parseable_inputs(inputs: Any, number: int) -> dict[str, Any]:
+    if not isinstance(inputs, dict):
+        text = inputs if isinstance(inputs, str) else json.dumps(inputs, ensure_ascii=False)
+        return {"query": text.strip() or f"datapoint {number}"}
+    for key in ("query", "question", "input"):
+        if isinstance(inputs.get(key), str) and inputs[key].strip():
+            return {**inputs, "query": inputs[key]}
+    text = json.dumps(inputs, ensure_ascii=False, sort_keys=True)[:500]
+    return {**inputs, "query": text if inputs else f"datapoint {number}"}
+
+
+def _parseable_truth(truth: Any) -> dict[str, Any]:
+    if truth is None or isinstance(truth, dict):
+        return truth or {}
+    return {"answer": truth} if isinstance(truth, str) else {"value": truth}
+
+
+# --------------------------------------------------------------------------- calling the function
+
+
+def _answerer(
+    function: Callable[..., Any], run_in_thread: bool
+) -> Callable[[BenchmarkCase, str], Awaitable[QueryResponse]]:
+    """An ``answer(case, mode)`` that calls ``function`` the way its signature asks."""
+    style = _call_style(function)
+    is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        type(function).__call__
+    )
+
+    async def answer(case: BenchmarkCase, mode: str) -> QueryResponse:
+        args = _arguments(case, style)
+        if is_async:
+            value = await function(*args)
+        elif run_in_thread:
+            import asyncio
+
+            value = await asyncio.to_thread(function, *args)
+        else:
+            value = function(*args)
+        if inspect.isawaitable(value):
+            value = await value
+        return response_from_outputs(value, mode)
+
+    return answer
+
+
+def _call_style(function: Callable[..., Any]) -> str:
+    """``datapoint`` (one dict with both), ``inputs`` or ``inputs_ground_truth``."""
+    try:
+        params = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return "inputs"
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return "inputs_ground_truth"
+    if positional and positional[0].name == "datapoint":
+        return "datapoint"
+    if len(positional) >= 2 and (
+        positional[1].name in ("ground_truth", "ground_truths", "expected")
+        or positional[1].default is inspect.Parameter.empty
+    ):
+        return "inputs_ground_truth"
+    return "inputs"
+
+
+def _arguments(case: BenchmarkCase, style: str) -> tuple[Any, ...]:
+    inputs = case.metadata.get("inputs", {"query": case.query, **case.labels})
+    ground_truth = case.metadata.get("ground_truth", {})
+    if style == "datapoint":
+        return ({"inputs": inputs, "ground_truth": ground_truth},)
+    if style == "inputs_ground_truth":
+        return (inputs, ground_truth)
+    return (inputs,)
+
+
+def response_from_outputs(value: Any, mode: str) -> QueryResponse:
+    """A ``QueryResponse`` keeping ``outputs`` as returned (a str becomes ``{"answer": str}``).
+
+    ``answer`` is ``outputs["answer"]``; ``outputs["results"]`` (dicts) or ``["contexts"]``
+    (texts) become ranked results so retrieval evaluators work too.
+    """
+    if isinstance(value, QueryResponse):
+        return value
+    outputs = {"answer": value} if isinstance(value, str) else _json_safe(value)
+    answer = outputs.get("answer") if isinstance(outputs, dict) else None
+    return QueryResponse(
+        mode=mode,
+        answer=None if answer is None else str(answer),
+        results=_results(outputs),
+        metadata={"outputs": outputs},
+    )
+
+
+def _results(outputs: Any) -> tuple[QueryResult, ...]:
+    if not isinstance(outputs, dict):
+        return ()
+    try:
+        if isinstance(outputs.get("results"), list):
+            return tuple(
+                QueryResult.from_dict({"id": f"result-{i}", **item})
+                if isinstance(item, dict)
+                else QueryResult(id=f"result-{i}", text=str(item))
+                for i, item in enumerate(outputs["results"])
+            )
+        if isinstance(outputs.get("contexts"), list):
+            return tuple(
+                QueryResult(id=f"context-{i}", text=str(text))
+                for i, text in enumerate(outputs["contexts"])
+            )
+    except ValueError:  # not result-shaped: keep them only in outputs
+        return ()
+    return ()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` unchanged when it is JSON data, else a JSON copy (numpy → lists, others → str)."""
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(value, default=_jsonable))
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return str(value)
+
+
+def _function_label(function: Any) -> str:
+    """The function's name as the query mode (``function`` for lambdas and odd callables)."""
+    name = getattr(function, "__name__", None) or type(function).__name__
+    return name if name.isidentifier() else "function"
+
+
+def _as_evaluator(candidate: Any) -> Any:
+    """Plain functions are accepted as evaluators, as in HoneyHive (wrapped like ``@evaluator``)."""
+    if hasattr(candidate, "evaluate") or not callable(candidate):
+        return candidate
+    from heta_notebook.evaluators._decorators import aevaluator, evaluator
+
+    wrap = aevaluator if inspect.iscoroutinefunction(candidate) else evaluator
+    return wrap(candidate)
+
+
+def _qualified_name(function: Any) -> str:
+    module = getattr(function, "__module__", None) or ""
+    qualname = getattr(function, "__qualname__", None) or type(function).__qualname__
+    return f"{module}.{qualname}" if module else qualname

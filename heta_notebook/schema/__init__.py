@@ -1,0 +1,81 @@
+"""The records a report is made of, their status rule and their stored forms.
+
+``_records`` (cases, evidence, responses, scores, reports: frozen pydantic records that say
+which field is wrong), ``_status`` (scored / skipped / error and the one reason rule),
+``_construct`` (scores built in bulk), ``_columnar`` (the report's Parquet form) and
+``_heta_json`` (heta-framework's ``report.json`` read back). A report is data, wherever it
+is kept.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from heta_notebook._util.lazy import lazy_exports
+
+_EXPORTS = {
+    "BenchmarkCase": "heta_notebook.schema._records",
+    "BenchmarkDocument": "heta_notebook.schema._records",
+    "BenchmarkEvidence": "heta_notebook.schema._records",
+    "BenchmarkExpected": "heta_notebook.schema._records",
+    "BenchmarkManifest": "heta_notebook.schema._records",
+    "EVALUATION_SCHEMA_VERSION": "heta_notebook.schema._records",
+    "EvaluationCaseResult": "heta_notebook.schema._records",
+    "EvaluationError": "heta_notebook.schema._records",
+    "EvaluationReport": "heta_notebook.schema._records",
+    "EvaluationScore": "heta_notebook.schema._records",
+    "QueryCitation": "heta_notebook.schema._records",
+    "QueryResponse": "heta_notebook.schema._records",
+    "QueryResult": "heta_notebook.schema._records",
+    "QueryTraceEvent": "heta_notebook.schema._records",
+    "Record": "heta_notebook.schema._records",
+    "ReportFormatError": "heta_notebook.schema._records",
+    "check_schema_version": "heta_notebook.schema._records",
+    "report_folder": "heta_notebook.schema._records",
+    "report_key": "heta_notebook.schema._records",
+    "CorruptReportError": "heta_notebook.schema._columnar",
+    "REASON_KEYS": "heta_notebook.schema._status",
+    "STATUSES": "heta_notebook.schema._status",
+    "status_and_reason": "heta_notebook.schema._status",
+    "status_code": "heta_notebook.schema._status",
+    "status_name": "heta_notebook.schema._status",
+    "from_heta_report": "heta_notebook.schema._heta_json",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
+    from heta_notebook.schema._columnar import (  # noqa: F401
+        CorruptReportError,
+    )
+    from heta_notebook.schema._heta_json import (  # noqa: F401
+        from_heta_report,
+    )
+    from heta_notebook.schema._records import (  # noqa: F401
+        EVALUATION_SCHEMA_VERSION,
+        BenchmarkCase,
+        BenchmarkDocument,
+        BenchmarkEvidence,
+        BenchmarkExpected,
+        BenchmarkManifest,
+        EvaluationCaseResult,
+        EvaluationError,
+        EvaluationReport,
+        EvaluationScore,
+        QueryCitation,
+        QueryResponse,
+        QueryResult,
+        QueryTraceEvent,
+        Record,
+        ReportFormatError,
+        check_schema_version,
+        report_folder,
+        report_key,
+    )
+    from heta_notebook.schema._status import (  # noqa: F401
+        REASON_KEYS,
+        STATUSES,
+        status_and_reason,
+        status_code,
+        status_name,
+    )

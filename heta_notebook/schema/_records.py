@@ -1,0 +1,640 @@
+"""Plain-data records of one evaluation: benchmark inputs, query responses, scores, reports.
+
+Field names and JSON layout follow heta-framework's ``report.json`` (schema_version "1"),
+so a report written by either library loads in the other. Records are frozen pydantic
+models that validate on construction and name the offending field; unknown fields from
+newer writers are kept (``extra="allow"``) and written back out unchanged.
+
+NaN/inf policy (one rule, so a saved report always loads back): a score value must be
+finite (mark an unscorable case ``metadata.skipped`` / ``metadata.error`` instead); any
+other non-finite number becomes "no value" on construction (a result's ``score`` and
+``latency_ms`` → None, a ``score_summary`` entry is dropped) and NaN/inf inside metadata
+is written as JSON ``null``. A report whose ``schema_version`` is newer than
+``EVALUATION_SCHEMA_VERSION`` is refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+from heta_notebook._util.redaction import redact_text
+from heta_notebook.schema._status import judge_reason, status_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+EVALUATION_SCHEMA_VERSION = "1"
+
+
+def check_schema_version(value: Any, *, where: str = "report") -> None:
+    """Refuse a report whose ``schema_version`` is newer than this library knows."""
+    try:
+        newer = int(str(value)) > int(EVALUATION_SCHEMA_VERSION)
+    except ValueError:
+        newer = False  # not a number: left to field validation
+    if newer:
+        raise ValueError(
+            f"{where}: schema_version {value!r} is newer than this heta-notebook knows "
+            f"({EVALUATION_SCHEMA_VERSION!r}); upgrade heta-notebook to read it"
+        )
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    """NaN/inf policy outside scores: a non-finite number is stored as "no value" (None)."""
+    return value if value is None or math.isfinite(value) else None
+
+
+def _strip_required(value: str) -> str:
+    stripped = value.strip()
+    if not stripped:
+        raise ValueError("must not be empty or only whitespace")
+    return stripped
+
+
+# Constraints checked in pydantic-core (no Python call per field): loading a 100k-case
+# report stays fast. An empty or blank value fails with "at least 1 character".
+RequiredText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+OptionalText = Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1)]
+JsonDict = dict[str, Any]
+
+
+class Record(BaseModel):
+    """Base of every record: frozen, validated, keeps unknown fields from newer writers."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-friendly dict (unknown fields included)."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]):  # noqa: ANN206 - returns cls
+        """Build from a dict, e.g. one read from JSON."""
+        return cls.model_validate(dict(data))
+
+
+# --------------------------------------------------------------------------- benchmark inputs
+
+
+class BenchmarkManifest(Record):
+    """Stable identity of one benchmark split (name, version, split, task type)."""
+
+    name: RequiredText
+    version: RequiredText = "1"
+    split: RequiredText = "test"
+    task_type: RequiredText = "retrieval"
+    build_scope: Literal["corpus", "group", "case"] = "corpus"
+    homepage: OptionalText = None
+    license: OptionalText = None
+    citation: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """``name:version:split``, the identity two reports must share to be compared."""
+        return f"{self.name}:{self.version}:{self.split}"
+
+
+class BenchmarkDocument(Record):
+    """One source document of a benchmark corpus; exactly one of text, data, path is set."""
+
+    document_id: RequiredText
+    name: RequiredText = "document.txt"
+    media_type: RequiredText = "text/plain"
+    text: str | None = None
+    data: bytes | None = None
+    path: Path | None = None
+    source_uri: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _file_name(cls, value: str) -> str:
+        if Path(value).name != value or "\\" in value:
+            raise ValueError(f"must be a file name, not a path: {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_location(self) -> BenchmarkDocument:
+        set_ = [n for n in ("text", "data", "path", "source_uri") if getattr(self, n) is not None]
+        if len(set_) != 1:
+            raise ValueError(
+                f"document {self.document_id!r}: exactly one of text, data, path, source_uri "
+                f"must be set (got {set_ or 'none'})"
+            )
+        return self
+
+    def read_text(self) -> str:
+        """Return the document's text, decoding bytes or reading the file as UTF-8."""
+        if self.text is not None:
+            return self.text
+        if self.data is not None:
+            return self.data.decode("utf-8", errors="replace")
+        if self.path is not None:
+            return Path(self.path).read_text(encoding="utf-8", errors="replace")
+        raise ValueError(
+            f"document {self.document_id!r} is remote ({self.source_uri}); fetch it first"
+        )
+
+    def raw_key(self, manifest: BenchmarkManifest) -> str:
+        """heta-framework's ObjectStore key for this document."""
+        return f"raw/benchmarks/{manifest.name}/{manifest.split}/{self.document_id}/{self.name}"
+
+
+class BenchmarkEvidence(Record):
+    """One gold evidence item: where (locator), which reference, or what text must be retrieved."""
+
+    reference_id: OptionalText = None
+    locator: JsonDict = Field(default_factory=dict)
+    text: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _something_to_match(self) -> BenchmarkEvidence:
+        if self.reference_id is None and not self.locator and self.text is None:
+            raise ValueError("evidence must set at least one of reference_id, locator, or text")
+        return self
+
+    @property
+    def relevance(self) -> int:
+        """Graded relevance (``metadata.relevance``), 1 when not given."""
+        return int(self.metadata.get("relevance", 1))
+
+    def label(self) -> str:
+        """A short human-readable identifier for tables and widgets."""
+        if self.reference_id is not None:
+            return self.reference_id
+        if self.locator:
+            return ", ".join(f"{k}={v}" for k, v in self.locator.items())
+        text = self.text or ""
+        return text if len(text) <= 60 else text[:57] + "..."
+
+
+class BenchmarkExpected(Record):
+    """What a good response contains: answers, evidence, an expected value."""
+
+    answers: tuple[RequiredText, ...] = ()
+    evidence: tuple[BenchmarkEvidence, ...] = ()
+    value: Any = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class BenchmarkCase(Record):
+    """One query of a benchmark with its expectations."""
+
+    case_id: RequiredText
+    query: RequiredText
+    expected: BenchmarkExpected = Field(default_factory=BenchmarkExpected)
+    labels: JsonDict = Field(default_factory=dict)
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @field_validator("case_id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+# --------------------------------------------------------------------------- query responses
+
+
+class QueryResult(Record):
+    """One retrieved item (usually a chunk) with its provenance in ``source``."""
+
+    id: RequiredText
+    text: str = ""
+    score: float | None = None
+    kind: RequiredText = "chunk"
+    source: JsonDict = Field(default_factory=dict)
+    metadata: JsonDict = Field(default_factory=dict)
+
+    _score_finite = field_validator("score")(classmethod(lambda cls, v: _finite_or_none(v)))
+
+
+class QueryCitation(Record):
+    """A citation the answer makes, pointing at a result or a source."""
+
+    id: RequiredText
+    result_id: OptionalText = None
+    source: JsonDict = Field(default_factory=dict)
+    text: OptionalText = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class QueryTraceEvent(Record):
+    """One step of how the query was served (retrieve, rerank, generate, ...)."""
+
+    stage: RequiredText
+    message: RequiredText
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class QueryResponse(Record):
+    """What ``kb.query(...)`` returns: ranked results, optional answer, citations, trace."""
+
+    mode: RequiredText
+    results: tuple[QueryResult, ...] = ()
+    answer: str | None = None
+    citations: tuple[QueryCitation, ...] = ()
+    trace: tuple[QueryTraceEvent, ...] = ()
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- scores and results
+
+
+class EvaluationScore(Record):
+    """One evaluator's verdict on one response.
+
+    ``metadata`` carries matched/missing evidence and judge reasons. Two conventions make
+    aggregation honest: ``metadata["skipped"]`` (truthy) marks a case the evaluator could not
+    score (no qrels, no expected answer) and ``metadata["error"]`` (a dict with ``message``
+    and ``error_type``) marks an evaluator failure. Neither counts towards a mean.
+    """
+
+    name: RequiredText
+    value: bool | float | str
+    passed: bool | None = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @field_validator("value")
+    @classmethod
+    def _finite_or_text(cls, value: bool | float | str) -> bool | float | str:
+        if isinstance(value, str):
+            return _strip_required(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(
+                "must be a finite number; mark unscorable cases with metadata.skipped "
+                "or metadata.error instead of NaN/inf"
+            )
+        return value
+
+    @property
+    def status(self) -> Literal["scored", "skipped", "error"]:
+        """``error`` if the evaluator failed, ``skipped`` if it had nothing to score, else ``scored``."""
+        return status_name(self.metadata)  # the one rule  # type: ignore[return-value]
+
+    @property
+    def numeric(self) -> float | None:
+        """The value as a float for averaging (bool → 1/0), None for text or unscored values."""
+        if self.status != "scored" or isinstance(self.value, str):
+            return None
+        return float(self.value)
+
+    @property
+    def reason(self) -> str | None:
+        """The judge's reason (``reason``, ``reasoning`` or ``explanation`` in metadata)."""
+        return judge_reason(self.metadata)
+
+    @classmethod
+    def error_score(cls, name: str, exc: BaseException, **metadata: Any) -> EvaluationScore:
+        """A score recording that evaluator ``name`` failed with ``exc``."""
+        message = redact_text(str(exc)) or type(exc).__name__
+        error = {"message": message, "error_type": type(exc).__name__}
+        return cls(name=name, value=0.0, passed=None, metadata={**metadata, "error": error})
+
+    @classmethod
+    def skipped_score(cls, name: str, reason: str, **metadata: Any) -> EvaluationScore:
+        """A score recording that evaluator ``name`` had nothing to score, and why."""
+        return cls(
+            name=name,
+            value=0.0,
+            passed=None,
+            metadata={**metadata, "skipped": True, "skip_reason": reason},
+        )
+
+
+class EvaluationError(Record):
+    """A non-fatal failure of one case: the query raised or timed out."""
+
+    message: RequiredText
+    error_type: RequiredText
+    retryable: bool = False
+    metadata: JsonDict = Field(default_factory=dict)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, **metadata: Any) -> EvaluationError:
+        """Record ``exc`` (type and message); timeouts are marked retryable."""
+        retryable = isinstance(exc, (TimeoutError, ConnectionError))
+        return cls(
+            message=redact_text(str(exc)) or type(exc).__name__,
+            error_type=type(exc).__name__,
+            retryable=retryable,
+            metadata=metadata,
+        )
+
+
+class EvaluationCaseResult(Record):
+    """The outcome of one benchmark case under one query mode: a response or an error."""
+
+    case_id: RequiredText
+    query: RequiredText
+    query_mode: RequiredText
+    scores: tuple[EvaluationScore, ...] = ()
+    response: QueryResponse | None = None
+    latency_ms: float | None = Field(default=None, ge=0)
+    error: EvaluationError | None = None
+    metadata: JsonDict = Field(default_factory=dict)
+
+    _latency_finite = field_validator("latency_ms", mode="before")(
+        classmethod(lambda cls, v: _finite_or_none(v) if isinstance(v, float) else v)
+    )
+
+    @model_validator(mode="after")
+    def _response_or_error(self) -> EvaluationCaseResult:
+        if self.response is None and self.error is None:
+            raise ValueError(
+                f"case {self.case_id!r} ({self.query_mode}): either response or error must be set"
+            )
+        return self
+
+    def score(self, name: str) -> EvaluationScore | None:
+        """The score called ``name``, or None."""
+        for score in self.scores:
+            if score.name == name:
+                return score
+        return None
+
+
+# --------------------------------------------------------------------------- the report
+
+
+class _FramesBox:
+    """Holds a report's cached frames; equal to any other box, so caching never changes ``==``."""
+
+    __slots__ = ("frames",)
+
+    def __init__(self, frames: Any = None) -> None:
+        self.frames = frames
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FramesBox)
+
+    __hash__ = object.__hash__
+
+
+class EvaluationReport(Record):
+    """One recipe evaluated on one benchmark: manifests, per-case results and a summary.
+
+    A report is plain data. Tables, charts and explorers are derived from it by
+    ``heta_notebook.analysis`` and ``heta_notebook.display``.
+    """
+
+    schema_version: RequiredText = EVALUATION_SCHEMA_VERSION
+    report_id: RequiredText
+    report_key: OptionalText = None
+    benchmark: BenchmarkManifest
+    knowledge_base_name: RequiredText
+    knowledge_base_manifest: JsonDict | list[JsonDict] = Field(default_factory=dict)
+    recipe_manifest: JsonDict = Field(default_factory=dict)
+    query_modes: tuple[RequiredText, ...] = ()
+    score_summary: dict[str, float] = Field(default_factory=dict)
+    case_results: tuple[EvaluationCaseResult, ...] = ()
+    started_at: RequiredText
+    finished_at: RequiredText
+    metadata: JsonDict = Field(default_factory=dict)
+    _frames: _FramesBox = PrivateAttr(default_factory=lambda: _FramesBox())
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        check_schema_version(value)
+        return value
+
+    @field_validator("score_summary", mode="before")
+    @classmethod
+    def _finite_summary(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        return {
+            k: v for k, v in value.items() if not (isinstance(v, float) and not math.isfinite(v))
+        }
+
+    @field_validator("case_results", mode="wrap")
+    @classmethod
+    def _lazy_or_tuple(cls, value: Any, handler: Any) -> Any:
+        from heta_notebook.schema._columnar import LazyCaseResults
+
+        return value if isinstance(value, LazyCaseResults) else handler(value)
+
+    @field_serializer("case_results", mode="wrap")
+    def _materialized(self, value: Any, handler: Any) -> Any:
+        from heta_notebook.schema._columnar import LazyCaseResults
+
+        return handler(value.materialize() if isinstance(value, LazyCaseResults) else value)
+
+    # -- persistence ---------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, source: str | bytes | PathLike[str] | Mapping[str, Any]) -> EvaluationReport:
+        """Load a report from a ``report.json`` path, a columnar report folder (or its
+        ``header.json``), JSON text/bytes, or a dict.
+
+        Reports written by heta-framework load unchanged; columnar ones open lazily.
+        Errors name the file and field.
+        """
+        if isinstance(source, Mapping):
+            return cls.model_validate(dict(source))
+        if isinstance(source, bytes) or (
+            isinstance(source, str) and source.lstrip().startswith("{")
+        ):
+            return cls.model_validate_json(source)
+        path = Path(source)
+        from heta_notebook.schema import _columnar as columnar
+
+        folder = path.parent if path.name == columnar.HEADER else path
+        if folder.is_dir() and columnar.is_columnar(folder):
+            return columnar.open_report(folder)
+        if path.is_dir() and (path / "report.json").is_file():
+            path = path / "report.json"
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no report at {path}") from None
+        except ValueError as exc:
+            raise ReportFormatError(path, exc) from exc
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """Serialise to JSON text (the ``report.json`` layout)."""
+        return self.model_dump_json(indent=indent)
+
+    def save(self, path: str | PathLike[str], *, format: str = "heta") -> Path:  # noqa: A002
+        """Write the report to ``path`` and return the path: ``format="heta"`` writes
+        heta-framework's ``report.json`` (atomically); ``"columnar"`` a report folder."""
+        target = Path(path)
+        if format == "columnar":
+            from heta_notebook.schema._columnar import write_report
+
+            write_report(target, self)
+            return target
+        if format != "heta":
+            raise ValueError(f"format must be 'heta' or 'columnar', got {format!r}")
+        from heta_notebook._util.paths import atomic_write_text
+
+        atomic_write_text(target, self.to_json())
+        return target
+
+    # -- convenience views ----------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        """A short name for legends and columns: the recipe name, else the KB name."""
+        name = self.recipe_manifest.get("name") if isinstance(self.recipe_manifest, dict) else None
+        return str(self.metadata.get("label") or name or self.knowledge_base_name)
+
+    @property
+    def score_names(self) -> tuple[str, ...]:
+        """Every score name in the report, in first-seen order."""
+        if not isinstance(self.case_results, tuple):  # columnar: names from the scores table
+            return tuple(self.frames().score_names)
+        seen: dict[str, None] = {}
+        for result in self.case_results:
+            for score in result.scores:
+                seen.setdefault(score.name, None)
+        return tuple(seen)
+
+    @property
+    def is_partial(self) -> bool:
+        """True when the run was interrupted before every case finished."""
+        return bool(self.metadata.get("partial"))
+
+    def frames(self) -> Any:
+        """Tidy DataFrames derived from this report, built once and shared by the card,
+        plots, explorer, ``summary()`` and ``compare()`` (summary, cases, scores, ...)."""
+        from heta_notebook.analysis._frames import ReportFrames
+
+        cached = self._frames.frames
+        if cached is None or not cached.belongs_to(self):  # a model_copy shares the box
+            cached = ReportFrames(self)
+            self.__pydantic_private__["_frames"] = _FramesBox(cached)
+        return cached
+
+    def summary(self, by: Any = None) -> pd.DataFrame:
+        """Per query mode and score: mean, n, std, 95% CI, pass rate, skipped and errors.
+
+        ``by="topic"`` (a case label or metadata key) gives the same per slice.
+        """
+        return self.frames().summary(by=by)
+
+    def card(self, by: Any = None, scores: Any = None) -> Any:
+        """The report card; ``by="topic"`` adds a per-slice table of ``scores`` (headline score)."""
+        from heta_notebook.display._card import ReportCard
+
+        return ReportCard(self, by=by, scores=scores)
+
+    @property
+    def plot(self) -> Any:
+        """Plotly figures of this report: ``report.plot.metrics()``, ``.at_k("ndcg")``, ..."""
+        from heta_notebook.display._figures import ReportPlots
+
+        return ReportPlots(self)
+
+    def explore(self, **options: Any) -> Any:
+        """An ipywidgets case explorer: filters, a paged case list and a detail pane."""
+        from heta_notebook.display._explorer import ReportExplorer
+
+        return ReportExplorer(self, **options)
+
+    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> str:
+        """A self-contained HTML page (card, charts, per-case details); written to ``path`` if given."""
+        from heta_notebook.display._export import report_to_html
+
+        return report_to_html(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from heta_notebook.display._card import report_card_html
+
+        return report_card_html(self)
+
+    def __repr__(self) -> str:
+        modes = ", ".join(self.query_modes) or "-"
+        errors = self.frames().case_counts()["n_errors"]
+        items = sorted(self.score_summary.items(), key=lambda kv: not kv[0].endswith("ndcg@10"))
+        head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])  # nDCG@10 first when present
+        partial = " PARTIAL" if self.is_partial else ""
+        return (
+            f"<EvaluationReport {self.report_id!r}{partial} benchmark={self.benchmark.key} "
+            f"kb={self.knowledge_base_name!r} modes=[{modes}] cases={len(self.case_results)} "
+            f"errors={errors}{' ' + head if head else ''}>"
+        )
+
+    __str__ = __repr__
+
+
+class ReportFormatError(ValueError):
+    """A ``report.json`` that cannot be read: one line naming the file and the first fields wrong."""
+
+    def __init__(self, file: str | PathLike[str] | None, error: Exception):
+        self.file = None if file is None else str(file)
+        self.error = error
+        where = f"{self.file}: " if self.file else ""
+        super().__init__(f"{where}not a valid evaluation report: {_one_line(error)}")
+
+
+def _one_line(error: Exception, limit: int = 3) -> str:
+    """``field.path: message; ...`` for a pydantic error (first ``limit``), else the message."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return " ".join(str(error).split()) or type(error).__name__
+    items = errors(include_url=False)
+    parts = [
+        f"{'.'.join(map(str, e.get('loc', ()))) or 'report'}: {e.get('msg', 'invalid')}"
+        for e in items[:limit]
+    ]
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return "; ".join(parts) + more
+
+
+KNOWLEDGE_BASES = ("_heta", "knowledge_bases")  # a store's folder of knowledge bases
+
+
+def report_folder(knowledge_base_name: str, report_id: str | None = None) -> tuple[str, ...]:
+    """The one spelling of a report's folder in a store (heta-framework's key layout), as
+    path parts; without ``report_id``, the folder that holds a knowledge base's reports."""
+    from heta_notebook._util.paths import safe_name
+
+    kb = safe_name(knowledge_base_name, what="knowledge_base_name")
+    parts = (*KNOWLEDGE_BASES, kb, "evaluations")
+    return parts if report_id is None else (*parts, safe_name(report_id, what="report_id"))
+
+
+def report_key(knowledge_base_name: str, report_id: str) -> str:
+    """heta-framework's store key of a report: ``_heta/knowledge_bases/{kb}/evaluations/{id}/report.json``."""
+    return "/".join((*report_folder(knowledge_base_name, report_id), "report.json"))
+
+
+__all__ = [
+    "EVALUATION_SCHEMA_VERSION",
+    "BenchmarkCase",
+    "BenchmarkDocument",
+    "BenchmarkEvidence",
+    "BenchmarkExpected",
+    "BenchmarkManifest",
+    "EvaluationCaseResult",
+    "EvaluationError",
+    "EvaluationReport",
+    "EvaluationScore",
+    "QueryCitation",
+    "QueryResponse",
+    "QueryResult",
+    "QueryTraceEvent",
+    "Record",
+    "ReportFormatError",
+    "check_schema_version",
+    "report_folder",
+    "report_key",
+]

@@ -1,0 +1,653 @@
+"""Evaluation as a test: regression gates for pytest and CI.
+
+``assert_no_regression(report, baseline)`` fails only on a drop that is *significant* (the
+comparison's paired sign-flip test, Holm-corrected over every score × mode × slice checked)
+and *larger than* ``max_drop``; noise passes. The failure message is a table (score, mode,
+baseline → new, delta with its CI, p, example cases that lost evidence or flipped verdict),
+and the comparison page is written next to the test output (its path is in the message).
+``assert_scores(report, {"beir_ndcg@10": ">= 0.33"})`` checks absolute floors.
+
+Both are plain functions (any test runner); ``heta_notebook.testing.pytest_plugin`` adds a baseline
+fixture, ``--heta-update-baseline`` and a terminal summary; ``python -m heta_notebook gate``
+gives CI an exit code (0 pass, 1 regression, 2 unusable input).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from heta_notebook.schema._records import EvaluationReport
+
+BASELINE, NEW = "baseline", "new"
+MAX_EXAMPLES = 3
+GATE_DIR_ENV = "HETA_GATE_DIR"
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+
+
+class GateInputError(ValueError):
+    """The gate cannot judge: different benchmarks, missing scores or modes, unreadable input."""
+
+
+class RegressionError(AssertionError):
+    """A significant drop larger than ``max_drop``; ``result`` holds the rows and the page."""
+
+    def __init__(self, message: str, result: GateResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What a gate found: one row per score × mode (× slice), the verdict and the page."""
+
+    kind: str  # "regression" or "floor"
+    rows: pd.DataFrame
+    passed: bool
+    page: Path | None = None
+    notes: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """The rows that fail the gate."""
+        return self.rows[self.rows["failed"]]
+
+    def message(self) -> str:
+        """The readable table of a failure (or a one-line pass)."""
+        return format_message(self)
+
+    def to_markdown(self) -> str:
+        """A Markdown summary for a CI step summary."""
+        return format_markdown(self)
+
+
+# --------------------------------------------------------------------------- the gates
+
+
+def assert_no_regression(
+    report: Any,
+    baseline: Any,
+    scores: Sequence[str] = ("beir_ndcg@10",),
+    max_drop: float = 0.0,
+    alpha: float = 0.05,
+    modes: Sequence[str] | None = None,
+    by: Any = None,
+    *,
+    output_dir: str | os.PathLike[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    method: str = "auto",
+) -> GateResult:
+    """Fail on a significant drop (paired test, Holm over scores × modes × slices) > ``max_drop``.
+
+    Raises ``RegressionError`` (an AssertionError) with the table and the comparison page's
+    path; ``GateInputError`` when the reports cannot be compared. Returns the result otherwise.
+    ``method`` picks the tests' null distributions, as in :func:`heta_notebook.compare`.
+    """
+    result = check_regression(
+        report,
+        baseline,
+        scores=scores,
+        max_drop=max_drop,
+        alpha=alpha,
+        modes=modes,
+        by=by,
+        output_dir=output_dir,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
+    )
+    _notify(result)
+    if not result.passed:
+        raise RegressionError(result.message(), result)
+    return result
+
+
+def assert_scores(
+    report: Any, floors: Mapping[str, str | float], modes: Sequence[str] | None = None
+) -> GateResult:
+    """Fail when a score's mean misses its floor in any mode: ``{"beir_ndcg@10": ">= 0.33"}``.
+
+    A bare number means ``>=``. Means are over scored cases (skipped and failed left out).
+    """
+    result = check_scores(report, floors, modes=modes)
+    _notify(result)
+    if not result.passed:
+        raise AssertionError(result.message())
+    return result
+
+
+def check_regression(
+    report: Any,
+    baseline: Any,
+    scores: Sequence[str] = ("beir_ndcg@10",),
+    max_drop: float = 0.0,
+    alpha: float = 0.05,
+    modes: Sequence[str] | None = None,
+    by: Any = None,
+    *,
+    output_dir: str | os.PathLike[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    write_page: bool = True,
+    method: str = "auto",
+) -> GateResult:
+    """:func:`assert_no_regression` without raising on a regression (the CLI's engine)."""
+    from heta_notebook.analysis._compare import compare
+
+    new, old = load_report(report, "report"), load_report(baseline, "baseline")
+    if old.benchmark.key != new.benchmark.key:
+        raise GateInputError(
+            f"different benchmarks: baseline is {old.benchmark.key}, the new report is "
+            f"{new.benchmark.key}; a gate compares the same cases (name:version:split)"
+        )
+    if max_drop < 0 or not 0 < alpha < 1:
+        raise GateInputError(f"max_drop must be >= 0 and 0 < alpha < 1 (got {max_drop}, {alpha})")
+    scores = _as_list(scores, "scores")
+    comparison = compare(
+        {BASELINE: old, NEW: new},
+        baseline=BASELINE,
+        by=by,
+        n_resamples=n_resamples,
+        seed=seed,
+        method=method,
+    )
+    modes = _check_inputs(comparison, old, new, scores, modes)
+    comparison = comparison.select(scores=scores, modes=modes)
+    sig = comparison.significance()
+    rows = _regression_rows(comparison, sig, max_drop, alpha)
+    notes = tuple(comparison.notes())
+    settings = {
+        "scores": scores,
+        "modes": modes,
+        "max_drop": max_drop,
+        "alpha": alpha,
+        "by": by if isinstance(by, str) or by is None else "custom",
+        "method": method,
+        "baseline": old.report_id,
+        "new": new.report_id,
+    }
+    result = GateResult("regression", rows, not rows["failed"].any(), None, notes, settings)
+    if write_page:
+        page = write_gate_page(result, comparison, gate_dir(output_dir), _page_stem(old, new))
+        result = GateResult(result.kind, rows, result.passed, page, notes, settings)
+    return result
+
+
+def check_scores(
+    report: Any, floors: Mapping[str, str | float], modes: Sequence[str] | None = None
+) -> GateResult:
+    """:func:`assert_scores` without raising: one row per score × mode with its floor."""
+    rep = load_report(report, "report")
+    summary = rep.summary()
+    wanted = list(modes) if modes is not None else list(dict.fromkeys(summary["query_mode"]))
+    rows = []
+    for name, rule in floors.items():
+        op, bound = parse_floor(rule)
+        picked = summary[summary["score"] == name]
+        if picked.empty:
+            raise GateInputError(_missing(f"score {name!r}", list(dict.fromkeys(summary["score"]))))
+        for mode in wanted:
+            row = picked[picked["query_mode"] == mode]
+            if row.empty:
+                raise GateInputError(
+                    _missing(f"mode {mode!r} for {name!r}", list(picked["query_mode"]))
+                )
+            r = row.iloc[0]
+            ok = bool(pd.notna(r["mean"]) and _OPS[op](float(r["mean"]), bound))
+            rows.append(
+                {
+                    "score": name,
+                    "mode": mode,
+                    "mean": r["mean"],
+                    "n": int(r["n"]),
+                    "ci_low": r["ci_low"],
+                    "ci_high": r["ci_high"],
+                    "rule": f"{op} {bound:g}",
+                    "failed": not ok,
+                }
+            )
+    frame = pd.DataFrame(
+        rows, columns=["score", "mode", "mean", "n", "ci_low", "ci_high", "rule", "failed"]
+    )
+    return GateResult(
+        "floor",
+        frame,
+        not frame["failed"].any(),
+        None,
+        (),
+        {"report": rep.report_id, "floors": dict(floors)},
+    )
+
+
+def parse_floor(rule: str | float) -> tuple[str, float]:
+    """``">= 0.33"`` → (">=", 0.33); a bare number means ``>=``."""
+    if isinstance(rule, (int, float)) and not isinstance(rule, bool):
+        return ">=", float(rule)
+    match = re.fullmatch(
+        r"\s*(>=|<=|==|>|<)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*", str(rule)
+    )
+    if not match:
+        raise GateInputError(f"cannot read the floor {rule!r}; write e.g. '>= 0.33'")
+    return match.group(1) or ">=", float(match.group(2))
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def load_report(source: Any, what: str = "report") -> EvaluationReport:
+    """A report from a report, a run result, a ``report.json`` path or a folder holding one."""
+    if isinstance(source, EvaluationReport):
+        return source
+    if isinstance(getattr(source, "report", None), EvaluationReport):
+        return source.report
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir() and (path / "report.json").is_file():
+            path = path / "report.json"
+        if not path.exists():
+            raise GateInputError(f"{what}: no report at {path}")
+        try:
+            return EvaluationReport.load(path)
+        except (ValueError, OSError) as exc:
+            raise GateInputError(f"{what}: {exc}") from exc
+    raise GateInputError(f"{what}: cannot gate a {type(source).__name__}; pass a report or a path")
+
+
+def slim_report(report: EvaluationReport) -> EvaluationReport:
+    """A copy without retrieved or cited texts and traces: what a committed baseline needs
+    (scores, result ids, answers, evidence) at a fraction of the size."""
+    results = []
+    for r in report.case_results:
+        response = r.response
+        if response is not None and (
+            response.trace
+            or any(x.text for x in response.results)
+            or any(c.text for c in response.citations)
+        ):
+            response = response.model_copy(
+                update={
+                    "results": tuple(x.model_copy(update={"text": ""}) for x in response.results),
+                    "citations": tuple(
+                        c.model_copy(update={"text": None}) for c in response.citations
+                    ),
+                    "trace": (),
+                }
+            )
+            r = r.model_copy(update={"response": response})
+        results.append(r)
+    return report.model_copy(update={"case_results": tuple(results)})
+
+
+def _check_inputs(
+    comparison: Any,
+    old: EvaluationReport,
+    new: EvaluationReport,
+    scores: list[str],
+    modes: Sequence[str] | None,
+) -> list[str]:
+    """The modes to check (both reports' shared modes by default); every score must exist."""
+    for label, rep in ((BASELINE, old), (NEW, new)):
+        known = set(rep.score_names)
+        for name in scores:
+            if name not in known:
+                raise GateInputError(
+                    _missing(f"score {name!r} in the {label} report", list(rep.score_names))
+                )
+    numeric = set(comparison.score_names)
+    text = [s for s in scores if s not in numeric]
+    if text:
+        raise GateInputError(f"score {text[0]!r} is not numeric; a gate compares numbers")
+    by_label = {
+        lab: {v.mode for v in comparison.variants if v.report == lab} for lab in (BASELINE, NEW)
+    }
+    shared = [m for m in comparison.modes if m in by_label[BASELINE] and m in by_label[NEW]]
+    if modes is None:
+        if not shared:
+            raise GateInputError(
+                "the reports share no query mode: "
+                f"baseline {sorted(by_label[BASELINE])}, "
+                f"new {sorted(by_label[NEW])}"
+            )
+        return shared
+    modes = _as_list(modes, "modes")
+    for mode in modes:
+        if mode not in shared:
+            raise GateInputError(_missing(f"mode {mode!r} in both reports", shared))
+    return modes
+
+
+def _as_list(values: Sequence[str] | str, what: str) -> list[str]:
+    items = [values] if isinstance(values, str) else list(values)
+    if not items:
+        raise GateInputError(f"no {what} to check")
+    return items
+
+
+def _missing(what: str, known: Iterable[str]) -> str:
+    return f"no {what} (known: {', '.join(known) or 'none'})"
+
+
+# --------------------------------------------------------------------------- rows and examples
+
+
+def _regression_rows(comparison: Any, sig: pd.DataFrame, max_drop: float, alpha: float):
+    rows = []
+    for r in sig.to_dict("records"):
+        a, b = comparison.variant(r["baseline"]), comparison.variant(r["variant"])
+        drop = -float(r["delta"]) if not math.isnan(r["delta"]) else 0.0
+        significant = bool(r["p_holm"] < alpha) if not math.isnan(r["p_holm"]) else False
+        failed = significant and drop > 0 and drop > max_drop
+        rows.append(
+            {
+                **({"slice": r["slice"]} if "slice" in r else {}),
+                "score": r["score"],
+                "mode": b.mode,
+                "baseline_mean": r["baseline_mean"],
+                "new_mean": r["variant_mean"],
+                "delta": r["delta"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+                "p_value": r["p_value"],
+                "p_holm": r["p_holm"],
+                "p_method": r.get("p_method", ""),
+                "n_pairs": r["n_pairs"],
+                "wins": r["wins"],
+                "losses": r["losses"],
+                "failed": failed,
+                "examples": _examples(comparison, r["score"], a, b, r.get("slice"))
+                if failed
+                else [],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _examples(comparison: Any, score: str, a: Any, b: Any, slice_: Any) -> list[str]:
+    """A few cases that lost evidence or flipped verdict, among the largest per-case drops."""
+    deltas = comparison.deltas(score, a, b)
+    if slice_ is not None:
+        mask = dict(comparison.slice_masks(comparison.by)).get(slice_)
+        deltas = deltas[deltas["case_id"].isin(set(comparison.aligned.case_ids[mask]))]
+    drops = deltas[deltas["delta"] < 0].sort_values("delta", kind="stable")
+    flips = comparison.verdict_flips(score, a, b)
+    flipped = set(flips[flips["passed_a"] & ~flips["passed_b"]]["case_id"])
+    lines, plain = [], []
+    for d in drops.head(_CANDIDATES).itertuples(index=False):
+        change = f"{score} {d.baseline_value:.3f} → {d.value:.3f}"
+        lost = _lost_evidence(comparison, a, b, d.case_id)
+        if lost or d.case_id in flipped:
+            what = [f"lost evidence {', '.join(lost[:3])}"] if lost else []
+            what += ["verdict passed → failed"] if d.case_id in flipped else []
+            lines.append(f"{d.case_id}: {'; '.join(what)} ({change})")
+        else:
+            plain.append(f"{d.case_id}: {change}")
+    return (lines + plain)[:MAX_EXAMPLES]
+
+
+_CANDIDATES = 20  # the largest drops looked at for lost evidence / flipped verdicts
+
+
+def _lost_evidence(comparison: Any, a: Any, b: Any, case_id: str) -> list[str]:
+    """Labels of expected evidence matched under ``a`` and missed under ``b`` for one case."""
+    from heta_notebook.analysis._frames import case_evidence
+
+    ra, rb = comparison.case_result(a, case_id), comparison.case_result(b, case_id)
+    if ra is None or rb is None:
+        return []
+    found_b = {row["label"] for row in case_evidence(rb) if row["matched"]}
+    return [
+        str(row["label"])
+        for row in case_evidence(ra)
+        if row["matched"] and row["label"] not in found_b
+    ]
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return (
+        "–"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else f"{value:.{digits}f}"
+    )
+
+
+def _signed(value: float) -> str:
+    return "–" if math.isnan(value) else f"{value:+.3f}"
+
+
+def _p(value: float) -> str:
+    if math.isnan(value):
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _table_rows(result: GateResult, only_failed: bool) -> tuple[list[str], list[list[str]]]:
+    rows = result.failures if only_failed else result.rows
+    if result.kind == "floor":
+        header = ["score", "mode", "mean", "95% CI", "rule", "n", "status"]
+        body = [
+            [
+                r["score"],
+                r["mode"],
+                _fmt(r["mean"]),
+                f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
+                r["rule"],
+                str(r["n"]),
+                "FAIL" if r["failed"] else "ok",
+            ]
+            for r in rows.to_dict("records")
+        ]
+        return header, body
+    sliced = "slice" in result.rows.columns
+    header = [
+        *(["slice"] if sliced else []),
+        "score",
+        "mode",
+        "baseline → new",
+        "delta [95% CI]",
+        "p (Holm)",
+        "W/L",
+        "status",
+    ]
+    body = []
+    for r in rows.to_dict("records"):
+        status = "REGRESSION" if r["failed"] else "ok"
+        body.append(
+            [
+                *([str(r["slice"])] if sliced else []),
+                r["score"],
+                r["mode"],
+                f"{_fmt(r['baseline_mean'])} → {_fmt(r['new_mean'])}",
+                f"{_signed(r['delta'])} [{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
+                _p(r["p_holm"]),
+                f"{r['wins']}/{r['losses']}",
+                status,
+            ]
+        )
+    return header, body
+
+
+def _text_table(header: list[str], body: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
+
+
+def format_message(result: GateResult) -> str:
+    """The failure message: what failed, a table, example cases, the page."""
+    if result.kind == "floor":
+        header, body = _table_rows(result, only_failed=False)
+        verdict = "below their floor" if not result.passed else "at or above their floor"
+        return f"scores {verdict}:\n{_text_table(header, body)}"
+    s = result.settings
+    if result.passed:
+        head = (
+            f"no significant regression beyond max_drop={s['max_drop']:g} "
+            f"({len(result.rows)} checks, alpha={s['alpha']:g}, Holm)"
+        )
+    else:
+        head = (
+            f"{len(result.failures)} significant regression(s) beyond "
+            f"max_drop={s['max_drop']:g} (paired sign-flip test, Holm over "
+            f"{len(result.rows)} checks, alpha={s['alpha']:g}); "
+            f"baseline {s['baseline']!r} → new {s['new']!r}"
+        )
+    header, body = _table_rows(result, only_failed=not result.passed)
+    parts = [head, _text_table(header, body)]
+    for r in result.failures.to_dict("records"):
+        if r["examples"]:
+            where = f"{r['score']} · {r['mode']}" + (f" · {r['slice']}" if "slice" in r else "")
+            parts.append(f"examples ({where}):\n" + "\n".join(f"  - {e}" for e in r["examples"]))
+    if result.page is not None:
+        parts.append(f"comparison page: {result.page}")
+    return "\n".join(parts)
+
+
+def format_markdown(result: GateResult) -> str:
+    """The result as Markdown: a verdict line, the table, examples and notes."""
+    header, body = _table_rows(result, only_failed=False)
+    verdict = "✅ passed" if result.passed else "❌ failed"
+    what = "Regression gate" if result.kind == "regression" else "Score floors"
+    lines = [f"### {what}: {verdict}", ""]
+    if result.kind == "regression":
+        s = result.settings
+        lines += [
+            f"Baseline `{s['baseline']}` → new `{s['new']}`; paired sign-flip test, Holm "
+            f"over {len(result.rows)} checks, alpha {s['alpha']:g}, "
+            f"max drop {s['max_drop']:g}.",
+            "",
+        ]
+    esc = lambda text: str(text).replace("|", "\\|")  # noqa: E731
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "---|" * len(header))
+    lines += ["| " + " | ".join(map(esc, row)) + " |" for row in body]
+    lines.append("")
+    for r in result.failures.to_dict("records") if result.kind == "regression" else ():
+        for example in r.get("examples") or ():
+            lines.append(f"- `{esc(r['score'])}` · {esc(r['mode'])}: {esc(example)}")
+    lines += [f"> {esc(note)}" for note in result.notes]
+    if result.page is not None:
+        lines.append(f"\nComparison page: `{result.page}`")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def gate_dir(output_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where comparison pages go: ``output_dir``, the pytest plugin's folder, $HETA_GATE_DIR,
+    else ``./heta-gates``."""
+    if output_dir is not None:
+        return Path(output_dir)
+    if _LISTENERS and _LISTENERS[-1].gate_dir is not None:
+        return Path(_LISTENERS[-1].gate_dir)
+    return Path(os.environ.get(GATE_DIR_ENV) or "heta-gates")
+
+
+def _page_stem(old: EvaluationReport, new: EvaluationReport) -> str:
+    """The running test's id when under pytest, else ``gate-{new}-vs-{baseline}``."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    text = current or f"gate-{new.report_id}-vs-{old.report_id}"
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:150] or "gate"
+    _PAGES[stem] = _PAGES.get(stem, 0) + 1
+    return stem if _PAGES[stem] == 1 else f"{stem}-{_PAGES[stem]}"
+
+
+_PAGES: dict[str, int] = {}
+
+
+def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str) -> Path:
+    """The gate's table above the full comparison view, as one offline HTML page."""
+    from heta_notebook._util.paths import atomic_write_text
+    from heta_notebook.display._export import html_page
+    from heta_notebook.display._html import raw, table, tag
+
+    header, body = _table_rows(result, only_failed=False)
+    verdict = "passed" if result.passed else "FAILED"
+    head = result.message().split("\n", 1)[0]
+    examples = [
+        tag("li", f"{r['score']} · {r['mode']}: {e}")
+        for r in result.failures.to_dict("records")
+        for e in r["examples"]
+    ]
+    gate = [
+        tag("h2", f"Regression gate {verdict}"),
+        tag("p", head),
+        table(header, body),
+        tag("ul", *examples) if examples else "",
+    ]
+    html = html_page(f"heta gate · {stem}", [*gate, raw(comparison.to_html())], plotly=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = (folder / f"{stem}.html").resolve()
+    atomic_write_text(path, html)
+    return path
+
+
+# --------------------------------------------------------------------------- listeners (pytest)
+
+
+@dataclass
+class GateListener:
+    """Collects the gates that ran (the pytest plugin's terminal summary) and sets the page folder."""
+
+    gate_dir: Path | None = None
+    records: list[tuple[str, GateResult]] = field(default_factory=list)
+
+
+_LISTENERS: list[GateListener] = []
+
+
+def _notify(result: GateResult) -> None:
+    if _LISTENERS:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        _LISTENERS[-1].records.append((test, result))
+
+
+def summary_line(result: GateResult) -> str:
+    """One line per gate for a terminal: verdict, the worst delta, the page."""
+    if result.kind == "floor":
+        bad = result.failures
+        what = f"{len(bad)} below floor" if len(bad) else f"{len(result.rows)} floors met"
+        return f"{'PASS' if result.passed else 'FAIL'} {what}"
+    rows = result.rows
+    worst = rows.loc[rows["delta"].astype(float).idxmin()] if rows["delta"].notna().any() else None
+    detail = (
+        f"worst {worst['score']} · {worst['mode']} {_signed(float(worst['delta']))} "
+        f"(p={_p(float(worst['p_holm']))})"
+        if worst is not None
+        else "no pairs"
+    )
+    page = f" → {result.page}" if result.page else ""
+    return f"{'PASS' if result.passed else 'FAIL'} {len(rows)} checks, {detail}{page}"
+
+
+__all__ = [
+    "GateInputError",
+    "GateResult",
+    "RegressionError",
+    "assert_no_regression",
+    "assert_scores",
+    "check_regression",
+    "check_scores",
+    "load_report",
+    "parse_floor",
+    "slim_report",
+]
