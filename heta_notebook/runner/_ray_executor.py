@@ -36,7 +36,6 @@ import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -393,17 +392,32 @@ def _build(context: _Context, unit_kb: str, rebuild: bool, label: str) -> tuple[
     return asyncio.run(go())
 
 
+@dataclass
+class _ShardCheckpoint:
+    """One shard task's checkpoint in its run's shard store: results appended as JSON lines
+    (one task writes one shard id, so no lock; a retried task reads what it left)."""
+
+    store: ReportStore
+    shard_id: str
+
+    def read(self) -> list[EvaluationCaseResult]:
+        from heta_notebook.store import SHARD_KB
+
+        return self.store.read_checkpoint(SHARD_KB, self.shard_id)
+
+    def append(self, results: list[EvaluationCaseResult], scores: Any = None) -> None:
+        from heta_notebook.store import SHARD_KB
+
+        self.store.append_cases(SHARD_KB, self.shard_id, results)
+
+
 def _run_shard(context: _Context, shard: _Shard) -> list[tuple[int, EvaluationCaseResult]]:
     """Answer and score one shard's items (skipping its checkpointed ones); return them all."""
     from heta_notebook.runner._benchmark import _answerer
-    from heta_notebook.store import SHARD_KB
 
     async def go() -> list[tuple[int, EvaluationCaseResult]]:
         store, sid = shard.checkpoint, shard.checkpoint_id
-        with store.run(SHARD_KB, sid) if store is not None else nullcontext() as run:
-            return await shard_items(run)
-
-    async def shard_items(run: RunHandle | None) -> list[tuple[int, EvaluationCaseResult]]:
+        run = _ShardCheckpoint(store, sid) if store is not None else None
         done = {(r.case_id, r.query_mode): r for r in run.read()} if run is not None else {}
         kb = await _knowledge_base(context, shard.unit_kb)
         answer = _answerer(kb, context.config)
