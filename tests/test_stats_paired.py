@@ -200,3 +200,17 @@ def test_slices_join_their_scores_family_under_every_test():
         "(2 pairs × 2 slices)"
     )
     assert "paired t-test, Holm over 4 tests of s0@10" in c.to_html()  # the slice section
+
+
+@pytest.mark.parametrize("test", ["t-test", "wilcoxon"])
+def test_the_ci_says_how_it_was_obtained_under_every_test(test):
+    reports = _reports(n_scores=1, modes=("bm25",))
+    resampled = compare(reports, test=test, n_resamples=500)
+    assert set(resampled.significance()["ci_method"]) == {"bootstrap"}
+    assert "bootstrap 95% CI (500 resamples)" in resampled.to_html()
+    forced = compare(reports, test=test, method="asymptotic")
+    sig = forced.significance()
+    assert set(sig["ci_method"]) == {"asymptotic"} and set(sig["test"]) == {test}
+    assert "bootstrap 95% CI (asymptotic forms)" in forced.to_html()
+    # the p-value is the chosen test's either way; only the CI's method changed
+    np.testing.assert_array_equal(sig["p_value"], resampled.significance()["p_value"])

@@ -758,6 +758,7 @@ def _significance_frame(
                         "ties": int(result.ties[k]),
                         "losses": int(result.losses[k]),
                         "p_method": result.method[k],
+                        "ci_method": result.ci_method[k],
                     }
                 )
     frame = pd.DataFrame(rows)

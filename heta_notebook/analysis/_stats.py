@@ -104,12 +104,13 @@ class PairedTest:
     n: np.ndarray
     mean_diff: np.ndarray
     p_value: np.ndarray
-    method: np.ndarray  # "exact", "monte-carlo", "normal-tail" or "asymptotic" per column
+    method: np.ndarray  # how each p was obtained: "exact", "monte-carlo", "t-distribution", ...
     ci_low: np.ndarray
     ci_high: np.ndarray
     wins: np.ndarray
     ties: np.ndarray
     losses: np.ndarray
+    ci_method: np.ndarray | None = None  # "bootstrap" (resampled) or "asymptotic" per column
 
 
 def paired_test(
@@ -165,7 +166,10 @@ def paired_test(
     total = _by_column_blocks(lambda block: np.nansum(block, axis=0), d)
     with np.errstate(invalid="ignore"):
         mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
-    return PairedTest(n, mean, p, p_method, low, high, wins, ties, losses)
+    ci_method = np.full(d.shape[1], "bootstrap", dtype=object)
+    for group in plan:
+        ci_method[group.cols[group.asymptotic]] = "asymptotic"
+    return PairedTest(n, mean, p, p_method, low, high, wins, ties, losses, ci_method)
 
 
 def paired_permutation_test(

@@ -94,8 +94,8 @@ def _holm_family(comparison: Comparison, sig: pd.DataFrame) -> str:
 
 
 def _resampling(comparison: Comparison, sig: pd.DataFrame) -> str:
-    """How the null distributions were obtained: resampled, asymptotic, or both."""
-    methods = set(sig["p_method"]) if "p_method" in sig else set()
+    """How the bootstrap CIs (and permutation nulls) were obtained: resampled, asymptotic, both."""
+    methods = set(sig["ci_method"]) if "ci_method" in sig else set()
     resampled = f"{fmt_int(comparison.n_resamples)} resamples"
     if "asymptotic" not in methods:
         return resampled
