@@ -4,6 +4,7 @@ python -m heta_notebook export REPORT.json [MORE.json ...] -o report.html [--for
 python -m heta_notebook ls STORE [--long | --json]
 python -m heta_notebook run-notebook NOTEBOOK.ipynb -o OUTDIR
 python -m heta_notebook gate NEW --baseline OLD [--score S ...] [--max-drop X] [--alpha A]
+                                [--test permutation|t-test|wilcoxon] [--family score|all]
 """
 
 from __future__ import annotations
@@ -223,6 +224,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
             output_dir=args.page_dir,
             n_resamples=args.resamples,
             method=args.method,
+            test=args.test,
+            family=args.family,
         )
     except GateInputError as exc:
         print(f"gate: unusable input: {exc}", file=sys.stderr)
@@ -293,6 +296,18 @@ def add_gate_parser(sub: Any) -> None:
         default="auto",
         help="null distributions: auto (asymptotic at >= 20,000 well-spread pairs), "
         "monte-carlo or asymptotic",
+    )
+    gate.add_argument(
+        "--test",
+        choices=("permutation", "t-test", "wilcoxon"),
+        default="permutation",
+        help="paired test: sign-flip permutation (default), paired t-test or Wilcoxon signed-rank",
+    )
+    gate.add_argument(
+        "--family",
+        choices=("score", "all"),
+        default="score",
+        help="Holm family: each score over its modes and slices (default), or all checks at once",
     )
     gate.add_argument(
         "--summary-md",

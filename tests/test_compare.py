@@ -68,17 +68,34 @@ def test_a_clear_shift_is_significant_and_delta_is_exact():
     assert unchanged["p_value"] == 1.0 and unchanged["ties"] == 60
 
 
-def test_holm_adjusts_across_all_comparisons_shown():
-    a, b = _pair(shift=0.03, seed=3)
-    c = compare([a, b, scored_report("third", {"ndcg@10": [0.5] * 60, "recall@10": [0.4] * 60})])
-    sig = c.significance()
-    assert len(sig) == 4  # 2 scores × 2 pairs
-    p = sig["p_value"].to_numpy()
+def _holm_reference(p: np.ndarray) -> np.ndarray:
+    """Holm by hand: sort, scale by (m - rank), running maximum, cap at 1."""
     order = np.argsort(p)
-    manual = np.minimum(np.maximum.accumulate((4 - np.arange(4)) * p[order]), 1)
-    np.testing.assert_allclose(sig["p_holm"].to_numpy()[order], manual)
-    narrower = c.select(scores=["ndcg@10"]).significance()
-    assert len(narrower) == 2 and (narrower["p_holm"].to_numpy() <= sig["p_holm"].max()).all()
+    m = len(p)
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(np.maximum.accumulate((m - np.arange(m)) * p[order]), 1)
+    return adjusted
+
+
+def test_holm_family_is_one_score_across_the_pairs_unless_all():
+    a, b = _pair(shift=0.03, seed=3)
+    third = scored_report("third", {"ndcg@10": [0.5] * 60, "recall@10": [0.4] * 60})
+    c = compare([a, b, third])
+    assert (c.test, c.family) == ("permutation", "score")
+    sig = c.significance()
+    assert len(sig) == 4  # 2 scores × 2 pairs: two families of 2, not one of 4
+    assert sig["family_size"].tolist() == [2, 2, 2, 2]
+    assert sig["family"].tolist() == ["ndcg@10", "ndcg@10", "recall@10", "recall@10"]
+    for _, rows in sig.groupby("score"):
+        np.testing.assert_allclose(rows["p_holm"], _holm_reference(rows["p_value"].to_numpy()))
+    every = compare([a, b, third], family="all").significance()
+    assert (every["family"] == "all").all() and (every["family_size"] == 4).all()
+    np.testing.assert_allclose(every["p_holm"], _holm_reference(every["p_value"].to_numpy()))
+    assert (every["p_holm"] >= sig["p_holm"]).all()  # a larger family never lowers a p
+    narrower = compare([a, b, third], family="all").select(scores=["ndcg@10"]).significance()
+    assert len(narrower) == 2 and (narrower["family_size"] == 2).all()
+    with pytest.raises(ValueError, match="family must be one of score, all"):
+        compare([a, b], family="everything")
 
 
 def test_deltas_are_per_case_and_signed():
@@ -195,7 +212,7 @@ def test_manifest_diff_and_headline():
     ]
     [line] = c.headline()
     assert line.startswith("chunking.size 100 → document: ndcg@10 +0.1")
-    assert line.endswith("(p<0.001)")
+    assert line.endswith("(p<0.001, sign-flip permutation test, Holm over 1 pair)")
 
 
 def test_flatten_nested_manifests():

@@ -40,7 +40,8 @@ def test_table_shows_variants_best_deltas_marks_and_notes():
     assert 'class="hn-best"' in html and "+0.100**" in html
     assert "40/0/0" in html  # wins/ties/losses under the delta
     assert "chunking.size" in html and "document" in html
-    assert "Holm-corrected across 1 comparisons" in html
+    assert "paired sign-flip permutation test" in html
+    assert "Holm-corrected across the 1 comparisons of each score" in html
 
 
 def test_table_lists_missing_cases_and_pivot_swaps_axes(comparison):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import pandas as pd
 import pytest
 
 from heta_notebook.cli import main
@@ -53,7 +54,8 @@ def test_degraded_recipe_fails_naming_score_mode_delta_and_examples(base, worse,
         base.summary().set_index("score").loc["beir_ndcg@10", "mean"]
         - worse.summary().set_index("score").loc["beir_ndcg@10", "mean"]
     )
-    assert "2 significant regression(s)" in message and "Holm over 2 checks" in message
+    assert "2 significant regression(s)" in message
+    assert "sign-flip permutation test, Holm over the 1 check of each score" in message
     assert "beir_ndcg@10" in message and "beir_recall@10" in message
     assert "full_text_search" in message and f"{-delta:+.3f}" in message
     assert "REGRESSION" in message and "lost evidence" in message  # example cases
@@ -88,6 +90,43 @@ def test_method_picks_the_null_distribution_and_is_reported(base, worse, tmp_pat
     assert auto.passed is forced.passed is False  # a large drop either way
     with pytest.raises(ValueError, match="method"):
         check_regression(worse, base, output_dir=tmp_path, method="bayes")
+
+
+@pytest.mark.parametrize("test", ["t-test", "wilcoxon"])
+def test_gates_take_the_papers_tests_and_name_them(base, worse, test, tmp_path):
+    from scipy import stats as sps
+
+    scores = ("beir_ndcg@10", "beir_recall@10")
+    with pytest.raises(RegressionError) as caught:
+        assert_no_regression(worse, base, scores=scores, test=test, output_dir=tmp_path)
+    result = caught.value.result
+    assert result.settings["test"] == test and set(result.rows["test"]) == {test}
+    name = {"t-test": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test"}[test]
+    assert f"({name}, Holm over the 1 check of each score" in str(caught.value)
+    assert f"{name}, Holm over the 1 check of each score" in result.to_markdown()
+
+    # each row's p is scipy's on the paired per-case values
+    def ndcg(report):
+        long = report.frames().scores()
+        picked = long[(long["score"] == "beir_ndcg@10") & (long["status"] == "scored")]
+        return picked.set_index("case_id")["value"]
+
+    paired = pd.concat({"old": ndcg(base), "new": ndcg(worse)}, axis=1).dropna()
+    scipy_test = sps.ttest_rel if test == "t-test" else sps.wilcoxon
+    scipy_p = scipy_test(paired["new"], paired["old"]).pvalue
+    row = result.rows.set_index("score").loc["beir_ndcg@10"]
+    assert row["p_value"] == pytest.approx(scipy_p, rel=1e-9)
+    # one family over both scores doubles the smaller p (Holm over 2)
+    every = check_regression(
+        worse, base, scores=scores, test=test, family="all", output_dir=tmp_path, write_page=False
+    )
+    assert (every.rows["family_size"] == 2).all()
+    assert f"{name}, Holm over 2 checks" in every.message()
+    assert every.rows["p_holm"].min() == pytest.approx(min(2 * every.rows["p_value"].min(), 1))
+    with pytest.raises(GateInputError, match="test must be one of permutation, t-test, wilcoxon"):
+        check_regression(worse, base, test="anova", output_dir=tmp_path)
+    with pytest.raises(GateInputError, match="family must be one of score, all"):
+        check_regression(worse, base, family="none", output_dir=tmp_path)
 
 
 def test_slices_join_the_holm_family(base, worse, tmp_path):
@@ -169,6 +208,15 @@ def test_cli_gate_exit_codes_summary_and_junit(base, worse, tmp_path, capsys):
     with pytest.raises(SystemExit):  # argparse names the choices
         main(["gate", str(new), "--baseline", str(old), "--method", "bayes", *pages])
     assert "invalid choice: 'bayes'" in capsys.readouterr().err
+    for test in ("t-test", "wilcoxon"):
+        args = ["gate", str(new), "--baseline", str(old), "--test", test, "--family", "all"]
+        assert main([*args, "--junit-xml", str(junit), *pages]) == 1
+        assert "Holm over 1 check" in capsys.readouterr().out
+    assert main(["gate", str(old), "--baseline", str(old), "--test", "wilcoxon", *pages]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["gate", str(new), "--baseline", str(old), "--test", "anova", *pages])
+    assert "invalid choice: 'anova'" in capsys.readouterr().err
 
 
 def test_slim_report_keeps_scores_and_ids(base):

@@ -7,8 +7,12 @@
 live in ``heta_notebook.display``.
 
 Significance: each variant is compared with its baseline on the cases both scored, with a
-paired sign-flip randomization test and a paired bootstrap CI of the mean difference
-(``heta_notebook.analysis._stats``), Holm-corrected across every comparison shown.
+paired test (``test=``: the sign-flip randomization test by default, the paired t-test or the
+Wilcoxon signed-rank test) and a paired bootstrap CI of the mean difference
+(``heta_notebook.analysis._stats``). Holm's correction runs within each score, across the
+pairs (modes and slices) compared (``family="score"``), or over every score at once
+(``family="all"``). The test and the family are data: ``Comparison.test`` / ``.family``, the
+``test`` / ``family`` / ``family_size`` columns of ``significance()``, and ``test_note()``.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ def compare(
     confidence: float = 0.95,
     by: SliceKey | None = None,
     method: str = "auto",
+    test: str = "permutation",
+    family: str = "score",
     **filters: Any,
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
@@ -54,11 +60,16 @@ def compare(
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
     Reports of different benchmarks are refused unless ``allow_different_benchmarks``.
     ``by`` (a case label or metadata key) makes ``significance()`` test each slice, with
-    every slice inside the Holm family. ``method`` picks the tests' null distributions:
+    every slice inside the Holm family. ``test``: ``"permutation"`` (paired sign-flip),
+    ``"t-test"`` (paired t) or ``"wilcoxon"`` (signed-rank). ``family``: Holm within each
+    score across the pairs, modes and slices (``"score"``) or over every test (``"all"``).
+    ``method`` picks the permutation test's and the bootstrap's null distributions:
     ``"auto"`` (asymptotic forms at ≥ 20,000 well-spread pairs, else exact / Monte Carlo),
     ``"monte-carlo"`` or ``"asymptotic"`` (see ``heta_notebook.analysis._stats``).
     """
-    stats.check_method(method)  # a bad method fails here, not when the table renders
+    stats.check_method(method)  # a bad option fails here, not when the table renders
+    stats.check_test(test)
+    stats.check_family(family)
     collected = collect_reports(reports, **filters)
     check_benchmarks(collected, allow_different_benchmarks)
     return Comparison(
@@ -69,6 +80,8 @@ def compare(
         confidence=confidence,
         by=by,
         method=method,
+        test=test,
+        family=family,
     )
 
 
@@ -145,7 +158,8 @@ class Comparison:
     """Several reports lined up case by case, with paired significance against a baseline.
 
     Immutable in spirit: ``select``, ``with_baseline`` and ``pivot`` return new comparisons
-    that share the aligned data. Displays as a table in Jupyter.
+    that share the aligned data. Displays as a table in Jupyter. ``test`` names the paired
+    test (``stats.TESTS``) and ``family`` the Holm family (``stats.FAMILIES``).
     """
 
     def __init__(
@@ -159,12 +173,17 @@ class Comparison:
         pivoted: bool = False,
         by: SliceKey | None = None,
         method: str = "auto",
+        test: str = "permutation",
+        family: str = "score",
         _state: dict[str, Any] | None = None,
     ) -> None:
+        stats.check_test(test)
+        stats.check_family(family)
         self.reports = dict(reports)
         self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
         self.by = by
         self.method = method
+        self.test, self.family = test, family
         self.pivoted = pivoted
         state = _state or {}
         self._frames: dict[str, ReportFrames] = state.get("frames") or {}
@@ -197,6 +216,8 @@ class Comparison:
             "pivoted": self.pivoted,
             "by": self.by,
             "method": self.method,
+            "test": self.test,
+            "family": self.family,
         }
         options.update({k: v for k, v in changes.items() if k in options})
         return Comparison(self.reports, _state=state, **options)
@@ -384,11 +405,12 @@ class Comparison:
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
     def significance(self, all_pairs: bool = False, by: Any = ...) -> pd.DataFrame:
-        """Per pair shown and score: mean delta, bootstrap CI, permutation p (raw and Holm), W/T/L.
+        """Per pair shown and score: mean delta, bootstrap CI, p of the comparison's test (raw
+        and Holm), W/T/L, and the ``test``, Holm ``family`` and ``family_size`` of each row.
 
-        ``all_pairs=True`` tests every pair of variants instead (Holm across all of them).
+        ``all_pairs=True`` tests every pair of variants instead (each in the Holm family).
         ``by`` (default: the comparison's ``by``) tests each slice: one row per slice × score ×
-        pair, in a first ``slice`` column, Holm across all of them.
+        pair, in a first ``slice`` column, every slice inside the Holm family.
         """
         by = self.by if by is ... else by
         if all_pairs:
@@ -424,8 +446,9 @@ class Comparison:
             confidence=self.confidence,
             seed=self.seed,
             method=self.method,
+            test=self.test,
         )
-        return _significance_frame(self, pairs, scores, result, masks)
+        return _significance_frame(self, pairs, scores, result, masks, self.test, self.family)
 
     def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
         """(slice, mask over the aligned cases) per slice of ``by``, in first-seen order."""
@@ -553,24 +576,36 @@ class Comparison:
         return "; ".join(parts) or "identical setup"
 
     def headline(self, score: str | None = None, show_mode: bool | None = None) -> list[str]:
-        """One line per comparison shown: what changed, then the delta of ``score`` and its p.
+        """One line per comparison shown: what changed, the delta of ``score``, its Holm p, the
+        test and the family (``"ndcg@10 +0.050 (p<0.01, paired t-test, Holm over 9 pairs)"``).
 
         With several modes each line starts with ``[mode]`` (``show_mode=False`` drops it).
         """
         score = score or self.primary_score
         show_mode = len(self.modes) > 1 if show_mode is None else show_mode
         sig = self._significance
+        note = self.test_note(score, of_score=False)
         lines = []
         for base, v in self.pairs():
             row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
             result = (
-                f"{format_delta(row['delta'])} ({format_p(row['p_holm'])})"
+                f"{format_delta(row['delta'])} ({format_p(row['p_holm'])}, {note})"
                 if row["n_pairs"]
                 else "no paired cases"
             )
             mode = f"[{v.mode}] " if show_mode and base.mode == v.mode else ""
             lines.append(f"{mode}{self.change_description(base, v)}: {score} {result}")
         return lines
+
+    def test_note(self, score: str | None = None, *, by: Any = None, of_score: bool = True) -> str:
+        """The test and Holm family behind ``score``'s p-values, in words:
+        ``"Wilcoxon signed-rank test, Holm over 9 pairs of beir_ndcg@10"``.
+
+        ``by`` (a slice key) describes the sliced table's family instead of the overall one.
+        """
+        score = score or self.primary_score
+        sig = self._significance if by is None else self.significance(by=by)
+        return describe_test(sig, self.test, self.family, score, of_score=of_score)
 
     def notes(self) -> list[str]:
         """Plain-language caveats: missing cases, failed queries, modes not run, text scores."""
@@ -626,7 +661,9 @@ class Comparison:
             f"<Comparison of {len(self.labels)} report(s) × {len(self.modes)} mode(s), "
             f"{len(self.aligned.case_ids)} cases, baseline {base!r}>"
         ]
-        lines += [f"  {line}" for line in self.headline()] if self._scores else []
+        if self._scores and self.pairs():
+            lines.append(f"  {self.test_note()}; bootstrap {self.confidence:.0%} CI")
+            lines += [f"  {line}" for line in self.headline()]
         return "\n".join(lines)
 
 
@@ -694,6 +731,8 @@ def _significance_frame(
     scores: Sequence[str],
     result: stats.PairedTest,
     masks: Sequence[tuple[str | None, Any]] = ((None, slice(None)),),
+    test: str = "permutation",
+    family: str = "score",
 ) -> pd.DataFrame:
     al = comparison.aligned
     rows = []
@@ -719,6 +758,7 @@ def _significance_frame(
                         "ties": int(result.ties[k]),
                         "losses": int(result.losses[k]),
                         "p_method": result.method[k],
+                        "ci_method": result.ci_method[k],
                     }
                 )
     frame = pd.DataFrame(rows)
@@ -738,11 +778,45 @@ def _significance_frame(
                 "wins",
                 "ties",
                 "losses",
+                "test",
+                "family",
+                "family_size",
             ]
         )
-    frame.insert(frame.columns.get_loc("p_value") + 1, "p_holm", stats.holm(frame["p_value"]))
+    families = frame["score"] if family == "score" else pd.Series("all", index=frame.index)
+    p_holm = stats.holm(frame["p_value"].to_numpy(), families.to_numpy())
+    frame.insert(frame.columns.get_loc("p_value") + 1, "p_holm", p_holm)
     frame.insert(frame.columns.get_loc("p_holm") + 1, "significant", frame["p_holm"] < 0.05)
+    frame["test"] = test
+    frame["family"] = families.to_numpy()
+    tested = frame["p_value"].notna().groupby(frame["family"]).transform("sum")
+    frame["family_size"] = tested.astype(int)
     return frame
+
+
+def describe_test(
+    sig: pd.DataFrame, test: str, family: str, score: str, *, of_score: bool = True
+) -> str:
+    """The test and Holm family of ``score``'s rows of a significance frame, in words."""
+    name = stats.TEST_NAMES[test]
+    rows = sig[sig["score"] == score] if family == "score" else sig
+    m = int(rows["p_value"].notna().sum())
+    slices = rows["slice"].nunique() if "slice" in rows else 1
+    pairs = rows[["baseline", "variant"]].drop_duplicates().shape[0]
+    if family == "all":
+        n_scores = rows["score"].nunique()
+        parts = [f"{n_scores} scores"] * (n_scores > 1) + [_plural(pairs, "pair")]
+        parts += [_plural(slices, "slice")] * (slices > 1)
+        return f"{name}, Holm over {_plural(m, 'test')} of {' × '.join(parts)}"
+    where = f" of {score}" if of_score else ""
+    if slices > 1:
+        detail = f"{_plural(pairs, 'pair')} × {_plural(slices, 'slice')}"
+        return f"{name}, Holm over {_plural(m, 'test')}{where} ({detail})"
+    return f"{name}, Holm over {_plural(m, 'pair')}{where}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _nanmean(x: np.ndarray) -> float:
@@ -790,6 +864,7 @@ __all__ = [
     "check_benchmarks",
     "collect_reports",
     "compare",
+    "describe_test",
     "flatten",
     "format_delta",
     "format_p",

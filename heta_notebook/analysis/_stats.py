@@ -13,7 +13,24 @@ multiplied with the whole difference matrix, so 300 comparisons cost one matrix 
   m·2/(B+1) (0.06 for 300 comparisons at 10,000 resamples) and nothing would be significant.
 - :func:`paired_bootstrap_ci`: percentile bootstrap CI of the mean difference (cases resampled
   with replacement, pairs kept together).
-- :func:`holm`: Holm's step-down correction of a family of p-values.
+- :func:`paired_t_test`: the paired (Student's) t-test, ``scipy.stats.ttest_rel`` on every
+  column at once (ranx's default test; Smucker et al., CIKM 2007, find it agrees with the
+  randomization test on IR scores).
+- :func:`paired_wilcoxon_test`: the Wilcoxon signed-rank test, ``scipy.stats.wilcoxon`` with
+  its defaults (what ``wilcoxon(b, a)`` returns for each column alone). **Zero differences**
+  (both variants score the same on a case, frequent in IR) are dropped before ranking
+  (``zero_method="wilcox"``, Wilcoxon's own rule and the default of scipy, R's ``wilcox.test``
+  and ranx); the n shown still counts them as pairs. **Ties** among the non-zero |d| get their
+  average rank. Null distribution per column, as scipy's ``method="auto"`` would pick for that
+  column alone: exact when it has at most 50 pairs and no ties or zeros; the exact sign-flip
+  distribution of the rank sum (all 2^n patterns) for at most 13 pairs with ties or zeros; else
+  the normal approximation with the tie-corrected variance and no continuity correction.
+- :func:`holm`: Holm's step-down correction of a family of p-values (or of several families
+  at once: one label per p-value).
+
+:func:`paired_test` runs any of the three tests (``test=``) beside the bootstrap CI. A column
+whose differences are all 0 gets p = 1 under every test (scipy's t-test and large-sample
+Wilcoxon return NaN there: no variance, no evidence of a difference).
 
 Large samples (``method="auto"``, the default): a column with at least
 :data:`ASYMPTOTIC_MIN_N` pairs whose differences are spread over at least
@@ -49,10 +66,12 @@ p-values add one to numerator and denominator, percentile CIs use linear interpo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +83,16 @@ EXACT_MAX_N = 12
 ASYMPTOTIC_MIN_N = 20_000  # pairs a column needs before "auto" uses the asymptotic forms
 ASYMPTOTIC_MIN_EFFECTIVE_N = 1_000  # ... and effective cases, (Σx²)²/Σx⁴ (module docstring)
 METHODS = ("auto", "monte-carlo", "asymptotic")
+TESTS = ("permutation", "t-test", "wilcoxon")
+TEST_NAMES = {  # how tables and headlines name each test
+    "permutation": "sign-flip permutation test",
+    "t-test": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+}
+FAMILIES = ("score", "all")  # Holm within each score (default), or over every test at once
+WILCOXON_ZERO_METHOD = "wilcox"  # zero differences are dropped before ranking
+WILCOXON_EXACT_MAX_N = 50  # scipy's "auto": exact null distribution up to 50 pairs (no ties)
+WILCOXON_ENUMERATE_MAX_N = 13  # ... with ties or zeros: all 2^n sign patterns up to 13 pairs
 _CHUNK_ELEMENTS = 10_000_000  # resamples × cases per block: ~40 MB of float32
 _BLOCK_ELEMENTS = 500_000  # cases × columns per block of the column-wise sums: 4 MB
 
@@ -75,12 +104,13 @@ class PairedTest:
     n: np.ndarray
     mean_diff: np.ndarray
     p_value: np.ndarray
-    method: np.ndarray  # "exact", "monte-carlo", "normal-tail" or "asymptotic" per column
+    method: np.ndarray  # how each p was obtained: "exact", "monte-carlo", "t-distribution", ...
     ci_low: np.ndarray
     ci_high: np.ndarray
     wins: np.ndarray
     ties: np.ndarray
     losses: np.ndarray
+    ci_method: np.ndarray | None = None  # "bootstrap" (resampled) or "asymptotic" per column
 
 
 def paired_test(
@@ -93,16 +123,20 @@ def paired_test(
     method: str = "auto",
     asymptotic_min_n: int = ASYMPTOTIC_MIN_N,
     asymptotic_min_effective_n: float = ASYMPTOTIC_MIN_EFFECTIVE_N,
+    test: str = "permutation",
 ) -> PairedTest:
-    """Permutation p-value, bootstrap CI and win/tie/loss of every column of ``d`` (b - a).
+    """p-value of ``test``, bootstrap CI and win/tie/loss of every column of ``d`` (b - a).
 
-    ``method``: ``"auto"`` (asymptotic forms for large, well-spread columns, see the module
-    docstring), ``"monte-carlo"`` (exact / Monte-Carlo only) or ``"asymptotic"``.
+    ``test``: ``"permutation"`` (sign-flip), ``"t-test"`` (paired t) or ``"wilcoxon"``
+    (signed-rank). ``method`` (the permutation test's and the bootstrap's null
+    distributions): ``"auto"`` (asymptotic forms for large, well-spread columns, see the
+    module docstring), ``"monte-carlo"`` (exact / Monte-Carlo only) or ``"asymptotic"``.
     Identical columns (e.g. recall@10 and evidence_recall@10 on document qrels) are
     resampled once: a column's result depends only on its own values and the seed.
     """
     d = _as_matrix(d)
     check_method(method)
+    check_test(test)
     plan = _plan(d, method, asymptotic_min_n, asymptotic_min_effective_n)
     if not all(group.asymptotic.all() for group in plan):  # something is resampled
         unique, inverse = _unique_columns(d)
@@ -116,17 +150,26 @@ def paired_test(
                 method=method,
                 asymptotic_min_n=asymptotic_min_n,
                 asymptotic_min_effective_n=asymptotic_min_effective_n,
+                test=test,
             )
             fields = PairedTest.__dataclass_fields__
             return PairedTest(*(getattr(once, f)[inverse] for f in fields))
-    p, p_method = _permutation(d, plan, n_resamples, seed, exact_max_n)
+    if test == "t-test":
+        p, p_method = paired_t_test(d)
+    elif test == "wilcoxon":
+        p, p_method = paired_wilcoxon_test(d)
+    else:
+        p, p_method = _permutation(d, plan, n_resamples, seed, exact_max_n)
     low, high = _bootstrap(d, plan, n_resamples, confidence, seed)
     wins, ties, losses = win_tie_loss(d)
     n = np.sum(~np.isnan(d), axis=0)
     total = _by_column_blocks(lambda block: np.nansum(block, axis=0), d)
     with np.errstate(invalid="ignore"):
         mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
-    return PairedTest(n, mean, p, p_method, low, high, wins, ties, losses)
+    ci_method = np.full(d.shape[1], "bootstrap", dtype=object)
+    for group in plan:
+        ci_method[group.cols[group.asymptotic]] = "asymptotic"
+    return PairedTest(n, mean, p, p_method, low, high, wins, ties, losses, ci_method)
 
 
 def paired_permutation_test(
@@ -149,6 +192,55 @@ def paired_permutation_test(
     check_method(method)
     plan = _plan(d, method, asymptotic_min_n, asymptotic_min_effective_n)
     return _permutation(d, plan, n_resamples, seed, exact_max_n)
+
+
+def paired_t_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided paired t-test of mean(d) = 0 per column; returns (p_values, methods).
+
+    Each column's p equals ``scipy.stats.ttest_rel(b, a).pvalue`` on its paired cases (NaN
+    pairs left out); columns sharing their cases are tested in one vectorised call.
+    """
+    from scipy import stats as sps
+
+    d = _as_matrix(d)
+
+    def p_values(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # n = 1 or no variance: NaN / 0
+            return np.asarray(sps.ttest_1samp(x, 0.0, axis=0).pvalue, dtype=float)
+
+    p = np.full(d.shape[1], np.nan)
+    for rows, cols in _groups(d):
+        p[cols] = _by_column_blocks(p_values, d, rows, cols)
+    methods = np.full(d.shape[1], "t-distribution", dtype=object)
+    return _no_difference(d, p, methods)
+
+
+def paired_wilcoxon_test(
+    d: np.ndarray, zero_method: str = WILCOXON_ZERO_METHOD
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Wilcoxon signed-rank test per column; returns (p_values, methods).
+
+    Each column's p equals ``scipy.stats.wilcoxon(b, a, zero_method=zero_method).pvalue`` on
+    its paired cases; the null distribution is chosen per column (module docstring), so a
+    column's p never depends on the other columns. ``methods``: ``"exact"``,
+    ``"exact-permutation"`` (2^n sign patterns, for ties or zeros) or ``"normal-approx"``.
+    """
+    if zero_method not in ("wilcox", "pratt", "zsplit"):
+        raise ValueError(f"zero_method must be wilcox, pratt or zsplit (got {zero_method!r})")
+    d = _as_matrix(d)
+    p = np.full(d.shape[1], np.nan)
+    methods = np.full(d.shape[1], "", dtype=object)
+    for rows, cols in _groups(d):
+        kind = _by_column_blocks(_wilcoxon_kind, d, rows, cols)
+        for code, label in enumerate(("exact", "exact-permutation", "normal-approx")):
+            picked = cols[kind == code]
+            if len(picked):
+                p[picked] = _by_column_blocks(
+                    lambda x, label=label: _wilcoxon_p(x, label, zero_method), d, rows, picked
+                )
+                methods[picked] = label
+    return _no_difference(d, p, methods)
 
 
 def paired_bootstrap_ci(
@@ -201,9 +293,31 @@ def check_method(method: str) -> None:
         raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
 
 
-def holm(p_values: np.ndarray) -> np.ndarray:
-    """Holm step-down adjusted p-values (NaNs are left out of the family and stay NaN)."""
+def check_test(test: str) -> None:
+    """Refuse an unknown ``test`` with the list of known ones."""
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(TESTS)} (got {test!r})")
+
+
+def check_family(family: str) -> None:
+    """Refuse an unknown Holm ``family`` with the list of known ones."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)} (got {family!r})")
+
+
+def holm(p_values: np.ndarray, families: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
+    """Holm step-down adjusted p-values, within each family (one label per p-value) or over
+    all of them; NaNs are left out of their family and stay NaN."""
     p = np.asarray(p_values, dtype=float)
+    if families is not None:
+        labels = np.asarray(families, dtype=object)
+        if labels.shape != p.shape:
+            raise ValueError(f"families must label every p-value ({labels.shape} vs {p.shape})")
+        out = np.full(p.shape, np.nan)
+        for label in dict.fromkeys(labels.tolist()):
+            mask = labels == label
+            out[mask] = holm(p[mask])
+        return out
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     m = int(ok.sum())
@@ -229,6 +343,44 @@ def win_tie_loss(d: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, np.ndar
 
 
 # --------------------------------------------------------------------------- kernels
+
+
+def _no_difference(d: np.ndarray, p: np.ndarray, methods: np.ndarray):
+    """p = 1 (method "no-difference") for columns with pairs whose differences are all 0."""
+    with np.errstate(invalid="ignore"):
+        nonzero = _by_column_blocks(lambda x: np.sum(np.abs(x) > 0, axis=0), d)
+    n = _by_column_blocks(lambda x: np.sum(~np.isnan(x), axis=0), d)
+    flat = (n > 0) & (nonzero == 0)
+    p, methods = p.copy(), methods.copy()
+    p[flat], methods[flat] = 1.0, "no-difference"
+    return p, methods
+
+
+def _wilcoxon_kind(x: np.ndarray) -> np.ndarray:
+    """Per column (no NaN), the null distribution scipy's ``method="auto"`` picks for it alone:
+    0 exact (≤ 50 pairs, no zero, no tie), 1 all sign patterns (≤ 13 pairs), 2 normal."""
+    n = x.shape[0]
+    if n > WILCOXON_EXACT_MAX_N:
+        return np.full(x.shape[1], 2)
+    magnitudes = np.sort(np.abs(x), axis=0)
+    zeros = np.any(x == 0, axis=0)
+    ties = np.any(magnitudes[1:] == magnitudes[:-1], axis=0)
+    return np.where(~(zeros | ties), 0, np.where(n <= WILCOXON_ENUMERATE_MAX_N, 1, 2))
+
+
+def _wilcoxon_p(x: np.ndarray, kind: str, zero_method: str) -> np.ndarray:
+    """``scipy.stats.wilcoxon`` p-values of the columns of x with one null distribution."""
+    from scipy import stats as sps
+
+    method: Any = {
+        "exact": "exact",
+        "exact-permutation": sps.PermutationMethod(),  # 9,999 ≥ 2^13: every pattern
+        "normal-approx": "asymptotic",
+    }[kind]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all zeros: NaN, set to 1 later
+        result = sps.wilcoxon(x, axis=0, zero_method=zero_method, method=method)
+    return np.asarray(result.pvalue, dtype=float)
 
 
 def _as_matrix(d: np.ndarray) -> np.ndarray:
@@ -512,14 +664,22 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "EXACT_MAX_N",
+    "FAMILIES",
     "METHODS",
+    "TESTS",
+    "TEST_NAMES",
+    "WILCOXON_ZERO_METHOD",
     "PairedTest",
+    "check_family",
     "check_method",
+    "check_test",
     "effective_n",
     "holm",
     "paired_bootstrap_ci",
     "paired_permutation_test",
+    "paired_t_test",
     "paired_test",
+    "paired_wilcoxon_test",
     "use_asymptotic",
     "win_tie_loss",
 ]

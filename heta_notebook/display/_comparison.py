@@ -61,9 +61,9 @@ def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     base = comparison.baseline
     base_text = base.name if hasattr(base, "name") else f"{base} (same mode)"
     sub = (
-        f"baseline {base_text} · paired sign-flip permutation test and bootstrap 95% CI "
-        f"({_resampling(comparison, sig)}), Holm-corrected across {len(sig)} "
-        "comparisons · * p<0.05, ** p<0.01 (deltas coloured only when significant) · small "
+        f"baseline {base_text} · paired {_test_name(comparison)} and bootstrap 95% CI "
+        f"({_resampling(comparison, sig)}), {_holm_family(comparison, sig)} "
+        "· * p<0.05, ** p<0.01 (deltas coloured only when significant) · small "
         "numbers: wins/ties/losses per case vs baseline · hover a cell for CI and p-values"
     )
     title = (
@@ -79,9 +79,23 @@ def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     )
 
 
+def _test_name(comparison: Comparison) -> str:
+    from heta_notebook.analysis._stats import TEST_NAMES
+
+    return TEST_NAMES[comparison.test].removeprefix("paired ")
+
+
+def _holm_family(comparison: Comparison, sig: pd.DataFrame) -> str:
+    """Which p-values one Holm correction covers: each score's comparisons, or all of them."""
+    if comparison.family == "all":
+        return f"Holm-corrected across {len(sig)} comparisons (all scores together)"
+    per_score = int(sig.groupby("score").size().max()) if len(sig) else 0
+    return f"Holm-corrected across the {per_score} comparisons of each score"
+
+
 def _resampling(comparison: Comparison, sig: pd.DataFrame) -> str:
-    """How the null distributions were obtained: resampled, asymptotic, or both."""
-    methods = set(sig["p_method"]) if "p_method" in sig else set()
+    """How the bootstrap CIs (and permutation nulls) were obtained: resampled, asymptotic, both."""
+    methods = set(sig["ci_method"]) if "ci_method" in sig else set()
     resampled = f"{fmt_int(comparison.n_resamples)} resamples"
     if "asymptotic" not in methods:
         return resampled
@@ -255,9 +269,12 @@ def _significance_section(sig: pd.DataFrame) -> Markup:
 
 
 def _slice_section(comparison: Comparison) -> Markup:
-    """Per-slice paired tests of the headline score (Holm over every slice × score × pair)."""
-    sig = comparison.significance()
-    sig = sig[sig["score"] == comparison.primary_score]
+    """Per-slice paired tests of the headline score (slices inside its Holm family)."""
+    from heta_notebook.analysis._compare import describe_test
+
+    score = comparison.primary_score
+    full = comparison.significance()
+    sig = full[full["score"] == score]
     header = ["slice", "variant", "baseline", "mean", "delta", "95% CI", "p (Holm)", "pairs"]
     rows = [
         [
@@ -273,7 +290,8 @@ def _slice_section(comparison: Comparison) -> Markup:
         for r in sig.head(MAX_DETAIL_ROWS).itertuples(index=False)
     ]
     return details(
-        f"By slice: {comparison.primary_score} per slice (Holm across slices)",
+        f"By slice: {comparison.primary_score} per slice ("
+        f"{describe_test(full, comparison.test, comparison.family, score)})",
         _simple_table(header, rows),
         open_=True,
     )

@@ -1,8 +1,9 @@
 """Evaluation as a test: regression gates for pytest and CI.
 
 ``assert_no_regression(report, baseline)`` fails only on a drop that is *significant* (the
-comparison's paired sign-flip test, Holm-corrected over every score × mode × slice checked)
-and *larger than* ``max_drop``; noise passes. The failure message is a table (score, mode,
+comparison's paired test, ``test=``: sign-flip permutation by default, paired t-test or
+Wilcoxon signed-rank; Holm-corrected within each score over the modes × slices checked, or
+over every check with ``family="all"``) and *larger than* ``max_drop``; noise passes. The failure message is a table (score, mode,
 baseline → new, delta with its CI, p, example cases that lost evidence or flipped verdict),
 and the comparison page is written next to the test output (its path is in the message).
 ``assert_scores(report, {"beir_ndcg@10": ">= 0.33"})`` checks absolute floors.
@@ -92,12 +93,16 @@ def assert_no_regression(
     n_resamples: int = 10_000,
     seed: int = 0,
     method: str = "auto",
+    test: str = "permutation",
+    family: str = "score",
 ) -> GateResult:
-    """Fail on a significant drop (paired test, Holm over scores × modes × slices) > ``max_drop``.
+    """Fail on a significant drop (paired ``test``, Holm per score over modes × slices) > ``max_drop``.
 
     Raises ``RegressionError`` (an AssertionError) with the table and the comparison page's
     path; ``GateInputError`` when the reports cannot be compared. Returns the result otherwise.
-    ``method`` picks the tests' null distributions, as in :func:`heta_notebook.compare`.
+    ``test`` (``"permutation"``, ``"t-test"``, ``"wilcoxon"``), ``family`` (``"score"`` or
+    ``"all"``: one Holm family over every score too) and ``method`` (the null
+    distributions) are those of :func:`heta_notebook.compare`.
     """
     result = check_regression(
         report,
@@ -111,6 +116,8 @@ def assert_no_regression(
         n_resamples=n_resamples,
         seed=seed,
         method=method,
+        test=test,
+        family=family,
     )
     _notify(result)
     if not result.passed:
@@ -146,8 +153,11 @@ def check_regression(
     seed: int = 0,
     write_page: bool = True,
     method: str = "auto",
+    test: str = "permutation",
+    family: str = "score",
 ) -> GateResult:
     """:func:`assert_no_regression` without raising on a regression (the CLI's engine)."""
+    from heta_notebook.analysis import _stats as stats
     from heta_notebook.analysis._compare import compare
 
     new, old = load_report(report, "report"), load_report(baseline, "baseline")
@@ -158,6 +168,11 @@ def check_regression(
         )
     if max_drop < 0 or not 0 < alpha < 1:
         raise GateInputError(f"max_drop must be >= 0 and 0 < alpha < 1 (got {max_drop}, {alpha})")
+    try:
+        stats.check_test(test)
+        stats.check_family(family)
+    except ValueError as exc:
+        raise GateInputError(str(exc)) from None
     scores = _as_list(scores, "scores")
     comparison = compare(
         {BASELINE: old, NEW: new},
@@ -166,6 +181,8 @@ def check_regression(
         n_resamples=n_resamples,
         seed=seed,
         method=method,
+        test=test,
+        family=family,
     )
     modes = _check_inputs(comparison, old, new, scores, modes)
     comparison = comparison.select(scores=scores, modes=modes)
@@ -179,6 +196,8 @@ def check_regression(
         "alpha": alpha,
         "by": by if isinstance(by, str) or by is None else "custom",
         "method": method,
+        "test": test,
+        "family": family,
         "baseline": old.report_id,
         "new": new.report_id,
     }
@@ -366,6 +385,9 @@ def _regression_rows(comparison: Any, sig: pd.DataFrame, max_drop: float, alpha:
                 "p_value": r["p_value"],
                 "p_holm": r["p_holm"],
                 "p_method": r.get("p_method", ""),
+                "test": r["test"],
+                "family": r["family"],
+                "family_size": r["family_size"],
                 "n_pairs": r["n_pairs"],
                 "wins": r["wins"],
                 "losses": r["losses"],
@@ -491,6 +513,22 @@ def _text_table(header: list[str], body: list[list[str]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
 
 
+def _test_and_family(result: GateResult) -> str:
+    """``"paired t-test, Holm over the 2 checks of each score"`` (``"over 4 checks"``: all)."""
+    from heta_notebook.analysis._stats import TEST_NAMES
+
+    s, rows = result.settings, result.rows
+    name = TEST_NAMES[s["test"]]
+    checks = lambda n: f"{n} check" if n == 1 else f"{n} checks"  # noqa: E731
+    per_score = rows.groupby("score", sort=False).size() if len(rows) else pd.Series()
+    if s["family"] == "all" or len(per_score) <= 1:
+        return f"{name}, Holm over {checks(len(rows))}"
+    if per_score.nunique() == 1:
+        return f"{name}, Holm over the {checks(int(per_score.iloc[0]))} of each score"
+    sizes = ", ".join(f"{n} of {score}" for score, n in per_score.items())
+    return f"{name}, Holm within each score ({sizes})"
+
+
 def format_message(result: GateResult) -> str:
     """The failure message: what failed, a table, example cases, the page."""
     if result.kind == "floor":
@@ -501,13 +539,13 @@ def format_message(result: GateResult) -> str:
     if result.passed:
         head = (
             f"no significant regression beyond max_drop={s['max_drop']:g} "
-            f"({len(result.rows)} checks, alpha={s['alpha']:g}, Holm)"
+            f"({len(result.rows)} checks, alpha={s['alpha']:g}, {_test_and_family(result)})"
         )
     else:
         head = (
             f"{len(result.failures)} significant regression(s) beyond "
-            f"max_drop={s['max_drop']:g} (paired sign-flip test, Holm over "
-            f"{len(result.rows)} checks, alpha={s['alpha']:g}); "
+            f"max_drop={s['max_drop']:g} ({_test_and_family(result)}, "
+            f"alpha={s['alpha']:g}); "
             f"baseline {s['baseline']!r} → new {s['new']!r}"
         )
     header, body = _table_rows(result, only_failed=not result.passed)
@@ -530,9 +568,8 @@ def format_markdown(result: GateResult) -> str:
     if result.kind == "regression":
         s = result.settings
         lines += [
-            f"Baseline `{s['baseline']}` → new `{s['new']}`; paired sign-flip test, Holm "
-            f"over {len(result.rows)} checks, alpha {s['alpha']:g}, "
-            f"max drop {s['max_drop']:g}.",
+            f"Baseline `{s['baseline']}` → new `{s['new']}`; {_test_and_family(result)}, "
+            f"alpha {s['alpha']:g}, max drop {s['max_drop']:g}.",
             "",
         ]
     esc = lambda text: str(text).replace("|", "\\|")  # noqa: E731
