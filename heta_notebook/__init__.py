@@ -55,6 +55,9 @@ _EXPORTS: dict[str, str] = {
     "BenchmarkFormatError": "heta_notebook.benchmarks._io",
     "load_benchmark": "heta_notebook.benchmarks._protocol",
     "load_benchmark_sync": "heta_notebook.benchmarks._protocol",
+    "read_trec_run": "heta_notebook.benchmarks._trec",
+    "report_from_trec": "heta_notebook.benchmarks._trec",
+    "write_trec_qrels": "heta_notebook.benchmarks._trec",
     # embedded knowledge base
     "Recipe": "heta_notebook.kb._recipe",
     "Chunking": "heta_notebook.kb._recipe",
@@ -152,6 +155,11 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.benchmarks._squad import (  # noqa: F401
         SquadBenchmark,
+    )
+    from heta_notebook.benchmarks._trec import (  # noqa: F401
+        read_trec_run,
+        report_from_trec,
+        write_trec_qrels,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,

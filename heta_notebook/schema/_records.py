@@ -488,6 +488,21 @@ class EvaluationReport(Record):
         atomic_write_text(target, self.to_json())
         return target
 
+    def to_trec(
+        self, path: str | PathLike[str], mode: str | None = None, run_tag: str | None = None
+    ) -> Path:
+        """Write one query mode as a TREC run file (rank-consistent scores: trec_eval keeps
+        the report's order, so it reproduces the report's numbers); returns the path."""
+        from heta_notebook.benchmarks._trec import write_trec_run
+
+        return write_trec_run(self, path, mode=mode, run_tag=run_tag)
+
+    def to_trec_qrels(self, path: str | PathLike[str]) -> Path:
+        """Write the qrels the cases carried (their expected evidence) as a TREC qrels file."""
+        from heta_notebook.benchmarks._trec import write_trec_qrels
+
+        return write_trec_qrels(self, path)
+
     # -- convenience views ----------------------------------------------------------------
 
     @property
