@@ -84,6 +84,8 @@ _EXPORTS: dict[str, str] = {
     # analysis and display
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
+    "compare_benchmarks": "heta_notebook.analysis._benchmarks",
+    "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
     "setup_notebook": "heta_notebook.display._setup",
     # heta-framework interop (heta_framework itself is imported only when these are called)
     "to_heta_report": "heta_notebook.integrations.heta",
@@ -132,6 +134,10 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
     # Kept equal to _EXPORTS by tests/test_public_api_static.py.
+    from heta_notebook.analysis._benchmarks import (  # noqa: F401
+        BenchmarkComparison,
+        compare_benchmarks,
+    )
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,

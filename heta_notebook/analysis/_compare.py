@@ -661,6 +661,19 @@ class Comparison:
     def _repr_html_(self) -> str:
         return self.to_html()
 
+    def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """A booktabs LaTeX table for a paper: variants × scores, best bold, significance
+        markers (``markers="direction"`` vs the baseline, or ``"letters"``), caption."""
+        from heta_notebook.display._tables import comparison_table
+
+        return comparison_table(self, scores, **options).to_latex()
+
+    def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """The same table as Markdown (GitHub pipe table, caption below)."""
+        from heta_notebook.display._tables import comparison_table
+
+        return comparison_table(self, scores, **options).to_markdown()
+
     def __repr__(self) -> str:
         base = self.baseline.name if isinstance(self.baseline, Variant) else self.baseline
         lines = [

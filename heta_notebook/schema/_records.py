@@ -16,7 +16,7 @@ is written as JSON ``null``. A report whose ``schema_version`` is newer than
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -569,6 +569,18 @@ class EvaluationReport(Record):
         from heta_notebook.display._export import report_to_html
 
         return report_to_html(self, path, **options)
+
+    def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """The summary (query modes × scores, best bold) as a booktabs LaTeX table."""
+        from heta_notebook.display._tables import summary_table
+
+        return summary_table(self, scores, **options).to_latex()
+
+    def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """The summary (query modes × scores, best bold) as a Markdown table."""
+        from heta_notebook.display._tables import summary_table
+
+        return summary_table(self, scores, **options).to_markdown()
 
     def _repr_html_(self) -> str:
         from heta_notebook.display._card import report_card_html
