@@ -16,7 +16,15 @@ import pandas as pd
 from heta_notebook._util.formatting import format_delta, format_p
 from heta_notebook.display._figures import esc as _h
 from heta_notebook.display._html import Markup, details, panel, raw, style, tag
-from heta_notebook.display._theme import BAD, MUTED, OK, color_map, fmt_num, plotly_template
+from heta_notebook.display._theme import (
+    BAD,
+    MUTED,
+    OK,
+    color_map,
+    fit_title,
+    fmt_num,
+    plotly_template,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -183,7 +191,7 @@ class BenchmarkPlots:
         fig.update_layout(
             template=plotly_template(),
             barmode="group",
-            title=_h(f"{score} per benchmark ({UP}/{DOWN}: significant vs baseline)"),
+            title=fit_title(_h(f"{score} per benchmark ({UP}/{DOWN}: significant vs baseline)")),
             xaxis_title="benchmark",
             yaxis_title=_h(f"mean {score}"),
             legend_title_text="system",
