@@ -58,9 +58,9 @@ def test_nine_lines_get_nine_distinct_colour_blind_safe_colours():
 
 
 def test_long_titles_wrap_for_static_export():
-    title = fit_title("word " * 40, width=50)
-    lines = title["text"].split("<br>")
+    layout = fit_title("word " * 40, width=50)
+    lines = layout["title"]["text"].split("<br>")
     assert len(lines) >= 4 and all(len(line) <= 50 for line in lines)
-    assert title["automargin"] is True
+    assert layout["margin"]["t"] > fit_title("short")["margin"]["t"]  # room for every line
     fig = _three().plot.scatter("s", "a · bm25", "b · bm25")
     assert all(len(x) <= 70 for x in re.split("<br>", fig.layout.title.text))

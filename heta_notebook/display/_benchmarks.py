@@ -191,7 +191,7 @@ class BenchmarkPlots:
         fig.update_layout(
             template=plotly_template(),
             barmode="group",
-            title=fit_title(_h(f"{score} per benchmark ({UP}/{DOWN}: significant vs baseline)")),
+            **fit_title(_h(f"{score} per benchmark ({UP}/{DOWN}: significant vs baseline)")),
             xaxis_title="benchmark",
             yaxis_title=_h(f"mean {score}"),
             legend_title_text="system",

@@ -110,7 +110,7 @@ class ComparisonPlots:
         fig.update_layout(
             template=plotly_template(),
             showlegend=False,
-            title=fit_title(
+            **fit_title(
                 _h(
                     f"{score}: {vb.name} vs {va.name} — {wins} better, "
                     f"{losses} worse, {len(d) - wins - losses} tied"
@@ -153,7 +153,7 @@ class ComparisonPlots:
         fig.update_layout(
             template=plotly_template(),
             showlegend=False,
-            title=fit_title(_h(title)),
+            **fit_title(_h(title)),
             xaxis_title=_h(f"per-case difference in {score} (b − a)"),
             yaxis_title="cases",
             bargap=0.05,

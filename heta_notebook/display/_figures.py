@@ -42,7 +42,7 @@ def _new_figure(title: str, xaxis: str, yaxis: str, legend: str) -> Any:
     fig = _go().Figure()
     fig.update_layout(
         template=plotly_template(),
-        title=fit_title(esc(title)),
+        **fit_title(esc(title)),
         xaxis_title=esc(xaxis),
         yaxis_title=esc(yaxis),
         legend_title_text=esc(legend),

@@ -95,10 +95,12 @@ def color_map(labels: Iterable[Any]) -> dict[str, str]:
 
 
 def fit_title(text: str, width: int = 70) -> dict[str, Any]:
-    """A plotly ``title`` that fits a static export: (escaped) text wrapped at ``width``
-    characters with ``<br>``, and pushing the top margin down instead of being cut off."""
+    """Layout updates for a title that fits a static export: the (escaped) text wrapped at
+    ``width`` characters with ``<br>``, and a top margin tall enough for every line."""
     lines = textwrap.wrap(str(text), width=width, break_long_words=False) or [""]
-    return {"text": "<br>".join(lines), "automargin": True, "yref": "container"}
+    title = {"text": "<br>".join(lines), "yref": "container", "y": 1, "yanchor": "top"}
+    title["pad"] = {"t": 14}
+    return {"title": title, "margin": {"t": 44 + 21 * len(lines)}}
 
 
 def plotly_template() -> Any:
