@@ -56,3 +56,15 @@ def test_gate_refuses_a_baseline_of_another_benchmark(tmp_path):
     a, b = _two_benchmarks()
     with pytest.raises(GateInputError, match="different benchmarks"):
         check_regression(b, a, scores=["ndcg@10"], output_dir=tmp_path, write_page=False)
+
+
+def test_the_explorer_and_evidence_changes_never_pair_across_benchmarks():
+    a, b = _two_benchmarks()
+    a2 = scored_report("a2", {"ndcg@10": [0.5] * 30}, case_ids=IDS, benchmark=("cran", "1", "test"))
+    c = compare([a, b, a2], allow_different_benchmarks=True, baseline="b")
+    explorer = c.explore()  # b has no partner: the explorer opens on a pair that pairs
+    assert (explorer.a.report, explorer.b.report) == ("a", "a2")
+    with pytest.raises(ValueError, match="different benchmarks"):
+        explorer.set_pair("a · bm25", "b · bm25")
+    with pytest.raises(ValueError, match="different benchmarks"):
+        c.evidence_changes("a · bm25", "b · bm25")

@@ -517,7 +517,7 @@ class Comparison:
 
         ``change`` is ``gained`` (b found what a missed), ``lost`` (a found, b missed) or ``same``.
         """
-        va, vb = self.variant(a), self.variant(b)
+        va, vb = self._delta_pairs(a, b)[0]  # a pair across benchmarks is refused
         ea, eb = self._evidence(va), self._evidence(vb)
         both = set(ea["case_id"]) & set(eb["case_id"])  # a missing case is not "lost" evidence
         ea, eb = ea[ea["case_id"].isin(both)], eb[eb["case_id"].isin(both)]
