@@ -171,3 +171,24 @@ def test_summary_tables_and_escaping():
         report.to_latex(["nope"])
     assert latex_escape("a_b%c&d#e$f") == r"a\_b\%c\&d\#e\$f"
     assert md_escape("a|b*c") == r"a\|b\*c"
+
+
+def test_multi_benchmark_inputs_are_checked_by_name():
+    a = scored_report("a", {"s": [0.1, 0.2]}, benchmark=("one", "1", "test"))
+    b = scored_report("b", {"s": [0.3, 0.4]}, benchmark=("one", "1", "test"))
+    c = scored_report("b", {"s": [0.3, 0.4]}, benchmark=("two", "1", "test"))
+    with pytest.raises(KeyError, match=r"baseline 'a' has no report on benchmark 'two'"):
+        compare_benchmarks([a, b, c], baseline="a")
+    bench = compare_benchmarks([a, b, c], baseline="b")
+    assert bench.benchmarks == ["one", "two"] and bench.variants == ["a · bm25", "b · bm25"]
+    with pytest.raises(KeyError, match=r"no benchmark 'three'.*one, two"):
+        bench.benchmark("three")
+    with pytest.raises(KeyError, match=r"no score 'x' on every benchmark \(scores: s\)"):
+        bench.table("x")
+    table = bench.table("s")
+    assert np.isnan(table.loc["a · bm25", "two"]) and np.isnan(table.loc["a · bm25", "Mean"])
+    assert any("a · bm25 has no s on two" in note for note in bench.notes())
+    latex = bench.to_latex()
+    assert "--" in latex  # a missing cell, not a made-up number
+    with pytest.raises(ValueError, match="markers must be 'direction' or None"):
+        bench.to_latex(markers="letters")

@@ -252,6 +252,11 @@ def comparison_table(
             f"× {len(scores)} score(s))."
         )
     elif markers == "letters":
+        if len(variants) > len(ascii_lowercase):
+            raise ValueError(
+                f"markers='letters' names at most 26 rows, this table has {len(variants)}; "
+                "select() fewer reports or modes, or use markers='direction'"
+            )
         letters = list(ascii_lowercase[: len(variants)])
         sig = chosen.significance(all_pairs=True, by=None)
         letter_of = dict(zip(variants, letters, strict=False))
