@@ -138,3 +138,14 @@ def test_bad_files_and_arguments_say_what_is_wrong(tmp_path):
         _report().to_trec(tmp_path / "x.run")
     with pytest.raises(FileNotFoundError, match="no TREC run file"):
         read_trec_run(tmp_path / "missing.run")
+
+
+def test_a_columnar_report_writes_the_same_run(tmp_path):
+    from heta_notebook import EvaluationReport
+
+    report = _report()
+    folder = report.save(tmp_path / "columnar", format="columnar")
+    lazy = EvaluationReport.load(folder)
+    a = report.to_trec(tmp_path / "a.run", mode="vector_search", run_tag="x")
+    b = lazy.to_trec(tmp_path / "b.run", mode="vector_search", run_tag="x")
+    assert a.read_text() == b.read_text() and a.read_text().count("\n") > 225 * 50
