@@ -55,6 +55,9 @@ _EXPORTS: dict[str, str] = {
     "BenchmarkFormatError": "heta_notebook.benchmarks._io",
     "load_benchmark": "heta_notebook.benchmarks._protocol",
     "load_benchmark_sync": "heta_notebook.benchmarks._protocol",
+    "read_trec_run": "heta_notebook.benchmarks._trec",
+    "report_from_trec": "heta_notebook.benchmarks._trec",
+    "write_trec_qrels": "heta_notebook.benchmarks._trec",
     # embedded knowledge base
     "Recipe": "heta_notebook.kb._recipe",
     "Chunking": "heta_notebook.kb._recipe",
@@ -81,6 +84,8 @@ _EXPORTS: dict[str, str] = {
     # analysis and display
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
+    "compare_benchmarks": "heta_notebook.analysis._benchmarks",
+    "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
     "setup_notebook": "heta_notebook.display._setup",
     # heta-framework interop (heta_framework itself is imported only when these are called)
     "to_heta_report": "heta_notebook.integrations.heta",
@@ -129,6 +134,10 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
     # Kept equal to _EXPORTS by tests/test_public_api_static.py.
+    from heta_notebook.analysis._benchmarks import (  # noqa: F401
+        BenchmarkComparison,
+        compare_benchmarks,
+    )
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
@@ -152,6 +161,11 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.benchmarks._squad import (  # noqa: F401
         SquadBenchmark,
+    )
+    from heta_notebook.benchmarks._trec import (  # noqa: F401
+        read_trec_run,
+        report_from_trec,
+        write_trec_qrels,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,

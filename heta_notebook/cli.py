@@ -335,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--allow-different-benchmarks",
         action="store_true",
-        help="compare reports of different benchmarks anyway",
+        help="show reports of different benchmarks side by side, unpaired",
     )
     export.set_defaults(func=cmd_export)
 

@@ -70,3 +70,26 @@ def write_beir(folder: Path, corpus, queries, qrels_lines, split: str = "test") 
     text = "query-id\tcorpus-id\tscore\n" + "".join(line + "\n" for line in qrels_lines)
     (folder / "qrels" / f"{split}.tsv").write_text(text, encoding="utf-8")
     return folder
+
+
+def write_topics_beir(folder: Path, topics: int = 24, docs_per_topic: int = 6, seed: int = 0):
+    """A second, generated BEIR folder whose query ids ("1", "2", ...) overlap Cranfield's.
+
+    Each topic has its own words; a document mixes them with shared filler words (the
+    later documents of a topic more diluted), a query names a few topic words, and the
+    qrels grade the topic's documents 2 (first half) or 1.
+    """
+    rng = np.random.default_rng(seed)
+    filler = [f"common{i}" for i in range(40)]
+    corpus, queries, qrels = [], [], []
+    for t in range(1, topics + 1):
+        words = [f"t{t}w{j}" for j in range(8)]
+        for d in range(docs_per_topic):
+            own = list(rng.choice(words, 6 - d // 2))
+            text = " ".join(own + list(rng.choice(filler, 10 + 3 * d)))
+            doc_id = f"doc{t}-{d}"
+            corpus.append({"_id": doc_id, "title": f"topic {t} note {d}", "text": text})
+            qrels.append(f"{t}\t{doc_id}\t{2 if d < docs_per_topic // 2 else 1}")
+        query = " ".join([*rng.choice(words, 3), *rng.choice(filler, 2)])
+        queries.append({"_id": str(t), "text": query})
+    return write_beir(folder, corpus, queries, qrels)

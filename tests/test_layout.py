@@ -40,6 +40,11 @@ DOORS = {
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison_figures"),
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison_explorer"),
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison"),
+    # paper tables (issue 28): summaries, comparisons and multi-benchmark views format themselves
+    ("heta_notebook.schema._records", "heta_notebook.display._tables"),
+    ("heta_notebook.analysis._compare", "heta_notebook.display._tables"),
+    ("heta_notebook.analysis._benchmarks", "heta_notebook.display._tables"),
+    ("heta_notebook.analysis._benchmarks", "heta_notebook.display._benchmarks"),
 }
 
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from heta_notebook._util.lazy import lazy_exports
 
 _EXPORTS = {
+    "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
+    "compare_benchmarks": "heta_notebook.analysis._benchmarks",
     "Comparison": "heta_notebook.analysis._compare",
     "Variant": "heta_notebook.analysis._compare",
     "compare": "heta_notebook.analysis._compare",
@@ -19,6 +21,10 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
+    from heta_notebook.analysis._benchmarks import (  # noqa: F401
+        BenchmarkComparison,
+        compare_benchmarks,
+    )
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         Variant,

@@ -5,6 +5,10 @@ A *variant* is one report label under one query mode. Cases are aligned on
 variants of the same mode pair up case by case, and two modes of one report pair up on
 the case ids they share. Cells are NaN where the case is missing from a variant, its query
 failed, or the score was skipped or failed (such a score never enters a mean): NaN never enters a paired test.
+
+Cases pair only within one benchmark (name, version, split): when the reports come from
+several benchmarks, each benchmark's cases get their own rows (``Aligned.benchmarks`` says
+whose), so case "1" of one dataset can never be paired with case "1" of another.
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ class Aligned:
     queries: Mapping[str, str] = field(default_factory=dict)  # case id → query (built lazily)
     rows: Mapping[tuple[int, str], int] = field(default_factory=dict)  # (variant, case id) → row
     counts: dict[str, np.ndarray] = field(default_factory=dict)  # n_skipped / n_error
+    benchmarks: np.ndarray | None = None  # per case row its benchmark key (None: only one)
+
+    def rows_of(self, benchmark: str) -> np.ndarray:
+        """Mask over the case rows that belong to ``benchmark`` (all rows with one benchmark)."""
+        if self.benchmarks is None:
+            return np.ones(len(self.case_ids), dtype=bool)
+        return self.benchmarks == benchmark
 
     def variant_index(self, variant: Variant | str) -> int:
         """Position of a variant given as a Variant or its ``"label · mode"`` name."""
@@ -127,6 +138,7 @@ def align(reports: Mapping[str, EvaluationReport]) -> Aligned:
         _Lazy(lambda: _queries(reports)),
         _Lazy(lambda: _rows(reports)),
         counts,
+        cases["benchmarks"],
     )
 
 
@@ -190,7 +202,9 @@ def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant],
     Case ids and modes are read as dictionary codes: no string per case result."""
     variants: list[Variant] = []
     parts: dict[str, list[Any]] = {k: [] for k in ("ids", "uniques", "variant", "failed")}
-    for label, report in reports.items():
+    keys = [report.benchmark.key for report in reports.values()]
+    several = len(set(keys)) > 1  # then a case row is (benchmark, case id): never shared
+    for key, (label, report) in zip(keys, reports.items(), strict=True):
         frames = report.frames()  # case columns come from the shared, cached extraction
         mode_codes, seen = frames.case_codes("query_mode")
         codes = {
@@ -202,12 +216,17 @@ def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant],
         parts["variant"].append(lookup[mode_codes])
         ids, uniques = frames.case_codes("case_id")
         parts["ids"].append(ids)
-        parts["uniques"].append(uniques)
+        parts["uniques"].append(_qualified(key, uniques) if several else uniques)
         failed = ~frames.case_column("has_response").astype(bool)
         failed &= pd.notna(frames.case_column("error"))
         parts["failed"].append(failed)
     sizes = np.asarray([len(ids) for ids in parts["ids"]], np.int64)
     global_codes, case_ids = pd.factorize(np.concatenate([np.zeros(0, object), *parts["uniques"]]))
+    benchmarks = None
+    if several:  # split the qualified keys back into benchmark and case id
+        split = [key.split(_QUALIFIER, 1) for key in case_ids.tolist()]
+        benchmarks = np.asarray([b for b, _ in split], dtype=object)
+        case_ids = np.asarray([c for _, c in split], dtype=object)
     starts = np.concatenate([[0], np.cumsum([len(u) for u in parts["uniques"]])]).astype(np.int64)
     case_code = [
         np.append(global_codes[starts[k] : starts[k + 1]], -1)[ids]
@@ -218,10 +237,19 @@ def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant],
         "case_ids": np.asarray(case_ids, dtype=object),
         "failed": np.concatenate([np.zeros(0, bool), *parts["failed"]]).astype(bool),
         "variant": np.concatenate([np.zeros(0, np.int64), *parts["variant"]]),
+        "benchmarks": benchmarks,
         "size": sizes,
         "offset": np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
     }
     return variants, table
+
+
+_QUALIFIER = "\x1f"  # joins benchmark key and case id; appears in neither
+
+
+def _qualified(benchmark: str, uniques: np.ndarray) -> np.ndarray:
+    """Case ids made unique per benchmark (``key␟id``), so two benchmarks never share a row."""
+    return np.asarray([f"{benchmark}{_QUALIFIER}{c}" for c in uniques.tolist()], dtype=object)
 
 
 def _text_only(columns: list[dict[str, Any]], names: list[str]) -> list[str]:

@@ -58,7 +58,9 @@ def compare(
 
     ``baseline`` is a report label (each mode is compared with that report's same mode) or
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
-    Reports of different benchmarks are refused unless ``allow_different_benchmarks``.
+    Reports of different benchmarks are refused unless ``allow_different_benchmarks``, which
+    puts them side by side *unpaired*: cases pair only within one benchmark, so no test is
+    formed across benchmarks (``compare_benchmarks`` gives the per-benchmark view).
     ``by`` (a case label or metadata key) makes ``significance()`` test each slice, with
     every slice inside the Holm family. ``test``: ``"permutation"`` (paired sign-flip),
     ``"t-test"`` (paired t) or ``"wilcoxon"`` (signed-rank). ``family``: Holm within each
@@ -146,8 +148,9 @@ def check_benchmarks(reports: Mapping[str, EvaluationReport], allow: bool = Fals
         listing = "; ".join(f"{label!r} → {key}" for label, key in keys.items())
         raise ValueError(
             "refusing to compare reports of different benchmarks (name:version:split): "
-            f"{listing}. Scores on different cases are not comparable; pass "
-            "allow_different_benchmarks=True to compare them anyway."
+            f"{listing}. Scores on different cases are not comparable; use "
+            "compare_benchmarks() for a per-benchmark table, or pass "
+            "allow_different_benchmarks=True to show them side by side, unpaired."
         )
 
 
@@ -303,14 +306,25 @@ class Comparison:
                 f"nor a variant ({', '.join(v.name for v in self._variants)})"
             ) from None
 
+    def benchmark_of(self, variant: Any) -> str:
+        """The benchmark key (name:version:split) of a variant or report label."""
+        return self.reports[_label_of(self, variant)].benchmark.key
+
+    def paired(self, a: Any, b: Any) -> bool:
+        """True when a and b can be paired case by case: both run on the same benchmark."""
+        return self.benchmark_of(a) == self.benchmark_of(b)
+
     def baseline_of(self, variant: Variant) -> Variant | None:
-        """The variant ``variant`` is compared with (None for a baseline itself)."""
+        """The variant ``variant`` is compared with (None for a baseline itself, or when the
+        baseline ran on another benchmark: cases never pair across benchmarks)."""
         if isinstance(self.baseline, Variant):
-            return None if variant == self.baseline else self.baseline
-        if variant.report == self.baseline:
-            return None
-        base = Variant(self.baseline, variant.mode)
-        return base if base in self._variants else None
+            base = None if variant == self.baseline else self.baseline
+        elif variant.report == self.baseline:
+            base = None
+        else:
+            base = Variant(self.baseline, variant.mode)
+            base = base if base in self._variants else None
+        return base if base is not None and self.paired(base, variant) else None
 
     def pairs(self) -> list[tuple[Variant, Variant]]:
         """The comparisons shown: (baseline, variant) for every non-baseline variant."""
@@ -382,7 +396,7 @@ class Comparison:
         Long format: case_id, baseline, variant, baseline_value, value, delta; cases without
         a paired value are left out here and listed by ``missing_cases()``.
         """
-        pairs = [(self.variant(a), self.variant(b))] if a is not None else self.pairs()
+        pairs = self._delta_pairs(a, b)
         s = self.aligned.score_index(score)
         parts = []
         for base, v in pairs:
@@ -404,6 +418,28 @@ class Comparison:
         columns = ["case_id", "baseline", "variant", "baseline_value", "value", "delta"]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
+    def _delta_pairs(self, a: Any, b: Any) -> list[tuple[Variant, Variant]]:
+        """``deltas``' pairs: a vs b, a vs every variant, every variant's baseline vs b, or
+        the pairs shown; a pair across benchmarks is refused by name."""
+        if a is None and b is None:
+            return self.pairs()
+        if a is not None and b is not None:
+            pairs = [(self.variant(a), self.variant(b))]
+        elif a is not None:
+            base = self.variant(a)
+            pairs = [(base, v) for v in self._variants if v != base and self.paired(base, v)]
+        else:
+            target = self.variant(b)
+            base = self.baseline_of(target)
+            pairs = [(base, target)] if base is not None else []
+        for x, y in pairs:
+            if not self.paired(x, y):
+                raise ValueError(
+                    f"{x.name} ({self.benchmark_of(x)}) and {y.name} ({self.benchmark_of(y)}) "
+                    "ran on different benchmarks: their cases do not pair"
+                )
+        return pairs
+
     def significance(self, all_pairs: bool = False, by: Any = ...) -> pd.DataFrame:
         """Per pair shown and score: mean delta, bootstrap CI, p of the comparison's test (raw
         and Holm), W/T/L, and the ``test``, Holm ``family`` and ``family_size`` of each row.
@@ -414,7 +450,8 @@ class Comparison:
         """
         by = self.by if by is ... else by
         if all_pairs:
-            return self.test_pairs(list(combinations(self._variants, 2)), self._scores, by=by)
+            pairs = [(a, b) for a, b in combinations(self._variants, 2) if self.paired(a, b)]
+            return self.test_pairs(pairs, self._scores, by=by)
         if by is not None:
             return self.test_pairs(self.pairs(), self._scores, by=by)
         return self._significance.copy()
@@ -471,8 +508,9 @@ class Comparison:
         cols = [al.variant_index(v) for v in self._variants]
         seen = al.present[:, cols].any(axis=1)
         for v, j in zip(self._variants, cols, strict=True):
+            own = al.rows_of(self.benchmark_of(v))  # another benchmark's cases are not missing
             for status, mask in (
-                ("missing", seen & ~al.present[:, j]),
+                ("missing", seen & own & ~al.present[:, j]),
                 ("query error", al.failed[:, j]),
             ):
                 for case_id in al.case_ids[mask]:
@@ -502,7 +540,7 @@ class Comparison:
 
         ``change`` is ``gained`` (b found what a missed), ``lost`` (a found, b missed) or ``same``.
         """
-        va, vb = self.variant(a), self.variant(b)
+        va, vb = self._delta_pairs(a, b)[0]  # a pair across benchmarks is refused
         ea, eb = self._evidence(va), self._evidence(vb)
         both = set(ea["case_id"]) & set(eb["case_id"])  # a missing case is not "lost" evidence
         ea, eb = ea[ea["case_id"].isin(both)], eb[eb["case_id"].isin(both)]
@@ -628,7 +666,10 @@ class Comparison:
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
         keys = {r.benchmark.key for r in self.reports.values()}
         if len(keys) > 1:
-            notes.append(f"different benchmarks compared on purpose: {', '.join(sorted(keys))}.")
+            notes.append(
+                f"different benchmarks side by side, unpaired: {', '.join(sorted(keys))}; "
+                "tests pair cases only within one benchmark."
+            )
         return notes
 
     # -- doors into display -----------------------------------------------------------------
@@ -654,6 +695,19 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         return self.to_html()
+
+    def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """A booktabs LaTeX table for a paper: variants × scores, best bold, significance
+        markers (``markers="direction"`` vs the baseline, or ``"letters"``), caption."""
+        from heta_notebook.display._tables import comparison_table
+
+        return comparison_table(self, scores, **options).to_latex()
+
+    def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """The same table as Markdown (GitHub pipe table, caption below)."""
+        from heta_notebook.display._tables import comparison_table
+
+        return comparison_table(self, scores, **options).to_markdown()
 
     def __repr__(self) -> str:
         base = self.baseline.name if isinstance(self.baseline, Variant) else self.baseline

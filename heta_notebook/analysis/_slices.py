@@ -55,7 +55,29 @@ def slice_labels(case_results: Sequence[EvaluationCaseResult], by: SliceKey) -> 
             f"by= must be a label or metadata key (str), a mapping case_id → slice or a "
             f"function of the case result, not {type(by).__name__}"
         )
-    return np.asarray([slice_of(r, by) for r in case_results], dtype=object)
+    labels = np.asarray([slice_of(r, by) for r in case_results], dtype=object)
+    if isinstance(by, str) and len(labels) and (labels == NO_SLICE).all():
+        check_slice_key(case_results, by)
+    return labels
+
+
+def check_slice_key(case_results: Sequence[EvaluationCaseResult], by: str) -> None:
+    """Refuse a ``by=`` that no case result carries (a typo), naming the keys that exist."""
+    labels: dict[str, None] = {}
+    metadata: dict[str, None] = {}
+    for result in case_results:
+        own = result.metadata.get("labels")
+        if isinstance(own, Mapping):
+            if by in own:
+                return
+            labels.update(dict.fromkeys(map(str, own)))
+        if by in result.metadata:
+            return
+        metadata.update(dict.fromkeys(k for k in map(str, result.metadata) if k != "labels"))
+    raise KeyError(
+        f"no case label or metadata key {by!r} in these case results "
+        f"(labels: {', '.join(labels) or 'none'}; metadata keys: {', '.join(metadata) or 'none'})"
+    )
 
 
 def slice_summary(frames: Any, by: SliceKey, confidence: float = 0.95) -> pd.DataFrame:
@@ -138,6 +160,8 @@ def case_slices(reports: Mapping[str, Any], case_ids: Sequence[str], by: SliceKe
         for result in report.case_results:
             if result.case_id not in found:
                 found[result.case_id] = slice_of(result, by)
+    if isinstance(by, str) and found and all(v == NO_SLICE for v in found.values()):
+        check_slice_key([r for report in reports.values() for r in report.case_results], by)
     return np.asarray([found.get(c, NO_SLICE) for c in case_ids], dtype=object)
 
 
@@ -145,6 +169,7 @@ __all__ = [
     "NO_SLICE",
     "SliceKey",
     "case_slices",
+    "check_slice_key",
     "slice_labels",
     "slice_name",
     "slice_of",

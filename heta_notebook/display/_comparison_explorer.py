@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,10 +67,13 @@ class ComparisonExplorer(StaticFallback):
         max_cases: int | None = DEFAULT_MAX_CASES,
     ) -> None:
         self.comparison = comparison
-        pairs = comparison.pairs()
+        pairs = comparison.pairs() or [
+            (x, y) for x, y in combinations(comparison.variants, 2) if comparison.paired(x, y)
+        ]
         first = pairs[0] if pairs else (comparison.variants[0], comparison.variants[-1])
         self.a = comparison.variant(a) if a is not None else first[0]
         self.b = comparison.variant(b) if b is not None else first[1]
+        comparison._delta_pairs(self.a, self.b)  # refuses a pair across benchmarks, by name
         self.score = score or comparison.primary_score
         self.filter = "all"
         self.search_text, self.scope = "", "either"
@@ -121,7 +125,7 @@ class ComparisonExplorer(StaticFallback):
 
     def set_pair(self, a: Any, b: Any) -> ComparisonExplorer:
         """Compare variant ``a`` (left) with ``b`` (right)."""
-        self.a, self.b = self.comparison.variant(a), self.comparison.variant(b)
+        self.a, self.b = self.comparison._delta_pairs(a, b)[0]  # never across benchmarks
         return self._changed()
 
     def set_score(self, score: str) -> ComparisonExplorer:

@@ -14,7 +14,7 @@ import numpy as np
 from heta_notebook._util.formatting import format_delta, format_p
 from heta_notebook.display._figures import at_k_figure, at_k_frame, bar_figure
 from heta_notebook.display._figures import esc as _h  # the one plotly escaper
-from heta_notebook.display._theme import BAD, MUTED, OK, color_map, plotly_template
+from heta_notebook.display._theme import BAD, MUTED, OK, color_map, fit_title, plotly_template
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -35,9 +35,8 @@ class ComparisonPlots:
         self.mode_style = {m: i for i, m in enumerate(comparison.modes)}
 
     def _pair(self, a: Any, b: Any) -> tuple[Any, Any]:
-        if a is not None and b is not None:
-            return self.comparison.variant(a), self.comparison.variant(b)
-        pairs = self.comparison.pairs()
+        """a vs b; with one of them, the other is b's baseline or a's first paired variant."""
+        pairs = self.comparison._delta_pairs(a, b)
         if not pairs:
             raise ValueError("pick two variants: plot.scatter(score, a, b)")
         return pairs[0]
@@ -111,9 +110,11 @@ class ComparisonPlots:
         fig.update_layout(
             template=plotly_template(),
             showlegend=False,
-            title=_h(
-                f"{score}: {vb.name} vs {va.name} — {wins} better, "
-                f"{losses} worse, {len(d) - wins - losses} tied"
+            **fit_title(
+                _h(
+                    f"{score}: {vb.name} vs {va.name} — {wins} better, "
+                    f"{losses} worse, {len(d) - wins - losses} tied"
+                )
             ),
             xaxis_title=_h(f"{va.name} (a)"),
             yaxis_title=_h(f"{vb.name} (b)"),
@@ -152,7 +153,7 @@ class ComparisonPlots:
         fig.update_layout(
             template=plotly_template(),
             showlegend=False,
-            title=_h(title),
+            **fit_title(_h(title)),
             xaxis_title=_h(f"per-case difference in {score} (b − a)"),
             yaxis_title="cases",
             bargap=0.05,

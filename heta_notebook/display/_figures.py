@@ -18,7 +18,7 @@ import pandas as pd
 from heta_notebook.analysis._headline import headline_score, parse_at_k
 from heta_notebook.display._html import esc as _html_esc
 from heta_notebook.display._html import truncate
-from heta_notebook.display._theme import color_map, fmt_ci, fmt_int, plotly_template
+from heta_notebook.display._theme import color_map, fit_title, fmt_ci, fmt_int, plotly_template
 from heta_notebook.schema._records import EvaluationReport
 
 MAX_HOVER_POINTS = 5000
@@ -42,7 +42,7 @@ def _new_figure(title: str, xaxis: str, yaxis: str, legend: str) -> Any:
     fig = _go().Figure()
     fig.update_layout(
         template=plotly_template(),
-        title=esc(title),
+        **fit_title(esc(title)),
         xaxis_title=esc(xaxis),
         yaxis_title=esc(yaxis),
         legend_title_text=esc(legend),

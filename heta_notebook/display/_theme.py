@@ -8,6 +8,7 @@ so ``bm25`` is the same blue in the metrics bars, the latency box plot and a com
 from __future__ import annotations
 
 import hashlib
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,18 +21,19 @@ from heta_notebook._util.formatting import (  # noqa: F401 - one number-format m
     fmt_pct,
 )
 
-# Tableau-10: distinguishable, prints well, colour-blind friendlier than plotly's default.
+# Paul Tol's "muted" scheme (colour-blind safe, distinct in print and greyscale order): nine
+# colours for nine or more lines, then a neutral grey kept for collisions.
 PALETTE: tuple[str, ...] = (
-    "#4C78A8",  # blue
-    "#F58518",  # orange
-    "#54A24B",  # green
-    "#E45756",  # red
-    "#72B7B2",  # teal
-    "#B279A2",  # purple
-    "#EECA3B",  # yellow
-    "#9D755D",  # brown
-    "#FF9DA6",  # pink
-    "#79706E",  # grey
+    "#332288",  # indigo
+    "#CC6677",  # rose
+    "#117733",  # green
+    "#88CCEE",  # cyan
+    "#882255",  # wine
+    "#44AA99",  # teal
+    "#999933",  # olive
+    "#AA4499",  # purple
+    "#DDCC77",  # sand
+    "#777777",  # grey
 )
 # Common query-mode names get fixed, meaningful slots; everything else hashes.
 PINNED: dict[str, int] = {
@@ -92,6 +94,15 @@ def color_map(labels: Iterable[Any]) -> dict[str, str]:
     return out
 
 
+def fit_title(text: str, width: int = 70) -> dict[str, Any]:
+    """Layout updates for a title that fits a static export: the (escaped) text wrapped at
+    ``width`` characters with ``<br>``, and a top margin tall enough for every line."""
+    lines = textwrap.wrap(str(text), width=width, break_long_words=False) or [""]
+    title = {"text": "<br>".join(lines), "yref": "container", "y": 1, "yanchor": "top"}
+    title["pad"] = {"t": 14}
+    return {"title": title, "margin": {"t": 44 + 21 * len(lines)}}
+
+
 def plotly_template() -> Any:
     """The ``heta`` plotly template (registered once in ``plotly.io.templates``)."""
     import plotly.graph_objects as go
@@ -124,6 +135,7 @@ __all__ = [
     "WARN",
     "color_for",
     "color_map",
+    "fit_title",
     "fmt_ci",
     "fmt_duration",
     "fmt_int",

@@ -16,7 +16,7 @@ is written as JSON ``null``. A report whose ``schema_version`` is newer than
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -488,6 +488,21 @@ class EvaluationReport(Record):
         atomic_write_text(target, self.to_json())
         return target
 
+    def to_trec(
+        self, path: str | PathLike[str], mode: str | None = None, run_tag: str | None = None
+    ) -> Path:
+        """Write one query mode as a TREC run file (rank-consistent scores: trec_eval keeps
+        the report's order, so it reproduces the report's numbers); returns the path."""
+        from heta_notebook.benchmarks._trec import write_trec_run
+
+        return write_trec_run(self, path, mode=mode, run_tag=run_tag)
+
+    def to_trec_qrels(self, path: str | PathLike[str]) -> Path:
+        """Write the qrels the cases carried (their expected evidence) as a TREC qrels file."""
+        from heta_notebook.benchmarks._trec import write_trec_qrels
+
+        return write_trec_qrels(self, path)
+
     # -- convenience views ----------------------------------------------------------------
 
     @property
@@ -554,6 +569,18 @@ class EvaluationReport(Record):
         from heta_notebook.display._export import report_to_html
 
         return report_to_html(self, path, **options)
+
+    def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """The summary (query modes × scores, best bold) as a booktabs LaTeX table."""
+        from heta_notebook.display._tables import summary_table
+
+        return summary_table(self, scores, **options).to_latex()
+
+    def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
+        """The summary (query modes × scores, best bold) as a Markdown table."""
+        from heta_notebook.display._tables import summary_table
+
+        return summary_table(self, scores, **options).to_markdown()
 
     def _repr_html_(self) -> str:
         from heta_notebook.display._card import report_card_html

@@ -1,0 +1,403 @@
+"""Paper tables: a summary, a comparison or a multi-benchmark comparison as LaTeX or Markdown.
+
+Analysis computes (means, paired tests, Holm); this module only lays the numbers out. A
+:class:`PaperTable` holds rows × columns of values and neutral significance marks
+(``"+"`` better than the baseline, ``"-"`` worse, or ranx-style letters naming the rows a
+row beats); ``to_latex()`` writes booktabs output a paper can ``\\input`` as it is (best value
+per column in bold, markers as superscripts, a caption that states the test, the correction
+and its family), ``to_markdown()`` a GitHub pipe table with the caption below.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from string import ascii_lowercase
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_notebook.analysis._benchmarks import BenchmarkComparison
+    from heta_notebook.analysis._compare import Comparison
+    from heta_notebook.schema._records import EvaluationReport
+
+MARKERS = ("direction", "letters", None)
+DEFAULT_TEST = "paired sign-flip permutation test"
+_METRIC_LABELS = {
+    "ndcg": "nDCG",
+    "map": "MAP",
+    "recall": "R",
+    "precision": "P",
+    "mrr": "MRR",
+}
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "·": r"$\cdot$",
+    "—": "---",
+    "↑": r"$\uparrow$",
+    "↓": r"$\downarrow$",
+    "×": r"$\times$",
+    "<": r"$<$",
+    ">": r"$>$",
+    "–": "--",
+}
+_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIALS))
+
+
+@dataclass
+class PaperTable:
+    """Rows × columns of numbers with significance marks, ready for LaTeX or Markdown."""
+
+    rows: list[str]
+    columns: list[str]
+    values: np.ndarray  # rows × columns (NaN: no value)
+    marks: list[list[str]]  # rows × columns: "", "+", "-" or letters
+    caption: str
+    groups: list[str] | None = None  # per column its header group (a benchmark), or None
+    decimals: int = 3
+    label: str | None = None
+    row_header: str = "System"
+    letters: list[str] = field(default_factory=list)  # per row its letter (letters mode)
+
+    def best(self) -> np.ndarray:
+        """rows × columns: True where a value is its column's best (as displayed; ties all)."""
+        shown = np.round(self.values, self.decimals)
+        with np.errstate(invalid="ignore"):
+            top = np.nanmax(np.where(np.isnan(shown), -np.inf, shown), axis=0)
+        return ~np.isnan(shown) & (shown == top[None, :])
+
+    def _row_names(self) -> list[str]:
+        if not self.letters:
+            return list(self.rows)
+        return [f"({letter}) {row}" for letter, row in zip(self.letters, self.rows, strict=True)]
+
+    def to_latex(self) -> str:
+        """booktabs LaTeX: ``table`` with caption and label, ``tabular`` with one ``l`` + ``r``s."""
+        best = self.best()
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\caption{" + latex_escape(self.caption) + "}",
+        ]
+        if self.label:
+            lines.append(r"\label{" + self.label + "}")
+        lines += [r"\begin{tabular}{l" + "r" * len(self.columns) + "}", r"\toprule"]
+        lines += self._latex_header()
+        lines.append(r"\midrule")
+        for i, name in enumerate(self._row_names()):
+            cells = [latex_escape(name)]
+            for j in range(len(self.columns)):
+                cells.append(self._latex_cell(self.values[i, j], self.marks[i][j], best[i, j]))
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        return "\n".join(lines) + "\n"
+
+    def _latex_header(self) -> list[str]:
+        names = [latex_escape(c) for c in self.columns]
+        if not self.groups:
+            return [" & ".join([latex_escape(self.row_header), *names]) + r" \\"]
+        top, rules, start = [""], [], 2
+        for group, span in _runs(self.groups):
+            top.append(rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(group)}}}")
+            rules.append(rf"\cmidrule(lr){{{start}-{start + span - 1}}}")
+            start += span
+        return [
+            " & ".join(top) + r" \\",
+            " ".join(rules),
+            " & ".join([latex_escape(self.row_header), *names]) + r" \\",
+        ]
+
+    def _latex_cell(self, value: float, mark: str, best: bool) -> str:
+        if np.isnan(value):
+            return "--"
+        text = f"{value:.{self.decimals}f}"
+        text = r"\textbf{" + text + "}" if best else text
+        if mark == "+":
+            return text + r"$^{\uparrow}$"
+        if mark == "-":
+            return text + r"$^{\downarrow}$"
+        return text + (r"$^{\mathrm{" + mark + "}}$" if mark else "")
+
+    def to_markdown(self) -> str:
+        """A GitHub pipe table (best in bold, ↑/↓ or superscript letters), caption below."""
+        best = self.best()
+        header = list(self.columns)
+        if self.groups:
+            header = [
+                f"{g}: {c}" if c else g for g, c in zip(self.groups, self.columns, strict=True)
+            ]
+        lines = [
+            "| " + " | ".join([md_escape(self.row_header), *map(md_escape, header)]) + " |",
+            "|" + "---|" + "---:|" * len(header),
+        ]
+        for i, name in enumerate(self._row_names()):
+            cells = [md_escape(name)]
+            for j in range(len(self.columns)):
+                cells.append(self._md_cell(self.values[i, j], self.marks[i][j], best[i, j]))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", md_escape(self.caption)]
+        return "\n".join(lines) + "\n"
+
+    def _md_cell(self, value: float, mark: str, best: bool) -> str:
+        if np.isnan(value):
+            return "–"
+        text = f"{value:.{self.decimals}f}"
+        text = f"**{text}**" if best else text
+        if mark in ("+", "-"):
+            return text + (" ↑" if mark == "+" else " ↓")
+        return text + (f"<sup>{mark}</sup>" if mark else "")
+
+
+def latex_escape(text: Any) -> str:
+    """Text safe in LaTeX: ``\\ & % $ # _ { } ~ ^ < >`` escaped; ``· ↑ ↓ ×`` as math symbols."""
+    return _LATEX_RE.sub(lambda m: _LATEX_SPECIALS[m.group(0)], str(text))
+
+
+def md_escape(text: Any) -> str:
+    """Text safe in a Markdown table cell (pipes, emphasis and HTML brackets escaped)."""
+    out = str(text).replace("\\", "\\\\")
+    for char in "|*_`<>[]":
+        out = out.replace(char, "\\" + char)
+    return " ".join(out.split())
+
+
+def score_label(score: str) -> str:
+    """``beir_ndcg@10`` → ``nDCG@10`` (other names unchanged)."""
+    match = re.fullmatch(r"(?:beir_)?(ndcg|map|recall|precision|mrr)@(\d+)", score)
+    return f"{_METRIC_LABELS[match.group(1)]}@{match.group(2)}" if match else score
+
+
+def _runs(items: Sequence[str]) -> list[tuple[str, int]]:
+    runs: list[tuple[str, int]] = []
+    for item in items:
+        if runs and runs[-1][0] == item:
+            runs[-1] = (item, runs[-1][1] + 1)
+        else:
+            runs.append((item, 1))
+    return runs
+
+
+def _check_markers(markers: str | None) -> None:
+    if markers not in MARKERS:
+        raise ValueError(f"markers must be one of {MARKERS}, got {markers!r}")
+
+
+def described_test(sig: pd.DataFrame) -> str:
+    """The test a significance frame used (its ``test`` column when recorded)."""
+    if "test" in sig and len(sig):
+        names = list(dict.fromkeys(str(t) for t in sig["test"].dropna()))
+        if names:
+            return " / ".join(names)
+    return DEFAULT_TEST
+
+
+def _labels(scores: Sequence[str], labels: Mapping[str, str] | None) -> list[str]:
+    return [(labels or {}).get(s, score_label(s)) for s in scores]
+
+
+def _direction(sig_row: Any, alpha: float) -> str:
+    if sig_row is None or not sig_row["n_pairs"] or not sig_row["p_holm"] < alpha:
+        return ""
+    return "+" if sig_row["delta"] > 0 else "-" if sig_row["delta"] < 0 else ""
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def comparison_table(
+    comparison: Comparison,
+    scores: Sequence[str] | None = None,
+    *,
+    decimals: int = 3,
+    markers: str | None = "direction",
+    alpha: float = 0.05,
+    labels: Mapping[str, str] | None = None,
+    caption: str | None = None,
+    label: str | None = None,
+) -> PaperTable:
+    """Variants × scores of one comparison; marks against the baseline or letters."""
+    _check_markers(markers)
+    scores = list(scores or comparison.score_names)
+    chosen = comparison.select(scores=scores)
+    variants = [v.name for v in chosen.variants]
+    means = chosen.table("mean").reindex(index=scores, columns=variants)
+    values = means.T.to_numpy(dtype=float)
+    marks = [[""] * len(scores) for _ in variants]
+    letters: list[str] = []
+    n_cases = len(comparison.aligned.case_ids)
+    bench = ", ".join(sorted({r.benchmark.name for r in comparison.reports.values()}))
+    text = f"Mean over {n_cases} queries of {bench}"
+    if markers == "direction":
+        sig = chosen.significance(by=None)
+        lookup = {(r["score"], r["variant"]): r for _, r in sig.iterrows()}
+        for i, v in enumerate(variants):
+            for j, s in enumerate(scores):
+                marks[i][j] = _direction(lookup.get((s, v)), alpha)
+        text += (
+            f"; best in bold. ↑/↓: significantly better/worse than the "
+            f"baseline {_baseline_text(comparison)} ({described_test(sig)}, p < {alpha:g} after "
+            f"Holm correction over {len(sig)} comparisons: {len(chosen.pairs())} pair(s) "
+            f"× {len(scores)} score(s))."
+        )
+    elif markers == "letters":
+        if len(variants) > len(ascii_lowercase):
+            raise ValueError(
+                f"markers='letters' names at most 26 rows, this table has {len(variants)}; "
+                "select() fewer reports or modes, or use markers='direction'"
+            )
+        letters = list(ascii_lowercase[: len(variants)])
+        sig = chosen.significance(all_pairs=True, by=None)
+        letter_of = dict(zip(variants, letters, strict=False))
+        for _, r in sig.iterrows():
+            if not (r["n_pairs"] and r["p_holm"] < alpha and r["delta"]):
+                continue
+            winner, loser = (r["variant"], r["baseline"])
+            if r["delta"] < 0:
+                winner, loser = loser, winner
+            i, j = variants.index(winner), scores.index(r["score"])
+            marks[i][j] = "".join(sorted(marks[i][j] + letter_of[loser]))
+        text += (
+            "; best in bold. A superscript letter marks a significant improvement over the "
+            f"system with that letter ({described_test(sig)}, p < {alpha:g} after Holm correction "
+            f"over all {len(sig)} pairwise comparisons of the table)."
+        )
+    else:
+        text += "; best in bold."
+    return PaperTable(
+        rows=variants,
+        columns=_labels(scores, labels),
+        values=values,
+        marks=marks,
+        caption=caption or text,
+        decimals=decimals,
+        label=label,
+        letters=letters,
+    )
+
+
+def benchmarks_table(
+    bench: BenchmarkComparison,
+    scores: Sequence[str] | None = None,
+    *,
+    decimals: int = 3,
+    markers: str | None = "direction",
+    alpha: float = 0.05,
+    labels: Mapping[str, str] | None = None,
+    caption: str | None = None,
+    label: str | None = None,
+) -> PaperTable:
+    """Systems × (benchmark × score) + Mean per score, marks per benchmark vs the baseline."""
+    if markers not in ("direction", None):
+        raise ValueError(
+            f"markers must be 'direction' or None for several benchmarks, got {markers!r}"
+        )
+    scores = list(scores or [bench.primary_score])
+    names = [*bench.benchmarks, "Mean"]
+    rows = bench.variants
+    values = np.full((len(rows), len(names) * len(scores)), np.nan)
+    marks = [[""] * values.shape[1] for _ in rows]
+    groups, columns = [], []
+    families = set()
+    for b, name in enumerate(names):
+        for s, score in enumerate(scores):
+            col = b * len(scores) + s
+            groups.append(name)
+            columns.append(_labels([score], labels)[0] if len(scores) > 1 else "")
+            values[:, col] = bench.table(score)[name].reindex(rows).to_numpy(dtype=float)
+            if markers and name != "Mean":
+                sig = bench.significance(score)
+                sig = sig[sig["benchmark"] == name]
+                families.add(len(sig))
+                lookup = {r["variant"]: r for _, r in sig.iterrows()}
+                for i, v in enumerate(rows):
+                    marks[i][col] = _direction(lookup.get(v), alpha)
+    if len(scores) == 1:  # one score: benchmarks are the columns, the score goes in the caption
+        columns, groups = groups, None
+    shown = ", ".join(_labels(scores, labels))
+    text = (
+        f"{shown} per benchmark and the mean over the {len(bench.benchmarks)} benchmarks "
+        "(mean of per-benchmark means); best in bold."
+    )
+    if markers:
+        sig = pd.concat([bench.significance(s) for s in scores], ignore_index=True)
+        pairs = "/".join(map(str, sorted(families)))
+        text += (
+            " ↑/↓: significantly better/worse than the baseline "
+            f"{bench.baseline_name()} on that benchmark ({described_test(sig)} on the benchmark's "
+            f"queries, p < {alpha:g} after Holm correction per benchmark and score over its "
+            f"{pairs} comparison(s) with the baseline)."
+        )
+    return PaperTable(
+        rows=rows,
+        columns=columns,
+        values=values,
+        marks=marks,
+        caption=caption or text,
+        groups=groups,
+        decimals=decimals,
+        label=label,
+    )
+
+
+def summary_table(
+    report: EvaluationReport,
+    scores: Sequence[str] | None = None,
+    *,
+    decimals: int = 3,
+    labels: Mapping[str, str] | None = None,
+    caption: str | None = None,
+    label: str | None = None,
+) -> PaperTable:
+    """Query modes × scores of one report (means over scored cases), best per column bold."""
+    summary = report.summary()
+    scores = list(scores or dict.fromkeys(summary["score"]))
+    unknown = [s for s in scores if s not in set(summary["score"])]
+    if unknown:
+        known = ", ".join(dict.fromkeys(summary["score"]))
+        raise KeyError(f"no score {unknown[0]!r} in report {report.report_id!r} (scores: {known})")
+    means = summary.pivot_table(index="query_mode", columns="score", values="mean", sort=False)
+    modes = list(dict.fromkeys(summary["query_mode"]))
+    values = means.reindex(index=modes, columns=scores).to_numpy(dtype=float)
+    n = int(summary["n"].max()) if len(summary) else 0
+    text = (
+        f"{report.label} on {report.benchmark.name}: mean over up to {n} scored queries "
+        "per query mode; best in bold."
+    )
+    return PaperTable(
+        rows=modes,
+        columns=_labels(scores, labels),
+        values=values,
+        marks=[[""] * len(scores) for _ in modes],
+        caption=caption or text,
+        decimals=decimals,
+        label=label,
+        row_header="Query mode",
+    )
+
+
+def _baseline_text(comparison: Comparison) -> str:
+    base = comparison.baseline
+    return base.name if hasattr(base, "name") else f"{base} (same query mode)"
+
+
+__all__ = [
+    "PaperTable",
+    "benchmarks_table",
+    "comparison_table",
+    "latex_escape",
+    "md_escape",
+    "score_label",
+    "summary_table",
+]
