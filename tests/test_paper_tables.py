@@ -155,7 +155,7 @@ def test_markers_say_the_direction_and_letters_say_whom_a_row_beats():
     latex = c.to_latex(["s_x"], markers="letters")
     assert r"(b) up $\cdot$ bm25 & \textbf{0.705}$^{\mathrm{ac}}$" in latex
     assert r"(a) base $\cdot$ bm25 & 0.500$^{\mathrm{c}}$" in latex
-    assert "all 3 pairwise comparisons" in latex
+    assert "within each score over its 3 comparison(s)" in latex
     plain = c.to_latex(["s_x"], markers=None, decimals=1)
     assert r"\uparrow" not in plain.split(r"\begin{tabular}")[1] and "0.7" in plain
     with pytest.raises(ValueError, match="markers must be one of"):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.schema._records import EvaluationReport
 
 MARKERS = ("direction", "letters", None)
-DEFAULT_TEST = "paired sign-flip permutation test"
+DEFAULT_TEST = "sign-flip permutation test"
 _METRIC_LABELS = {
     "ndcg": "nDCG",
     "map": "MAP",
@@ -195,12 +195,23 @@ def _check_markers(markers: str | None) -> None:
 
 
 def described_test(sig: pd.DataFrame) -> str:
-    """The test a significance frame used (its ``test`` column when recorded)."""
+    """The test a significance frame used (its ``test`` column when recorded), by name."""
+    from heta_notebook.analysis._stats import TEST_NAMES
+
     if "test" in sig and len(sig):
-        names = list(dict.fromkeys(str(t) for t in sig["test"].dropna()))
+        names = list(dict.fromkeys(TEST_NAMES.get(str(t), str(t)) for t in sig["test"].dropna()))
         if names:
             return " / ".join(names)
     return DEFAULT_TEST
+
+
+def described_family(sig: pd.DataFrame) -> str:
+    """Which p-values one Holm correction covered: each score's comparisons, or all of them."""
+    if "family" in sig and len(sig) and set(sig["family"]) != {"all"}:
+        sizes = sorted(set(sig["family_size"])) if "family_size" in sig else []
+        each = "/".join(map(str, sizes)) if sizes else "its"
+        return f"Holm correction within each score over its {each} comparison(s)"
+    return f"Holm correction over all {len(sig)} comparisons"
 
 
 def _labels(scores: Sequence[str], labels: Mapping[str, str] | None) -> list[str]:
@@ -248,8 +259,7 @@ def comparison_table(
         text += (
             f"; best in bold. ↑/↓: significantly better/worse than the "
             f"baseline {_baseline_text(comparison)} ({described_test(sig)}, p < {alpha:g} after "
-            f"Holm correction over {len(sig)} comparisons: {len(chosen.pairs())} pair(s) "
-            f"× {len(scores)} score(s))."
+            f"{described_family(sig)}; {len(chosen.pairs())} pair(s) × {len(scores)} score(s))."
         )
     elif markers == "letters":
         if len(variants) > len(ascii_lowercase):
@@ -270,8 +280,8 @@ def comparison_table(
             marks[i][j] = "".join(sorted(marks[i][j] + letter_of[loser]))
         text += (
             "; best in bold. A superscript letter marks a significant improvement over the "
-            f"system with that letter ({described_test(sig)}, p < {alpha:g} after Holm correction "
-            f"over all {len(sig)} pairwise comparisons of the table)."
+            f"system with that letter ({described_test(sig)}, p < {alpha:g} after "
+            f"{described_family(sig)} among all pairs of the table)."
         )
     else:
         text += "; best in bold."
