@@ -28,7 +28,7 @@ from heta_notebook.analysis import _stats as stats
 from heta_notebook.analysis._alignment import Aligned, Variant, align
 from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis._frames import ReportFrames
-from heta_notebook.analysis._headline import headline_score
+from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
 from heta_notebook.analysis._slices import SliceKey, case_slices
 from heta_notebook.evaluators._aggregation import matrix_stats, pass_rate
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
@@ -533,20 +533,19 @@ class Comparison:
         ]
         meaningful = [k for k in differ if k.split(".")[-1] not in _IGNORED_MANIFEST_KEYS]
         keys = meaningful or differ
-        frame = pd.DataFrame(
-            [rows[k] for k in keys], columns=labels, index=pd.Index(keys, name="key")
-        )
-        return frame.astype(object)
+        index = pd.Index(keys, name="key")  # object dtype: a null stays None, never NaN
+        return pd.DataFrame([rows[k] for k in keys], columns=labels, index=index, dtype=object)
 
     def change_description(self, a: Variant, b: Variant, max_keys: int = 3) -> str:
         """What differs from a to b: ``"chunking.size 100 → document; mode bm25 → dense"``."""
         parts = []
         if a.report != b.report:
-            diff = self.manifest_diff(a.report, b.report)
-            parts += [f"{k} {_short(r.iloc[0])} → {_short(r.iloc[1])}" for k, r in diff.iterrows()]
+            flat = [flatten(_manifest(self.reports[v.report])) for v in (a, b)]
+            changes = setting_changes(*flat)
+            parts += [f"{k} {setting_text(x)} → {setting_text(y)}" for k, x, y in changes]
             if len(parts) > max_keys:
-                parts = parts[:max_keys] + [f"+{len(diff) - max_keys} more"]
-            if not parts:
+                parts = parts[:max_keys] + [f"+{len(changes) - max_keys} more"]
+            if not parts:  # same settings, or different systems: name the reports
                 parts = [f"{a.report} → {b.report}"]
         if a.mode != b.mode:
             parts.append(f"mode {a.mode} → {b.mode}")
@@ -777,11 +776,6 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
             out.update(flatten(value, f"{prefix}[{i}]"))
         return out
     return {prefix or "value": list(data) if isinstance(data, tuple) else data}
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 __all__ = [

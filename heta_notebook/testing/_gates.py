@@ -99,6 +99,7 @@ def assert_no_regression(
     path; ``GateInputError`` when the reports cannot be compared. Returns the result otherwise.
     ``method`` picks the tests' null distributions, as in :func:`heta_notebook.compare`.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line and our message, not this body
     result = check_regression(
         report,
         baseline,
@@ -125,6 +126,7 @@ def assert_scores(
 
     A bare number means ``>=``. Means are over scored cases (skipped and failed left out).
     """
+    __tracebackhide__ = True
     result = check_scores(report, floors, modes=modes)
     _notify(result)
     if not result.passed:
