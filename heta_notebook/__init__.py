@@ -82,6 +82,7 @@ _EXPORTS: dict[str, str] = {
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
     "setup_notebook": "heta_notebook.display._setup",
+    "ExplorerOptionError": "heta_notebook.display._explorer_options",
     # heta-framework interop (heta_framework itself is imported only when these are called)
     "to_heta_report": "heta_notebook.integrations.heta",
     "from_heta_report": "heta_notebook.integrations.heta",
@@ -152,6 +153,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.benchmarks._squad import (  # noqa: F401
         SquadBenchmark,
+    )
+    from heta_notebook.display._explorer_options import (  # noqa: F401
+        ExplorerOptionError,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,

@@ -604,11 +604,30 @@ class Comparison:
 
         return ComparisonPlots(self)
 
-    def explore(self, **options: Any) -> Any:
-        """An ipywidgets view of the cases where two variants differ most, side by side."""
+    def explore(
+        self,
+        a: Any = None,
+        b: Any = None,
+        score: str | None = None,
+        *,
+        filter: str = "all",  # noqa: A002 - the explorer's name for it
+        label: str | None = None,
+        search: str = "",
+        scope: str = "either",
+        page_size: int = 15,
+        max_cases: int | None = 20_000,
+    ) -> Any:
+        """Cases of variant ``a`` and ``b`` side by side, biggest change in ``score`` first.
+
+        ``filter``: ``"all"``, ``"changed"``, ``"better"``, ``"worse"``, ``"lost"`` (evidence
+        found by A, missed by B), ``"gained"``, ``"flipped"``; ``label`` keeps one slice
+        (``"qlen=short"``); ``search`` looks in queries, ids, evidence and reasons under A or B
+        as ``scope`` says (``"either"``, ``"both"``, ``"b_not_a"``, ``"a_not_b"``). An option
+        the comparison does not have raises ``ExplorerOptionError`` (a ValueError)."""
         from heta_notebook.display._comparison_explorer import ComparisonExplorer
 
-        return ComparisonExplorer(self, **options)
+        options = {"filter": filter, "label": label, "search": search, "scope": scope}
+        return ComparisonExplorer(self, a, b, score, page_size, max_cases=max_cases, **options)
 
     def to_html(self) -> str:
         """The comparison table as a self-contained HTML fragment."""
