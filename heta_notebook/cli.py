@@ -51,12 +51,10 @@ def _load_reports(paths: Sequence[str]) -> list[Any]:
 
 
 def _comparison_html(reports: list[Any], baseline: str | int | None, force: bool) -> str:
-    """A standalone comparison page of several reports: the table, then bars and deltas.
+    """A standalone comparison page of several reports (``display._export`` composes it).
 
     ``baseline`` is a label or variant, or the index of the input report given as a path."""
     from heta_notebook.analysis._compare import compare
-    from heta_notebook.display._export import comparison_cases, figure_html, html_page
-    from heta_notebook.display._html import raw
 
     options: dict[str, Any] = {"baseline": None if isinstance(baseline, int) else baseline}
     if force:
@@ -64,12 +62,7 @@ def _comparison_html(reports: list[Any], baseline: str | int | None, force: bool
     comparison = compare(reports, **options)
     if isinstance(baseline, int):
         comparison = comparison.with_baseline(comparison.labels[baseline])
-    figures = [comparison.plot.bars()]
-    if comparison.pairs():  # reports with no query mode in common have no deltas to draw
-        figures.append(comparison.plot.deltas())
-    title = "Comparison · " + " vs ".join(comparison.labels)
-    body = [raw(comparison.to_html()), *(figure_html(f) for f in figures)]
-    return html_page(title, [*body, comparison_cases(comparison)])
+    return str(comparison.to_html())
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -80,7 +73,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = _output_path(args.output, inputs, force=args.force)
     reports = _load_reports(args.reports)
     if len(reports) == 1:
-        html = reports[0].to_html()
+        html = str(reports[0].to_html())
     else:
         allow = args.force or args.allow_different_benchmarks
         html = _comparison_html(reports, _baseline_option(args.baseline, inputs), allow)

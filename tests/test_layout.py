@@ -40,6 +40,7 @@ DOORS = {
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison_figures"),
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison_explorer"),
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison"),
+    ("heta_notebook.analysis._compare", "heta_notebook.display._export"),  # to_html: its page
 }
 
 

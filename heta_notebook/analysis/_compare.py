@@ -629,14 +629,18 @@ class Comparison:
         options = {"filter": filter, "label": label, "search": search, "scope": scope}
         return ComparisonExplorer(self, a, b, score, page_size, max_cases=max_cases, **options)
 
-    def to_html(self) -> str:
-        """The comparison table as a self-contained HTML fragment."""
+    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> Any:
+        """A self-contained offline page (table, charts, the cases side by side): written to
+        ``path``, whose Path is returned; without a path, the page (``HtmlPage``). Options:
+        ``max_cases``, ``figures``, ``title``, ``explore`` (the explorer's options)."""
+        from heta_notebook.display._export import comparison_to_html
+
+        return comparison_to_html(self, path, **options)
+
+    def _repr_html_(self) -> str:
         from heta_notebook.display._comparison import comparison_html
 
         return comparison_html(self)
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
 
     def __repr__(self) -> str:
         base = self.baseline.name if isinstance(self.baseline, Variant) else self.baseline

@@ -570,8 +570,10 @@ class EvaluationReport(Record):
         options = {k: v for k, v in locals().items() if k not in ("self", "ReportExplorer")}
         return ReportExplorer(self, **options)
 
-    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> str:
-        """A self-contained HTML page (card, charts, per-case details); written to ``path`` if given."""
+    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> Any:
+        """A self-contained offline page (card, charts, case explorer): written to ``path``,
+        whose Path is returned; without a path, the page (``HtmlPage``: a str that displays as a
+        short note and has ``save(path)``). Options: ``max_cases``, ``figures``, ``title``."""
         from heta_notebook.display._export import report_to_html
 
         return report_to_html(self, path, **options)

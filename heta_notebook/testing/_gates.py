@@ -578,9 +578,8 @@ _PAGES: dict[str, int] = {}
 
 def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str) -> Path:
     """The gate's table above the full comparison view, as one offline HTML page."""
-    from heta_notebook._util.paths import atomic_write_text
-    from heta_notebook.display._export import html_page
-    from heta_notebook.display._html import raw, table, tag
+    from heta_notebook.display._export import comparison_to_html
+    from heta_notebook.display._html import table, tag
 
     header, body = _table_rows(result, only_failed=False)
     verdict = "passed" if result.passed else "FAILED"
@@ -596,11 +595,15 @@ def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str
         table(header, body),
         tag("ul", *examples) if examples else "",
     ]
-    html = html_page(f"heta gate · {stem}", [*gate, raw(comparison.to_html())], plotly=False)
-    folder.mkdir(parents=True, exist_ok=True)
+    failed = result.failures.to_dict("records")
+    explore = {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    if failed:  # the explorer opens on the cases that regressed
+        explore.update(score=failed[0]["score"], filter="worse")
     path = (folder / f"{stem}.html").resolve()
-    atomic_write_text(path, html)
-    return path
+    title = f"heta gate · {stem}"
+    return comparison_to_html(
+        comparison, path, figures=False, title=title, head=gate, explore=explore
+    )
 
 
 # --------------------------------------------------------------------------- listeners (pytest)

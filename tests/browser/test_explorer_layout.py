@@ -109,3 +109,26 @@ def test_verdict_filter_only_for_scores_with_a_threshold_and_titles_name_the_rep
     finally:
         context.close()
     assert problems == []
+
+
+def test_the_gate_page_opens_a_regressed_case(chromium_browser, tmp_path, screens):
+    from heta_notebook.testing import check_regression
+
+    base = make_report(30, label="base", report_id="base")
+    worse = make_report(30, label="worse", report_id="worse", seed=1, quality_shift=-0.3)
+    result = check_regression(worse, base, scores=["ndcg@10"], output_dir=tmp_path)
+    assert not result.passed
+    context, page, guard, problems = _open(chromium_browser, result.page)
+    try:
+        root = page.locator(".hnx-compare").first
+        root.wait_for(state="visible", timeout=30_000)
+        assert "B worse" in steps.page_text(root)  # opened on the regressed cases
+        detail = steps.select_row(root, 0)
+        a_value, b_value = (
+            float(root.locator(".hnx-side .hnx-val").nth(k).inner_text()) for k in (0, 1)
+        )
+        assert b_value < a_value and "A: baseline" in detail and "B: new" in detail
+        root.screenshot(path=str(screens / "gate-regressed-case.png"))
+    finally:
+        context.close()
+    assert guard.blocked == [] and problems == []
