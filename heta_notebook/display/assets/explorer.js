@@ -48,7 +48,7 @@ const CSS = `
 .hnx .hnx-list th{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .hnx .hnx-detail h3,.hnx .hnx-sbs h3{overflow-wrap:anywhere}
 .hnx .hnx-list td.hnx-id{white-space:nowrap}
-.hnx .hnx-list th.hnx-idcol{width:30%}.hnx .hnx-list th.hnx-modecol{width:20%}.hnx .hnx-list th.hnx-numcol{width:4.6em}.hnx .hnx-list th.hnx-deltacol{width:5.6em}
+.hnx .hnx-list th.hnx-idcol{width:24%}.hnx .hnx-list th.hnx-modecol{width:25%}.hnx .hnx-list th.hnx-numcol{width:4.6em}.hnx .hnx-list th.hnx-deltacol{width:5.6em}
 .hnx .hnx-pane{flex:1 1 auto;min-width:0;border:1px solid #E5E7EB;border-radius:6px;padding:6px 10px;max-height:900px;overflow:auto}
 .hnx table{border-collapse:collapse;width:100%}
 .hnx th,.hnx td{text-align:left;padding:3px 6px;border-bottom:1px solid #F3F4F6;vertical-align:top}
