@@ -169,3 +169,10 @@ def test_gate_with_wrong_flags_is_a_usage_error(tmp_path, capsys, saved):
     argv = ["gate", str(saved["b"]), "--baseline", str(saved["a"]), "--method", "magic"]
     code, _, err = _cli(argv, capsys)
     assert code == 2 and "magic" in _one_line_failure(code, err)
+
+
+def test_heta_debug_shows_the_traceback_for_a_bug_report(tmp_path, capsys, saved, monkeypatch):
+    monkeypatch.setenv("HETA_DEBUG", "1")
+    argv = ["export", str(saved["a"]), str(saved["b"]), "--baseline", "nope"]
+    with pytest.raises(KeyError, match="nope"):
+        main([*argv, "-o", str(tmp_path / "x.html")])
