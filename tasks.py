@@ -3,6 +3,7 @@
     python3 tasks.py quickstart   # install into .venv, run the quickstart notebook headless -> out/
     python3 tasks.py test         # install into .venv (test extras), lint, run every test
     python3 tasks.py test tests/test_cli.py -x   # extra arguments: only that pytest run
+                                                 # (slow and browser tests included unless -m)
 
 ``test`` runs: ruff; pytest over tests/ and, through nbval, every notebook in notebooks/;
 then the browser tests (JupyterLab + exported HTML in headless Chromium). On CI (CI=true),
@@ -31,9 +32,19 @@ PYTEST = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
 
 
 def sh(*args: object, **kwargs: object) -> None:
-    """Run a command from the repo root, echoing it; stop on failure."""
+    """Run a command from the repo root, echoing it; stop with its exit code on failure."""
     print("+", " ".join(str(a) for a in args), flush=True)
-    subprocess.run([str(a) for a in args], cwd=ROOT, check=True, **kwargs)  # type: ignore[arg-type]
+    code = subprocess.run([str(a) for a in args], cwd=ROOT, **kwargs).returncode  # type: ignore[call-overload]
+    if code:
+        print(f"failed with exit code {code}: {args[0]} ... {args[-1]}", file=sys.stderr)
+        raise SystemExit(code)
+
+
+def focused_pytest_args(user_args: list[str]) -> list[str]:
+    """A developer's own pytest arguments; without their own ``-m``, every marker is selected
+    (pyproject's addopts deselects slow and browser tests, so a slow-only file would run none)."""
+    gave_marker = any(a == "-m" or a.startswith(("-m=", "--markexpr")) for a in user_args)
+    return user_args if gave_marker else ["-m", "", *user_args]
 
 
 def install(extras: str) -> None:
@@ -73,7 +84,7 @@ def test() -> None:
     install("test")
     env = offline_env()
     if len(sys.argv) > 2:  # a developer's focused run: only what they asked for
-        sh(*PYTEST, *sys.argv[2:], env=env)
+        sh(*PYTEST, *focused_pytest_args(sys.argv[2:]), env=env)
         return
     ensure_chromium()
     sh(PY, "-m", "ruff", "check", ".")

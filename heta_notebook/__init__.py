@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "compare_benchmarks": "heta_notebook.analysis._benchmarks",
     "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
     "setup_notebook": "heta_notebook.display._setup",
+    "ExplorerOptionError": "heta_notebook.display._explorer_options",
     # heta-framework interop (heta_framework itself is imported only when these are called)
     "to_heta_report": "heta_notebook.integrations.heta",
     "from_heta_report": "heta_notebook.integrations.heta",
@@ -166,6 +167,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         read_trec_run,
         report_from_trec,
         write_trec_qrels,
+    )
+    from heta_notebook.display._explorer_options import (  # noqa: F401
+        ExplorerOptionError,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,

@@ -10,10 +10,11 @@ python -m heta_notebook gate NEW --baseline OLD [--score S ...] [--max-drop X] [
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 def _report_path(text: str) -> Path:
@@ -50,23 +51,19 @@ def _load_reports(paths: Sequence[str]) -> list[Any]:
     return reports
 
 
-def _comparison_html(reports: list[Any], baseline: str | None, force: bool) -> str:
-    """A standalone comparison page of several reports: the table, then bars and deltas."""
-    from heta_notebook.analysis._compare import compare
-    from heta_notebook.display._export import comparison_cases, figure_html, html_page
-    from heta_notebook.display._html import raw
+def _comparison_html(reports: list[Any], baseline: str | int | None, force: bool) -> str:
+    """A standalone comparison page of several reports (``display._export`` composes it).
 
-    options: dict[str, Any] = {"baseline": baseline}
+    ``baseline`` is a label or variant, or the index of the input report given as a path."""
+    from heta_notebook.analysis._compare import compare
+
+    options: dict[str, Any] = {"baseline": None if isinstance(baseline, int) else baseline}
     if force:
         options["allow_different_benchmarks"] = True
-    try:
-        comparison = compare(reports, **options)
-    except ValueError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    figures = [comparison.plot.bars(), comparison.plot.deltas()]
-    title = "Comparison · " + " vs ".join(comparison.labels)
-    body = [raw(comparison.to_html()), *(figure_html(f) for f in figures)]
-    return html_page(title, [*body, comparison_cases(comparison)])
+    comparison = compare(reports, **options)
+    if isinstance(baseline, int):
+        comparison = comparison.with_baseline(comparison.labels[baseline])
+    return str(comparison.to_html())
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -77,16 +74,27 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = _output_path(args.output, inputs, force=args.force)
     reports = _load_reports(args.reports)
     if len(reports) == 1:
-        html = reports[0].to_html()
+        html = str(reports[0].to_html())
     else:
         allow = args.force or args.allow_different_benchmarks
-        html = _comparison_html(reports, args.baseline, allow)
+        html = _comparison_html(reports, _baseline_option(args.baseline, inputs), allow)
     try:
         atomic_write_text(out, html)
     except OSError as exc:
         raise SystemExit(f"error: cannot write {out}: {exc.strerror or exc}") from None
     print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {len(reports)} report(s))")
     return 0
+
+
+def _baseline_option(text: str | None, inputs: Sequence[Path]) -> str | int | None:
+    """``--baseline`` as given, or the index of the input report it names by path."""
+    if text is None or not Path(text).exists():
+        return text
+    target = _report_path(text).resolve()
+    for i, path in enumerate(inputs):
+        if path.resolve() == target:
+            return i
+    raise ValueError(f"--baseline {text} is not one of the reports to export; give its label")
 
 
 def _output_path(text: str, inputs: Sequence[Path], *, force: bool) -> Path:
@@ -125,7 +133,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         return 0
     if args.long:
         columns = [c for c in _LS_COLUMNS if c in frame.columns]
-        print(frame[columns].to_string(index=False))
+        print(frame[columns].to_string(index=False, max_colwidth=None, line_width=None))
         return 0
     print(ls_table(frame.to_dict(orient="records")))
     return 0
@@ -143,13 +151,13 @@ _LS_COLUMNS = [
     "partial",
 ]
 _LS_HEADER = ["knowledge_base", "report_id", "label", "benchmark", "cases", "finished"]
-# Shrink order and floors when the table is too wide: ids first (their heads tell reports
-# apart; the time is in "finished"), then the free text, never a header.
-_LS_SHRINK = [(1, 14), (0, 14), (3, 10), (2, 8)]
+# Shrink order and floors when the table is too wide: the free text only. Ids stay whole so
+# they can be copied into `export` / `gate` / `ReportStore.load`; never a header is cut.
+_LS_SHRINK = [(3, 10), (2, 8)]
 
 
 def ls_table(rows: Sequence[dict[str, Any]], width: int = 80) -> str:
-    """The compact listing: key columns, long ids shortened, at most ``width`` wide when it can be."""
+    """The compact listing: key columns, full ids, labels shortened to fit ``width`` if they can."""
     table = [_LS_HEADER] + [_ls_cells(row) for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(_LS_HEADER))]
     excess = sum(widths) + 2 * (len(widths) - 1) - width
@@ -161,7 +169,7 @@ def ls_table(rows: Sequence[dict[str, Any]], width: int = 80) -> str:
     for line in table:
         cells = []
         for i, (cell, w) in enumerate(zip(line, widths, strict=True)):
-            text = _fit(cell, w, middle=i == 0)
+            text = _fit(cell, w)
             cells.append(text.rjust(w) if i == 4 else text.ljust(w))
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
@@ -182,14 +190,9 @@ def _ls_cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
-def _fit(text: str, width: int, *, middle: bool) -> str:
-    """``text`` cut to ``width`` with an ellipsis (in the middle for names whose ends differ)."""
-    if len(text) <= width:
-        return text
-    if middle:
-        head = (width - 1) // 2
-        return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
-    return text[: width - 1] + "…"
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def cmd_run_notebook(args: argparse.Namespace) -> int:
@@ -199,8 +202,18 @@ def cmd_run_notebook(args: argparse.Namespace) -> int:
     notebook = Path(args.notebook)
     if not notebook.is_file():
         raise SystemExit(f"error: no notebook at {notebook}")
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
+
+    try:
+        nbformat.read(notebook, as_version=4)
+    except (ValueError, nbformat.ValidationError) as exc:
+        raise ValueError(f"{notebook} is not a readable notebook: {exc}") from None
     print(f"running {notebook} (this can take a minute or two)...", flush=True)
-    run = run_notebook(notebook, args.output, timeout=args.timeout)
+    try:
+        run = run_notebook(notebook, args.output, timeout=args.timeout)
+    except CellExecutionError as exc:  # its message holds the cell's source and traceback
+        raise RuntimeError(f"{notebook}: a cell failed: {exc.ename}: {exc.evalue}") from None
     print(run.describe())
     return 0
 
@@ -318,9 +331,16 @@ def add_gate_parser(sub: Any) -> None:
     gate.set_defaults(func=cmd_gate)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the full usage is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree of the commands."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m heta_notebook",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -342,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("ls", help="list the reports saved in a ReportStore")
     ls.add_argument("store", help="the store's root folder (or fsspec URL)")
     ls.add_argument("--json", action="store_true", help="print JSON records instead of a table")
-    ls.add_argument("--long", action="store_true", help="full ids and every column (wide)")
+    ls.add_argument("--long", action="store_true", help="every column, untruncated (wide)")
     ls.set_defaults(func=cmd_ls)
 
     run = sub.add_parser("run-notebook", help="execute a notebook and export offline HTML")
@@ -355,10 +375,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Errors a user can cause (bad files, names, options, reports that do not fit together): one
+# line on stderr and exit 2, never a traceback. HETA_DEBUG=1 shows the traceback instead.
+USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, ImportError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m heta_notebook`` and the ``heta-notebook`` script."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:  # e.g. `ls --json | head`: the reader has all it wanted
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except USER_ERRORS as exc:
+        if os.environ.get("HETA_DEBUG"):
+            raise
+        print(f"error: {error_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def error_line(exc: BaseException) -> str:
+    """``exc`` as one line: its message (OS errors as "reason: file"), newlines folded."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    elif isinstance(exc, KeyError) and exc.args:
+        text = str(exc.args[0])  # str(KeyError) wraps the message in quotes
+    elif isinstance(exc, ImportError) and exc.name:
+        text = (
+            f"{exc}; install the extra that provides it, e.g. pip install 'heta-notebook[notebook]'"
+        )
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush raises no second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is no real file (e.g. under pytest)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -75,6 +75,15 @@ class ReportWarning(UserWarning):
     """A saved report that ``ReportStore.list()`` could not read and left out; names the file."""
 
 
+def _outside_heta(root: Path, is_dir: Any) -> Path:
+    """The store root for a folder given by the user: ``ReportStore("_heta")`` names the
+    ``_heta`` folder of the layout itself, so its parent is the root (never ``_heta/_heta``);
+    a ``_heta`` folder that already holds a nested ``_heta`` (older versions) stays the root."""
+    if root.name != KNOWLEDGE_BASES[0] or is_dir(root / KNOWLEDGE_BASES[0]):
+        return root
+    return root.parent
+
+
 class ReportStore:
     """Save, load, list and delete evaluation reports under one root folder or URL."""
 
@@ -88,10 +97,13 @@ class ReportStore:
                 raise ImportError(
                     f"ReportStore({root_text!r}) needs fsspec: pip install 'heta-notebook[fsspec]'"
                 ) from exc
-            self._fs, self._url_root = fsspec.core.url_to_fs(root_text)
+            self._fs, url_root = fsspec.core.url_to_fs(root_text)
+            fs = self._fs
+            self._url_root = str(_outside_heta(Path(url_root), lambda p: fs.isdir(str(p))))
             self.root = Path(self._url_root)
         else:
-            self.root = Path(root_text.removeprefix("file://")).expanduser().resolve()
+            given = Path(root_text.removeprefix("file://")).expanduser().resolve()
+            self.root = _outside_heta(given, Path.is_dir)
             self.root.mkdir(parents=True, exist_ok=True)
         self._checkpoints: dict[Path, RunHandle] = {}  # open in this process, by folder
 

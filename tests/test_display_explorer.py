@@ -152,7 +152,7 @@ def test_sorting_by_a_score(report, explorer):
 def test_page_rows_old_property_form_still_works_with_a_warning(explorer):
     with pytest.warns(DeprecationWarning, match="page_rows"):
         first = explorer.page_rows[0]
-    assert first["row"] == 0 and set(first) >= {"case_id", "query_mode", "value", "error"}
+    assert first["row"] == 0 and set(first) >= {"case_id", "query_mode", "error"}
 
 
 def test_programmatic_api_without_widgets(report):

@@ -102,17 +102,26 @@ def test_ls_prints_one_warning_line_per_corrupt_report_and_no_traceback(tmp_path
     assert "summary.json" in run.stderr and " ok " in run.stdout + " "
 
 
-def test_ls_is_a_compact_80_column_table_with_short_ids(tmp_path, capsys):
+def test_ls_prints_full_ids_that_can_be_copied_and_shortens_only_the_label(tmp_path, capsys):
     store = ReportStore(tmp_path)
-    report = make_report(LONG_ID, kb="beir_cranfield-chunks-100-overlap-20-bm25-only")
-    store.save(report.model_copy(update={"label": "a rather long label for this run"}))
+    kb = "beir_cranfield-chunks-100-overlap-20-bm25-only"
+    report = make_report(LONG_ID, kb=kb)
+    label = {"label": "a rather long label for this run"}
+    store.save(report.model_copy(update={"metadata": label}))
     assert main(["ls", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    lines = out.rstrip("\n").splitlines()
-    assert len(lines) == 2 and all(len(line) <= 80 for line in lines)
-    assert LONG_ID not in out and LONG_ID[:13] + "…" in out and "…25-only " in out
+    lines = capsys.readouterr().out.rstrip("\n").splitlines()
+    assert len(lines) == 2
+    assert lines[1].split()[:2] == [kb, LONG_ID]  # whole, so `export` / `load` accept them
+    assert "a rather long label for this run" not in lines[1] and "…" in lines[1]
     assert main(["ls", str(tmp_path), "--long"]) == 0
-    assert LONG_ID in capsys.readouterr().out
+    assert "a rather long label for this run" in capsys.readouterr().out
+
+
+def test_ls_of_short_names_fits_80_columns(tmp_path, capsys):
+    store = ReportStore(tmp_path)
+    store.save(make_report("r1").model_copy(update={"metadata": {"label": "x" * 60}}))
+    assert main(["ls", str(tmp_path)]) == 0
+    assert all(len(line) <= 80 for line in capsys.readouterr().out.splitlines())
 
 
 def test_ls_table_keeps_short_ids_whole():
@@ -140,15 +149,15 @@ def test_ls_table_keeps_short_ids_whole():
     ]
 
 
-def test_different_benchmarks_flag_is_separate_from_force(tmp_path):
+def test_different_benchmarks_flag_is_separate_from_force(tmp_path, capsys):
     a = _saved(tmp_path, "a")
     other = make_report("b").model_copy(
         update={"benchmark": make_report("b").benchmark.model_copy(update={"name": "other"})}
     )
     b = ReportStore(tmp_path / "store").save(other)
     out = tmp_path / "cmp.html"
-    with pytest.raises(SystemExit, match="benchmark"):
-        main(["export", str(a), str(b), "-o", str(out)])
+    assert main(["export", str(a), str(b), "-o", str(out)]) == 2
+    assert "different benchmarks" in capsys.readouterr().err and not out.exists()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert main(["export", str(a), str(b), "-o", str(out), "--allow-different-benchmarks"]) == 0

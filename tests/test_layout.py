@@ -45,6 +45,7 @@ DOORS = {
     ("heta_notebook.analysis._compare", "heta_notebook.display._tables"),
     ("heta_notebook.analysis._benchmarks", "heta_notebook.display._tables"),
     ("heta_notebook.analysis._benchmarks", "heta_notebook.display._benchmarks"),
+    ("heta_notebook.analysis._compare", "heta_notebook.display._export"),  # to_html: its page
 }
 
 

@@ -15,6 +15,7 @@ from heta_notebook.display._notebook import (
     NO_MATHJAX,
     REQUIRE_JS,
     WIDGETS_JS,
+    _asset_base64,
     _asset_data_url,
     execute_notebook,
 )
@@ -95,7 +96,9 @@ def test_exported_html_needs_no_network(exported):
     _, html = exported
     assert external_script_sources(html) == []
     assert html.count(PLOTLY_JS_MARK) == 1
-    assert html.count(_asset_data_url(WIDGETS_JS)) == 1  # not twice (nbconvert's fallback)
+    # the widget manager once (not twice: nbconvert's fallback), compressed (not a data: URL)
+    assert html.count(_asset_base64(WIDGETS_JS)) == 1 and _asset_data_url(WIDGETS_JS) not in html
+    assert len(_asset_base64(WIDGETS_JS)) < len(_asset_data_url(WIDGETS_JS)) / 3
     assert f'src="{NO_MATHJAX}"' in html
     assert len(re.findall(r"Plotly\.newPlot", html)) >= 2
     assert "first chart" in html and "second chart" in html

@@ -153,3 +153,25 @@ def test_relative_roots_and_shared_file_modes(tmp_path, monkeypatch) -> None:
         os.umask(old)
     assert path == tmp_path / "reports/_heta/knowledge_bases/kb/evaluations/r1/header.json"
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_store_named_heta_is_the_layouts_own_folder_not_a_parent_of_another(tmp_path) -> None:
+    path = ReportStore(tmp_path / "_heta").save(make_report(report_id="r1"))
+    assert path.relative_to(tmp_path).parts[:2] == ("_heta", "knowledge_bases")
+    assert not (tmp_path / "_heta" / "_heta").exists()
+    assert list(ReportStore(tmp_path).list()["report_id"]) == ["r1"]  # one store, two spellings
+
+
+def test_a_store_made_by_an_older_version_inside_heta_heta_is_still_read(tmp_path) -> None:
+    legacy = tmp_path / "_heta"
+    (legacy / "_heta").mkdir(parents=True)
+    ReportStore(legacy).save(make_report(report_id="old"))
+    assert (legacy / "_heta" / "knowledge_bases").is_dir()
+    assert list(ReportStore(legacy).list()["report_id"]) == ["old"]
+
+
+def test_a_remote_store_named_heta_uses_the_same_layout() -> None:
+    fsspec = pytest.importorskip("fsspec")
+    ReportStore("memory://bucket-25/_heta").save(make_report(report_id="r1"), format="heta")
+    assert fsspec.filesystem("memory").isdir("/bucket-25/_heta/knowledge_bases")
+    assert not fsspec.filesystem("memory").exists("/bucket-25/_heta/_heta")

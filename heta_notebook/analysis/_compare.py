@@ -32,7 +32,7 @@ from heta_notebook.analysis import _stats as stats
 from heta_notebook.analysis._alignment import Aligned, Variant, align
 from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis._frames import ReportFrames
-from heta_notebook.analysis._headline import headline_score
+from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
 from heta_notebook.analysis._slices import SliceKey, case_slices
 from heta_notebook.evaluators._aggregation import matrix_stats, pass_rate
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
@@ -594,20 +594,19 @@ class Comparison:
         ]
         meaningful = [k for k in differ if k.split(".")[-1] not in _IGNORED_MANIFEST_KEYS]
         keys = meaningful or differ
-        frame = pd.DataFrame(
-            [rows[k] for k in keys], columns=labels, index=pd.Index(keys, name="key")
-        )
-        return frame.astype(object)
+        index = pd.Index(keys, name="key")  # object dtype: a null stays None, never NaN
+        return pd.DataFrame([rows[k] for k in keys], columns=labels, index=index, dtype=object)
 
     def change_description(self, a: Variant, b: Variant, max_keys: int = 3) -> str:
         """What differs from a to b: ``"chunking.size 100 → document; mode bm25 → dense"``."""
         parts = []
         if a.report != b.report:
-            diff = self.manifest_diff(a.report, b.report)
-            parts += [f"{k} {_short(r.iloc[0])} → {_short(r.iloc[1])}" for k, r in diff.iterrows()]
+            flat = [flatten(_manifest(self.reports[v.report])) for v in (a, b)]
+            changes = setting_changes(*flat)
+            parts += [f"{k} {setting_text(x)} → {setting_text(y)}" for k, x, y in changes]
             if len(parts) > max_keys:
-                parts = parts[:max_keys] + [f"+{len(diff) - max_keys} more"]
-            if not parts:
+                parts = parts[:max_keys] + [f"+{len(changes) - max_keys} more"]
+            if not parts:  # same settings, or different systems: name the reports
                 parts = [f"{a.report} → {b.report}"]
         if a.mode != b.mode:
             parts.append(f"mode {a.mode} → {b.mode}")
@@ -681,20 +680,43 @@ class Comparison:
 
         return ComparisonPlots(self)
 
-    def explore(self, **options: Any) -> Any:
-        """An ipywidgets view of the cases where two variants differ most, side by side."""
+    def explore(
+        self,
+        a: Any = None,
+        b: Any = None,
+        score: str | None = None,
+        *,
+        filter: str = "all",  # noqa: A002 - the explorer's name for it
+        label: str | None = None,
+        search: str = "",
+        scope: str = "either",
+        page_size: int = 15,
+        max_cases: int | None = 20_000,
+    ) -> Any:
+        """Cases of variant ``a`` and ``b`` side by side, biggest change in ``score`` first.
+
+        ``filter``: ``"all"``, ``"changed"``, ``"better"``, ``"worse"``, ``"lost"`` (evidence
+        found by A, missed by B), ``"gained"``, ``"flipped"``; ``label`` keeps one slice
+        (``"qlen=short"``); ``search`` looks in queries, ids, evidence and reasons under A or B
+        as ``scope`` says (``"either"``, ``"both"``, ``"b_not_a"``, ``"a_not_b"``). An option
+        the comparison does not have raises ``ExplorerOptionError`` (a ValueError)."""
         from heta_notebook.display._comparison_explorer import ComparisonExplorer
 
-        return ComparisonExplorer(self, **options)
+        options = {"filter": filter, "label": label, "search": search, "scope": scope}
+        return ComparisonExplorer(self, a, b, score, page_size, max_cases=max_cases, **options)
 
-    def to_html(self) -> str:
-        """The comparison table as a self-contained HTML fragment."""
+    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> Any:
+        """A self-contained offline page (table, charts, the cases side by side): written to
+        ``path``, whose Path is returned; without a path, the page (``HtmlPage``). Options:
+        ``max_cases``, ``figures``, ``title``, ``explore`` (the explorer's options)."""
+        from heta_notebook.display._export import comparison_to_html
+
+        return comparison_to_html(self, path, **options)
+
+    def _repr_html_(self) -> str:
         from heta_notebook.display._comparison import comparison_html
 
         return comparison_html(self)
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
 
     def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
         """A booktabs LaTeX table for a paper: variants × scores, best bold, significance
@@ -905,11 +927,6 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
             out.update(flatten(value, f"{prefix}[{i}]"))
         return out
     return {prefix or "value": list(data) if isinstance(data, tuple) else data}
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 __all__ = [

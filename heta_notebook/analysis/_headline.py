@@ -1,14 +1,24 @@
-"""The one rule for "the score to show first" (card, charts, explorers, comparison headlines).
+"""What a headline shows: the score to show first, and the settings that changed.
 
-nDCG@10 when a report has it (under any of its spellings: ``ndcg@10``, ``beir_ndcg@10``,
-``ndcg_cut_10``), else a preferred @10 score (evidence recall, MAP, MRR), else any @10 score,
-else the first ``metric@k`` at its largest k, else the first score.
+The score (card, charts, explorers, comparison headlines): nDCG@10 when a report has it (under
+any of its spellings: ``ndcg@10``, ``beir_ndcg@10``, ``ndcg_cut_10``), else a preferred @10
+score (evidence recall, MAP, MRR), else any @10 score, else the first ``metric@k`` at its
+largest k, else the first score.
+
+The settings (``setting_changes``): of two flattened recipe manifests, the keys whose values
+differ, leaving out names, hashes and timestamps. Keys both recipes set come first; keys only
+one sets follow. Two manifests that share no setting at all describe different systems (a
+user's own KB next to an embedded recipe): listing every key of one against "—" would say
+nothing, so there are no setting changes to list.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 _AT_K = re.compile(r"^(?P<metric>.+?)(?:@|_cut_|_at_)(?P<k>\d+)$")
 PREFERRED_AT_10 = ("evidence_recall", "map", "mrr")
@@ -42,4 +52,43 @@ def headline_score(names: Sequence[str]) -> str | None:
     return names[0] if names else None
 
 
-__all__ = ["headline_score", "parse_at_k"]
+IDENTITY_KEYS = ("name", "type", "kind", "created_at", "updated_at", "manifest_hash", "hash")
+UNSET = object()  # a key the manifest does not have
+
+
+def setting_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(key, value in a, value in b) of the settings that differ; [] for different systems."""
+    a, b = _settings(a), _settings(b)
+    if not a.keys() & b.keys():
+        return []
+    keys = list(dict.fromkeys([*a, *b]))
+    changed = [(k, a.get(k, UNSET), b.get(k, UNSET)) for k in keys if _key(a, k) != _key(b, k)]
+    return sorted(changed, key=lambda c: UNSET in (c[1], c[2]))  # set on both sides first
+
+
+def setting_text(value: Any, limit: int = 40) -> str:
+    """A setting's value for a headline: ``—`` when unset, ``none`` for null/NaN, JSON else."""
+    if value is UNSET:
+        return "—"
+    if _is_null(value):
+        return "none"
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _settings(flat: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in flat.items() if k.split(".")[-1] not in IDENTITY_KEYS}
+
+
+def _key(flat: Mapping[str, Any], key: str) -> str:
+    value = flat.get(key, UNSET)
+    if value is UNSET or _is_null(value):  # an unset key and a null one say the same
+        return "null"
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _is_null(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+__all__ = ["headline_score", "parse_at_k", "setting_changes", "setting_text"]

@@ -94,6 +94,12 @@ NO_EXPECTED = ("no expected answers recorded", "unanswerable: the right answer i
 def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
     answer = result.response.answer if result.response is not None else None
     wanted = list(expected.answers) if expected is not None else []
+    if not wanted and not expects_abstention(expected):  # nothing to compare the answer with
+        return (
+            tag("div", tag("h4", "Answer"), tag("div", answer, class_="hn-answer"))
+            if answer
+            else raw("")
+        )
     expected_html = (
         tag("ul", *(tag("li", a) for a in wanted))
         if wanted
@@ -116,14 +122,29 @@ def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
 
 
 def _reasons(result: EvaluationCaseResult) -> Markup:
-    judged = [s for s in result.scores if s.reason and s.status == "scored"]
-    if not judged:
-        return raw("")
-    blocks = [
-        tag("div", tag("b", s.name), " ", _value_badge(s), tag("div", s.reason, class_="hn-reason"))
-        for s in judged
+    """Reasons headed by who gave them: an LLM judge (its scores carry a prompt version) or
+    an evaluator."""
+    given = [s for s in result.scores if s.reason and s.status == "scored"]
+    judged = [s for s in given if "prompt_version" in s.metadata]
+    sections = [
+        ("Judge reasons", judged),
+        ("Evaluator reasons", [s for s in given if s not in judged]),
     ]
-    return tag("div", tag("h4", "Judge reasons"), *blocks)
+    return join(
+        tag("div", tag("h4", title), *(_reason(s) for s in scores))
+        for title, scores in sections
+        if scores
+    )
+
+
+def _reason(score: Any) -> Markup:
+    return tag(
+        "div",
+        tag("b", score.name),
+        " ",
+        _value_badge(score),
+        tag("div", score.reason, class_="hn-reason"),
+    )
 
 
 def _value_badge(score: Any) -> Markup:

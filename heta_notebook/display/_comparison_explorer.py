@@ -26,7 +26,8 @@ import pandas as pd
 
 from heta_notebook._util.formatting import format_delta
 from heta_notebook.display._case_detail import side_by_side
-from heta_notebook.display._explorer_data import DEFAULT_MAX_CASES, search_texts
+from heta_notebook.display._explorer_data import DEFAULT_MAX_CASES, row_labels, search_texts
+from heta_notebook.display._explorer_options import check_choice, check_keys
 from heta_notebook.display._fallback import StaticFallback
 from heta_notebook.display._html import Markup, panel, raw, style, tag, truncate
 from heta_notebook.display._theme import fmt_int, fmt_num
@@ -50,6 +51,7 @@ SCOPES = {
     "both": "in A and in B",
 }
 PAGE_SIZE = 15
+OPTIONS = ("a", "b", "score", "filter", "label", "search", "scope")  # set_filters' keywords
 FALLBACK_CLASS = "hn-compare-explorer-fallback"
 
 
@@ -64,8 +66,16 @@ class ComparisonExplorer(StaticFallback):
         score: str | None = None,
         page_size: int = PAGE_SIZE,
         *,
+        filter: str = "all",  # noqa: A002 - the filter's name in the page and in set_filters
+        label: str | None = None,
+        search: str = "",
+        scope: str = "either",
         max_cases: int | None = DEFAULT_MAX_CASES,
     ) -> None:
+        """Open on variants ``a`` (left) and ``b`` (right), sorted by the change in ``score``,
+        showing the cases ``filter`` (one of ``FILTERS``), ``label`` (``"qlen=short"``) and
+        ``search`` (with ``scope``, one of ``SCOPES``) keep. An option the comparison does not
+        have raises ``ExplorerOptionError`` naming what it has."""
         self.comparison = comparison
         pairs = comparison.pairs() or [
             (x, y) for x, y in combinations(comparison.variants, 2) if comparison.paired(x, y)
@@ -74,8 +84,7 @@ class ComparisonExplorer(StaticFallback):
         self.a = comparison.variant(a) if a is not None else first[0]
         self.b = comparison.variant(b) if b is not None else first[1]
         comparison._delta_pairs(self.a, self.b)  # refuses a pair across benchmarks, by name
-        self.score = score or comparison.primary_score
-        self.filter = "all"
+        self.filter, self.label = "all", None
         self.search_text, self.scope = "", "either"
         self.page = 0
         self.page_size = page_size
@@ -84,6 +93,9 @@ class ComparisonExplorer(StaticFallback):
         self._widget: Any = None
         self._holding = False
         self._haystacks: dict[str, list[str]] = {}
+        self._labels: dict[str, list[str]] | None = None
+        options = {"filter": filter, "label": label, "search": search, "scope": scope}
+        self._set(score=score or comparison.primary_score, **options)
         self._refresh_rows()
 
     # -- state ------------------------------------------------------------------------------
@@ -96,6 +108,7 @@ class ComparisonExplorer(StaticFallback):
             "b": self.b.name,
             "score": self.score,
             "filter": self.filter,
+            "label": self.label,
             "search": self.search_text,
             "scope": self.scope,
             "page": self.page,
@@ -123,31 +136,71 @@ class ComparisonExplorer(StaticFallback):
         start = self.page * self.page_size
         return self.rows.iloc[start : start + self.page_size]
 
+    def set_filters(self, **changes: Any) -> ComparisonExplorer:
+        """Change what the list shows (``filter``, ``label``, ``search``, ``scope``, ``score``,
+        ``a``, ``b``, as in ``comparison.explore``); the list goes back to page 1."""
+        check_keys(changes, OPTIONS, "set_filters")
+        self._set(**changes)
+        return self._changed()
+
+    def _set(self, **changes: Any) -> None:
+        """Check and apply options (each names what the comparison has when it is unknown)."""
+        c = self.comparison
+        if "a" in changes or "b" in changes:
+            a, b = changes.get("a", self.a), changes.get("b", self.b)
+            self.a, self.b = c._delta_pairs(c.variant(a), c.variant(b))[
+                0
+            ]  # never across benchmarks
+        if "score" in changes:
+            check_choice("score", changes["score"], c.aligned.score_names, "this comparison")
+            self.score = changes["score"]
+        if "filter" in changes:
+            check_choice("filter", changes["filter"], FILTERS, "the comparison explorer")
+            self.filter = changes["filter"]
+        if "scope" in changes:
+            check_choice("scope", changes["scope"], SCOPES, "the search")
+            self.scope = changes["scope"]
+        if "search" in changes:
+            self.search_text = str(changes["search"] or "")
+        if "label" in changes:
+            if changes["label"] is not None:
+                check_choice("label", changes["label"], self.labels(), "this comparison")
+            self.label = changes["label"]
+
+    def labels(self) -> list[str]:
+        """The case labels the ``label`` filter offers (``"key=value"``), sorted."""
+        return sorted({x for labels in self._case_labels().values() for x in labels})
+
+    def _case_labels(self) -> dict[str, list[str]]:
+        """Case id → its labels (the first report that labels the case decides)."""
+        if self._labels is None:
+            found: dict[str, list[str]] = {}
+            for report in self.comparison.reports.values():
+                ids = report.frames().case_column("case_id")
+                for case_id, labels in zip(
+                    ids, row_labels(report, np.arange(len(ids))), strict=True
+                ):
+                    if labels and str(case_id) not in found:
+                        found[str(case_id)] = labels
+            self._labels = found
+        return self._labels
+
     def set_pair(self, a: Any, b: Any) -> ComparisonExplorer:
         """Compare variant ``a`` (left) with ``b`` (right)."""
-        self.a, self.b = self.comparison._delta_pairs(a, b)[0]  # never across benchmarks
-        return self._changed()
+        return self.set_filters(a=a, b=b)
 
     def set_score(self, score: str) -> ComparisonExplorer:
         """Sort and colour cases by ``score``."""
-        self.comparison.aligned.score_index(score)  # raises a clear KeyError
-        self.score = score
-        return self._changed()
+        return self.set_filters(score=score)
 
     def set_filter(self, name: str) -> ComparisonExplorer:
-        """Show only some cases: one of ``FILTERS`` (e.g. ``"lost"``, ``"flipped"``)."""
-        if name not in FILTERS:
-            raise KeyError(f"unknown filter {name!r}; choose one of {sorted(FILTERS)}")
-        self.filter = name
-        return self._changed()
+        """Show only some cases: one of ``FILTERS`` (``set_filters(filter=name)``)."""
+        return self.set_filters(filter=name)
 
     def search(self, text: str, scope: str = "either") -> ComparisonExplorer:
         """Keep cases whose query, id, evidence or judge reasons contain ``text`` (any case),
         under A or B as ``scope`` says (one of ``SCOPES``, e.g. ``"b_not_a"``)."""
-        if scope not in SCOPES:
-            raise KeyError(f"unknown scope {scope!r}; choose one of {sorted(SCOPES)}")
-        self.search_text, self.scope = str(text), scope
-        return self._changed()
+        return self.set_filters(search=text, scope=scope)
 
     def go_to_page(self, page: int) -> ComparisonExplorer:
         """Show page ``page`` (0-based, clamped)."""
@@ -180,6 +233,10 @@ class ComparisonExplorer(StaticFallback):
 
     def _refresh_rows(self) -> None:
         rows = case_rows(self.comparison, self.a, self.b, self.score, self.filter, queries=False)
+        if self.label is not None:
+            labels = self._case_labels()
+            ids = rows["case_id"].to_numpy(dtype=object)
+            rows = rows[[self.label in labels.get(str(c), ()) for c in ids]]
         if self.search_text.strip():
             rows = rows[self._search_mask(rows["case_id"].to_numpy())]
         self.rows = rows.reset_index(drop=True)
@@ -234,7 +291,7 @@ class ComparisonExplorer(StaticFallback):
 
     def static_html(self) -> str:
         """A readable snapshot of the current state (where the explorer cannot load)."""
-        head = tag("h3", f"{self.b.name} vs {self.a.name} — {self.score}")
+        head = tag("h3", f"A {self.a.name} vs B {self.b.name} — {self.score}")
         sub = tag(
             "div",
             f"{FILTERS[self.filter]} · {fmt_int(len(self.rows))} cases · page "
@@ -340,7 +397,8 @@ class ComparisonExplorer(StaticFallback):
         ]
 
     def _front_state(self) -> dict[str, Any]:
-        keys = ("a", "b", "score", "filter", "search", "scope", "page", "page_size", "selected")
+        keys = ("a", "b", "score", "filter", "label", "search", "scope", "page", "page_size")
+        keys += ("selected",)
         state = self.state
         return {k: state[k] for k in keys}
 
@@ -356,6 +414,7 @@ class ComparisonExplorer(StaticFallback):
             return
         self.a, self.b = self.comparison.variant(new["a"]), self.comparison.variant(new["b"])
         self.score, self.filter = new["score"], new.get("filter") or "all"
+        self.label = new.get("label") or None
         self.search_text, self.scope = new.get("search") or "", new.get("scope") or "either"
         self._refresh_rows()
         self.page = min(max(0, int(new.get("page") or 0)), self.n_pages - 1)
@@ -363,8 +422,10 @@ class ComparisonExplorer(StaticFallback):
 
     def __repr__(self) -> str:
         return (
-            f"<ComparisonExplorer {self.b.name} vs {self.a.name} on {self.score}: "
-            f"{len(self.rows)} cases ({FILTERS[self.filter]})>"
+            f"<ComparisonExplorer A {self.a.name} vs B {self.b.name} on {self.score}: "
+            f"{len(self.rows)} cases ({FILTERS[self.filter]}"
+            + (f", {self.label}" if self.label else "")
+            + ")>"
         )
 
 

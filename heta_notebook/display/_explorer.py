@@ -23,6 +23,12 @@ import pandas as pd
 
 from heta_notebook.display._case_detail import case_detail_html
 from heta_notebook.display._explorer_data import DEFAULT_MAX_CASES, row_labels, search_texts
+from heta_notebook.display._explorer_options import (
+    VERDICTS,
+    ExplorerOptionError,
+    check_choice,
+    check_keys,
+)
 from heta_notebook.display._fallback import StaticFallback
 from heta_notebook.display._html import badge, details, panel, raw, style, table, tag, truncate
 from heta_notebook.display._theme import fmt_int, fmt_num
@@ -102,17 +108,26 @@ class ReportExplorer(StaticFallback):
         self,
         report: EvaluationReport,
         *,
-        page_size: int = 15,
+        mode: str | None = None,
+        label: str | None = None,
+        score: str | None = None,
+        min_value: float | None = None,
+        max_value: float | None = None,
+        verdict: Verdict = "any",
+        errors_only: bool = False,
+        search: str = "",
         sort_by: str = REPORT_ORDER,
         descending: bool = True,
+        page_size: int = 15,
         max_cases: int | None = DEFAULT_MAX_CASES,
-        **filters: Any,
     ) -> None:
+        """Open on the cases that pass the filters (``mode``, ``label`` such as ``"qlen=short"``,
+        ``score`` with ``min_value``/``max_value`` and ``verdict``, ``errors_only``, ``search``);
+        an option the report does not have raises ``ExplorerOptionError`` naming what it has."""
         self.report = report
         self.frames = report.frames()
         self.page_size = max(1, int(page_size))
         self.max_cases = max_cases
-        self._filters = ExplorerFilters(**filters)
         self._sort_by, self._descending = sort_by, descending
         self.page = 0
         self._rows: np.ndarray = np.arange(len(report.case_results))
@@ -120,6 +135,11 @@ class ReportExplorer(StaticFallback):
         self._widget: Any = None
         self._haystack: list[str] | None = None
         self._labels: list[list[str]] | None = None
+        filters = ExplorerFilters(
+            mode, score, min_value, max_value, verdict, errors_only, search, label
+        )
+        self._filters = self._checked(filters)
+        self._check_sort(sort_by)
         self._recompute()
 
     # -- programmatic state ----------------------------------------------------------------
@@ -132,13 +152,45 @@ class ReportExplorer(StaticFallback):
     def set_filters(self, **changes: Any) -> ReportExplorer:
         """Change filters (``mode``, ``label``, ``score``, ``min_value``, ``max_value``,
         ``verdict``, ``errors_only``, ``search``); the list goes back to page 1."""
-        self._filters = replace(self._filters, **changes)
+        check_keys(changes, [f.name for f in fields(ExplorerFilters)], "set_filters")
+        self._filters = self._checked(replace(self._filters, **changes))
         self.page = 0
         self._recompute()
         return self
 
+    def _checked(self, f: ExplorerFilters) -> ExplorerFilters:
+        """``f`` when the report has its mode, label, score and verdicts; else a clear error."""
+        where = f"report {self.report.label!r}"
+        if f.mode is not None:
+            check_choice("mode", f.mode, self.frames.modes, where)
+        if f.score is not None:
+            check_choice("score", f.score, self.frames.score_names, where)
+        if f.label is not None:
+            labels = sorted({x for row in self._case_labels() for x in row})
+            check_choice("label", f.label, labels, where)
+        check_choice("verdict", f.verdict, VERDICTS, "the verdict filter")
+        if f.verdict != "any" and not (f.score and self.has_verdicts(f.score)):
+            raise ExplorerOptionError(
+                f"verdict={f.verdict!r} needs a score with pass/fail verdicts (a threshold); "
+                f"{where} has verdicts for: {', '.join(self.verdict_scores()) or 'no score'}"
+            )
+        return f
+
+    def has_verdicts(self, score: str) -> bool:
+        """Whether any case of ``score`` passed or failed (its evaluator has a threshold)."""
+        return bool(self.frames.score_column(score)["passed"].notna().any())
+
+    def verdict_scores(self) -> list[str]:
+        """The scores with pass/fail verdicts: the ones the verdict filter applies to."""
+        return [name for name in self.frames.score_names if self.has_verdicts(name)]
+
+    def _check_sort(self, by: str) -> None:
+        options = [REPORT_ORDER, LATENCY, *self.frames.score_names]
+        check_choice("sort", by, options, f"report {self.report.label!r}")
+
     def sort(self, by: str = REPORT_ORDER, descending: bool = True) -> ReportExplorer:
         """Sort by a score name, ``"latency"`` or ``"report order"``."""
+        self._check_sort(by)
         self._sort_by, self._descending = by, descending
         self.page = 0
         self._recompute()
@@ -171,15 +223,18 @@ class ReportExplorer(StaticFallback):
     @property
     def page_rows(self) -> PageRows:
         """The case results on the current page: call it, ``page_rows()``, for a DataFrame
-        (row, case_id, query_mode, query, value, error)."""
+        (row, case_id, query_mode, query, error; and ``value``, the sort score's value, when
+        sorted by a score)."""
         start = self.page * self.page_size
         infos = [self._row_info(int(r)) for r in self._rows[start : start + self.page_size]]
-        return PageRows(pd.DataFrame(infos, columns=PAGE_COLUMNS))
+        columns = [c for c in PAGE_COLUMNS if c != "value" or self._sort_values() is not None]
+        return PageRows(pd.DataFrame(infos, columns=columns))
 
     def select(self, case_id: str, mode: str | None = None) -> ReportExplorer:
         """Show the detail of ``case_id`` (under ``mode``, else its first mode)."""
         found = self.frames.case_column("case_id") == str(case_id)  # no record built
         if mode is not None:
+            check_choice("mode", mode, self.frames.modes, f"report {self.report.label!r}")
             found &= self.frames.case_column("query_mode") == mode
         if found.any():
             return self.select_row(int(np.flatnonzero(found)[0]))

@@ -228,6 +228,7 @@ def _payload(
         "modes": list(report.frames().modes),
         "score_names": names,
         "headline": headline_score(names),
+        "judges": judge_scores(report),
         "cases": cols,
         "scores": scores,
         "strings": strings.texts,
@@ -411,6 +412,31 @@ def _score_index(
         flat = int(keep[i])
         out[names[int(which[i])]].setdefault("t", {})[str(int(at[i]))] = s.add(texts[flat])
     return out
+
+
+def judge_scores(report: EvaluationReport, sample: int = 50) -> list[str]:
+    """The scores an LLM judge gave: their reasons are a judge's, the others' an evaluator's.
+    The run's evaluator list says so; a report without one (an older or heta-framework report)
+    is read from its first ``sample`` case results (a judge's score names its prompt version)."""
+    described = report.metadata.get("evaluators")
+    if isinstance(described, list):
+        return [str(d.get("name")) for d in described if isinstance(d, dict) and is_judge(d)]
+    results = report.case_results
+    found = {
+        s.name
+        for r in (results[i] for i in range(min(sample, len(results))))
+        for s in r.scores
+        if "prompt_version" in s.metadata
+    }
+    return sorted(found)
+
+
+def is_judge(described: dict[str, Any]) -> bool:
+    """Whether an evaluator description (``metadata["evaluators"][i]``) is an LLM judge's."""
+    manifest = described.get("manifest")
+    return str(described.get("type", "")).endswith("Judge") or (
+        isinstance(manifest, dict) and "prompt_version" in manifest
+    )
 
 
 def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:

@@ -1,6 +1,9 @@
-"""``report.to_html(path)``: one self-contained HTML file that opens offline.
+"""The one place that makes pages: ``report.to_html``, ``comparison.to_html``, the CLI export
+and the gate page are self-contained HTML files that open offline.
 
-plotly.js is embedded once (``plotly.offline.get_plotlyjs()``), each figure is a div
+``to_html(path)`` writes the page and returns the path; ``to_html()`` returns an
+:class:`HtmlPage`, the page as a string that displays as a one-line note (never megabytes of
+text in a notebook) and has ``save(path)``. plotly.js is embedded once (``plotly.offline.get_plotlyjs()``), each figure is a div
 (``include_plotlyjs=False``), and no ``<script src>`` points anywhere. The page holds the
 report card, the charts and the case explorer: the same ES module and columnar data as
 ``report.explore()`` in a notebook (``display/widgets.standalone_html``), so every case can be
@@ -15,6 +18,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from heta_notebook._util.paths import atomic_write_text
 from heta_notebook.display._card import report_card_html
 from heta_notebook.display._explorer_data import DEFAULT_MAX_CASES
 from heta_notebook.display._figures import ReportPlots, headline_score, parse_at_k
@@ -28,6 +32,38 @@ PAGE_CSS = (
 )
 
 
+class HtmlPage(str):
+    """A complete offline HTML page. It is a ``str`` (write it, search it), but a notebook
+    shows it as a one-line note rather than megabytes of text; ``save(path)`` writes it."""
+
+    title: str
+
+    def __new__(cls, html: str, title: str) -> HtmlPage:
+        page = super().__new__(cls, html)
+        page.title = title
+        return page
+
+    def save(self, path: str | PathLike[str]) -> Path:
+        """Write the page to ``path`` (atomically, folders created) and return the path."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, str(self))
+        return target
+
+    def __repr__(self) -> str:
+        return f"<HtmlPage {self.title!r}, {len(self) / 1e6:.1f} MB: .save(path) writes it>"
+
+    def _repr_html_(self) -> str:
+        note = f"HTML page “{self.title}”, {len(self) / 1e6:.1f} MB: call .save(path) to write it"
+        return str(tag("div", note, class_="hn-note"))
+
+
+def deliver(page: str, title: str, path: str | PathLike[str] | None) -> HtmlPage | Path:
+    """``page`` written to ``path`` (the path returned), or as an :class:`HtmlPage`."""
+    html = HtmlPage(page, title)
+    return html if path is None else html.save(path)
+
+
 def report_to_html(
     report: EvaluationReport,
     path: str | PathLike[str] | None = None,
@@ -35,11 +71,12 @@ def report_to_html(
     max_cases: int | None = DEFAULT_MAX_CASES,
     figures: bool = True,
     title: str | None = None,
-) -> str:
-    """Render ``report`` as a standalone HTML page; write it to ``path`` when given.
+) -> HtmlPage | Path:
+    """``report`` as a standalone page: card, charts, case explorer; written to ``path``.
 
     ``max_cases`` caps the case results embedded in the case explorer (the most informative
-    first; the page says how many were left out); ``None`` embeds every one. Returns the HTML.
+    first; the page says how many were left out); ``None`` embeds every one. Returns the
+    path written, or without ``path`` the page (:class:`HtmlPage`).
     """
     heading = tag("h1", title, style="font-size:20px;margin:0 0 12px 0") if title else raw("")
     title = title or f"Evaluation report · {report.label}"
@@ -49,12 +86,35 @@ def report_to_html(
         _charts(report) if figures else raw(""),
         _cases(report, max_cases),
     ]
-    page = html_page(title, body, plotly=figures)
-    if path is not None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(page, encoding="utf-8")
-    return page
+    return deliver(html_page(title, body, plotly=figures), title, path)
+
+
+def comparison_to_html(
+    comparison: Any,
+    path: str | PathLike[str] | None = None,
+    *,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+    figures: bool = True,
+    title: str | None = None,
+    head: Sequence[Any] = (),
+    explore: dict[str, Any] | None = None,
+) -> HtmlPage | Path:
+    """A comparison as a standalone page: ``head`` (e.g. a gate's verdict), the table, bars
+    and deltas, and the comparison explorer opened with ``explore`` options (e.g. on the
+    regressed cases). Returns the path written, or without ``path`` the page."""
+    from heta_notebook.display._comparison import comparison_html
+
+    title = title or "Comparison · " + " vs ".join(comparison.labels)
+    figs = [comparison.plot.bars()] if figures else []
+    if figures and comparison.pairs():  # reports with no mode in common have no deltas
+        figs.append(comparison.plot.deltas())
+    body = [
+        *head,
+        raw(comparison_html(comparison)),
+        *(figure_html(f) for f in figs),
+        comparison_cases(comparison, max_cases, **(explore or {})),
+    ]
+    return deliver(html_page(title, body, plotly=bool(figs)), title, path)
 
 
 def html_page(title: str, body: Sequence[Any], *, plotly: bool = True) -> str:
@@ -133,15 +193,23 @@ def _cases(report: EvaluationReport, max_cases: int | None) -> Markup:
     return tag("section", tag("h2", "Cases"), raw(standalone_html("report", data, state)))
 
 
-def comparison_cases(comparison: Any, max_cases: int | None = DEFAULT_MAX_CASES) -> Markup:
-    """The browser comparison explorer (cases side by side) for a plain page."""
+def comparison_cases(
+    comparison: Any, max_cases: int | None = DEFAULT_MAX_CASES, **options: Any
+) -> Markup:
+    """The browser comparison explorer (cases side by side) for a plain page, opened with
+    ``options`` (``a``, ``b``, ``score``, ``filter``, ... as ``comparison.explore`` takes)."""
     from heta_notebook.display._comparison_explorer import ComparisonExplorer
 
-    return tag(
-        "section",
-        tag("h2", "Cases side by side"),
-        raw(ComparisonExplorer(comparison, max_cases=max_cases).standalone_html()),
-    )
+    explorer = ComparisonExplorer(comparison, max_cases=max_cases, **options)
+    return tag("section", tag("h2", "Cases side by side"), raw(explorer.standalone_html()))
 
 
-__all__ = ["comparison_cases", "figure_html", "html_page", "report_to_html"]
+__all__ = [
+    "HtmlPage",
+    "comparison_cases",
+    "comparison_to_html",
+    "deliver",
+    "figure_html",
+    "html_page",
+    "report_to_html",
+]

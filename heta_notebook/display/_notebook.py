@@ -1,8 +1,9 @@
 """Execute a notebook headless and export it to one HTML file that renders offline.
 
 ``run_notebook(path, outdir)`` is what ``python -m heta_notebook run-notebook`` and
-``python3 tasks.py quickstart`` use. The export embeds require.js and the ipywidgets HTML
-manager (vendored in ``display/assets``, see THIRD_PARTY_NOTICES.md) as ``data:`` URLs, so saved
+``python3 tasks.py quickstart`` use. The export embeds require.js (a ``data:`` URL) and the
+ipywidgets HTML manager (gzip-compressed, unpacked by the browser; both vendored in
+``display/assets``, see THIRD_PARTY_NOTICES.md), so saved
 widget state renders without a CDN, and it drops nbconvert's MathJax CDN script. Charts render
 offline because the notebook calls ``setup_notebook()`` (plotly.js embedded once).
 """
@@ -23,22 +24,31 @@ WIDGETS_JS = "jupyter-widgets-html-manager-1.0.15-embed-amd.js.gz"
 ANYWIDGET_JS = "anywidget-0.11.0-index-amd.js.gz"  # the explorers' widget front-end (AMD)
 NO_MATHJAX = "data:text/javascript,"  # an empty script instead of MathJax from cdnjs
 
-# nbconvert's lab template writes widget_renderer_url twice (once for a pre-2015 fallback):
-# with a 5 MB data: URL that doubles the file, so load it from one place instead. Before the
-# widget manager starts, require.js learns where the "anywidget" module is (a data: URL of the
-# vendored front-end), so the explorers' saved state renders offline instead of asking a CDN.
+# nbconvert's lab template writes widget_renderer_url twice (once for a pre-2015 fallback);
+# the widget manager is loaded from one place instead, and travels gzip-compressed, once per page
+# (base64 of 0.9 MB instead of a 4.8 MB data: URL of its 3.6 MB): the browser unpacks it
+# (DecompressionStream, as for plotly.js) and runs it from a blob: URL. Before it starts,
+# require.js learns where the "anywidget" module is (a data: URL of the vendored front-end), so
+# the explorers' saved state renders offline instead of asking a CDN.
 _TEMPLATE = "heta_offline.html.j2"
 _TEMPLATE_SOURCE = """{%- extends 'index.html.j2' -%}
 {% block jupyter_widgets %}
 {%- if "widgets" in nb.metadata -%}
+<script type="text/plain" id="hn-widget-manager-gz">{{ resources.heta_widgets_gz }}</script>
 <script>
 document.addEventListener('DOMContentLoaded', function () {
   if (window.requirejs) {
     window.requirejs.config({paths: {anywidget: '{{ resources.heta_anywidget_url }}'}});
   }
-  var script = document.createElement('script');
-  script.src = '{{ resources.widget_renderer_url }}';
-  document.body.appendChild(script);
+  var bin = atob(document.getElementById('hn-widget-manager-gz').textContent.trim());
+  var bytes = new Uint8Array(bin.length);
+  for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  new Response(stream).blob().then(function (source) {
+    var script = document.createElement('script');
+    script.src = URL.createObjectURL(new Blob([source], {type: 'text/javascript'}));
+    document.body.appendChild(script);
+  });
 });
 </script>
 {%- endif -%}
@@ -60,6 +70,13 @@ class NotebookRun:
         for path in (self.notebook, self.html):
             lines.append(f"{path}  ({path.stat().st_size / 1e6:.1f} MB)")
         return "\n".join(lines)
+
+
+@cache
+def _asset_base64(name: str) -> str:
+    """A vendored asset as it is stored, gzip-compressed, in base64 (unpacked by the page)."""
+    packed = resources.files("heta_notebook.display").joinpath("assets", name).read_bytes()
+    return base64.b64encode(packed).decode("ascii")
 
 
 @cache
@@ -108,10 +125,13 @@ def export_html(nb: Any, *, title: str | None = None) -> str:
         template_file=_TEMPLATE,
         extra_loaders=[DictLoader({_TEMPLATE: _TEMPLATE_SOURCE})],
         require_js_url=_asset_data_url(REQUIRE_JS),
-        widget_renderer_url=_asset_data_url(WIDGETS_JS),
+        widget_renderer_url=NO_MATHJAX,  # unused: the template loads the compressed manager
         mathjax_url=NO_MATHJAX,
     )
-    resources_in: dict[str, Any] = {"heta_anywidget_url": _asset_data_url(ANYWIDGET_JS)}
+    resources_in: dict[str, Any] = {
+        "heta_anywidget_url": _asset_data_url(ANYWIDGET_JS),
+        "heta_widgets_gz": _asset_base64(WIDGETS_JS),
+    }
     if title:
         resources_in["metadata"] = {"name": title}
     body, _ = exporter.from_notebook_node(nb, resources=resources_in)

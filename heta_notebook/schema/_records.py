@@ -558,14 +558,37 @@ class EvaluationReport(Record):
 
         return ReportPlots(self)
 
-    def explore(self, **options: Any) -> Any:
-        """An ipywidgets case explorer: filters, a paged case list and a detail pane."""
+    def explore(
+        self,
+        *,
+        mode: str | None = None,
+        label: str | None = None,
+        score: str | None = None,
+        min_value: float | None = None,
+        max_value: float | None = None,
+        verdict: str = "any",
+        errors_only: bool = False,
+        search: str = "",
+        sort_by: str = "report order",
+        descending: bool = True,
+        page_size: int = 15,
+        max_cases: int | None = 20_000,
+    ) -> Any:
+        """The case explorer (filters, a paged case list, a detail pane), opened on the cases
+        that pass the filters: ``mode``; ``label`` (``"qlen=short"``); ``score`` with
+        ``min_value``/``max_value`` and ``verdict`` (``"passed"``/``"failed"``, scores with a
+        threshold); ``errors_only``; ``search`` (queries, ids, evidence, reasons). Sorted by
+        ``sort_by`` (a score, ``"latency"``, ``"report order"``). An option the report does not
+        have raises ``ExplorerOptionError`` (a ValueError) naming what it has."""
         from heta_notebook.display._explorer import ReportExplorer
 
+        options = {k: v for k, v in locals().items() if k not in ("self", "ReportExplorer")}
         return ReportExplorer(self, **options)
 
-    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> str:
-        """A self-contained HTML page (card, charts, per-case details); written to ``path`` if given."""
+    def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> Any:
+        """A self-contained offline page (card, charts, case explorer): written to ``path``,
+        whose Path is returned; without a path, the page (``HtmlPage``: a str that displays as a
+        short note and has ``save(path)``). Options: ``max_cases``, ``figures``, ``title``."""
         from heta_notebook.display._export import report_to_html
 
         return report_to_html(self, path, **options)

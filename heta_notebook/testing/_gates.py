@@ -104,6 +104,7 @@ def assert_no_regression(
     ``"all"``: one Holm family over every score too) and ``method`` (the null
     distributions) are those of :func:`heta_notebook.compare`.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line and our message, not this body
     result = check_regression(
         report,
         baseline,
@@ -132,6 +133,7 @@ def assert_scores(
 
     A bare number means ``>=``. Means are over scored cases (skipped and failed left out).
     """
+    __tracebackhide__ = True
     result = check_scores(report, floors, modes=modes)
     _notify(result)
     if not result.passed:
@@ -613,9 +615,8 @@ _PAGES: dict[str, int] = {}
 
 def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str) -> Path:
     """The gate's table above the full comparison view, as one offline HTML page."""
-    from heta_notebook._util.paths import atomic_write_text
-    from heta_notebook.display._export import html_page
-    from heta_notebook.display._html import raw, table, tag
+    from heta_notebook.display._export import comparison_to_html
+    from heta_notebook.display._html import table, tag
 
     header, body = _table_rows(result, only_failed=False)
     verdict = "passed" if result.passed else "FAILED"
@@ -631,11 +632,15 @@ def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str
         table(header, body),
         tag("ul", *examples) if examples else "",
     ]
-    html = html_page(f"heta gate · {stem}", [*gate, raw(comparison.to_html())], plotly=False)
-    folder.mkdir(parents=True, exist_ok=True)
+    failed = result.failures.to_dict("records")
+    explore = {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    if failed:  # the explorer opens on the cases that regressed
+        explore.update(score=failed[0]["score"], filter="worse")
     path = (folder / f"{stem}.html").resolve()
-    atomic_write_text(path, html)
-    return path
+    title = f"heta gate · {stem}"
+    return comparison_to_html(
+        comparison, path, figures=False, title=title, head=gate, explore=explore
+    )
 
 
 # --------------------------------------------------------------------------- listeners (pytest)

@@ -42,7 +42,13 @@ const CSS = `
 .hnx button{font:inherit;padding:2px 10px;border:1px solid #D1D5DB;border-radius:4px;background:#F9FAFB;cursor:pointer;color:#111827}
 .hnx button:disabled{opacity:.45;cursor:default}
 .hnx .hnx-main{display:flex;gap:12px;align-items:flex-start}
-.hnx .hnx-listcol{flex:0 0 40%;min-width:300px}
+.hnx .hnx-listcol{flex:0 0 40%;min-width:300px;max-width:40%;overflow:hidden}
+.hnx table.hnx-list{table-layout:fixed}
+.hnx .hnx-list td{overflow:hidden;text-overflow:ellipsis}
+.hnx .hnx-list th{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.hnx .hnx-detail h3,.hnx .hnx-sbs h3{overflow-wrap:anywhere}
+.hnx .hnx-list td.hnx-id{white-space:nowrap}
+.hnx .hnx-list th.hnx-idcol{width:24%}.hnx .hnx-list th.hnx-modecol{width:25%}.hnx .hnx-list th.hnx-numcol{width:4.6em}.hnx .hnx-list th.hnx-deltacol{width:5.6em}
 .hnx .hnx-pane{flex:1 1 auto;min-width:0;border:1px solid #E5E7EB;border-radius:6px;padding:6px 10px;max-height:900px;overflow:auto}
 .hnx table{border-collapse:collapse;width:100%}
 .hnx th,.hnx td{text-align:left;padding:3px 6px;border-bottom:1px solid #F3F4F6;vertical-align:top}
@@ -416,8 +422,12 @@ function caseDetail(data, i) {
 }
 
 function answers(data, i) {
-  const expected = data.c.expected[i];
+  const expected = data.c.expected[i] || [];
   const answer = data.c.answer[i];
+  const expectsAbstention = !!(data.c.expects_abstention || [])[i];
+  if (!expected.length && !expectsAbstention) {  // nothing to compare with (e.g. a retrieval benchmark)
+    return answer >= 0 ? h("div", {}, h("h4", {}, "Answer"), h("div", { class: "hnx-text" }, data.textNode(answer))) : null;
+  }
   return h("div", {}, h("h4", {}, "Answer vs expected"),
     h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "expected answers"), h("th", {}, "answer"))),
       h("tbody", {}, h("tr", {},
@@ -430,10 +440,12 @@ function answers(data, i) {
 }
 
 function reasons(scores, data) {
-  const judged = scores.filter((s) => s.status === "scored" && s.note);
-  if (!judged.length) return null;
-  return h("div", {}, h("h4", {}, "Judge reasons"), judged.map((s) =>
-    h("div", {}, h("b", {}, s.name), " ", scoreBadge(s), h("div", { class: "hnx-reason" }, data.textNode(s.noteIndex)))));
+  const given = scores.filter((s) => s.status === "scored" && s.note);
+  const judges = new Set(data.p.judges || []);
+  const block = (title, list) => (list.length ? h("div", {}, h("h4", {}, title), list.map((s) =>
+    h("div", {}, h("b", {}, s.name), " ", scoreBadge(s), h("div", { class: "hnx-reason" }, data.textNode(s.noteIndex))))) : null);
+  return [block("Judge reasons", given.filter((s) => judges.has(s.name))),
+    block("Evaluator reasons", given.filter((s) => !judges.has(s.name)))];
 }
 
 function evidenceTable(data, i) {
@@ -536,6 +548,7 @@ function renderReport(model, el, data) {
   let st = { ...model.get("state") };
   const p = data.p;
   const allLabels = [...new Set(data.c.labels.flat().map((j) => data.s(j)))].sort();
+  const verdictScores = new Set(p.score_names.filter((n) => (p.scores[n].p || []).some((v) => v !== null)));
 
   const commit = (changes, resetPage = true) => {
     st = { ...st, ...changes };
@@ -556,7 +569,8 @@ function renderReport(model, el, data) {
     search: h("input", { type: "text", placeholder: data.partial ? "case ids, queries (evidence, reasons: loaded cases)"
       : "queries, case ids, evidence, reasons", value: st.search || "" }),
     errors: h("input", { type: "checkbox", checked: st.errors_only }),
-    score: select([["", "— none —"], ...p.score_names.map((n) => [n, n])], st.score || "", (v) => commit({ score: v || null })),
+    score: select([["", "— none —"], ...p.score_names.map((n) => [n, n])], st.score || "",
+      (v) => commit({ score: v || null, verdict: verdictScores.has(v) ? st.verdict : "any" })),
     min: h("input", { type: "number", step: "0.05", placeholder: "min", value: st.min_value ?? "" }),
     max: h("input", { type: "number", step: "0.05", placeholder: "max", value: st.max_value ?? "" }),
     verdict: select([["any", "any"], ["passed", "passed"], ["failed", "failed"]], st.verdict || "any", (v) => commit({ verdict: v })),
@@ -581,9 +595,11 @@ function renderReport(model, el, data) {
   onCommit(ui.max, (v) => num(v) !== (st.max_value ?? null) && commit({ max_value: num(v) }));
   ui.desc.addEventListener("change", () => commit({ descending: ui.desc.checked }));
 
-  const header = h("tr", {}, h("th", {}, "case"), h("th", {}, "mode"), h("th", { class: "hnx-valhead" }), h("th", {}, "query"));
+  const header = h("tr", {}, h("th", { class: "hnx-idcol" }, "case"), h("th", { class: "hnx-modecol" }, "mode"),
+    h("th", { class: "hnx-valhead hnx-numcol" }), h("th", {}, "query"));
+  const verdictLabel = h("label", { "data-control": "verdict-label" }, "verdict", ui.verdict);
   root.append(
-    h("div", { class: "hnx-title" }, `Case explorer · ${p.label}`),
+    h("div", { class: "hnx-title" }, `Case explorer · ${p.label} `, h("span", { class: "hnx-sub" }, `report ${p.report_id}`)),
     h("div", {}, previewNote(data), leftOutNote(data)), ui.details,
     h("div", { class: "hnx-controls" },
       h("label", {}, "mode", ui.mode), allLabels.length ? h("label", {}, "label", ui.label) : null,
@@ -591,7 +607,7 @@ function renderReport(model, el, data) {
     ui.searchNote,
     h("div", { class: "hnx-controls" },
       h("label", {}, "score", ui.score), h("label", {}, "from", ui.min), h("label", {}, "to", ui.max),
-      h("label", {}, "verdict", ui.verdict), h("label", {}, "sort by", ui.sort), h("label", {}, ui.desc, "descending")),
+      verdictLabel, h("label", {}, "sort by", ui.sort), h("label", {}, ui.desc, "descending")),
     h("div", { class: "hnx-main" },
       h("div", { class: "hnx-listcol" },
         h("table", { class: "hnx-list" }, h("thead", {}, header), ui.list),
@@ -604,15 +620,17 @@ function renderReport(model, el, data) {
     const pages = Math.max(1, Math.ceil(rows.length / size));
     st.page = Math.min(Math.max(0, st.page || 0), pages - 1);
     const shown = rows.slice(st.page * size, st.page * size + size);
+    verdictLabel.style.display = st.score && verdictScores.has(st.score) ? "" : "none";  // scores with a threshold only
     const valueName = st.sort_by !== REPORT_ORDER ? st.sort_by : st.score || p.headline;
     header.querySelector(".hnx-valhead").textContent = valueName || "";
+    header.querySelector(".hnx-valhead").title = valueName || "";
     ui.list.replaceChildren(...shown.map((i) => {
       const v = valueName === LATENCY ? fmtMs(data.c.latency[i]) : valueName ? fmtNum(data.value(valueName, i)) : "";
       const row = p.rows[i];
       return h("tr", { class: row === st.selected ? "hnx-selected" : "", "data-row": row,
         onclick: () => commit({ selected: row }, false) },
-        h("td", {}, data.caseId(i), data.error(i) ? [" ", badge("error", "bad")] : null),
-        h("td", {}, data.mode(i)), h("td", {}, v), h("td", {}, shorten(data.query(i), 70)));
+        h("td", { class: "hnx-id", title: data.caseId(i) }, data.caseId(i), data.error(i) ? [" ", badge("error", "bad")] : null),
+        h("td", { title: data.mode(i) }, data.mode(i)), h("td", {}, v), h("td", { title: data.query(i) }, shorten(data.query(i), 70)));
     }));
     ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} of ${fmtInt(data.n)} case results`;
     ui.prev.disabled = st.page <= 0;
@@ -655,10 +673,16 @@ class Side {
 
 function compareRows(A, B, st) {
   const ids = [...new Set([...A.byCase.keys(), ...B.byCase.keys()])];
+  const labelled = (id) => {
+    const ia = A.byCase.get(id), ib = B.byCase.get(id);
+    const labels = ia !== undefined && A.data.labels(ia).length ? A.data.labels(ia) : ib !== undefined ? B.data.labels(ib) : [];
+    return labels.includes(st.label);
+  };
   const needle = (st.search || "").trim().toLowerCase();
   const hasVerdicts = [A, B].some((S) => [...S.byCase.values()].some((i) => { const sc = S.data.score(st.score, i); return sc && sc.passed !== null; }));
   const out = [];
   for (const id of ids) {
+    if (st.label && !labelled(id)) continue;
     const ia = A.byCase.get(id), ib = B.byCase.get(id);
     const va = ia === undefined ? NaN : A.data.value(st.score, ia);
     const vb = ib === undefined ? NaN : B.data.value(st.score, ib);
@@ -719,12 +743,15 @@ function sideBlock(title, name, S, i, other, oi, score, isB) {
     return h("li", { class: change ? change[1] : "" }, e.matched ? badge(`found @${e.rank ?? "?"}`, "ok") : badge("missed", "muted"),
       " ", e.label ?? "(unnamed)", change ? [" ", badge(change[0], change[2])] : null);
   });
-  const notes = d.scores(i).filter((s) => s.note).map((s) => h("div", { class: "hnx-reason" },
-    h("b", {}, `${s.name}: `), scoreBadge(s), h("br"), d.textNode(s.noteIndex)));
+  const judges = new Set(d.p.judges || []);
+  const note = (s) => h("div", { class: "hnx-reason" }, h("b", {}, `${s.name}: `), scoreBadge(s), h("br"), d.textNode(s.noteIndex));
+  const given = d.scores(i).filter((s) => s.note);
+  const byJudge = given.filter((s) => judges.has(s.name)), byEvaluator = given.filter((s) => !judges.has(s.name));
   const answer = d.c.answer[i];
   return h("div", { class: "hnx-side" }, head,
     answer >= 0 ? [h("b", {}, "answer"), h("div", { class: "hnx-text" }, d.textNode(answer))] : null,
-    notes.length ? [h("b", {}, "reasons"), notes] : null,
+    byJudge.length ? [h("b", {}, "judge reasons"), byJudge.map(note)] : null,
+    byEvaluator.length ? [h("b", {}, "evaluator reasons"), byEvaluator.map(note)] : null,
     ev.length ? h("div", {}, h("b", {}, `expected evidence: ${ev.filter((e) => e.matched).length}/${ev.length} found`), h("ul", { class: "hnx-ev" }, items))
       : h("div", { class: "hnx-note" }, "no expected evidence recorded for this case"),
     resultsBlock(d, i, MAX_RESULTS_OPEN, 240));
@@ -745,6 +772,7 @@ function renderCompare(model, el, reports) {
     return sides.get(name);
   };
   const scoreNames = [...new Set(Object.values(reports).flatMap((d) => d.p.score_names))];
+  const allLabels = [...new Set(Object.values(reports).flatMap((d) => d.c.labels.flat().map((j) => d.s(j))))].sort();
   const commit = (changes, resetPage = true) => {
     st = { ...st, ...changes };
     if (resetPage) {
@@ -761,6 +789,7 @@ function renderCompare(model, el, reports) {
     b: select(names.map((n) => [n, n]), st.b, (v) => commit({ b: v })),
     score: select(scoreNames.map((n) => [n, n]), st.score, (v) => commit({ score: v })),
     filter: select(Object.entries(FILTERS), st.filter || "all", (v) => commit({ filter: v })),
+    label: select([["", "all labels"], ...allLabels.map((l) => [l, l])], st.label || "", (v) => commit({ label: v || null })),
     search: h("input", { type: "text", placeholder: "queries, case ids, evidence, reasons", value: st.search || "" }),
     scope: select(Object.entries(SCOPES), st.scope || "either", (v) => commit({ scope: v })),
     prev: h("button", { onclick: () => commit({ page: st.page - 1 }, false) }, "◀ previous"),
@@ -774,7 +803,7 @@ function renderCompare(model, el, reports) {
   const shownData = () => [...new Set([side(st.a).data, side(st.b).data])];  // A's and B's reports
   const preview = datas.some((d) => d.p.preview) ? shownData().find((d) => d.p.preview) || datas[0] : null;
   if (preview) {  // the first page only: nothing to pair, filter or page through yet
-    for (const name of ["a", "b", "score", "filter", "search", "scope", "prev", "next"]) ui[name].disabled = true;
+    for (const name of ["a", "b", "score", "filter", "label", "search", "scope", "prev", "next"]) ui[name].disabled = true;
   }
   const notes = h("div", {});
   onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
@@ -785,11 +814,13 @@ function renderCompare(model, el, reports) {
       "the kernel prepares the explorer's data; other pairs, scores, filters, search and pages work when it arrives.") : null,
     Object.values(reports).map(leftOutNote)), notes,
     h("div", { class: "hnx-controls" }, h("label", {}, "A", ui.a), h("label", {}, "B", ui.b), h("label", {}, "score", ui.score),
-      h("label", {}, "show", ui.filter)),
+      h("label", {}, "show", ui.filter), allLabels.length ? h("label", {}, "label", ui.label) : null),
     h("div", { class: "hnx-controls" }, h("label", {}, "search", ui.search), ui.scope),
     h("div", { class: "hnx-main" },
       h("div", { class: "hnx-listcol" },
-        h("table", { class: "hnx-list" }, h("thead", {}, h("tr", {}, ["case", "A", "B", "Δ", "query"].map((t) => h("th", {}, t)))), ui.list),
+        h("table", { class: "hnx-list" }, h("thead", {}, h("tr", {}, h("th", { class: "hnx-idcol" }, "case"),
+          ...["A", "B"].map((t) => h("th", { class: "hnx-numcol" }, t)), h("th", { class: "hnx-deltacol" }, "Δ"),
+          h("th", {}, "query"))), ui.list),
         h("div", { class: "hnx-pager" }, ui.prev, ui.next, ui.page)),
       ui.pane));
 
@@ -801,11 +832,11 @@ function renderCompare(model, el, reports) {
     st.page = Math.min(Math.max(0, st.page || 0), pages - 1);
     ui.list.replaceChildren(...rows.slice(st.page * size, st.page * size + size).map((r) =>
       h("tr", { class: r.id === st.selected ? "hnx-selected" : "", "data-case": r.id, onclick: () => commit({ selected: r.id }, false) },
-        h("td", {}, r.id), h("td", {}, fmtNum(r.va)), h("td", {}, fmtNum(r.vb)),
+        h("td", { class: "hnx-id", title: r.id }, r.id), h("td", {}, fmtNum(r.va)), h("td", {}, fmtNum(r.vb)),
         h("td", { class: r.delta > 0 ? "hnx-pos" : r.delta < 0 ? "hnx-neg" : "" }, fmtDelta(r.delta)),
-        h("td", {}, shorten(r.query, 60)))));
+        h("td", { title: r.query }, shorten(r.query, 60)))));
     ui.page.textContent = preview ? `first page · ${fmtInt(rows.length)} cases (preview)`
-      : `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]})`;
+      : `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]}${st.label ? `, ${st.label}` : ""})`;
     ui.prev.disabled = !!preview || st.page <= 0;
     ui.next.disabled = !!preview || st.page >= pages - 1;
     const id = st.selected;
@@ -839,6 +870,7 @@ function renderCompare(model, el, reports) {
   function fromModel() {
     st = { ...model.get("state") };
     ui.a.value = st.a; ui.b.value = st.b; ui.score.value = st.score; ui.filter.value = st.filter || "all";
+    ui.label.value = st.label || "";
     ui.search.value = st.search || ""; ui.scope.value = st.scope || "either";
     draw();
   }

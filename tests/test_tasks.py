@@ -1,0 +1,49 @@
+"""`python3 tasks.py test FILE` runs that file's tests, slow ones included, and fails without a traceback."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tasks():
+    spec = importlib.util.spec_from_file_location("tasks_under_test", ROOT / "tasks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_focused_run_selects_slow_tests_unless_the_user_chose_markers():
+    args = _tasks().focused_pytest_args
+    assert args(["tests/test_x.py", "-x"]) == ["-m", "", "tests/test_x.py", "-x"]
+    assert args(["tests/test_x.py", "-m", "not ray"]) == ["tests/test_x.py", "-m", "not ray"]
+    assert args(["--markexpr=slow"]) == ["--markexpr=slow"]
+
+
+def test_a_file_of_slow_tests_runs_them_with_the_projects_addopts(tmp_path):
+    test_file = tmp_path / "test_only_slow.py"
+    test_file.write_text("import pytest\n\n@pytest.mark.slow\ndef test_slow():\n    pass\n")
+    config = ["-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path)]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *config]
+    run = subprocess.run(
+        [*command, *_tasks().focused_pytest_args([str(test_file)])],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # a faster start
+    )
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_failing_step_exits_with_its_code_and_no_traceback(capsys):
+    with pytest.raises(SystemExit) as info:
+        _tasks().sh(sys.executable, "-c", "raise SystemExit(5)")
+    assert info.value.code == 5
+    assert "exit code 5" in capsys.readouterr().err
