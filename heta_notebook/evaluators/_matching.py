@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -105,6 +106,29 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
                     return list(seen)
                 seen[doc_id] = None
     return list(seen)
+
+
+def document_scores(results: Iterable[QueryResult]) -> tuple[list[str], list[float] | None]:
+    """Each document once, in order of first appearance, with the best score of its results.
+
+    The chunk → document collapse of a scored run: a document's score is its best chunk's,
+    as a ``{doc: score}`` run given to trec_eval would hold it. Scores are None when any
+    result has no score (the returned order is then all there is).
+    """
+    best: dict[str, float] = {}
+    scored = True
+    for result in results:
+        doc_id = _only_document_id(result)
+        docs = (doc_id,) if doc_id is not None else document_ids(result)
+        score = result.score
+        if score is None:
+            scored = False
+            score = -math.inf
+        for doc in docs:
+            previous = best.get(doc)
+            if previous is None or score > previous:
+                best[doc] = score
+    return list(best), (list(best.values()) if scored else None)
 
 
 def _only_document_id(result: QueryResult) -> str | None:
@@ -363,6 +387,7 @@ __all__ = [
     "EvidenceMatch",
     "MatchedBy",
     "document_ids",
+    "document_scores",
     "match_evidence",
     "match_result",
     "match_stored",

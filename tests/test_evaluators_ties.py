@@ -1,0 +1,197 @@
+"""Tie rules of the BEIR metrics (trec_eval / as_returned / expected) and evaluate_run's
+query sets (missing="drop" / "zero"), checked against pytrec_eval and brute force."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+from heta_notebook.evaluators._retrieval import (  # noqa: E402
+    BeirRetrievalMetric,
+    beir_default_metrics,
+    evaluate_batch,
+    evaluate_run,
+)
+from tests._evaluators_helpers import chunk, qrels_case, response  # noqa: E402
+
+K_VALUES = (1, 2, 3, 5, 10)
+TREC = {"ndcg": "ndcg_cut_{k}", "map": "map_cut_{k}", "recall": "recall_{k}", "precision": "P_{k}"}
+
+
+def pytrec(qrels: dict, run: dict) -> dict:
+    """pytrec_eval's per-query values for TREC's cut-off measures at K_VALUES."""
+    cutoffs = ",".join(map(str, K_VALUES))
+    measures = {template.split("_{")[0] + "." + cutoffs for template in TREC.values()}
+    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+
+
+def tied_run(seed: int, n_docs: int = 8) -> tuple[dict, dict]:
+    """A random graded case whose scores come from a few values (many exact ties)."""
+    rng = random.Random(seed)
+    docs = [f"d{rng.randint(0, 99)}-{i}" for i in range(n_docs)]
+    scores = {d: float(rng.choice((1, 2, 2, 3, 3, 3))) for d in docs}
+    qrels = {d: rng.choice((0, 0, 1, 2)) for d in docs} | {"unretrieved": 1}
+    return qrels, scores
+
+
+def permutations_within_ties(scores: dict[str, float]):
+    """Every order of the run that keeps scores descending (all orders of each tied group)."""
+    groups: dict[float, list[str]] = {}
+    for doc, score in scores.items():
+        groups.setdefault(score, []).append(doc)
+    tied = [groups[s] for s in sorted(groups, reverse=True)]
+    for choice in itertools.product(*(itertools.permutations(g) for g in tied)):
+        yield {d: scores[d] for group in choice for d in group}
+
+
+@pytest.mark.parametrize("convention", ["trec_eval", "heta"])
+@pytest.mark.parametrize("seed", range(12))
+def test_expected_is_the_average_over_every_order_of_the_tied_documents(seed, convention):
+    qrels, scores = tied_run(seed)
+    expected = evaluate_run(
+        {"q": qrels},
+        {"q": scores},
+        beir_default_metrics(K_VALUES, ties="expected", convention=convention),
+    )["q"]
+    as_returned = beir_default_metrics(K_VALUES, ties="as_returned", convention=convention)
+    orders = [
+        evaluate_run({"q": qrels}, {"q": o}, as_returned)["q"]
+        for o in permutations_within_ties(scores)
+    ]
+    assert len(orders) > 1
+    for name, value in expected.items():
+        assert value == pytest.approx(sum(o[name] for o in orders) / len(orders), abs=1e-12), name
+
+
+def test_expected_equals_the_plain_metric_without_ties():
+    qrels = {"a": 1, "b": 0, "c": 2, "d": 1}
+    scores = {"a": 0.9, "b": 0.8, "c": 0.5, "d": 0.1}
+    plain = evaluate_run({"q": qrels}, {"q": scores}, beir_default_metrics(K_VALUES))["q"]
+    aware = evaluate_run(
+        {"q": qrels}, {"q": scores}, beir_default_metrics(K_VALUES, ties="expected")
+    )
+    assert aware["q"] == plain
+
+
+def ranked_chunks(scores: dict[str, float], order: list[str]) -> list:
+    """Chunk results in ``order`` (the system's), each document as two chunks with its score."""
+    return [chunk(d, i, score=scores[d] - 0.001 * i) for d in order for i in (0, 1)]
+
+
+def test_trec_eval_rule_equals_pytrec_eval_on_tied_runs_case_by_case():
+    """The default rule re-sorts by score, ties by id descending as bytes: pytrec_eval's numbers,
+    whatever order the system returned its tied documents in."""
+    cases, responses, qrels, run = [], [], {}, {}
+    for seed in range(40):
+        q = f"q{seed}"
+        qrels[q], run[q] = tied_run(seed, n_docs=14)
+        system_order = sorted(run[q], key=lambda d: (-run[q][d], d))  # ties by id ascending
+        cases.append(qrels_case(qrels[q], case_id=q))
+        responses.append(response(ranked_chunks(run[q], system_order)))
+    metrics = beir_default_metrics(K_VALUES)
+    rows = evaluate_batch([m for m in metrics if m.metric in TREC], cases, responses)
+    truth = pytrec(qrels, run)
+    differs = 0
+    for case, scores in zip(cases, rows, strict=True):
+        for score in scores:
+            metric, k = score.name.removeprefix("beir_").split("@")
+            reference = truth[case.case_id][TREC[metric].format(k=k)]
+            assert score.value == pytest.approx(reference, abs=1e-12), (case.case_id, score.name)
+    as_returned = [
+        m for m in beir_default_metrics(K_VALUES, ties="as_returned") if m.metric in TREC
+    ]
+    for case, scores in zip(cases, evaluate_batch(as_returned, cases, responses), strict=True):
+        for score in scores:
+            metric, k = score.name.removeprefix("beir_").split("@")
+            differs += score.value != pytest.approx(truth[case.case_id][TREC[metric].format(k=k)])
+    assert differs > 0  # the system's tie order really is another order
+
+
+def test_as_returned_keeps_the_system_order_and_trec_eval_uses_ids():
+    case = qrels_case({"a": 1, "b": 0})
+    tied = response([chunk("a", score=1.0), chunk("b", score=1.0)])  # trec_eval: b before a
+    got = {
+        ties: evaluate_batch([BeirRetrievalMetric("ndcg", 1, ties=ties)], [case], [tied])[0][0]
+        for ties in ("trec_eval", "as_returned", "expected")
+    }
+    assert got["as_returned"].value == 1.0
+    assert got["trec_eval"].value == 0.0
+    assert got["expected"].value == pytest.approx(0.5)
+
+
+def test_a_tied_top_k_is_flagged_and_the_rule_recorded():
+    case = qrels_case({"a": 1, "b": 0, "c": 0})
+    untied_top = response([chunk("a", score=3.0), chunk("b", score=2.0), chunk("c", score=2.0)])
+    metrics = [BeirRetrievalMetric("ndcg", 1), BeirRetrievalMetric("ndcg", 2)]
+    at_1, at_2 = evaluate_batch(metrics, [case], [untied_top])[0]
+    assert "tied" not in at_1.metadata  # ranks 1 and 2 differ
+    assert at_2.metadata["tied"] is True  # rank 2 ties with rank 3: the cut crosses a tie
+    assert "ties" not in at_2.metadata  # the default rule is not repeated on every score
+    aware = evaluate_batch([BeirRetrievalMetric("ndcg", 2, ties="expected")], [case], [untied_top])
+    assert aware[0][0].metadata["ties"] == "expected"
+    assert BeirRetrievalMetric("map", 5, ties="as_returned").manifest() == {
+        "metric": "map",
+        "k": 5,
+        "convention": "trec_eval",
+        "ties": "as_returned",
+    }
+    with pytest.raises(ValueError, match="ties must be one of"):
+        BeirRetrievalMetric("ndcg", 10, ties="random")
+
+
+def test_results_without_scores_are_ranked_as_returned():
+    case = qrels_case({"a": 1, "b": 0})
+    unscored = response([chunk("a"), chunk("b")])
+    (score,) = evaluate_batch([BeirRetrievalMetric("ndcg", 1)], [case], [unscored])[0]
+    assert score.value == 1.0 and "tied" not in score.metadata
+
+
+# --------------------------------------------------------------------------- missing queries
+
+QRELS = {
+    "answered": {"d1": 1, "d2": 0, "d3": 2},
+    "no_run": {"d1": 1},
+    "empty_run": {"d2": 1},
+    "no_relevant": {"d1": 0, "d4": 0},
+}
+RUN = {
+    "answered": {"d1": 0.5, "d3": 0.5, "d9": 0.9},
+    "empty_run": {},
+    "no_relevant": {"d1": 1.0, "d4": 0.3},
+    "not_judged": {"d1": 1.0},
+}
+
+
+def test_missing_zero_is_trec_eval_c_and_equals_pytrec_eval_query_by_query():
+    metrics = [m for m in beir_default_metrics(K_VALUES) if m.metric in TREC]
+    got = evaluate_run(QRELS, RUN, metrics, missing="zero")
+    assert list(got) == list(QRELS)  # every judged query counts; unjudged ones never do
+    truth = pytrec(QRELS, {q: RUN.get(q, {}) for q in QRELS})
+    for q, values in got.items():
+        for m in metrics:
+            assert values[m.name] == pytest.approx(
+                truth[q][TREC[m.metric].format(k=m.k)], abs=1e-12
+            )
+    assert all(v == 0.0 for q in ("no_run", "empty_run", "no_relevant") for v in got[q].values())
+
+
+def test_missing_drop_keeps_only_scorable_queries():
+    got = evaluate_run(QRELS, RUN, [BeirRetrievalMetric("ndcg", 10)])
+    assert list(got) == ["answered"]
+    with pytest.raises(ValueError, match="missing must be"):
+        evaluate_run(QRELS, RUN, missing="skip")
+
+
+def test_evaluate_run_takes_each_metrics_tie_rule():
+    qrels, run = {"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 1.0}}
+    metrics = [
+        BeirRetrievalMetric("ndcg", 1),
+        BeirRetrievalMetric("precision", 1, ties="as_returned"),
+        BeirRetrievalMetric("mrr", 1, ties="expected"),
+    ]
+    got = evaluate_run(qrels, run, metrics)["q"]
+    assert got == {"beir_ndcg@1": 0.0, "beir_precision@1": 1.0, "beir_mrr@1": 0.5}
