@@ -229,7 +229,17 @@ def _top_right_singular_vectors(matrix: sp.csr_matrix, dims: int, seed: int) -> 
         vt = vt[:dims]
         values = values[:dims]
     order = np.argsort(-values, kind="stable")
+    # Directions with a zero singular value span no document: their basis is arbitrary (it
+    # follows the corpus order), and a query's part along them would change its cosines.
+    order = (
+        order[values[order] > values.max(initial=0.0) * _RANK_TOLERANCE] if len(order) else order
+    )
+    if len(order) == 0:
+        return np.zeros((1, matrix.shape[1]), dtype=np.float32)
     return np.ascontiguousarray(vt[order], dtype=np.float32)
+
+
+_RANK_TOLERANCE = 1e-9  # relative singular value below which a direction is numerical noise
 
 
 class SentenceTransformerEmbedder:
