@@ -195,3 +195,23 @@ def test_evaluate_run_takes_each_metrics_tie_rule():
     ]
     got = evaluate_run(qrels, run, metrics)["q"]
     assert got == {"beir_ndcg@1": 0.0, "beir_precision@1": 1.0, "beir_mrr@1": 0.5}
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "as_returned", "expected"])
+@pytest.mark.parametrize("convention", ["trec_eval", "heta"])
+def test_the_checkpoint_json_of_tie_metadata_is_pydantics(ties, convention):
+    """The batch path writes metadata JSON by hand: with tie fields it must stay to_json's."""
+    from pydantic_core import to_json
+
+    from heta_notebook.evaluators._retrieval import beir_scores
+
+    cases = [qrels_case({"a": 1, "b": 0}, case_id="t"), qrels_case({"c": 0}, case_id="none")]
+    found = [response([chunk("a", score=1.0), chunk("b", score=1.0)]), response([])]
+    metrics = [
+        BeirRetrievalMetric(m, k, convention=convention, ties=ties) for m in TREC for k in (1, 5)
+    ]
+    for column in beir_scores(metrics, cases, found):
+        assert column.metadata_json is not None
+        for score, text in zip(column, column.metadata_json, strict=True):
+            assert text == to_json(score.metadata).decode()
+        assert column[0].metadata["tied"] is True
