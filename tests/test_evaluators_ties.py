@@ -215,3 +215,28 @@ def test_the_checkpoint_json_of_tie_metadata_is_pydantics(ties, convention):
         for score, text in zip(column, column.metadata_json, strict=True):
             assert text == to_json(score.metadata).decode()
         assert column[0].metadata["tied"] is True
+
+
+def test_tied_cases_carry_their_value_under_every_rule():
+    cases, found = [], []
+    for seed in range(15):
+        qrels, scores = tied_run(seed, n_docs=10)
+        cases.append(qrels_case(qrels, case_id=f"q{seed}"))
+        found.append(response(ranked_chunks(scores, sorted(scores))))
+    rules = ("trec_eval", "as_returned", "expected")
+    by_rule = {
+        rule: evaluate_batch(beir_default_metrics((1, 3, 10), ties=rule), cases, found)
+        for rule in rules
+    }
+    tied = 0
+    for rule in rules:
+        for row, scores in enumerate(by_rule[rule]):
+            for column, score in enumerate(scores):
+                if not score.metadata.get("tied"):
+                    assert "by_tie_rule" not in score.metadata
+                    continue
+                tied += 1
+                for other in rules:
+                    expected_value = by_rule[other][row][column].value
+                    assert score.metadata["by_tie_rule"][other] == pytest.approx(expected_value)
+    assert tied > 0

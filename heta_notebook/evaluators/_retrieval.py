@@ -8,7 +8,8 @@ descending, ties by document id descending as bytes), under which the numbers eq
 pytrec_eval's ``ndcg_cut_k``, ``map_cut_k``, ``recall_k``, ``P_k`` and BEIR's ``MRR@k`` on the
 same ``{doc: score}`` run, ties included; ``"as_returned"`` keeps the system's order and
 ``"expected"`` averages over every order of each tied group. A case whose top k holds equal
-scores (or whose k-th and next result tie) says so: ``metadata["tied"] = True``.
+scores (or whose k-th and next result tie) says so: ``metadata["tied"] = True``, and
+``metadata["by_tie_rule"]`` gives the metric's value under each of the three rules.
 ``convention="heta"`` reproduces heta-framework 0.1.2 instead (see ``_kernels.py``).
 
 Every evaluator here also has ``evaluate_batch(cases, responses)``; the module-level
@@ -306,10 +307,66 @@ def beir_scores(
             k: _with_skips(_beir_metadata(judged, k, tail), judged, skipped) for k in cutoffs
         }
         texts = _beir_metadata_json(judged, cutoffs, tail, skipped)
+        by_rule = _values_by_rule(metrics, judged, values, cases, responses, depth)
         return [
-            _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], texts[m.k], skipped)
+            _metric_scores(
+                m,
+                values[(m.metric, m.k)],
+                judged,
+                *_with_rule_values(metadata[m.k], texts[m.k], by_rule.get((m.metric, m.k))),
+                skipped,
+            )
             for m in metrics
         ]
+
+
+RuleValues = dict[int, dict[str, float]]  # case index -> {tie rule: value}
+
+
+def _values_by_rule(
+    metrics: Sequence[BeirRetrievalMetric],
+    judged: list[_Judged],
+    values: dict[tuple[MetricName, int], np.ndarray],
+    cases: Sequence[BenchmarkCase],
+    responses: Sequence[QueryResponse],
+    depth: int,
+) -> dict[tuple[MetricName, int], RuleValues]:
+    """For cases whose top k holds a tie, each metric's value under every tie rule (rescored
+    for those cases only), so a report can say how much ties move a number."""
+    rows = [row for row, item in enumerate(judged) if item.tied(depth)]
+    if not rows:
+        return {}
+    indices = [judged[row].index for row in rows]
+    per_rule = {metrics[0].ties: {pair: v[rows] for pair, v in values.items()}}
+    for rule in TIES:
+        if rule not in per_rule:
+            subset, _ = _judge(
+                [cases[i] for i in indices], [responses[i] for i in indices], depth, rule
+            )
+            per_rule[rule] = _kernel_values(metrics, subset, depth)
+    out: dict[tuple[MetricName, int], RuleValues] = {}
+    for m in metrics:
+        pair = (m.metric, m.k)
+        out[pair] = {
+            index: {rule: float(per_rule[rule][pair][n]) for rule in TIES}
+            for n, (row, index) in enumerate(zip(rows, indices, strict=True))
+            if judged[row].tied(m.k)
+        }
+    return out
+
+
+def _with_rule_values(
+    metadata: list[dict[str, Any]], texts: list[str | None] | None, by_rule: RuleValues | None
+) -> tuple[list[dict[str, Any]], list[str | None] | None]:
+    """One metric's metadata (and its JSON) with ``by_tie_rule`` on its tied cases."""
+    if not by_rule:
+        return metadata, texts
+    metadata, texts = list(metadata), (list(texts) if texts is not None else None)
+    for index, rules in by_rule.items():
+        metadata[index] = {**metadata[index], "by_tie_rule": rules}
+        if texts is not None:
+            texts[index] = to_json(metadata[index]).decode()
+    return metadata, texts
 
 
 def _with_skips(
