@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import pytest
 
@@ -240,3 +241,45 @@ def test_tied_cases_carry_their_value_under_every_rule():
                     expected_value = by_rule[other][row][column].value
                     assert score.metadata["by_tie_rule"][other] == pytest.approx(expected_value)
     assert tied > 0
+
+
+# --------------------------------------------------------------------------- trec_eval's own files
+
+TREC_FILES = Path(__file__).parent / "fixtures" / "trec_eval"
+
+
+def read_trec() -> tuple[dict, dict, dict]:
+    """trec_eval's qrels.test, results.trunc and out.test.aqc (``-q -c``) as dicts."""
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (TREC_FILES / "qrels.test").read_text().splitlines():
+        q, _, doc, grade = line.split()
+        qrels.setdefault(q, {})[doc] = int(grade)
+    run: dict[str, dict[str, float]] = {}
+    for line in (TREC_FILES / "results.trunc").read_text().splitlines():
+        q, _, doc, _, score = line.split()[:5]  # trec_eval ignores text after the run id
+        run.setdefault(q, {})[doc] = float(score)
+    out: dict[tuple[str, str], float] = {}
+    for line in (TREC_FILES / "out.test.aqc").read_text().splitlines():
+        measure, q, value = line.split()
+        if measure.startswith(("ndcg_cut_", "P_", "recall_", "map_cut_")):
+            out[(measure, q)] = float(value)
+    return qrels, run, out
+
+
+def test_missing_zero_reproduces_trec_eval_c_on_its_own_test_files():
+    """``trec_eval -q -c qrels.test results.trunc``: query 302 has no results and counts 0."""
+    qrels, run, out = read_trec()
+    assert "302" in qrels and "302" not in run
+    metrics = [BeirRetrievalMetric(m, k) for m in TREC for k in (5, 10, 15, 20, 30, 100, 200)]
+    got = evaluate_run(qrels, run, metrics, missing="zero")
+    assert sorted(got) == ["301", "302", "303"]
+    for m in metrics:
+        measure = TREC[m.metric].format(k=m.k)
+        for q in got:
+            assert got[q][m.name] == pytest.approx(out[(measure, q)], abs=5e-5), (measure, q)
+        mean = sum(got[q][m.name] for q in got) / len(got)
+        assert mean == pytest.approx(out[(measure, "all")], abs=5e-5), measure
+    dropped = evaluate_run(qrels, run, metrics, missing="drop")
+    assert sorted(dropped) == ["301", "303"]  # trec_eval without -c: 0.2576 for ndcg_cut_10
+    ndcg = [dropped[q]["beir_ndcg@10"] for q in dropped]
+    assert sum(ndcg) / 2 == pytest.approx((0.1518 + 0.3633) / 2, abs=1e-4)
