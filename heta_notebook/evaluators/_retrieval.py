@@ -19,6 +19,7 @@ convention in a single numpy pass.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -214,7 +215,7 @@ def ranked_by_rule(
 
 
 def _decreasing(scores: list[float]) -> bool:
-    return all(a > b for a, b in zip(scores, scores[1:], strict=False))
+    return all(map(operator.gt, scores, scores[1:]))
 
 
 def _trec_key(item: tuple[str, float]) -> tuple[float, bytes]:
@@ -223,12 +224,11 @@ def _trec_key(item: tuple[str, float]) -> tuple[float, bytes]:
 
 def _first_tie(scores: list[float] | None) -> int | None:
     """0-based rank i of the first result whose score equals the next one's, or None."""
-    if scores is None:
+    if scores is None or not any(map(operator.eq, scores, scores[1:])):
         return None
-    for i, (a, b) in enumerate(zip(scores, scores[1:], strict=False)):
-        if a == b:
-            return i
-    return None
+    return next(
+        i for i, pair in enumerate(zip(scores, scores[1:], strict=False)) if pair[0] == pair[1]
+    )
 
 
 def _tie_groups(scores: list[float], depth: int) -> list[tuple[int, int]]:
@@ -364,8 +364,9 @@ def _with_rule_values(
     metadata, texts = list(metadata), (list(texts) if texts is not None else None)
     for index, rules in by_rule.items():
         metadata[index] = {**metadata[index], "by_tie_rule": rules}
-        if texts is not None:
-            texts[index] = to_json(metadata[index]).decode()
+        text = texts[index] if texts is not None else None
+        if text is not None:  # the dict's JSON ends with "}": append the one new field
+            texts[index] = f'{text[:-1]},"by_tie_rule":{to_json(rules).decode()}}}'  # type: ignore[index]
     return metadata, texts
 
 
