@@ -89,7 +89,7 @@ def test_dense_scores_are_stated_to_six_decimals():
         assert score == round(score, 6)
 
 
-def hard_negative_corpus(n_queries: int = 60):
+def hard_negative_corpus(n_queries: int = 40):
     """Cranfield plus, for each relevant document of the first queries, a hard negative with the
     identical text, listed right after it (its twin must not win by corpus position)."""
     manifest, documents, cases = cranfield()
