@@ -257,6 +257,7 @@ class _Judged:
         "n_relevant",
         "first_tie",
         "groups",
+        "returned",
     )
 
     def __init__(
@@ -273,6 +274,7 @@ class _Judged:
         self._relevant: list[str] = []
         self.n_relevant = sum(1 for g in qrels.values() if g > 0)
         self.first_tie, self.groups = first_tie, groups
+        self.returned: tuple[list[str], list[float] | None] | None = None
 
     def tied(self, k: int) -> bool:
         """Whether two of the top ``k`` (or the k-th and the next) have equal scores."""
@@ -307,7 +309,7 @@ def beir_scores(
             k: _with_skips(_beir_metadata(judged, k, tail), judged, skipped) for k in cutoffs
         }
         texts = _beir_metadata_json(judged, cutoffs, tail, skipped)
-        by_rule = _values_by_rule(metrics, judged, values, cases, responses, depth)
+        by_rule = _values_by_rule(metrics, judged, values, depth)
         return [
             _metric_scores(
                 m,
@@ -327,8 +329,6 @@ def _values_by_rule(
     metrics: Sequence[BeirRetrievalMetric],
     judged: list[_Judged],
     values: dict[tuple[MetricName, int], np.ndarray],
-    cases: Sequence[BenchmarkCase],
-    responses: Sequence[QueryResponse],
     depth: int,
 ) -> dict[tuple[MetricName, int], RuleValues]:
     """For cases whose top k holds a tie, each metric's value under every tie rule (rescored
@@ -340,9 +340,12 @@ def _values_by_rule(
     per_rule = {metrics[0].ties: {pair: v[rows] for pair, v in values.items()}}
     for rule in TIES:
         if rule not in per_rule:
-            subset, _ = _judge(
-                [cases[i] for i in indices], [responses[i] for i in indices], depth, rule
-            )
+            subset = [
+                _judged(
+                    n, judged[row].qrels, *ranked_by_rule(*judged[row].returned, rule), depth, rule
+                )  # type: ignore[misc]
+                for n, row in enumerate(rows)
+            ]
             per_rule[rule] = _kernel_values(metrics, subset, depth)
     out: dict[tuple[MetricName, int], RuleValues] = {}
     for m in metrics:
@@ -419,8 +422,11 @@ def _judge(
         elif not any(grade > 0 for grade in qrels.values()):
             skipped[index] = NO_RELEVANT
         else:
-            ids, scores = ranked_by_rule(*document_scores(response.results), ties)
-            judged.append(_judged(index, qrels, ids, scores, depth, ties))
+            returned = document_scores(response.results)
+            item = _judged(index, qrels, *ranked_by_rule(*returned, ties), depth, ties)
+            if item.tied(depth):  # kept to rescore it under the other tie rules
+                item.returned = returned
+            judged.append(item)
     return judged, skipped
 
 
