@@ -340,12 +340,7 @@ def _values_by_rule(
     per_rule = {metrics[0].ties: {pair: v[rows] for pair, v in values.items()}}
     for rule in TIES:
         if rule not in per_rule:
-            subset = [
-                _judged(
-                    n, judged[row].qrels, *ranked_by_rule(*judged[row].returned, rule), depth, rule
-                )  # type: ignore[misc]
-                for n, row in enumerate(rows)
-            ]
+            subset = [_rescored(judged[row], n, rule, depth) for n, row in enumerate(rows)]
             per_rule[rule] = _kernel_values(metrics, subset, depth)
     out: dict[tuple[MetricName, int], RuleValues] = {}
     for m in metrics:
@@ -356,6 +351,12 @@ def _values_by_rule(
             if judged[row].tied(m.k)
         }
     return out
+
+
+def _rescored(item: _Judged, index: int, rule: Ties, depth: int) -> _Judged:
+    """A tied case ranked again under ``rule`` from the document scores it kept."""
+    ids, scores = item.returned or (item.ranked, None)
+    return _judged(index, item.qrels, *ranked_by_rule(ids, scores, rule), depth, rule)
 
 
 def _with_rule_values(
