@@ -54,6 +54,8 @@ PAIRS = [
     ("the", "a"),
     ("Saint-Étienne", "saint étienne"),
     ("x y z", "q r"),
+    ("Linda Dessau", "Linda Deßau"),  # lower() keeps ß: F1 0.5, as the official script says
+    ("ΌΣΟΣ", "όσος"),  # final sigma: lower() gives σ, the reference keeps ς
 ]
 
 
@@ -114,3 +116,16 @@ def test_batch_equals_per_case_and_names_match_heta():
 def test_normalize_answer():
     assert normalize_answer("  The\nCAT ") == "the cat"
     assert normalize_answer("The cat's hat!", punctuation=True, articles=True) == "cats hat"
+
+
+def test_squad_lower_is_the_default_and_casefold_only_on_request():
+    """The official script lower-cases ("Deßau" ≠ "Dessau"); casefold is an explicit option."""
+    case = answer_case("Linda Dessau")
+    assert score(AnswerTokenF1(), case, "Linda Deßau").value == pytest.approx(0.5)
+    assert score(AnswerTokenF1(casefold=True), case, "Linda Deßau").value == 1.0
+    assert score(AnswerExactMatch(), case, "linda deßau").value is False
+    assert score(AnswerExactMatch(casefold=True), case, "linda deßau").value is True
+    assert score(AnswerContains(), answer_case("STRASSE"), "Hauptstraße 1").value is False
+    assert score(AnswerContains(casefold=True), answer_case("STRASSE"), "Hauptstraße 1").value
+    assert normalize_answer("Deßau") == "deßau"
+    assert normalize_answer("Deßau", casefold=True) == "dessau"

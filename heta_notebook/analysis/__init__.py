@@ -16,6 +16,7 @@ _EXPORTS = {
     "Variant": "heta_notebook.analysis._compare",
     "compare": "heta_notebook.analysis._compare",
     "ReportFrames": "heta_notebook.analysis._frames",
+    "tie_effects": "heta_notebook.analysis._ties",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -32,4 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.analysis._frames import (  # noqa: F401
         ReportFrames,
+    )
+    from heta_notebook.analysis._ties import (  # noqa: F401
+        tie_effects,
     )

@@ -165,6 +165,16 @@ class ReportFrames:
         """Per query mode: n, mean, p50, p95, max latency (ms) and the number of query errors."""
         return self._cached("latency", self._build_latency).copy()
 
+    def ties(self) -> pd.DataFrame:
+        """Per mode: cases whose top k holds a tie and the headline's mean under each tie rule
+        (``analysis._ties``); a columnar report reads it from its header, never its tables."""
+        from heta_notebook.analysis._ties import COLUMNS, tie_effects
+
+        if self.columnar is not None:
+            view = self._view("ties")
+            return pd.DataFrame(view or [], columns=list(COLUMNS))
+        return self._cached("ties", lambda: tie_effects(self)).copy()
+
     def case_counts(self) -> dict[str, int]:
         """``n_cases`` (distinct case ids), ``n_case_results`` and ``n_errors`` (failed queries)."""
         view = self._view("case_counts")
@@ -187,6 +197,7 @@ class ReportFrames:
             "modes": self.modes,
             "score_names": self.score_names,
             "case_counts": self.case_counts(),
+            "ties": _records(self.ties()),
         }
 
     def _view(self, key: str) -> Any:

@@ -45,6 +45,7 @@ def report_card_html(
         _header(report),
         _facts(report, frames),
         _metrics(report, frames),
+        _ties(frames),
     ]
     if by is not None:
         parts.append(_slices(frames, by, scores))
@@ -157,6 +158,30 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
         class_="hn-note",
     )
     return join([table(header, rows), note])
+
+
+def _ties(frames: Any) -> Markup | str:
+    """A line per mode where tied scores move the headline by more than 0.005 (issue 29)."""
+    from heta_notebook.analysis._ties import notable_ties
+
+    rows = notable_ties(frames.ties())
+    if rows.empty:
+        return ""
+    lines = [
+        f"{r.query_mode}: {fmt_int(r.n_tied)} of {fmt_int(r.n)} cases have tied scores in their "
+        f"top {_cutoff(r.score)}, so {r.score} is {fmt_num(r.as_returned)} in the order returned, "
+        f"{fmt_num(r.expected)} tie-aware (mean over tied orders) and {fmt_num(r.trec_eval)} "
+        "in trec_eval's order"
+        for r in rows.itertuples(index=False)
+    ]
+    return tag("div", tag("b", "Ties"), ": ", "; ".join(lines), ".", class_="hn-note hn-ties")
+
+
+def _cutoff(score: str) -> str:
+    from heta_notebook.analysis._headline import parse_at_k
+
+    parsed = parse_at_k(score)
+    return str(parsed[1]) if parsed else "k"
 
 
 def _by_score(summary: pd.DataFrame, frames: Any) -> list[tuple[str, pd.DataFrame]]:

@@ -1,7 +1,9 @@
 """Answer evaluators: does the generated answer contain, equal, or overlap an expected answer.
 
-Text is normalised before comparison: casefolded with whitespace collapsed (heta-framework's
-rule), optionally without punctuation and the articles a/an/the (SQuAD's rule).
+Text is normalised before comparison: lower-cased with ``str.lower()`` exactly as the official
+SQuAD script does ("Deßau" stays "deßau"), whitespace collapsed, optionally without punctuation
+and the articles a/an/the (SQuAD's rule). ``casefold=True`` asks for ``str.casefold()`` instead
+("deßau" → "dessau", heta-framework's rule).
 ``AnswerTokenF1`` is SQuAD's token F1 (best over the expected answers) and normalises the
 SQuAD way by default. A case with no expected answers gets a skipped score; a response without
 an answer scores 0 with a reason.
@@ -25,9 +27,12 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
-def normalize_answer(text: str, *, punctuation: bool = False, articles: bool = False) -> str:
-    """Casefold and collapse whitespace; ``punctuation``/``articles=True`` also drop those (SQuAD)."""
-    text = text.casefold()
+def normalize_answer(
+    text: str, *, punctuation: bool = False, articles: bool = False, casefold: bool = False
+) -> str:
+    """Lower-case (SQuAD's ``lower()``; ``casefold=True``: ``casefold()``), collapse whitespace;
+    ``punctuation``/``articles=True`` also drop those (SQuAD)."""
+    text = text.casefold() if casefold else text.lower()
     if punctuation:
         text = text.translate(_PUNCTUATION)
     if articles:
@@ -41,6 +46,7 @@ class _AnswerEvaluator(SyncScorer):
 
     strip_punctuation: bool = field(default=False, kw_only=True)
     strip_articles: bool = field(default=False, kw_only=True)
+    casefold: bool = field(default=False, kw_only=True)
     settings: EvaluatorSettings | None = field(default=None, kw_only=True)
 
     name: ClassVar[str] = "answer"
@@ -59,7 +65,10 @@ class _AnswerEvaluator(SyncScorer):
     def normalize(self, text: str) -> str:
         """This evaluator's normal form of ``text``."""
         return normalize_answer(
-            text, punctuation=self.strip_punctuation, articles=self.strip_articles
+            text,
+            punctuation=self.strip_punctuation,
+            articles=self.strip_articles,
+            casefold=self.casefold,
         )
 
     def _score_answer(self, answer: str, expected: Sequence[str]) -> EvaluationScore:

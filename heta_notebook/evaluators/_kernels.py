@@ -14,6 +14,14 @@ Two conventions:
 Precision@k divides by k, recall@k by R, MRR@k is 1/rank of the first relevant document
 within k (BEIR's MRR@k) in both.
 
+Tie rules (``Ties``) say how documents with equal scores are ordered before scoring:
+
+- ``"trec_eval"``: score descending, ties by document id descending compared as bytes, as
+  trec_eval / pytrec_eval rank a run;
+- ``"as_returned"``: the order the system returned (what an LLM sees as its context);
+- ``"expected"``: the expected value over every ordering of each group of tied documents
+  (McSherry & Najork, 2008), exact and in closed form: pass ``groups`` to ``score_matrix``.
+
 Below the kernel: builders of those matrices from plain ``{doc: score}`` runs and qrels
 (``ranked_grades``, ``ideal_grades``), trec_eval's ranking order, and ``paused_gc``.
 """
@@ -32,6 +40,8 @@ Convention = Literal["trec_eval", "heta"]
 MetricName = Literal["ndcg", "map", "recall", "precision", "mrr"]
 METRICS: tuple[MetricName, ...] = ("ndcg", "map", "recall", "precision", "mrr")
 CONVENTIONS: tuple[Convention, ...] = ("trec_eval", "heta")
+Ties = Literal["trec_eval", "as_returned", "expected"]
+TIES: tuple[Ties, ...] = ("trec_eval", "as_returned", "expected")
 
 
 def padded(rows: Sequence[Sequence[float]], depth: int) -> np.ndarray:
@@ -49,12 +59,22 @@ def score_matrix(
     n_relevant: np.ndarray,
     metrics: Iterable[tuple[MetricName, int]],
     convention: Convention = "trec_eval",
+    groups: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[tuple[MetricName, int], np.ndarray]:
-    """Every requested ``(metric, k)`` for every row, as arrays of one value per query."""
+    """Every requested ``(metric, k)`` for every row, as arrays of one value per query.
+
+    ``groups``: for the tie-aware rule, each rank's tied group as ``(start, end)`` matrices
+    (0-based, end exclusive) over ``grades``, which then runs to the end of the group that
+    holds the deepest cutoff; the values are expectations over all orderings of each group.
+    """
     metrics = list(metrics)
     depth = max(k for _, k in metrics)
-    grades, ideal = _to_depth(grades, depth), _to_depth(ideal, depth)
-    parts = _Parts(grades, ideal, np.asarray(n_relevant, dtype=float), convention)
+    n_relevant = np.asarray(n_relevant, dtype=float)
+    if groups is not None:
+        parts: _Parts = _ExpectedParts(grades, ideal, n_relevant, convention, groups, depth)
+    else:
+        grades, ideal = _to_depth(grades, depth), _to_depth(ideal, depth)
+        parts = _Parts(grades, ideal, n_relevant, convention)
     scores = {(metric, k): parts.metric(metric, k) for metric, k in metrics}
     for (metric, k), values in scores.items():
         if not np.isfinite(values).all():  # a score that could not be saved and read back
@@ -138,6 +158,80 @@ class _Parts:
             first = self.relevant.argmax(axis=1) + 1.0
             self._cache["first"] = np.where(any_relevant, first, np.inf)
         return self._cache["first"]
+
+
+class _ExpectedParts(_Parts):
+    """The same metrics as expectations over every ordering of each tied group.
+
+    Linear parts use the group's mean: gain for DCG, share of relevant documents for hits.
+    AP at rank i of a group with n documents, r relevant, h relevant before it and offset t
+    adds ``(r/n) * (h + 1 + (t-1)(r-1)/(n-1)) / i``; reciprocal rank sums P(first relevant
+    at i) / i, where P comes from the chance ``1 - r/(n-t+1)`` that rank i is not relevant
+    given the group's earlier ranks were not. One-document groups give the plain metrics.
+    """
+
+    def __init__(
+        self,
+        grades: np.ndarray,
+        ideal: np.ndarray,
+        n_relevant: np.ndarray,
+        convention: Convention,
+        groups: tuple[np.ndarray, np.ndarray],
+        depth: int,
+    ) -> None:
+        start, end = (np.asarray(g, dtype=np.int64) for g in groups)
+        grades = np.asarray(grades, dtype=float)
+        super().__init__(_to_depth(grades, depth), _to_depth(ideal, depth), n_relevant, convention)
+        rows = np.arange(len(grades))[:, None]
+        size = (end - start).astype(float)
+        relevant, gain = _prefix(grades > 0), _prefix(self._gain(grades))
+        self._group = {
+            name: _to_depth(np.asarray(values, dtype=float), depth)
+            for name, values in {
+                "start": start,
+                "size": size,
+                "r": relevant[rows, end] - relevant[rows, start],
+                "before": relevant[rows, start],
+                "mean_gain": (gain[rows, end] - gain[rows, start]) / size,
+            }.items()
+        }
+        self.mean_relevant = self._group["r"] / self._group["size"]
+        self.hits = np.cumsum(self.mean_relevant, axis=1)
+
+    def _terms(self, what: str) -> np.ndarray:
+        g = self._group
+        if what == "dcg":
+            return g["mean_gain"] / np.log2(self.ranks + 1.0)
+        if what == "ap":
+            offset = self.ranks - 1.0 - g["start"]  # t - 1
+            pairs = np.divide(
+                offset * (g["r"] - 1.0),
+                g["size"] - 1.0,
+                out=np.zeros_like(offset),
+                where=g["size"] > 1,
+            )
+            return self.mean_relevant * (g["before"] + 1.0 + pairs) / self.ranks
+        return super()._terms(what)
+
+    def _first_relevant_rank(self) -> np.ndarray:
+        raise NotImplementedError  # reciprocal rank is an expectation here: see metric()
+
+    def metric(self, metric: MetricName, k: int) -> np.ndarray:
+        if metric != "mrr":
+            return super().metric(metric, k)
+        if "rr" not in self._cache:
+            g = self._group
+            left = g["size"] - (self.ranks - 1.0 - g["start"])  # n - t + 1
+            miss = 1.0 - np.divide(g["r"], left, out=np.ones_like(left), where=left > 0)
+            miss = np.clip(miss, 0.0, 1.0)
+            survive = np.cumprod(np.hstack([np.ones((len(miss), 1)), miss[:, :-1]]), axis=1)
+            self._cache["rr"] = np.cumsum(survive * (1.0 - miss) / self.ranks, axis=1)
+        return self._cache["rr"][:, k - 1]
+
+
+def _prefix(matrix: np.ndarray) -> np.ndarray:
+    """Row-wise cumulative sums with a leading zero column (sum of [a, b) = p[b] - p[a])."""
+    return np.hstack([np.zeros((len(matrix), 1)), np.cumsum(matrix, axis=1, dtype=float)])
 
 
 _GAIN_SAFE_GRADE = 64.0  # 2**64 * depth stays far from float overflow

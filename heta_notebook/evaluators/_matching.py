@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -105,6 +106,36 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
                     return list(seen)
                 seen[doc_id] = None
     return list(seen)
+
+
+def document_scores(results: Iterable[QueryResult]) -> tuple[list[str], list[float] | None]:
+    """Each document once, in order of first appearance, with the best score of its results.
+
+    The chunk → document collapse of a scored run: a document's score is its best chunk's,
+    as a ``{doc: score}`` run given to trec_eval would hold it. Scores are None when any
+    result has no score (the returned order is then all there is).
+    """
+    best: dict[str, float] = {}
+    get = best.get
+    only_benchmark_id = _OTHER_ID_FIELDS.isdisjoint
+    scored = True
+    for result in results:
+        # the fast path of _only_document_id, inlined (the hot loop of batch scoring)
+        fields = result.__dict__
+        source, score = fields["source"], fields["score"]
+        if score is None:
+            scored, score = False, -math.inf
+        doc = source.get("benchmark_document_id")
+        if doc.__class__ is str and not fields["metadata"] and only_benchmark_id(source):
+            doc = doc.strip()
+            docs: Iterable[str] = (doc,) if doc else ()
+        else:
+            docs = document_ids(result)
+        for doc in docs:
+            previous = get(doc)
+            if previous is None or score > previous:
+                best[doc] = score
+    return list(best), (list(best.values()) if scored else None)
 
 
 def _only_document_id(result: QueryResult) -> str | None:
@@ -363,6 +394,7 @@ __all__ = [
     "EvidenceMatch",
     "MatchedBy",
     "document_ids",
+    "document_scores",
     "match_evidence",
     "match_result",
     "match_stored",

@@ -1,9 +1,15 @@
 """Retrieval evaluators: evidence recall@k and the BEIR ranking metrics (trec_eval conventions).
 
-``BeirRetrievalMetric`` maps chunk results to benchmark documents (``matching.py``), keeps
-each document at its best rank, and scores against the case's qrels (evidence with
-``reference_id`` = document id and ``metadata.relevance`` = grade). Numbers equal
-pytrec_eval's ``ndcg_cut_k``, ``map_cut_k``, ``recall_k``, ``P_k`` and BEIR's ``MRR@k``;
+``BeirRetrievalMetric`` maps chunk results to benchmark documents (``matching.py``), gives
+each document its best result's score, and scores against the case's qrels (evidence with
+``reference_id`` = document id and ``metadata.relevance`` = grade). Equal scores follow the
+metric's tie rule (``ties=``, see ``_kernels.py``): by default ``"trec_eval"`` (score
+descending, ties by document id descending as bytes), under which the numbers equal
+pytrec_eval's ``ndcg_cut_k``, ``map_cut_k``, ``recall_k``, ``P_k`` and BEIR's ``MRR@k`` on the
+same ``{doc: score}`` run, ties included; ``"as_returned"`` keeps the system's order and
+``"expected"`` averages over every order of each tied group. A case whose top k holds equal
+scores (or whose k-th and next result tie) says so: ``metadata["tied"] = True``, and
+``metadata["by_tie_rule"]`` gives the metric's value under each of the three rules.
 ``convention="heta"`` reproduces heta-framework 0.1.2 instead (see ``_kernels.py``).
 
 Every evaluator here also has ``evaluate_batch(cases, responses)``; the module-level
@@ -13,11 +19,12 @@ convention in a single numpy pass.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic_core import to_json
@@ -25,8 +32,10 @@ from pydantic_core import to_json
 from heta_notebook.evaluators._kernels import (
     CONVENTIONS,
     METRICS,
+    TIES,
     Convention,
     MetricName,
+    Ties,
     ideal_grades,
     padded,
     paused_gc,
@@ -36,9 +45,9 @@ from heta_notebook.evaluators._kernels import (
 )
 from heta_notebook.evaluators._matching import (
     EvidenceMatch,
+    document_scores,
     match_evidence,
     qrels_of,
-    ranked_document_ids,
 )
 from heta_notebook.evaluators._protocol import EvaluatorSettings, SyncScorer
 from heta_notebook.schema._construct import constructed_scores
@@ -132,11 +141,15 @@ class BeirRetrievalMetric:
 
     ``convention="trec_eval"`` (default) equals pytrec_eval / BEIR; ``convention="heta"``
     reproduces heta-framework 0.1.2 (nDCG gain 2**grade - 1, MAP@k divided by min(R, k)).
+    ``ties`` orders equal scores: ``"trec_eval"`` (the default, as pytrec_eval does),
+    ``"as_returned"`` (the system's order; the default with ``convention="heta"``, as
+    heta-framework ranks) or ``"expected"`` (tie-aware expected value).
     """
 
     metric: MetricName
     k: int = 10
     convention: Convention = field(default="trec_eval", kw_only=True)
+    ties: Ties = field(default=None, kw_only=True)  # type: ignore[assignment]
     settings: EvaluatorSettings | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
@@ -144,7 +157,21 @@ class BeirRetrievalMetric:
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
         if self.convention not in CONVENTIONS:
             raise ValueError(f"convention must be one of {CONVENTIONS}, got {self.convention!r}")
+        if self.ties is None:
+            default = "trec_eval" if self.convention == "trec_eval" else "as_returned"
+            object.__setattr__(self, "ties", default)
+        if self.ties not in TIES:
+            raise ValueError(f"ties must be one of {TIES}, got {self.ties!r}")
         _check_k(self.k)
+
+    def manifest(self) -> dict[str, Any]:
+        """What the report records about this metric: its cutoff, convention and tie rule."""
+        return {
+            "metric": self.metric,
+            "k": self.k,
+            "convention": self.convention,
+            "ties": self.ties,
+        }
 
     @property
     def name(self) -> str:
@@ -166,26 +193,92 @@ def beir_default_metrics(
     k_values: Sequence[int] = (1, 3, 5, 10, 100),
     *,
     convention: Convention = "trec_eval",
+    ties: Ties | None = None,
 ) -> tuple[BeirRetrievalMetric, ...]:
     """nDCG, MAP, recall, precision and MRR at each k (25 metrics by default, heta's order)."""
     return tuple(
-        BeirRetrievalMetric(metric, k, convention=convention)
+        BeirRetrievalMetric(metric, k, convention=convention, ties=ties)
         for metric in METRICS
         for k in k_values
     )
 
 
+def ranked_by_rule(
+    ids: list[str], scores: list[float] | None, ties: Ties
+) -> tuple[list[str], list[float] | None]:
+    """Documents (and scores) in the order ``ties`` ranks them: trec_eval's order (score
+    descending, ties by id descending as bytes) unless ``"as_returned"`` or unscored."""
+    if scores is None or ties == "as_returned" or _decreasing(scores):
+        return ids, scores
+    pairs = sorted(zip(ids, scores, strict=True), key=_trec_key, reverse=True)
+    return [d for d, _ in pairs], [v for _, v in pairs]
+
+
+def _decreasing(scores: list[float]) -> bool:
+    return all(map(operator.gt, scores, scores[1:]))
+
+
+def _trec_key(item: tuple[str, float]) -> tuple[float, bytes]:
+    return item[1], item[0].encode()
+
+
+def _first_tie(scores: list[float] | None) -> int | None:
+    """0-based rank i of the first result whose score equals the next one's, or None."""
+    if scores is None or not any(map(operator.eq, scores, scores[1:])):
+        return None
+    return next(
+        i for i, pair in enumerate(zip(scores, scores[1:], strict=False)) if pair[0] == pair[1]
+    )
+
+
+def _tie_groups(scores: list[float], depth: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of each rank's tied group, up to the end of the group at ``depth``."""
+    groups: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(scores) + 1):
+        if i == len(scores) or scores[i] != scores[start]:
+            groups += [(start, i)] * (i - start)
+            if i >= depth:
+                break
+            start = i
+    return groups
+
+
 class _Judged:
     """One scorable case: its qrels, ranked document ids, and where the relevant ones are."""
 
-    __slots__ = ("index", "qrels", "ranked", "grades", "_ranks", "_relevant", "n_relevant")
+    __slots__ = (
+        "index",
+        "qrels",
+        "ranked",
+        "grades",
+        "_ranks",
+        "_relevant",
+        "n_relevant",
+        "first_tie",
+        "groups",
+        "returned",
+    )
 
-    def __init__(self, index: int, qrels: Mapping[str, int], ranked: list[str]) -> None:
+    def __init__(
+        self,
+        index: int,
+        qrels: Mapping[str, int],
+        ranked: list[str],
+        first_tie: int | None = None,
+        groups: list[tuple[int, int]] | None = None,
+    ) -> None:
         self.index, self.qrels, self.ranked = index, qrels, ranked
         self.grades = list(map(qrels.get, ranked, repeat(0)))
         self._ranks: list[int] | None = None
         self._relevant: list[str] = []
         self.n_relevant = sum(1 for g in qrels.values() if g > 0)
+        self.first_tie, self.groups = first_tie, groups
+        self.returned: tuple[list[str], list[float] | None] | None = None
+
+    def tied(self, k: int) -> bool:
+        """Whether two of the top ``k`` (or the k-th and the next) have equal scores."""
+        return self.first_tie is not None and self.first_tie < k
 
     def matched(self, k: int) -> list[str]:
         """Relevant documents within the top ``k`` (in rank order)."""
@@ -200,24 +293,85 @@ def beir_scores(
     cases: Sequence[BenchmarkCase],
     responses: Sequence[QueryResponse],
 ) -> list[list[EvaluationScore]]:
-    """Scores per metric, per case, for BEIR metrics sharing one convention (one kernel pass)."""
-    conventions = {m.convention for m in metrics}
-    if len(conventions) != 1:
-        raise ValueError(f"beir_scores needs one convention per call, got {sorted(conventions)}")
+    """Scores per metric, per case, for BEIR metrics sharing one convention and tie rule
+    (one kernel pass)."""
+    rules = {(m.convention, m.ties) for m in metrics}
+    if len(rules) != 1:
+        raise ValueError(f"beir_scores needs one convention and tie rule per call, got {rules}")
     depth = max(m.k for m in metrics)
+    convention, ties = metrics[0].convention, metrics[0].ties
     with paused_gc():
-        judged, skipped = _judge(cases, responses, depth)
+        judged, skipped = _judge(cases, responses, depth, ties)
         values = _kernel_values(metrics, judged, depth)
         cutoffs = {m.k for m in metrics}
-        convention = metrics[0].convention
+        tail = _metadata_tail(convention, ties)
         metadata = {
-            k: _with_skips(_beir_metadata(judged, k, convention), judged, skipped) for k in cutoffs
+            k: _with_skips(_beir_metadata(judged, k, tail), judged, skipped) for k in cutoffs
         }
-        texts = _beir_metadata_json(judged, cutoffs, convention, skipped)
+        texts = _beir_metadata_json(judged, cutoffs, tail, skipped)
+        by_rule = _values_by_rule(metrics, judged, values, depth)
         return [
-            _metric_scores(m, values[(m.metric, m.k)], judged, metadata[m.k], texts[m.k], skipped)
+            _metric_scores(
+                m,
+                values[(m.metric, m.k)],
+                judged,
+                *_with_rule_values(metadata[m.k], texts[m.k], by_rule.get((m.metric, m.k))),
+                skipped,
+            )
             for m in metrics
         ]
+
+
+RuleValues = dict[int, dict[str, float]]  # case index -> {tie rule: value}
+
+
+def _values_by_rule(
+    metrics: Sequence[BeirRetrievalMetric],
+    judged: list[_Judged],
+    values: dict[tuple[MetricName, int], np.ndarray],
+    depth: int,
+) -> dict[tuple[MetricName, int], RuleValues]:
+    """For cases whose top k holds a tie, each metric's value under every tie rule (rescored
+    for those cases only), so a report can say how much ties move a number."""
+    rows = [row for row, item in enumerate(judged) if item.tied(depth)]
+    if not rows:
+        return {}
+    indices = [judged[row].index for row in rows]
+    per_rule = {metrics[0].ties: {pair: v[rows] for pair, v in values.items()}}
+    for rule in TIES:
+        if rule not in per_rule:
+            subset = [_rescored(judged[row], n, rule, depth) for n, row in enumerate(rows)]
+            per_rule[rule] = _kernel_values(metrics, subset, depth)
+    out: dict[tuple[MetricName, int], RuleValues] = {}
+    for m in metrics:
+        pair = (m.metric, m.k)
+        out[pair] = {
+            index: {rule: float(per_rule[rule][pair][n]) for rule in TIES}
+            for n, (row, index) in enumerate(zip(rows, indices, strict=True))
+            if judged[row].tied(m.k)
+        }
+    return out
+
+
+def _rescored(item: _Judged, index: int, rule: Ties, depth: int) -> _Judged:
+    """A tied case ranked again under ``rule`` from the document scores it kept."""
+    ids, scores = item.returned or (item.ranked, None)
+    return _judged(index, item.qrels, *ranked_by_rule(ids, scores, rule), depth, rule)
+
+
+def _with_rule_values(
+    metadata: list[dict[str, Any]], texts: list[str | None] | None, by_rule: RuleValues | None
+) -> tuple[list[dict[str, Any]], list[str | None] | None]:
+    """One metric's metadata (and its JSON) with ``by_tie_rule`` on its tied cases."""
+    if not by_rule:
+        return metadata, texts
+    metadata, texts = list(metadata), (list(texts) if texts is not None else None)
+    for index, rules in by_rule.items():
+        metadata[index] = {**metadata[index], "by_tie_rule": rules}
+        text = texts[index] if texts is not None else None
+        if text is not None:  # the dict's JSON ends with "}": append the one new field
+            texts[index] = f'{text[:-1]},"by_tie_rule":{to_json(rules).decode()}}}'  # type: ignore[index]
+    return metadata, texts
 
 
 def _with_skips(
@@ -258,7 +412,7 @@ def _metric_scores(
 
 
 def _judge(
-    cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse], depth: int
+    cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse], depth: int, ties: Ties
 ) -> tuple[list[_Judged], dict[int, str]]:
     judged: list[_Judged] = []
     skipped: dict[int, str] = {}
@@ -269,8 +423,29 @@ def _judge(
         elif not any(grade > 0 for grade in qrels.values()):
             skipped[index] = NO_RELEVANT
         else:
-            judged.append(_Judged(index, qrels, ranked_document_ids(response.results, k=depth)))
+            returned = document_scores(response.results)
+            item = _judged(index, qrels, *ranked_by_rule(*returned, ties), depth, ties)
+            if item.tied(depth):  # kept to rescore it under the other tie rules
+                item.returned = returned
+            judged.append(item)
     return judged, skipped
+
+
+def _judged(
+    index: int,
+    qrels: Mapping[str, int],
+    ids: list[str],
+    scores: list[float] | None,
+    depth: int,
+    ties: Ties,
+) -> _Judged:
+    """A judged case ranked under ``ties``: the top ``depth`` (tie-aware: to the end of the
+    tied group at ``depth``), and where its first tie is."""
+    first_tie = _first_tie(scores[: depth + 1] if scores is not None else None)
+    if ties != "expected" or first_tie is None or scores is None:
+        return _Judged(index, qrels, ids[:depth], first_tie)
+    groups = _tie_groups(scores, depth)
+    return _Judged(index, qrels, ids[: len(groups)], first_tie, groups)
 
 
 def _kernel_values(
@@ -278,43 +453,57 @@ def _kernel_values(
 ) -> dict[tuple[MetricName, int], np.ndarray]:
     if not judged:
         return {(m.metric, m.k): np.zeros(0) for m in metrics}
-    grades = padded([item.grades for item in judged], depth)
-    ideal, n_relevant = ideal_grades([item.qrels for item in judged], depth)
     pairs = [(m.metric, m.k) for m in metrics]
-    return score_matrix(grades, ideal, n_relevant, pairs, metrics[0].convention)
+    ideal, n_relevant = ideal_grades([item.qrels for item in judged], depth)
+    tied = any(item.groups for item in judged)
+    width = max(depth, *(len(item.groups or ()) for item in judged)) if tied else depth
+    grades = padded([item.grades for item in judged], width)
+    groups = _group_matrices(judged, width) if tied else None
+    return score_matrix(grades, ideal, n_relevant, pairs, metrics[0].convention, groups)
 
 
-def _beir_metadata(judged: list[_Judged], k: int, convention: Convention) -> list[dict[str, Any]]:
-    """heta-framework's BEIR metadata per judged case; one dict per (case, k), shared by the
-    metrics at that k (records are frozen: treat metadata as read-only)."""
+def _group_matrices(judged: list[_Judged], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each rank's tied group as ``(start, end)`` matrices; untied ranks are groups of one."""
+    start = np.tile(np.arange(width), (len(judged), 1))
+    end = start + 1
+    for row, item in enumerate(judged):
+        if item.groups:
+            start[row, : len(item.groups)] = [a for a, _ in item.groups]
+            end[row, : len(item.groups)] = [b for _, b in item.groups]
+    return start, end
+
+
+def _metadata_tail(convention: Convention, ties: Ties) -> dict[str, str]:
+    """The rule fields a case's metadata carries when they are not the convention's default."""
     if convention != "trec_eval":
-        return [
-            {
-                "relevant_documents": item.n_relevant,
-                "retrieved_documents": min(len(item.ranked), k),
-                "matched_documents": item.matched(k),
-                "convention": convention,
-            }
-            for item in judged
-        ]
+        return {"convention": convention, **({"ties": ties} if ties != "as_returned" else {})}
+    return {"ties": ties} if ties != "trec_eval" else {}
+
+
+def _beir_metadata(judged: list[_Judged], k: int, tail: dict[str, str]) -> list[dict[str, Any]]:
+    """heta-framework's BEIR metadata per judged case; one dict per (case, k), shared by the
+    metrics at that k (records are frozen: treat metadata as read-only). ``tied`` is set
+    (True) only on cases whose top ``k`` holds a tie."""
     return [
         {
             "relevant_documents": item.n_relevant,
             "retrieved_documents": min(len(item.ranked), k),
             "matched_documents": item.matched(k),
+            **tail,
+            **({"tied": True} if item.tied(k) else {}),
         }
         for item in judged
     ]
 
 
 def _beir_metadata_json(
-    judged: list[_Judged], cutoffs: set[int], convention: Convention, skipped: dict[int, str]
+    judged: list[_Judged], cutoffs: set[int], tail: dict[str, str], skipped: dict[int, str]
 ) -> dict[int, list[str | None] | None]:
     """Per cutoff, ``_beir_metadata`` (with ``_with_skips``) as compact JSON, as
     ``pydantic_core.to_json`` writes it: the numbers formatted, each matched document id
     escaped once per case, skipped cases' dicts as ``skipped_score`` writes them (None
     for a cutoff when an id is not a string)."""
-    end = "]}" if convention == "trec_eval" else '],"convention":' + _quoted(convention) + "}"
+    end = "]" + "".join(f",{_quoted(key)}:{_quoted(value)}" for key, value in tail.items())
     texts: dict[int, list[str | None]] = {k: [None] * (len(judged) + len(skipped)) for k in cutoffs}
     for index, reason in skipped.items():
         for column in texts.values():
@@ -328,7 +517,8 @@ def _beir_metadata_json(
         for k, column in texts.items():
             matched = ",".join(quoted[: len(item.matched(k))])
             retrieved = min(len(item.ranked), k)
-            column[item.index] = f'{head}{retrieved:d},"matched_documents":[{matched}{end}'
+            tied = ',"tied":true}' if item.tied(k) else "}"
+            column[item.index] = f'{head}{retrieved:d},"matched_documents":[{matched}{end}{tied}'
     return texts  # type: ignore[return-value]
 
 
@@ -341,19 +531,37 @@ def evaluate_run(
     qrels: Mapping[str, Mapping[str, int]],
     run: Mapping[str, Mapping[str, float]],
     metrics: Sequence[BeirRetrievalMetric] | None = None,
+    *,
+    missing: Literal["drop", "zero"] = "drop",
 ) -> dict[str, dict[str, float]]:
-    """Score a plain run ``{query: {doc: score}}`` like ``pytrec_eval.RelevanceEvaluator``.
+    """Score a plain run ``{query: {doc: score}}`` against ``{query: {doc: grade}}`` qrels.
 
-    Documents are ranked as trec_eval ranks them (score descending, ties by document id
-    descending, compared as bytes). Queries with an empty run or without a relevant judged
-    document are left out (skipped). Returns ``{query: {metric name: value}}``.
+    Each metric ranks by its tie rule (default trec_eval's: score descending, ties by
+    document id descending as bytes; ``"as_returned"`` keeps each run dict's order).
+    Queries in the run but not in the qrels are ignored. ``missing`` says which queries count:
+
+    - ``"drop"`` (default, as case scoring skips them): only queries with a non-empty run and
+      at least one relevant (grade > 0) judged document;
+    - ``"zero"``: ``trec_eval -c``: every query in the qrels; one with no (or an empty) run,
+      or no relevant judged document, scores 0 on every metric. Per query these are
+      pytrec_eval's values on ``{q: run.get(q, {}) for q in qrels}``, so the means are
+      ``trec_eval -c``'s.
+
+    Returns ``{query: {metric name: value}}``.
     """
+    if missing not in ("drop", "zero"):
+        raise ValueError(f"missing must be 'drop' or 'zero', got {missing!r}")
     metrics = list(metrics or beir_default_metrics())
-    queries = [q for q in run if run[q] and any(g > 0 for g in qrels.get(q, {}).values())]
-    if not queries:
-        return {}
-    with paused_gc():
-        return _score_run(queries, [qrels[q] for q in queries], [run[q] for q in queries], metrics)
+    scorable = [q for q in qrels if run.get(q) and any(g > 0 for g in qrels[q].values())]
+    zero = [] if missing == "drop" else [q for q in qrels if q not in set(scorable)]
+    scored = {}
+    if scorable:
+        with paused_gc():
+            scored = _score_run(
+                scorable, [qrels[q] for q in scorable], [run[q] for q in scorable], metrics
+            )
+    zeros = dict.fromkeys((m.name for m in metrics), 0.0)
+    return {q: scored[q] if q in scored else dict(zeros) for q in qrels if q in scored or q in zero}
 
 
 def _score_run(
@@ -363,19 +571,38 @@ def _score_run(
     metrics: list[BeirRetrievalMetric],
 ) -> dict[str, dict[str, float]]:
     depth = max(m.k for m in metrics)
-    grades = ranked_grades(runs, qrels, depth)
-    ideal, n_relevant = ideal_grades(qrels, depth)
     names: list[str] = []
     columns: list[list[float]] = []
-    for convention in CONVENTIONS:
-        group = [m for m in metrics if m.convention == convention]
-        if group:
-            pairs = [(m.metric, m.k) for m in group]
-            values = score_matrix(grades, ideal, n_relevant, pairs, convention)
-            names += [m.name for m in group]
-            columns += [values[pair].tolist() for pair in pairs]
+    for rule in sorted({(m.convention, m.ties) for m in metrics}):
+        group = [m for m in metrics if (m.convention, m.ties) == rule]
+        pairs = [(m.metric, m.k) for m in group]
+        values = _run_values(qrels, runs, pairs, rule, depth)
+        names += [m.name for m in group]
+        columns += [values[pair].tolist() for pair in pairs]
     rows = zip(*columns, strict=True)
     return {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
+
+
+def _run_values(
+    qrels: list[Mapping[str, int]],
+    runs: list[Mapping[str, float]],
+    pairs: list[tuple[MetricName, int]],
+    rule: tuple[Convention, Ties],
+    depth: int,
+) -> dict[tuple[MetricName, int], np.ndarray]:
+    convention, ties = rule
+    ideal, n_relevant = ideal_grades(qrels, depth)
+    if ties == "trec_eval":  # the vectorised path: one stable argsort of all runs
+        return score_matrix(ranked_grades(runs, qrels, depth), ideal, n_relevant, pairs, convention)
+    judged = [
+        _judged(i, q, *ranked_by_rule(list(r), [float(v) for v in r.values()], ties), depth, ties)
+        for i, (q, r) in enumerate(zip(qrels, runs, strict=True))
+    ]
+    return _kernel_values(
+        [BeirRetrievalMetric(m, k, convention=convention, ties=ties) for m, k in pairs],
+        judged,
+        depth,
+    )
 
 
 # --------------------------------------------------------------------------- batch entry point
@@ -393,7 +620,7 @@ def evaluate_batch(
 ) -> list[tuple[EvaluationScore, ...]]:
     """Scores per case (in evaluator order) for batch-capable evaluators.
 
-    BEIR metrics sharing a convention are computed together in one numpy pass; the numbers
+    BEIR metrics sharing a convention and tie rule are computed in one numpy pass; the numbers
     are identical to ``await evaluator.evaluate(...)`` case by case.
     """
     if not evaluators:
@@ -412,15 +639,11 @@ def evaluate_batch_columns(
     if unsupported:
         raise TypeError(f"these evaluators have no evaluate_batch: {unsupported!r}")
     columns: dict[int, list[EvaluationScore]] = {}
-    for convention in CONVENTIONS:
-        group = [
-            (i, e)
-            for i, e in enumerate(evaluators)
-            if isinstance(e, BeirRetrievalMetric) and e.convention == convention
-        ]
-        if group:
-            scored = beir_scores([e for _, e in group], cases, responses)
-            columns.update({i: column for (i, _), column in zip(group, scored, strict=True)})
+    beir = [(i, e) for i, e in enumerate(evaluators) if isinstance(e, BeirRetrievalMetric)]
+    for rule in dict.fromkeys((e.convention, e.ties) for _, e in beir):
+        group = [(i, e) for i, e in beir if (e.convention, e.ties) == rule]
+        scored = beir_scores([e for _, e in group], cases, responses)
+        columns.update({i: column for (i, _), column in zip(group, scored, strict=True)})
     for i, e in enumerate(evaluators):
         if i not in columns:
             columns[i] = list(e.evaluate_batch(cases, responses))
@@ -440,6 +663,7 @@ __all__ = [
     "evaluate_batch_columns",
     "evaluate_run",
     "paused_gc",
+    "ranked_by_rule",
     "supports_batch",
     "trec_ranking",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from heta_notebook.kb._ranking import top_k
 from heta_notebook.kb._recipe import Bm25
 
 _PATTERN = r"(?u)\b\w\w+\b"
@@ -74,14 +75,26 @@ class Bm25Index:
         """Number of distinct terms."""
         return len(self.retriever.vocab_dict)
 
-    def search(self, queries: Sequence[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Top-``k`` ``(indices, scores)`` per query; chunks with score 0 (no shared term) are dropped."""
+    def search(
+        self, queries: Sequence[str], k: int, *, keys: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Top-``k`` ``(indices, scores)`` per query, best first, ties by ``keys`` (``kb._ranking``).
+
+        Chunks with score 0 (no shared term) are dropped. bm25s scores every chunk; the
+        selection is ours, because bm25s's own top-k breaks ties by an unstable sort.
+        """
         k = min(k, self.size)
         if k <= 0 or not queries:
             return [(np.empty(0, dtype=np.int64), np.empty(0))] * len(queries)
-        tokens = tokenize(queries, self.config)
-        indices, scores = self.retriever.retrieve(tokens, k=k, show_progress=False, n_threads=0)
-        return [(row[s > 0], s[s > 0]) for row, s in zip(indices, scores, strict=True)]
+        hits = []
+        for tokens in tokenize(queries, self.config):
+            ids = self.retriever.get_tokens_ids(tokens)
+            if not ids:
+                hits.append((np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)))
+                continue
+            rows, scores = top_k(self.retriever.get_scores_from_ids(ids), k, keys)
+            hits.append((rows[scores > 0], scores[scores > 0]))
+        return hits
 
     def save(self, folder: Path) -> None:
         """Write the bm25s index files (``.npy`` arrays + JSON; no pickle)."""

@@ -8,6 +8,7 @@ document is represented in the KB.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -16,6 +17,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from heta_notebook.kb._ranking import tie_keys
 from heta_notebook.kb._recipe import Chunking
 from heta_notebook.schema._records import BenchmarkDocument
 
@@ -184,6 +186,14 @@ class ChunkTable(Sequence[Chunk]):
                 )
             )
         return out
+
+    @functools.cached_property
+    def tie_keys(self) -> np.ndarray:
+        """Each row's place among tied results (``kb._ranking``): document id descending, chunk index."""
+        offsets = self.columns["document_offsets"].tolist()
+        names = self.columns["documents"].tobytes()
+        ids = [names[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+        return tie_keys(ids, self._document, self.columns["chunk_index"])
 
     def text(self, index: int) -> str:
         """The text of chunk ``index``."""

@@ -15,6 +15,7 @@ from heta_notebook.kb._embedders import (
     SentenceTransformerEmbedder,
     normalize_rows,
 )
+from heta_notebook.kb._ranking import SCORE_DECIMALS, rounded, top_k
 from heta_notebook.kb._threads import one_blas_thread
 
 QUERY_BLOCK_BYTES = 256 * 2**20  # scores of one block of queries against every chunk (float32)
@@ -50,8 +51,14 @@ class DenseIndex:
         """Vector dimensions."""
         return int(self.embeddings.shape[1]) if self.embeddings.ndim == 2 else 0
 
-    def search(self, queries: Sequence[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Top-``k`` ``(indices, cosine scores)`` per query, best first (ties: lower index first)."""
+    def search(
+        self, queries: Sequence[str], k: int, *, keys: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Top-``k`` ``(indices, cosine scores)`` per query, best first, ties by ``keys``.
+
+        Scores are float64 cosines rounded to 1e-6 (``kb._ranking``): a float32 product picks a
+        generous pool, which is rescored exactly, so the ranking does not depend on BLAS.
+        """
         k = min(k, len(self.embeddings))
         if k <= 0 or not queries:
             return [(np.empty(0, dtype=np.int64), np.empty(0))] * len(queries)
@@ -60,9 +67,24 @@ class DenseIndex:
         with one_blas_thread():
             vectors = normalize_rows(self.embedder.embed(list(queries)))
             for start in range(0, len(vectors), block):
-                scores = vectors[start : start + block] @ self.embeddings.T
-                hits.extend(top_k(row, k) for row in scores)
+                rows = vectors[start : start + block]
+                approx = rows @ self.embeddings.T
+                hits.extend(self._exact(q, a, k, keys) for q, a in zip(rows, approx, strict=True))
         return hits
+
+    def _exact(
+        self, query: np.ndarray, approx: np.ndarray, k: int, keys: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rescore every row the float32 ``approx`` scores cannot rule out, then rank exactly."""
+        margin = 4 * len(query) * float(np.finfo(np.float32).eps) + 10.0**-SCORE_DECIMALS
+        if k < len(approx):
+            kth = np.partition(approx, len(approx) - k)[len(approx) - k]
+            pool = np.flatnonzero(approx >= kth - margin)
+        else:
+            pool = np.arange(len(approx))
+        exact = rounded(self.embeddings[pool].astype(np.float64) @ query.astype(np.float64))
+        chosen, scores = top_k(exact, k, None if keys is None else keys[pool])
+        return pool[chosen], scores
 
     def nbytes(self) -> int:
         """Memory of the embedding matrix."""
@@ -96,16 +118,4 @@ def _restore_embedder(folder: Path) -> Any:
     raise ValueError(f"{folder}: built with a custom embedder; pass it to load(embedder=...)")
 
 
-def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and values of the ``k`` largest ``scores``, best first, ties by lower index."""
-    if k < len(scores):
-        threshold = scores[np.argpartition(scores, len(scores) - k)[len(scores) - k :]].min()
-        candidates = np.flatnonzero(scores >= threshold)
-    else:
-        candidates = np.arange(len(scores))
-    order = np.lexsort((candidates, -scores[candidates]))[:k]
-    chosen = candidates[order]
-    return chosen, scores[chosen]
-
-
-__all__ = ["DenseIndex", "top_k"]
+__all__ = ["DenseIndex"]

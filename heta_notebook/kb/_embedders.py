@@ -36,10 +36,14 @@ class Embedder(Protocol):
 
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero), as float32."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1, norms)
+    """Rows scaled to unit length (zero rows stay zero), computed in float64, as float32.
+
+    Float64 keeps SIMD-dependent summation noise far below float32's last bit, so the
+    stored vectors are the same on every CPU.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, np.newaxis]
+    return (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
 
 
 class LsaEmbedder:
@@ -71,6 +75,7 @@ class LsaEmbedder:
         self.idf = np.empty(0, dtype=np.float32)
         self.components = np.empty((0, 0), dtype=np.float32)
         self._projection_cache: np.ndarray | None = None
+        self._remap: np.ndarray | None = None  # tokenizer ids -> canonical ids, while fitting
         self.fit_facts: dict[str, Any] = {}
 
     def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
@@ -95,7 +100,7 @@ class LsaEmbedder:
         self._fit_ids(ids)
         out = np.empty((len(ids), self.output_dims), dtype=np.float32)
         for start, stop in self._blocks(len(ids)):
-            weighted = self._weigh(self._counts_of_ids(ids[start:stop]))
+            weighted = self._weigh(self._counts_of_ids(ids[start:stop], self._remap))
             out[start:stop] = normalize_rows(normalize_rows(weighted @ self._projection()))
         return out
 
@@ -107,9 +112,14 @@ class LsaEmbedder:
         return normalize_rows(weighted @ self._projection())
 
     def _ids(self, texts: list[str], tokens: Any) -> list[list[int]]:
+        """Token ids of ``texts`` in a canonical vocabulary (terms sorted), whatever the corpus
+        order: shuffling the corpus then changes no sum's order, so no vector's last bits."""
         if tokens is None:
             tokens = tokenize(texts, Bm25(stopwords=self.stopwords), as_ids=True)
-        self.vocabulary = dict(tokens.vocab)
+        terms = sorted(tokens.vocab)
+        self.vocabulary = {term: i for i, term in enumerate(terms)}
+        self._remap = np.empty(len(terms), dtype=np.int32)
+        self._remap[[tokens.vocab[t] for t in terms]] = np.arange(len(terms), dtype=np.int32)
         return tokens.ids
 
     def _blocks(self, n: int) -> list[tuple[int, int]]:
@@ -119,22 +129,28 @@ class LsaEmbedder:
         n = len(ids)
         df = np.zeros(len(self.vocabulary), dtype=np.int64)
         for start, stop in self._blocks(n):
-            df += np.bincount(self._counts_of_ids(ids[start:stop]).indices, minlength=len(df))
+            df += np.bincount(
+                self._counts_of_ids(ids[start:stop], self._remap).indices, minlength=len(df)
+            )
         self.idf = (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
         rows = np.arange(n)
         if n > self.fit_sample:
             rng = np.random.default_rng(self.seed)
             rows = np.sort(rng.choice(n, self.fit_sample, replace=False))
-        sample = self._weigh(self._counts_of_ids([ids[i] for i in rows]))
+        sample = self._weigh(self._counts_of_ids([ids[i] for i in rows], self._remap))
         with one_blas_thread():
             self.components = _top_right_singular_vectors(sample, self.dims, self.seed)
         self._projection_cache = None
         self._projection()
         self.fit_facts = {"documents": n, "fit_rows": len(rows), "fit_nnz": int(sample.nnz)}
 
-    def _counts_of_ids(self, ids: Sequence[Sequence[int]]) -> sp.csr_matrix:
+    def _counts_of_ids(
+        self, ids: Sequence[Sequence[int]], remap: np.ndarray | None = None
+    ) -> sp.csr_matrix:
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
         cols = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int32, count=lengths.sum())
+        if remap is not None:
+            cols = remap[cols]
         rows = np.repeat(np.arange(len(ids), dtype=np.int32), lengths)
         data = np.ones(len(cols), dtype=np.float32)
         counts = sp.csr_matrix((data, (rows, cols)), shape=(len(ids), len(self.vocabulary)))
@@ -213,7 +229,17 @@ def _top_right_singular_vectors(matrix: sp.csr_matrix, dims: int, seed: int) -> 
         vt = vt[:dims]
         values = values[:dims]
     order = np.argsort(-values, kind="stable")
+    # Directions with a zero singular value span no document: their basis is arbitrary (it
+    # follows the corpus order), and a query's part along them would change its cosines.
+    order = (
+        order[values[order] > values.max(initial=0.0) * _RANK_TOLERANCE] if len(order) else order
+    )
+    if len(order) == 0:
+        return np.zeros((1, matrix.shape[1]), dtype=np.float32)
     return np.ascontiguousarray(vt[order], dtype=np.float32)
+
+
+_RANK_TOLERANCE = 1e-9  # relative singular value below which a direction is numerical noise
 
 
 class SentenceTransformerEmbedder:

@@ -144,6 +144,9 @@ class KnowledgeBase:
     ) -> QueryResponse:
         """The top ``top_k`` chunks for ``text`` in ``mode`` as a ``QueryResponse``.
 
+        Best first; equal scores in the order of ``kb._ranking`` (document id descending as
+        bytes, then chunk index; hybrid: the better single rank first), never corpus order.
+
         ``options``: ``candidates`` (hybrid: results taken from each part, default the
         recipe's) and ``rrf_k``; other keys are listed in ``metadata["ignored_options"]``.
         The recipe's answer step (``recipe.answer``) adds the answer and its citations.
@@ -172,10 +175,11 @@ class KnowledgeBase:
         """
         self._check(mode, top_k)
         options = dict(options or {})
+        keys = self.chunks.tie_keys
         if mode == FULL_TEXT:
-            hits = self.bm25.search(texts, top_k)
+            hits = self.bm25.search(texts, top_k, keys=keys)
         elif mode == VECTOR:
-            hits = self.dense.search(texts, top_k)
+            hits = self.dense.search(texts, top_k, keys=keys)
         else:
             hits = self._hybrid(texts, top_k, options)
         responses = [self._response(mode, hit, top_k, options) for hit in hits]
@@ -198,10 +202,12 @@ class KnowledgeBase:
     def _hybrid(self, texts: Sequence[str], top_k: int, options: Mapping[str, Any]) -> Hits:
         depth = max(int(options.get("candidates", self.recipe.hybrid.candidates)), top_k)
         rrf_k = int(options.get("rrf_k", self.recipe.hybrid.rrf_k))
-        pairs = zip(self.bm25.search(texts, depth), self.dense.search(texts, depth), strict=True)
+        keys = self.chunks.tie_keys
+        lexical_hits = self.bm25.search(texts, depth, keys=keys)
+        pairs = zip(lexical_hits, self.dense.search(texts, depth, keys=keys), strict=True)
         fused = []
         for (lexical, _), (dense, _) in pairs:
-            rows = reciprocal_rank_fusion([lexical, dense], k=rrf_k, top_k=top_k)
+            rows = reciprocal_rank_fusion([lexical, dense], k=rrf_k, top_k=top_k, keys=keys)
             fused.append(([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]))
         return fused
 

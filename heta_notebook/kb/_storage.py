@@ -26,7 +26,7 @@ from heta_notebook.schema._records import BenchmarkManifest
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.kb._knowledge_base import KnowledgeBase
 
-KB_FORMAT = 2  # 2: chunk table columns instead of chunks.jsonl
+KB_FORMAT = 3  # 2: chunk table columns; 3: canonical LSA vocabulary, float64-normalised vectors
 
 
 def save_knowledge_base(kb: KnowledgeBase, folder: Path) -> Path:
