@@ -1,11 +1,12 @@
 """TREC files out and in: a report's ranking as a run file, a benchmark's qrels as a qrels file,
 and an outside system's run file read back into a scored report.
 
-Run lines are ``qid Q0 doc rank score tag``; qrels lines ``qid 0 doc relevance``. A report
-ranks documents as its system returned them (chunks mapped to documents, each kept at its
-best rank); trec_eval re-sorts a run by score (ties by document id), so the scores written
-are *rank-consistent* (``n, n-1, ..., 1``): trec_eval and pytrec_eval then see exactly the
-report's order and reproduce its per-case numbers, ties included (hybrid scores often tie).
+Run lines are ``qid Q0 doc rank score tag``; qrels lines ``qid 0 doc relevance``. A run file
+holds each case's documents (chunks mapped to documents, each at its best rank) in the order
+the report's metrics rank them under its tie rule (``ties="trec_eval"``, the default of the
+``beir_*`` metrics: score descending, ties by document id descending; or ``"as_returned"``).
+The scores written are *rank-consistent* (``n, n-1, ..., 1``), so trec_eval and pytrec_eval
+see exactly that order and reproduce the report's per-case numbers, ties included.
 Reading a run applies trec_eval's rule: score descending, ties by document id descending.
 """
 
@@ -33,19 +34,25 @@ _SPACE = re.compile(r"\s")
 
 
 def write_trec_run(
-    report: EvaluationReport, path: PathArg, mode: str | None = None, run_tag: str | None = None
+    report: EvaluationReport,
+    path: PathArg,
+    mode: str | None = None,
+    run_tag: str | None = None,
+    ties: str = "trec_eval",
 ) -> Path:
-    """Write one query mode of ``report`` as a TREC run file whose order trec_eval keeps."""
+    """Write one query mode of ``report`` as a TREC run file whose order trec_eval keeps
+    (the order the report's ``beir_*`` metrics rank under the tie rule ``ties``)."""
     mode = _one_mode(report, mode)
     tag = _token(run_tag or f"{report.label}.{mode}", "run_tag", path)
-    from heta_notebook.evaluators._matching import ranked_document_ids
+    from heta_notebook.evaluators._matching import document_scores
+    from heta_notebook.evaluators._retrieval import ranked_by_rule
 
     lines = []
     for result in report.case_results:
         if result.query_mode != mode or result.response is None:
             continue
         qid = _token(result.case_id, "case_id", path)
-        ranked = ranked_document_ids(result.response.results)
+        ranked = ranked_by_rule(*document_scores(result.response.results), ties)[0]  # type: ignore[arg-type]
         for rank, doc in enumerate(ranked, start=1):
             doc = _token(doc, f"document id (case {result.case_id!r})", path)
             lines.append(f"{qid} Q0 {doc} {rank} {len(ranked) - rank + 1} {tag}\n")

@@ -489,13 +489,17 @@ class EvaluationReport(Record):
         return target
 
     def to_trec(
-        self, path: str | PathLike[str], mode: str | None = None, run_tag: str | None = None
+        self,
+        path: str | PathLike[str],
+        mode: str | None = None,
+        run_tag: str | None = None,
+        ties: str = "trec_eval",
     ) -> Path:
         """Write one query mode as a TREC run file (rank-consistent scores: trec_eval keeps
-        the report's order, so it reproduces the report's numbers); returns the path."""
+        the order the metrics rank under ``ties``, so it reproduces the report's numbers)."""
         from heta_notebook.benchmarks._trec import write_trec_run
 
-        return write_trec_run(self, path, mode=mode, run_tag=run_tag)
+        return write_trec_run(self, path, mode=mode, run_tag=run_tag, ties=ties)
 
     def to_trec_qrels(self, path: str | PathLike[str]) -> Path:
         """Write the qrels the cases carried (their expected evidence) as a TREC qrels file."""
