@@ -530,6 +530,11 @@ class EvaluationReport(Record):
         """
         return self.frames().summary(by=by)
 
+    def misses(self, level: str = "class", *, k: int | None = None, by: Any = None) -> pd.DataFrame:
+        """Why expected evidence was missed: counts per recipe × mode × class (found, beyond k,
+        split, not retrieved, ...); ``level="evidence"`` gives one row per evidence item."""
+        return self.frames().misses(level=level, k=k, by=by)
+
     def card(self, by: Any = None, scores: Any = None) -> Any:
         """The report card; ``by="topic"`` adds a per-slice table of ``scores`` (headline score)."""
         from heta_notebook.display._card import ReportCard

@@ -1,0 +1,102 @@
+"""Exact deep ranks of the embedded KB equal the ranks found by retrieving the whole corpus.
+
+On a sample of Cranfield cases, for whole documents and 100-word chunks and every mode: the
+chunk rank and document rank of each judged document equal its place in the full ranking.
+A judged document tied on score with another chunk may sit anywhere in its tie (the KB's
+tie rule decides; no test depends on it), so it is checked to lie within the tie.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from heta_notebook import BeirBenchmark, Chunking, KnowledgeBase, Recipe, run_benchmark
+from heta_notebook.evaluators._matching import ranked_document_ids
+from heta_notebook.kb._deep_rank import deep_ranks
+from tests._kb_helpers import cranfield
+
+RECIPES = {
+    "whole-docs": Recipe(name="whole-docs"),
+    "chunks-100": Recipe(name="chunks-100", chunking=Chunking(unit="words", size=100, overlap=20)),
+}
+
+
+@functools.lru_cache(maxsize=2)
+def _kb(name: str) -> KnowledgeBase:
+    return KnowledgeBase.build_sync(RECIPES[name], cranfield().documents)
+
+
+def _full_ranks(response) -> tuple[dict[str, int], dict[str, int]]:
+    chunk_rank: dict[str, int] = {}
+    for rank, result in enumerate(response.results, start=1):
+        chunk_rank.setdefault(result.source["document_id"], rank)
+    docs = ranked_document_ids(response.results)
+    return chunk_rank, {doc: i for i, doc in enumerate(docs, start=1)}
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+@pytest.mark.parametrize("mode", ["full_text_search", "vector_search", "hybrid_search"])
+def test_deep_ranks_equal_the_whole_corpus_ranking(recipe: str, mode: str) -> None:
+    kb = _kb(recipe)
+    cases = cranfield().cases[::9]  # 25 cases, ~200 judged documents
+    n = len(kb.chunks)
+    options = {"candidates": n}  # hybrid: fuse full component lists, as top_k=n would
+    queries = [c.query for c in cases]
+    judged = [[e.reference_id for e in c.expected.evidence] for c in cases]
+    deep = deep_ranks(kb, queries, judged, mode=mode, top_k=10, options=options)
+    full = kb.query_many(queries, mode=mode, top_k=n, options=options)
+    exact = tied = 0
+    for response, ranks in zip(full, deep, strict=True):
+        chunk_rank, document_rank = _full_ranks(response)
+        for doc, rank in ranks.items():
+            assert rank.indexed
+            if rank.tied:
+                tied += 1
+                assert chunk_rank[doc] in range(
+                    rank.chunk_rank - rank.tied, rank.chunk_rank + rank.tied + 1
+                )
+                continue
+            assert (rank.chunk_rank, rank.document_rank) == (
+                chunk_rank.get(doc),
+                document_rank.get(doc),
+            ), doc
+            exact += 1
+    assert exact > 150 and tied < exact / 5
+
+
+def test_not_indexed_documents_are_said_so() -> None:
+    kb = _kb("whole-docs")
+    ranks = deep_ranks(kb, ["sonic boom"], [["no-such-document"]], mode="full_text_search")
+    assert ranks[0]["no-such-document"].indexed is False
+
+
+def test_a_bm25_score_of_zero_has_no_rank() -> None:
+    kb = _kb("whole-docs")
+    case = cranfield().cases[0]
+    doc = case.expected.evidence[0].reference_id
+    ranks = deep_ranks(kb, ["zzzunknownword"], [[doc]], mode="full_text_search")[0][doc]
+    assert ranks.indexed and ranks.chunk_rank is None
+
+
+def test_a_run_stores_deep_ranks_and_a_chunked_recipe_shows_split(tmp_path) -> None:
+    runs = run_benchmark(
+        benchmark=BeirBenchmark.cranfield(),
+        recipes={"chunks-100": RECIPES["chunks-100"], "whole-docs": RECIPES["whole-docs"]},
+        query_modes=["vector_search"],
+        workspace=tmp_path,
+        progress=False,
+    )
+    chunks, docs = runs["chunks-100"], runs["whole-docs"]
+    case = next(r for r in chunks.case_results if r.case_id == "183")
+    judged = next(c for c in cranfield().cases if c.case_id == "183").expected.evidence
+    assert set(case.response.metadata["deep_ranks"]) == {e.reference_id for e in judged}
+    rows = chunks.misses(level="evidence")
+    rows = rows[rows["case_id"] == "183"]
+    assert set(rows["miss_class"]) <= {"found", "split", "beyond k"}
+    assert "split" in set(rows["miss_class"])  # abstracts cut in chunks, none high enough
+    missed = rows[rows["miss_class"] != "found"]
+    assert (missed["rank"] > 10).all() and missed["rank_source"].eq("deep rank").all()
+    # whole documents have one chunk each: a miss there is never "split"
+    assert "split" not in set(docs.misses()["miss_class"])
