@@ -208,3 +208,19 @@ def test_compare_misses_by_slice() -> None:
     deltas = compare({"docs": a, "chunks": b}).misses(by="topic")
     lost = deltas[deltas["miss_class"] == "not retrieved"]
     assert sorted(lost["topic"]) == ["x", "y"] and lost["delta"].tolist() == [1, 1]
+
+
+def test_card_figure_and_comparison_view_show_the_classes() -> None:
+    docs, none = [_result("a"), _result("b")], [_result("x")]
+    recall = (EvaluationScore(name="recall@2", value=0.5),)  # a comparison needs a score
+    a = _report("docs", [_case(["a", "b"], docs, case_id="q1", scores=recall)])
+    b = _report("chunks", [_case(["a", "b"], none, case_id="q1", scores=recall)])
+    assert "bm25</b>: 2 misses: 2 not retrieved" in b._repr_html_()
+    fig = b.plot.misses()
+    assert fig.layout.barmode == "stack"
+    assert [(t.name, list(t.y)) for t in fig.data] == [("not retrieved", [2])]
+    comparison = compare({"docs": a, "chunks": b})
+    html = comparison._repr_html_()
+    assert "Why evidence was missed" in html and "loses 2 evidences to not retrieved" in html
+    names = {t.name for t in comparison.plot.misses().data}
+    assert names == {"found", "not retrieved"}

@@ -381,9 +381,22 @@ def comparison_misses(comparison: Any, by: SliceKey | None = None) -> pd.DataFra
     return pd.concat(frames, ignore_index=True)[columns]
 
 
+def variant_counts(comparison: Any) -> pd.DataFrame:
+    """Counts per variant (``"label · mode"``) × class, tidy, in the comparison's order."""
+    frames = []
+    for v in comparison.variants:
+        counts = miss_counts(_variant_misses(comparison, v, None), [])
+        frames.append(counts.assign(variant=v.name))
+    if not frames:
+        return pd.DataFrame(columns=["variant", "miss_class", "count", "share"])
+    return pd.concat(frames, ignore_index=True)[["variant", "miss_class", "count", "share"]]
+
+
 def _variant_misses(comparison: Any, variant: Any, by: SliceKey | None) -> pd.DataFrame:
-    report = comparison.reports[variant.report]
-    frame = evidence_misses(report, by=by)
+    if by is None:  # the report's cached per-evidence frame
+        frame = comparison.frames(variant.report).misses(level="evidence")
+    else:
+        frame = evidence_misses(comparison.reports[variant.report], by=by)
     return frame[frame["query_mode"] == variant.mode]
 
 
@@ -410,4 +423,5 @@ __all__ = [
     "miss_line",
     "report_misses",
     "response_stages",
+    "variant_counts",
 ]

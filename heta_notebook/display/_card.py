@@ -46,6 +46,9 @@ def report_card_html(
         _facts(report, frames),
         _metrics(report, frames),
     ]
+    misses = _misses(frames)
+    if misses is not None:
+        parts.append(misses)
     if by is not None:
         parts.append(_slices(frames, by, scores))
     return str(panel(style() if standalone_style else "", *parts, class_="hn-card"))
@@ -137,6 +140,24 @@ def _run_time(report: EvaluationReport) -> str:
         return fmt_duration((end - start).total_seconds())
     except (TypeError, ValueError):
         return fmt_duration(report.metadata.get("run_seconds"))
+
+
+# --------------------------------------------------------------------------- misses
+
+
+def _misses(frames: Any) -> Markup | None:
+    """One line per mode: why evidence was missed (``report.misses()``), when any was expected."""
+    from heta_notebook.analysis._misses import miss_line
+
+    counts = frames.misses()
+    if counts.empty:
+        return None
+    lines = [
+        tag("div", tag("b", mode), ": ", miss_line(group))
+        for mode, group in counts.groupby("query_mode", sort=False)
+    ]
+    title = "Why expected evidence was missed: report.misses() (README: Why evidence was missed)"
+    return tag("div", *lines, class_="hn-note", title=title)
 
 
 # --------------------------------------------------------------------------- metrics table

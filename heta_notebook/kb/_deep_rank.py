@@ -22,14 +22,13 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
 from heta_notebook.kb._bm25 import tokenize
 from heta_notebook.kb._embedders import normalize_rows
-from heta_notebook.kb._fusion import reciprocal_rank_fusion
 from heta_notebook.kb._recipe import FULL_TEXT, HYBRID
 
 _WORD = re.compile(r"\w\w")
@@ -50,7 +49,10 @@ class DeepRank:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (what case results store under ``deep_ranks``)."""
-        return asdict(self)
+        return {name: getattr(self, name) for name in _FIELDS}  # asdict() deep-copies: slow
+
+
+_FIELDS = tuple(f.name for f in fields(DeepRank))
 
 
 class _Layout:
@@ -73,6 +75,7 @@ class _Layout:
         starts = np.searchsorted(self.document, np.arange(len(self.ids)), side="left")
         ends = np.searchsorted(self.document, np.arange(len(self.ids)), side="right")
         self.rows = list(zip(starts.tolist(), ends.tolist(), strict=True))
+        self.starts, self.ends = starts, ends
         keys = getattr(chunks, "tie_keys", None)  # the KB's tie order when it declares one
         self.keys = np.arange(self.n) if keys is None else np.asarray(keys)
         self.has_keys = keys is not None
@@ -148,38 +151,74 @@ def _dense_scores(kb: Any, queries: Sequence[str]) -> np.ndarray:
 def _from_scores(
     layout: _Layout, scores: np.ndarray, judged: Sequence[str], floor: float | None
 ) -> dict[str, DeepRank]:
-    out = {}
+    """Ranks from every chunk's score: only chunks scoring at least the lowest judged best
+    chunk can precede one, so only those are ordered (score desc, then the tie key)."""
+    out: dict[str, DeepRank] = {}
+    docs, which = [], []
     for doc in dict.fromkeys(str(d) for d in judged):
-        which = layout.index.get(doc)
-        if which is None or not layout.has_words(which):
-            chunks = 0 if which is None else layout.rows[which][1] - layout.rows[which][0]
+        w = layout.index.get(doc)
+        if w is None or not layout.has_words(w):
+            chunks = 0 if w is None else layout.rows[w][1] - layout.rows[w][0]
             out[doc] = DeepRank(doc, indexed=False, chunks=chunks)
+        else:
+            docs.append(doc)
+            which.append(w)
+    if docs:
+        out.update(_ranked(layout, scores, docs, np.asarray(which), floor))
+    return {doc: out[doc] for doc in dict.fromkeys(str(d) for d in judged)}
+
+
+def _ranked(
+    layout: _Layout, scores: np.ndarray, docs: list[str], which: np.ndarray, floor: float | None
+) -> dict[str, DeepRank]:
+    """Deep ranks of indexed documents ``which`` (vectorised: a few numpy calls per query)."""
+    starts, ends = layout.starts[which], layout.ends[which]
+    group = np.repeat(np.arange(len(which)), ends - starts)
+    rows = np.arange(len(group)) - np.repeat(
+        np.cumsum(ends - starts) - (ends - starts), ends - starts
+    )
+    rows = rows + np.repeat(starts, ends - starts)
+    picked = np.lexsort((layout.keys[rows], -scores[rows], group))
+    first = np.searchsorted(group[picked], np.arange(len(which)))
+    best = rows[picked[first]]  # each document's best chunk
+    values = scores[best]
+    ranked = values > floor if floor is not None else np.ones(len(best), dtype=bool)
+    at = np.zeros(len(best), dtype=np.int64)
+    document_rank, tied = at.copy(), at.copy()
+    if ranked.any():
+        pool = np.flatnonzero(scores >= values[ranked].min())
+        order = np.lexsort((layout.keys[pool], -scores[pool]))
+        inverse = np.empty(len(pool), dtype=np.int64)
+        inverse[order] = np.arange(len(pool))
+        at[ranked] = inverse[np.searchsorted(pool, best[ranked])]
+        firsts = np.sort(np.unique(layout.document[pool[order]], return_index=True)[1])
+        document_rank = np.searchsorted(firsts, at) + 1
+        ascending = np.sort(scores[pool])
+        tied = np.searchsorted(ascending, values, "right") - np.searchsorted(ascending, values) - 1
+    out = {}
+    for i, doc in enumerate(docs):
+        chunks = int(ends[i] - starts[i])
+        if not ranked[i]:
+            out[doc] = DeepRank(doc, indexed=True, chunks=chunks, score=float(values[i]))
             continue
-        start, end = layout.rows[which]
-        local = np.lexsort((layout.keys[start:end], -scores[start:end]))[0]
-        best = start + int(local)
-        value, key = scores[best], layout.keys[best]
-        if floor is not None and value <= floor:
-            out[doc] = DeepRank(doc, indexed=True, chunks=end - start, score=float(value))
-            continue
-        ahead = (scores > value) | ((scores == value) & (layout.keys < key))
         out[doc] = DeepRank(
             doc,
             indexed=True,
-            chunks=end - start,
-            chunk_rank=int(ahead.sum()) + 1,
-            document_rank=int(np.unique(layout.document[ahead]).size) + 1,
-            score=float(value),
-            best_chunk=f"{layout.ids[which]}#{int(layout.chunk_index[best])}",
-            tied=int((scores == value).sum()) - 1,
+            chunks=chunks,
+            chunk_rank=int(at[i]) + 1,
+            document_rank=int(document_rank[i]),
+            score=float(values[i]),
+            best_chunk=f"{layout.ids[which[i]]}#{int(layout.chunk_index[best[i]])}",
+            tied=int(tied[i]),
         )
     return out
 
 
 def _hybrid_orders(
     kb: Any, queries: Sequence[str], top_k: int, options: Mapping[str, Any] | None
-) -> list[list[tuple[int, float]]]:
-    """The KB's fused ranking of every chunk either component puts within its candidates."""
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The KB's fused ranking (rows, RRF scores) of every chunk either component puts within
+    its candidates: the KB's own component searches, fused as ``reciprocal_rank_fusion`` does."""
     options = dict(options or {})
     depth = max(int(options.get("candidates", kb.recipe.hybrid.candidates)), top_k)
     rrf_k = int(options.get("rrf_k", kb.recipe.hybrid.rrf_k))
@@ -187,40 +226,56 @@ def _hybrid_orders(
     keys = {"keys": layout.keys} if layout.has_keys else {}
     lexical = kb.bm25.search(queries, depth, **keys)
     dense = kb.dense.search(queries, depth, **keys)
-    orders = []
-    for (rows_a, _), (rows_b, _) in zip(lexical, dense, strict=True):
-        fused = reciprocal_rank_fusion([rows_a, rows_b], k=rrf_k, top_k=None, **keys)
-        orders.append([(row, score) for row, score, _ in fused])
-    return orders
+    return [
+        fuse(rows_a, rows_b, rrf_k, layout.keys)
+        for (rows_a, _), (rows_b, _) in zip(lexical, dense, strict=True)
+    ]
+
+
+def fuse(
+    rows_a: np.ndarray, rows_b: np.ndarray, rrf_k: int, keys: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``reciprocal_rank_fusion`` of two ranked row lists, whole, in numpy: the same sums (in
+    the same order, so the same floats) and the same order (score, best single rank, tie key)."""
+    rows = np.union1d(rows_a, rows_b)
+    rank_a = np.zeros(len(rows), dtype=np.int64)
+    rank_b = np.zeros(len(rows), dtype=np.int64)
+    rank_a[np.searchsorted(rows, rows_a)] = np.arange(1, len(rows_a) + 1)
+    rank_b[np.searchsorted(rows, rows_b)] = np.arange(1, len(rows_b) + 1)
+    score = np.where(rank_a > 0, 1.0 / (rrf_k + rank_a), 0.0)
+    score = score + np.where(rank_b > 0, 1.0 / (rrf_k + rank_b), 0.0)
+    big = len(rows_a) + len(rows_b) + 1
+    best = np.minimum(np.where(rank_a > 0, rank_a, big), np.where(rank_b > 0, rank_b, big))
+    order = np.lexsort((keys[rows], best, -score))
+    return rows[order], score[order]
 
 
 def _from_order(
-    layout: _Layout, order: list[tuple[int, float]], judged: Sequence[str]
+    layout: _Layout, fused: tuple[np.ndarray, np.ndarray], judged: Sequence[str]
 ) -> dict[str, DeepRank]:
-    first: dict[int, tuple[int, int, int, float]] = {}  # document -> chunk rank, doc rank, row
-    for chunk_rank, (row, score) in enumerate(order, start=1):
-        which = int(layout.document[row])
-        if which not in first:
-            first[which] = (chunk_rank, len(first) + 1, row, score)
+    order, scores = fused
+    docs, first = np.unique(layout.document[order], return_index=True)
+    firsts = np.sort(first)
+    at_of = dict(zip(docs.tolist(), first.tolist(), strict=True))
     out = {}
     for doc in dict.fromkeys(str(d) for d in judged):
         which = layout.index.get(doc)
+        chunks = 0 if which is None else layout.rows[which][1] - layout.rows[which][0]
         if which is None or not layout.has_words(which):
-            chunks = 0 if which is None else layout.rows[which][1] - layout.rows[which][0]
             out[doc] = DeepRank(doc, indexed=False, chunks=chunks)
             continue
-        chunks = layout.rows[which][1] - layout.rows[which][0]
-        if which not in first:
+        if which not in at_of:
             out[doc] = DeepRank(doc, indexed=True, chunks=chunks)
             continue
-        chunk_rank, document_rank, row, score = first[which]
+        at = at_of[which]
+        row = int(order[at])
         out[doc] = DeepRank(
             doc,
             indexed=True,
             chunks=chunks,
-            chunk_rank=chunk_rank,
-            document_rank=document_rank,
-            score=float(score),
+            chunk_rank=at + 1,
+            document_rank=int(np.searchsorted(firsts, at)) + 1,
+            score=float(scores[at]),
             best_chunk=f"{layout.ids[which]}#{int(layout.chunk_index[row])}",
         )
     return out
@@ -238,10 +293,12 @@ def add_deep_ranks(
 ) -> None:
     """Store each judged document's deep rank in its response's ``metadata["deep_ranks"]``.
 
-    For responses the KB just made (their metadata dict is still ours to fill); queries with
-    no judged document are left alone. The miss taxonomy (``analysis._misses``) reads them.
+    For responses the KB just made (their metadata dict is still ours to fill). Documents the
+    response already holds have their rank there and are skipped; queries with nothing left
+    are left alone. The miss taxonomy (``analysis._misses``) reads them.
     A failure never fails the queries: it is recorded as ``metadata["deep_ranks_error"]``.
     """
+    judged = [_unfound(response, docs) for response, docs in zip(responses, judged, strict=True)]
     todo = [i for i, docs in enumerate(judged) if docs]
     if not todo:
         return
@@ -260,6 +317,12 @@ def add_deep_ranks(
         return
     for i, found in zip(todo, ranks, strict=True):
         responses[i].metadata["deep_ranks"] = {doc: r.to_dict() for doc, r in found.items()}
+
+
+def _unfound(response: Any, judged: Sequence[str]) -> list[str]:
+    """The judged documents none of ``response``'s chunks comes from."""
+    returned = {r.source.get("document_id") for r in response.results}
+    return [doc for doc in judged if doc not in returned]
 
 
 __all__ = ["DeepRank", "add_deep_ranks", "deep_ranks"]
