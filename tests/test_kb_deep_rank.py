@@ -13,6 +13,7 @@ import functools
 import pytest
 
 from heta_notebook import BeirBenchmark, Chunking, KnowledgeBase, Recipe, run_benchmark
+from heta_notebook.display._explorer_data import encode_report
 from heta_notebook.evaluators._matching import ranked_document_ids
 from heta_notebook.kb._deep_rank import deep_ranks
 from tests._kb_helpers import cranfield
@@ -102,3 +103,12 @@ def test_a_run_stores_deep_ranks_and_a_chunked_recipe_shows_split(tmp_path) -> N
     assert (missed["rank"] > 10).all() and missed["rank_source"].eq("deep rank").all()
     # whole documents have one chunk each: a miss there is never "split"
     assert "split" not in set(docs.misses()["miss_class"])
+    # the explorers' payload carries each evidence item's class and deep rank
+    payload = encode_report(chunks, max_cases=None)
+    strings, cases = payload["strings"], payload["cases"]
+    row = chunks.case_results.index(case)
+    shown = {strings[e[0]]: (strings[e[6]], e[7]) for e in cases["evidence"][row]}
+    classes = zip(rows["miss_class"], rows["rank"], strict=True)
+    expected = dict(zip(rows["label"], classes, strict=True))
+    assert shown == expected
+    assert "split" in {strings[j] for j in cases["misses"][row]}
