@@ -224,3 +224,12 @@ def test_card_figure_and_comparison_view_show_the_classes() -> None:
     assert "Why evidence was missed" in html and "loses 2 evidences to not retrieved" in html
     names = {t.name for t in comparison.plot.misses().data}
     assert names == {"found", "not retrieved"}
+
+
+def test_the_explorer_filters_cases_by_miss_class() -> None:
+    docs, none = [_result("a")], [_result("x")]
+    report = _report("mixed", [_case(["a"], docs, case_id="q1"), _case(["a"], none, case_id="q2")])
+    explorer = report.explore(miss_class="not retrieved")
+    assert explorer.page_rows()["case_id"].tolist() == ["q2"]
+    assert explorer.state["miss_class"] == "not retrieved"
+    assert explorer.set_filters(miss_class=None).n_matching == 2

@@ -48,6 +48,7 @@ class ExplorerFilters:
     errors_only: bool = False
     search: str = ""
     label: str | None = None
+    miss_class: str | None = None  # cases with an evidence item of this class (report.misses)
 
 
 class PageRows(list):
@@ -131,7 +132,7 @@ class ReportExplorer(StaticFallback):
 
     def set_filters(self, **changes: Any) -> ReportExplorer:
         """Change filters (``mode``, ``label``, ``score``, ``min_value``, ``max_value``,
-        ``verdict``, ``errors_only``, ``search``); the list goes back to page 1."""
+        ``verdict``, ``errors_only``, ``search``, ``miss_class``); the list goes back to page 1."""
         self._filters = replace(self._filters, **changes)
         self.page = 0
         self._recompute()
@@ -227,12 +228,23 @@ class ReportExplorer(StaticFallback):
             mask &= np.fromiter((needle in t for t in self._search_texts()), dtype=bool, count=n)
         if f.score:
             mask &= self._score_mask(f)
+        if f.miss_class:
+            mask &= self._miss_mask(f.miss_class)
         self._rows = self._sorted(np.flatnonzero(mask))
         self.page = min(self.page, self.n_pages - 1)
         if self.selected_row is None or self.selected_row not in set(self._rows[: self.page_size]):
             self.selected_row = int(self._rows[0]) if len(self._rows) else None
         if push:
             self._push()
+
+    def _miss_mask(self, name: str) -> np.ndarray:
+        """Rows with an expected evidence item of class ``name`` ("lost at stage rerank", ...)."""
+        from heta_notebook.analysis._misses import class_label
+
+        rows = self.frames.misses(level="evidence").to_dict("records")
+        keys = {(r["case_id"], r["query_mode"]) for r in rows if class_label(r) == name}
+        ids, modes = self.frames.case_column("case_id"), self.frames.case_column("query_mode")
+        return np.fromiter(((c, m) in keys for c, m in zip(ids, modes, strict=True)), dtype=bool)
 
     def _search_texts(self) -> list[str]:
         if self._haystack is None:
