@@ -30,6 +30,7 @@ import numpy as np
 from heta_notebook.kb._bm25 import tokenize
 from heta_notebook.kb._embedders import normalize_rows
 from heta_notebook.kb._recipe import FULL_TEXT, HYBRID
+from heta_notebook.kb._threads import one_blas_thread
 
 _WORD = re.compile(r"\w\w")
 
@@ -140,12 +141,30 @@ def _dense_scores(kb: Any, queries: Sequence[str]) -> np.ndarray:
 
     When the KB rescores exactly (``kb._ranking``: float64, rounded), so do we.
     """
-    vectors = normalize_rows(kb.dense.embedder.embed(list(queries)))
+    with one_blas_thread():  # as the search does: no BLAS thread pool per small batch
+        vectors = normalize_rows(kb.dense.embedder.embed(list(queries)))
+        embeddings = kb.dense.embeddings
+        if _ROUNDED is None:
+            return vectors @ embeddings.T
+        exact = np.empty((len(vectors), len(embeddings)))
+        wide = vectors.astype(np.float64)
+        for start in range(0, len(embeddings), _BLOCK):  # float64 copies one block at a time
+            block = embeddings[start : start + _BLOCK].astype(np.float64)
+            exact[:, start : start + _BLOCK] = wide @ block.T
+        return _ROUNDED(exact)
+
+
+def _exact_rounding() -> Any:
+    """``kb._ranking.rounded`` when the KB ranks float64 cosines rounded (else None)."""
     try:
         from heta_notebook.kb._ranking import rounded  # type: ignore[import-not-found]
     except ImportError:
-        return vectors @ kb.dense.embeddings.T
-    return rounded(vectors.astype(np.float64) @ kb.dense.embeddings.T.astype(np.float64))
+        return None
+    return rounded
+
+
+_ROUNDED = _exact_rounding()
+_BLOCK = 65_536
 
 
 def _from_scores(
