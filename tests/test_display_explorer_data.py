@@ -35,8 +35,8 @@ def test_payload_is_columnar_and_complete():
     reasons = {strings[i] for i in judge["r"] if i >= 0}
     assert {s.reason for r in report.case_results for s in r.scores if s.reason} <= reasons
     evidence = cases["evidence"][0]
-    # label, matched, rank, result, grade, matched by + miss class, its rank, document rank
-    assert evidence and all(len(item) == 9 for item in evidence)
+    # label, matched, rank, result, grade, matched by + miss class, rank, document rank, stages
+    assert evidence and all(len(item) == 10 for item in evidence)
     assert {strings[item[6]] for item in evidence} <= set(CLASSES)
     assert unpack(pack(payload)) == payload
     assert len(pack(payload)) < payload_size(payload)  # compressed

@@ -233,3 +233,19 @@ def test_the_explorer_filters_cases_by_miss_class() -> None:
     assert explorer.page_rows()["case_id"].tolist() == ["q2"]
     assert explorer.state["miss_class"] == "not retrieved"
     assert explorer.set_filters(miss_class=None).n_matching == 2
+
+
+def test_the_explorer_payload_shows_a_stage_loss_and_each_stage_rank() -> None:
+    from heta_notebook.display._explorer_data import encode_report
+
+    stages = [
+        {"stage": "retrieve", "ids": ["b", "x"]},
+        {"stage": "rerank", "ids": ["x#0"]},
+    ]
+    case = _case(["b"], [_result("x")], top_k=1, metadata={"stages": stages})
+    payload = encode_report(_report("two-stage", [case]))
+    strings = payload["strings"]
+    (item,) = payload["cases"]["evidence"][0]
+    assert strings[item[6]] == "lost at stage rerank" and item[7] == 1
+    assert strings[item[9]] == "retrieve #1 → rerank –"
+    assert [strings[j] for j in payload["cases"]["misses"][0]] == ["lost at stage rerank"]

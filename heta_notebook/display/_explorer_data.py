@@ -516,14 +516,18 @@ def miss_rows(report: EvaluationReport) -> dict[tuple[str, str], list[dict[str, 
 
 
 def _miss_cell(row: dict[str, Any], s: StringTable) -> list[Any]:
-    """``[class, rank, document rank]`` of one evidence item (ranks of a miss: its deep rank)."""
+    """``[class, rank, document rank, rank per stage]`` of one evidence item (a miss's rank: its
+    deep rank; stages: ``"retrieve #2 → rerank –"`` for systems that record them)."""
     from heta_notebook.analysis._misses import class_label
 
     rank, document_rank = row["rank"], row["document_rank"]
+    stages = row.get("stage_ranks") or {}
+    path = " → ".join(f"{name} {'–' if r is None else f'#{r}'}" for name, r in stages.items())
     return [
         s.add(class_label(row)),
         None if pd.isna(rank) else int(rank),
         None if pd.isna(document_rank) else int(document_rank),
+        s.add(path or None),
     ]
 
 

@@ -239,8 +239,8 @@ class ReportData {
       this.c.abstained[i] = c.abstained[k];
       this.c.expected[i] = c.expected[k].map(at);
       this.c.expects_abstention[i] = c.expects_abstention[k];
-      this.c.evidence[i] = c.evidence[k].map(([label, matched, rank, result, relevance, by, why, deep, docRank]) =>
-        [at(label), matched, rank, at(result), relevance, at(by), at(why), deep, docRank]);
+      this.c.evidence[i] = c.evidence[k].map(([label, matched, rank, result, relevance, by, why, deep, docRank, stages]) =>
+        [at(label), matched, rank, at(result), relevance, at(by), at(why), deep, docRank, at(stages)]);
       this.c.results[i] = c.results[k].map(([doc, score, id, text, relevance, relevant, matched]) =>
         [at(doc), score, at(id), at(text), relevance, relevant, matched.map(at)]);
       this.c.trace[i] = at(c.trace[k]);
@@ -280,9 +280,9 @@ class ReportData {
   }
   scores(i) { return this.p.score_names.map((n) => this.score(n, i)).filter(Boolean); }
   evidence(i) {
-    return (this.c.evidence[i] || []).map(([label, matched, rank, result, relevance, by, why, deep, docRank]) => ({
+    return (this.c.evidence[i] || []).map(([label, matched, rank, result, relevance, by, why, deep, docRank, stages]) => ({
       label: this.s(label), matched: !!matched, rank, result: this.s(result), relevance, by: this.s(by),
-      why: this.s(why), deep: deep ?? null, docRank: docRank ?? null,
+      why: this.s(why), deep: deep ?? null, docRank: docRank ?? null, stages: this.s(stages),
     }));
   }
   /** The miss classes of case ``i``'s evidence (analysis._misses; "found" left out). */
@@ -447,8 +447,11 @@ function whyBadge(e) {
   const kind = e.why.startsWith("found") ? "warnb" : e.why === "unknown depth" ? "muted" : "bad";
   const el = badge(`${e.why}${rank}`, kind);
   el.setAttribute("data-why", e.why);
-  if (e.docRank !== null) el.title = `rank ${e.deep ?? "?"} among results, ${e.docRank} among documents`;
-  return el;
+  const titles = [];
+  if (e.docRank !== null) titles.push(`rank ${e.deep ?? "?"} among results, ${e.docRank} among documents`);
+  if (e.stages) titles.push(`by stage: ${e.stages}`);
+  if (titles.length) el.title = titles.join("; ");
+  return e.stages ? h("span", {}, el, h("span", { class: "hnx-note", "data-stages": "" }, ` ${e.stages}`)) : el;
 }
 
 function evidenceTable(data, i) {
