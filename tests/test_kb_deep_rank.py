@@ -112,3 +112,31 @@ def test_a_run_stores_deep_ranks_and_a_chunked_recipe_shows_split(tmp_path) -> N
     expected = dict(zip(rows["label"], classes, strict=True))
     assert shown == expected
     assert "split" in {strings[j] for j in cases["misses"][row]}
+
+
+def test_a_small_kb_gives_each_class_its_real_cause() -> None:
+    """Empty text: not indexed; no shared word (BM25): not retrieved; long document cut in
+    chunks ranked below k: split; a one-chunk document below k: beyond k."""
+    from heta_notebook.schema import BenchmarkDocument
+
+    filler = " ".join(f"filler{i}" for i in range(40))
+    texts = {
+        "empty": "",
+        "far": "gardening tomatoes compost",
+        "long": f"{filler} sonic boom strength " + " ".join(f"pad{i}" for i in range(60)),
+        "short": "sonic",
+        **{f"top{i}": f"sonic boom strength factors {i}" for i in range(3)},
+    }
+    docs = [BenchmarkDocument(document_id=d, text=t) for d, t in texts.items()]
+    kb = KnowledgeBase.build_sync(
+        Recipe(
+            name="w", chunking=Chunking(unit="words", size=30, overlap=0), dense=None, hybrid=None
+        ),
+        docs,
+    )
+    ranks = deep_ranks(kb, ["sonic boom strength"], [list(texts)], mode="full_text_search")[0]
+    assert ranks["empty"].indexed is False
+    assert ranks["far"].indexed and ranks["far"].chunk_rank is None
+    assert ranks["long"].chunks > 1 and ranks["long"].chunk_rank > 3
+    assert ranks["short"].chunks == 1 and ranks["short"].chunk_rank > 3
+    assert sorted(ranks[f"top{i}"].document_rank for i in range(3)) == [1, 2, 3]
