@@ -101,6 +101,13 @@ def test_a_run_stores_deep_ranks_and_a_chunked_recipe_shows_split(tmp_path) -> N
     assert "split" in set(rows["miss_class"])  # abstracts cut in chunks, none high enough
     missed = rows[rows["miss_class"] != "found"]
     assert (missed["rank"] > 10).all() and missed["rank_source"].eq("deep rank").all()
+    # found items have the rank evidence matching gives them (the frames' evidence table)
+    for report in (chunks, docs):
+        found = report.misses(level="evidence")
+        found = found[found["rank_source"] == "response"].set_index(["case_id", "label"])
+        matched = report.frames().evidence()
+        matched = matched[matched["matched"]].set_index(["case_id", "label"])
+        assert found["rank"].sort_index().tolist() == matched["rank"].sort_index().tolist()
     # whole documents have one chunk each: a miss there is never "split"
     assert "split" not in set(docs.misses()["miss_class"])
     # the explorers' payload carries each evidence item's class and deep rank

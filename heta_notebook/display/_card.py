@@ -145,10 +145,15 @@ def _run_time(report: EvaluationReport) -> str:
 # --------------------------------------------------------------------------- misses
 
 
+MAX_MISS_CASES = 20_000  # classifying costs ~0.2 ms per case result: bigger cards point to it
+
+
 def _misses(frames: Any) -> Markup | None:
     """One line per mode: why evidence was missed (``report.misses()``), when any was expected."""
     from heta_notebook.analysis._misses import miss_line
 
+    if frames.case_counts()["n_case_results"] > MAX_MISS_CASES:
+        return tag("div", "Why evidence was missed: report.misses()", class_="hn-note")
     counts = frames.misses()
     if counts.empty:
         return None

@@ -500,14 +500,13 @@ def _details_only(
         _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
 
 
-MAX_MISS_CASES = 50_000  # past this a columnar report's explorer shows no miss classes
+MAX_MISS_CASES = 20_000  # past this the explorers leave miss classes out (~0.2 ms per case)
 
 
 def miss_rows(report: EvaluationReport) -> dict[tuple[str, str], list[dict[str, Any]]] | None:
     """Per (case id, mode), its evidence rows of ``report.misses(level="evidence")`` in item
-    order (``analysis._misses``); None for a columnar report too large to classify here."""
-    columnar = getattr(report.case_results, "columnar", None)
-    if columnar is not None and len(report.case_results) > MAX_MISS_CASES:
+    order (``analysis._misses``); None for a report too large to classify here."""
+    if len(report.case_results) > MAX_MISS_CASES:
         return None
     out: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in report.frames().misses(level="evidence").to_dict("records"):
