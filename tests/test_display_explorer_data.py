@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from heta_notebook.analysis._misses import CLASSES
 from heta_notebook.display._explorer_data import StringTable, encode_report
 from heta_notebook.display._widgets import ExplorerWidget, pack, report_data, unpack
 from tests._display_helpers import make_report, payload_size
@@ -34,7 +35,9 @@ def test_payload_is_columnar_and_complete():
     reasons = {strings[i] for i in judge["r"] if i >= 0}
     assert {s.reason for r in report.case_results for s in r.scores if s.reason} <= reasons
     evidence = cases["evidence"][0]
-    assert evidence and all(len(item) == 6 for item in evidence)
+    # label, matched, rank, result, grade, matched by + miss class, rank, document rank, stages
+    assert evidence and all(len(item) == 10 for item in evidence)
+    assert {strings[item[6]] for item in evidence} <= set(CLASSES)
     assert unpack(pack(payload)) == payload
     assert len(pack(payload)) < payload_size(payload)  # compressed
 

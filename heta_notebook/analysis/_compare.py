@@ -554,6 +554,12 @@ class Comparison:
         )
         return merged.assign(change=change)
 
+    def misses(self, by: SliceKey | None = None) -> pd.DataFrame:
+        """Miss-class deltas per (baseline, variant): counts under a and b (``analysis._misses``)."""
+        from heta_notebook.analysis._misses import comparison_misses
+
+        return comparison_misses(self, by=by)
+
     def _evidence(self, v: Variant) -> pd.DataFrame:
         frame = self.frames(v.report).evidence()
         frame = frame[frame["query_mode"] == v.mode]

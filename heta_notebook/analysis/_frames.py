@@ -151,6 +151,16 @@ class ReportFrames:
         """One row per expected evidence item per case × mode: matched or missing, rank, result."""
         return self._cached("evidence", self._build_evidence).copy()
 
+    def misses(self, level: str = "class", *, k: int | None = None, by: Any = None) -> pd.DataFrame:
+        """Miss classes (``analysis._misses``): counts per recipe × mode × class, or per evidence."""
+        from heta_notebook.analysis._misses import report_misses  # it builds on this module
+
+        if k is not None or by is not None:
+            return report_misses(self.report, level=level, k=k, by=by)
+        return self._cached(
+            f"misses:{level}", lambda: report_misses(self.report, level=level)
+        ).copy()
+
     def results(self) -> pd.DataFrame:
         """One row per retrieved result: rank, document id, score, relevance grade, relevant?"""
         return self._cached("results", self._build_results).copy()

@@ -47,6 +47,9 @@ def report_card_html(
         _metrics(report, frames),
         _ties(frames),
     ]
+    misses = _misses(frames)
+    if misses is not None:
+        parts.append(misses)
     if by is not None:
         parts.append(_slices(frames, by, scores))
     return str(panel(style() if standalone_style else "", *parts, class_="hn-card"))
@@ -138,6 +141,29 @@ def _run_time(report: EvaluationReport) -> str:
         return fmt_duration((end - start).total_seconds())
     except (TypeError, ValueError):
         return fmt_duration(report.metadata.get("run_seconds"))
+
+
+# --------------------------------------------------------------------------- misses
+
+
+MAX_MISS_CASES = 20_000  # classifying costs ~0.2 ms per case result: bigger cards point to it
+
+
+def _misses(frames: Any) -> Markup | None:
+    """One line per mode: why evidence was missed (``report.misses()``), when any was expected."""
+    from heta_notebook.analysis._misses import miss_line
+
+    if frames.case_counts()["n_case_results"] > MAX_MISS_CASES:
+        return tag("div", "Why evidence was missed: report.misses()", class_="hn-note")
+    counts = frames.misses()
+    if counts.empty:
+        return None
+    lines = [
+        tag("div", tag("b", mode), ": ", miss_line(group))
+        for mode, group in counts.groupby("query_mode", sort=False)
+    ]
+    title = "Why expected evidence was missed: report.misses() (README: Why evidence was missed)"
+    return tag("div", *lines, class_="hn-note", title=title)
 
 
 # --------------------------------------------------------------------------- metrics table

@@ -46,6 +46,7 @@ def comparison_html(comparison: Comparison) -> str:
         raw(f"<style>{CSS}</style>"),
         _header(comparison, sig),
         _headlines(comparison),
+        _misses(comparison),
         _table(comparison, sig),
         _notes(comparison),
         _manifest_section(comparison),
@@ -113,6 +114,25 @@ def _headlines(comparison: Comparison) -> Markup:
         for (a, b), line in zip(comparison.pairs(), lines, strict=True)
     ]
     return tag("ul", *items[:12], class_="hn-lines")
+
+
+def _misses(comparison: Comparison) -> Markup:
+    """One line per variant ("66 misses: 40 beyond k · ...") and what each pair's b loses."""
+    from heta_notebook.analysis._misses import delta_sentence, miss_line, variant_counts
+
+    counts = variant_counts(comparison)
+    if counts.empty:
+        return raw("")
+    items = [
+        tag("li", tag("b", name), ": ", miss_line(group))
+        for name, group in counts.groupby("variant", sort=False)
+    ]
+    deltas = comparison.misses(by=None) if comparison.pairs() else None
+    if deltas is not None:
+        for (a, b), pair in deltas.groupby(["a", "b"], sort=False):
+            items.append(tag("li", tag("b", b), " vs ", a, ": ", delta_sentence(pair)))
+    title = tag("div", "Why evidence was missed", class_="hn-note")
+    return join([title, tag("ul", *items[:24], class_="hn-lines")])
 
 
 def _table(comparison: Comparison, sig: pd.DataFrame) -> Markup:

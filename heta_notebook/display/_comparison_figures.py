@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from heta_notebook._util.formatting import format_delta, format_p
-from heta_notebook.display._figures import at_k_figure, at_k_frame, bar_figure
+from heta_notebook.display._figures import at_k_figure, at_k_frame, bar_figure, misses_figure
 from heta_notebook.display._figures import esc as _h  # the one plotly escaper
 from heta_notebook.display._theme import BAD, MUTED, OK, color_map, fit_title, plotly_template
 
@@ -55,6 +55,12 @@ class ComparisonPlots:
         )
         fig.update_xaxes(categoryarray=[_h(s) for s in scores])
         return self._style_variants(fig, "bar")
+
+    def misses(self) -> go.Figure:
+        """Stacked bars per report × mode: why expected evidence was missed (miss classes)."""
+        from heta_notebook.analysis._misses import variant_counts
+
+        return misses_figure(variant_counts(self.comparison), x="variant")
 
     def _style_variants(self, fig: go.Figure, kind: str) -> go.Figure:
         """Colour each variant's trace by its report and mark its mode (pattern / dash)."""

@@ -54,6 +54,7 @@ class ExplorerFilters:
     errors_only: bool = False
     search: str = ""
     label: str | None = None
+    miss_class: str | None = None  # cases with an evidence item of this class (report.misses)
 
 
 class PageRows(list):
@@ -116,14 +117,16 @@ class ReportExplorer(StaticFallback):
         verdict: Verdict = "any",
         errors_only: bool = False,
         search: str = "",
+        miss_class: str | None = None,
         sort_by: str = REPORT_ORDER,
         descending: bool = True,
         page_size: int = 15,
         max_cases: int | None = DEFAULT_MAX_CASES,
     ) -> None:
         """Open on the cases that pass the filters (``mode``, ``label`` such as ``"qlen=short"``,
-        ``score`` with ``min_value``/``max_value`` and ``verdict``, ``errors_only``, ``search``);
-        an option the report does not have raises ``ExplorerOptionError`` naming what it has."""
+        ``score`` with ``min_value``/``max_value`` and ``verdict``, ``errors_only``, ``search``,
+        ``miss_class``: cases with an evidence item of that class, e.g. ``"beyond k"``); an
+        option the report does not have raises ``ExplorerOptionError`` naming what it has."""
         self.report = report
         self.frames = report.frames()
         self.page_size = max(1, int(page_size))
@@ -136,7 +139,7 @@ class ReportExplorer(StaticFallback):
         self._haystack: list[str] | None = None
         self._labels: list[list[str]] | None = None
         filters = ExplorerFilters(
-            mode, score, min_value, max_value, verdict, errors_only, search, label
+            mode, score, min_value, max_value, verdict, errors_only, search, label, miss_class
         )
         self._filters = self._checked(filters)
         self._check_sort(sort_by)
@@ -151,7 +154,7 @@ class ReportExplorer(StaticFallback):
 
     def set_filters(self, **changes: Any) -> ReportExplorer:
         """Change filters (``mode``, ``label``, ``score``, ``min_value``, ``max_value``,
-        ``verdict``, ``errors_only``, ``search``); the list goes back to page 1."""
+        ``verdict``, ``errors_only``, ``search``, ``miss_class``); the list goes back to page 1."""
         check_keys(changes, [f.name for f in fields(ExplorerFilters)], "set_filters")
         self._filters = self._checked(replace(self._filters, **changes))
         self.page = 0
@@ -282,12 +285,23 @@ class ReportExplorer(StaticFallback):
             mask &= np.fromiter((needle in t for t in self._search_texts()), dtype=bool, count=n)
         if f.score:
             mask &= self._score_mask(f)
+        if f.miss_class:
+            mask &= self._miss_mask(f.miss_class)
         self._rows = self._sorted(np.flatnonzero(mask))
         self.page = min(self.page, self.n_pages - 1)
         if self.selected_row is None or self.selected_row not in set(self._rows[: self.page_size]):
             self.selected_row = int(self._rows[0]) if len(self._rows) else None
         if push:
             self._push()
+
+    def _miss_mask(self, name: str) -> np.ndarray:
+        """Rows with an expected evidence item of class ``name`` ("lost at stage rerank", ...)."""
+        from heta_notebook.analysis._misses import class_label
+
+        rows = self.frames.misses(level="evidence").to_dict("records")
+        keys = {(r["case_id"], r["query_mode"]) for r in rows if class_label(r) == name}
+        ids, modes = self.frames.case_column("case_id"), self.frames.case_column("query_mode")
+        return np.fromiter(((c, m) in keys for c, m in zip(ids, modes, strict=True)), dtype=bool)
 
     def _search_texts(self) -> list[str]:
         if self._haystack is None:

@@ -26,6 +26,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from heta_notebook._util.gc import paused_gc
@@ -188,6 +189,7 @@ def _encode_report(
     rows = embedded_rows(report, max_cases, priority)
     names = list(report.frames().score_names)
     cols, scores = case_index(report, rows, names, strings)
+    cols["misses"] = miss_index(report, rows, strings)
     wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:
@@ -497,6 +499,18 @@ def _details_into(
     """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
     the tables for a columnar report (no records, evidence matched on parsed source keys),
     else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
+    _details_only(report, rows, s, cols, scores, at)
+    _misses_into(report, rows, s, cols, at)
+
+
+def _details_only(
+    report: EvaluationReport,
+    rows: np.ndarray,
+    s: StringTable,
+    cols: dict[str, list],
+    scores: dict,
+    at: list[int],
+) -> None:
     columnar = getattr(report.case_results, "columnar", None)
     if columnar is None or not len(rows):
         for i, result in zip(at, _records(report, rows), strict=True):
@@ -510,6 +524,72 @@ def _details_into(
     for group in np.unique(groups).tolist():
         picked = groups == group
         _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
+
+
+MAX_MISS_CASES = 20_000  # past this the explorers leave miss classes out (~0.2 ms per case)
+
+
+def miss_rows(report: EvaluationReport) -> dict[tuple[str, str], list[dict[str, Any]]] | None:
+    """Per (case id, mode), its evidence rows of ``report.misses(level="evidence")`` in item
+    order (``analysis._misses``); None for a report too large to classify here."""
+    if len(report.case_results) > MAX_MISS_CASES:
+        return None
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in report.frames().misses(level="evidence").to_dict("records"):
+        out.setdefault((row["case_id"], row["query_mode"]), []).append(row)
+    return out
+
+
+def _miss_cell(row: dict[str, Any], s: StringTable) -> list[Any]:
+    """``[class, rank, document rank, rank per stage]`` of one evidence item (a miss's rank: its
+    deep rank; stages: ``"retrieve #2 → rerank –"`` for systems that record them)."""
+    from heta_notebook.analysis._misses import class_label
+
+    rank, document_rank = row["rank"], row["document_rank"]
+    stages = row.get("stage_ranks") or {}
+    path = " → ".join(f"{name} {'–' if r is None else f'#{r}'}" for name, r in stages.items())
+    return [
+        s.add(class_label(row)),
+        None if pd.isna(rank) else int(rank),
+        None if pd.isna(document_rank) else int(document_rank),
+        s.add(path or None),
+    ]
+
+
+def _misses_into(
+    report: EvaluationReport, rows: np.ndarray, s: StringTable, cols: dict, at: list[int]
+) -> None:
+    """Each detailed evidence entry gets its miss class and ranks appended (same order)."""
+    by_case = miss_rows(report)
+    if by_case is None:
+        return
+    case_ids, modes = (
+        report.frames().case_column("case_id"),
+        report.frames().case_column("query_mode"),
+    )
+    for row, i in zip(rows.tolist(), at, strict=True):
+        entries, found = cols["evidence"][i], by_case.get((case_ids[row], modes[row]))
+        if entries and found and len(found) == len(entries):
+            cols["evidence"][i] = [
+                e + _miss_cell(m, s) for e, m in zip(entries, found, strict=True)
+            ]
+
+
+def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> list[list[int]]:
+    """Per embedded row, the distinct miss classes of its evidence (what the class filter reads)."""
+    from heta_notebook.analysis._misses import FOUND, class_label
+
+    by_case = miss_rows(report)
+    if by_case is None:
+        return [[] for _ in rows]
+    frames = report.frames()
+    case_ids, modes = frames.case_column("case_id"), frames.case_column("query_mode")
+    out = []
+    for row in rows.tolist():
+        found = by_case.get((case_ids[row], modes[row]), [])
+        labels = dict.fromkeys(class_label(m) for m in found)
+        out.append([s.add(label) for label in labels if label != FOUND])
+    return out
 
 
 class _ColumnarDetails:

@@ -244,6 +244,46 @@ def latency_figure(
     return fig
 
 
+MISS_COLORS = {  # fixed per class: found greens, misses warm, undecidable grey
+    "found": "#2e7d32",
+    "found, not cited": "#81c784",
+    "found, answer wrong": "#c5e1a5",
+    "not indexed": "#6d4c41",
+    "lost at stage": "#8e24aa",
+    "split": "#f9a825",
+    "beyond k": "#ef6c00",
+    "not retrieved": "#c62828",
+    "unknown depth": "#9e9e9e",
+}
+
+
+def misses_figure(
+    counts: pd.DataFrame, *, x: str = "variant", title: str = "Why expected evidence was missed"
+) -> Any:
+    """Stacked bars: evidence items per miss class (``report.misses()``), one bar per ``x``."""
+    fig = _new_figure(title, "", "expected evidence items", "class")
+    fig.update_layout(barmode="stack")
+    if counts.empty:
+        return fig
+    x_order = _labels(pd.unique(counts[x]))
+    for cls, group in counts.groupby("miss_class", sort=False):
+        base = str(cls).split(" stage ")[0] + (" stage" if " stage " in str(cls) else "")
+        hover = [
+            f"{esc(v)}<br>{esc(cls)}: {fmt_int(n)} ({share:.0%})"
+            for v, n, share in zip(group[x], group["count"], group["share"], strict=True)
+        ]
+        fig.add_bar(
+            x=_labels(group[x]),
+            y=group["count"].tolist(),
+            name=esc(cls),
+            marker_color=MISS_COLORS.get(base, "#607d8b"),
+            hovertext=hover,
+            hoverinfo="text",
+        )
+    fig.update_xaxes(categoryorder="array", categoryarray=x_order)
+    return fig
+
+
 # --------------------------------------------------------------------------- one report
 
 
@@ -300,10 +340,19 @@ class ReportPlots:
             title=f"{self.report.label}: query latency per case",
         )
 
+    def misses(self) -> Any:
+        """Stacked bars per query mode: why expected evidence was missed (``report.misses()``)."""
+        counts = self.frames.misses()
+        if counts.empty:
+            raise ValueError("no expected evidence in this report: nothing to classify")
+        return misses_figure(
+            counts, x="query_mode", title=f"{self.report.label}: why expected evidence was missed"
+        )
+
     def _repr_html_(self) -> str:
         return (
             "<p>Figures: <code>.metrics()</code>, <code>.distribution(score)</code>, "
-            "<code>.at_k(metric)</code>, <code>.latency()</code></p>"
+            "<code>.at_k(metric)</code>, <code>.latency()</code>, <code>.misses()</code></p>"
         )
 
 
@@ -329,6 +378,7 @@ __all__ = [
     "bar_figure",
     "distribution_figure",
     "latency_figure",
+    "misses_figure",
     "headline_score",
     "parse_at_k",
 ]

@@ -306,6 +306,13 @@ def _reference_match(reference_id: str, result: QueryResult) -> MatchedBy | None
     return None
 
 
+def reference_keys(result: QueryResult) -> frozenset[str]:
+    """Every reference id that ``_reference_match`` matches to ``result`` (its id, direct
+    document/key fields, its document ids): one set per result, for matching many items."""
+    direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
+    return frozenset((result.id, *direct, *document_ids(result)))
+
+
 @functools.lru_cache(maxsize=65536)
 def stored_keys(source: str | None, metadata: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
     """A stored result's document ids and the keys a reference id matches directly, from its

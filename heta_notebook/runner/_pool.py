@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from heta_notebook._util.loop import loop_mismatch
 from heta_notebook.kb._answer import ChatAnswer, answer_response
+from heta_notebook.kb._deep_rank import add_deep_ranks
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
@@ -354,7 +355,8 @@ class ThreadedQueries:
 
     def __init__(self, kb: Any, *, top_k: int, options: dict[str, Any]):
         self._kb, self._top_k, self._options = kb, top_k, options
-        self._waiting: dict[str, list[tuple[str, asyncio.Future[Any]]]] = {}
+        self._depth = {"top_k": top_k, "options": options}  # deep ranks: the run's own ranking
+        self._waiting: dict[str, list[tuple[str, asyncio.Future[Any], list[str]]]] = {}
         self._step = getattr(getattr(kb, "recipe", None), "answer", None)
         self._answer_in_thread = self._step is not None and not isinstance(self._step, ChatAnswer)
 
@@ -363,7 +365,7 @@ class ThreadedQueries:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         batch = self._waiting.setdefault(mode, [])
-        batch.append((case.query, future))
+        batch.append((case.query, future, judged_ids(case)))
         if len(batch) == 1:
             loop.call_soon(self._send, mode)
         response = await future
@@ -373,18 +375,21 @@ class ThreadedQueries:
 
     def _send(self, mode: str) -> None:
         batch = self._waiting.pop(mode, [])
-        batch = [(text, future) for text, future in batch if not future.cancelled()]
+        batch = [entry for entry in batch if not entry[1].cancelled()]
         if batch:
             sent = asyncio.ensure_future(asyncio.to_thread(self._search, mode, batch))
             sent.add_done_callback(functools.partial(_settle, batch))
 
     def _search(self, mode: str, batch: list[tuple[str, Any]]) -> list[Any]:
         """In the worker thread: one batched call, or per query when the batch fails."""
-        texts = [text for text, _ in batch]
+        texts = [text for text, _, _ in batch]
         try:
-            return self._query(texts, mode)
+            responses = self._query(texts, mode)
         except Exception:  # noqa: BLE001 - isolate the failing query below
             return [self._one(text, mode) for text in texts]
+        judged = [ids for _, _, ids in batch]
+        add_deep_ranks(self._kb, texts, responses, judged, mode=mode, **self._depth)
+        return responses
 
     def _query(self, texts: list[str], mode: str) -> list[Any]:
         return self._kb.query_many(
@@ -407,7 +412,7 @@ class _Failed:
     error: Exception
 
 
-def _settle(batch: list[tuple[str, asyncio.Future[Any]]], sent: asyncio.Future[Any]) -> None:
+def _settle(batch: list[tuple[str, asyncio.Future[Any], Any]], sent: asyncio.Future[Any]) -> None:
     """Hand each waiting worker its response (or error); cancelled waiters are skipped."""
     if sent.cancelled():
         outcomes: list[Any] = [_Failed(RuntimeError("the query batch was cancelled"))] * len(batch)
@@ -415,7 +420,7 @@ def _settle(batch: list[tuple[str, asyncio.Future[Any]]], sent: asyncio.Future[A
         outcomes = [_Failed(sent.exception())] * len(batch)  # type: ignore[arg-type]
     else:
         outcomes = sent.result()
-    for (_, future), outcome in zip(batch, outcomes, strict=True):
+    for (_, future, _), outcome in zip(batch, outcomes, strict=True):
         if future.done():
             continue
         if isinstance(outcome, _Failed):
@@ -460,6 +465,11 @@ def as_response(value: Any, mode: str) -> QueryResponse:
     if isinstance(value, dict):
         return QueryResponse.from_dict({"mode": mode, **value})
     raise TypeError(f"query returned {type(value).__name__}, expected a QueryResponse")
+
+
+def judged_ids(case: BenchmarkCase) -> list[str]:
+    """The document ids the case's evidence names (what deep ranks are computed for)."""
+    return [str(e.reference_id) for e in case.expected.evidence if e.reference_id is not None]
 
 
 def case_metadata(case: BenchmarkCase, **extra: Any) -> dict[str, Any]:

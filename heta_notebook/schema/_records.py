@@ -549,6 +549,11 @@ class EvaluationReport(Record):
         """
         return self.frames().summary(by=by)
 
+    def misses(self, level: str = "class", *, k: int | None = None, by: Any = None) -> pd.DataFrame:
+        """Why expected evidence was missed: counts per recipe × mode × class (found, beyond k,
+        split, not retrieved, ...); ``level="evidence"`` gives one row per evidence item."""
+        return self.frames().misses(level=level, k=k, by=by)
+
     def card(self, by: Any = None, scores: Any = None) -> Any:
         """The report card; ``by="topic"`` adds a per-slice table of ``scores`` (headline score)."""
         from heta_notebook.display._card import ReportCard
@@ -573,6 +578,7 @@ class EvaluationReport(Record):
         verdict: str = "any",
         errors_only: bool = False,
         search: str = "",
+        miss_class: str | None = None,
         sort_by: str = "report order",
         descending: bool = True,
         page_size: int = 15,
@@ -581,7 +587,8 @@ class EvaluationReport(Record):
         """The case explorer (filters, a paged case list, a detail pane), opened on the cases
         that pass the filters: ``mode``; ``label`` (``"qlen=short"``); ``score`` with
         ``min_value``/``max_value`` and ``verdict`` (``"passed"``/``"failed"``, scores with a
-        threshold); ``errors_only``; ``search`` (queries, ids, evidence, reasons). Sorted by
+        threshold); ``errors_only``; ``search`` (queries, ids, evidence, reasons);
+        ``miss_class`` (cases with an evidence item of that class, e.g. ``"beyond k"``, see ``report.misses()``). Sorted by
         ``sort_by`` (a score, ``"latency"``, ``"report order"``). An option the report does not
         have raises ``ExplorerOptionError`` (a ValueError) naming what it has."""
         from heta_notebook.display._explorer import ReportExplorer

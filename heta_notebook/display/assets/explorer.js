@@ -245,8 +245,8 @@ class ReportData {
       this.c.abstained[i] = c.abstained[k];
       this.c.expected[i] = c.expected[k].map(at);
       this.c.expects_abstention[i] = c.expects_abstention[k];
-      this.c.evidence[i] = c.evidence[k].map(([label, matched, rank, result, relevance, by]) =>
-        [at(label), matched, rank, at(result), relevance, at(by)]);
+      this.c.evidence[i] = c.evidence[k].map(([label, matched, rank, result, relevance, by, why, deep, docRank, stages]) =>
+        [at(label), matched, rank, at(result), relevance, at(by), at(why), deep, docRank, at(stages)]);
       this.c.results[i] = c.results[k].map(([doc, score, id, text, relevance, relevant, matched]) =>
         [at(doc), score, at(id), at(text), relevance, relevant, matched.map(at)]);
       this.c.trace[i] = at(c.trace[k]);
@@ -286,10 +286,13 @@ class ReportData {
   }
   scores(i) { return this.p.score_names.map((n) => this.score(n, i)).filter(Boolean); }
   evidence(i) {
-    return (this.c.evidence[i] || []).map(([label, matched, rank, result, relevance, by]) => ({
+    return (this.c.evidence[i] || []).map(([label, matched, rank, result, relevance, by, why, deep, docRank, stages]) => ({
       label: this.s(label), matched: !!matched, rank, result: this.s(result), relevance, by: this.s(by),
+      why: this.s(why), deep: deep ?? null, docRank: docRank ?? null, stages: this.s(stages),
     }));
   }
+  /** The miss classes of case ``i``'s evidence (analysis._misses; "found" left out). */
+  misses(i) { return ((this.c.misses && this.c.misses[i]) || []).map((j) => this.s(j)); }
   results(i) {
     return (this.c.results[i] || []).map(([doc, score, id, text, relevance, relevant, matched], k) => ({
       rank: k + 1, doc: this.s(doc), score, id: this.s(id), text: this.s(text) || "",
@@ -448,6 +451,21 @@ function reasons(scores, data) {
     block("Evaluator reasons", given.filter((s) => !judges.has(s.name)))];
 }
 
+/** Why an evidence item was (not) found: its miss class, with the deep rank of a miss. */
+function whyBadge(e) {
+  if (e.matched && (!e.why || e.why === "found")) return badge(`found @${e.rank ?? "?"}`, "ok");
+  if (!e.why) return badge(e.matched ? "matched" : "missing", e.matched ? "ok" : "bad");
+  const rank = !e.matched && e.deep !== null ? ` @${fmtInt(e.deep)}` : "";
+  const kind = e.why.startsWith("found") ? "warnb" : e.why === "unknown depth" ? "muted" : "bad";
+  const el = badge(`${e.why}${rank}`, kind);
+  el.setAttribute("data-why", e.why);
+  const titles = [];
+  if (e.docRank !== null) titles.push(`rank ${e.deep ?? "?"} among results, ${e.docRank} among documents`);
+  if (e.stages) titles.push(`by stage: ${e.stages}`);
+  if (titles.length) el.title = titles.join("; ");
+  return e.stages ? h("span", {}, el, h("span", { class: "hnx-note", "data-stages": "" }, ` ${e.stages}`)) : el;
+}
+
 function evidenceTable(data, i) {
   const rows = data.evidence(i);
   if (!rows.length) {
@@ -463,7 +481,7 @@ function evidenceTable(data, i) {
     h("table", { class: "hnx-evidence" },
       h("thead", {}, h("tr", {}, ["", "evidence", "grade", "rank", "matching result", "matched by"].map((t) => h("th", {}, t)))),
       h("tbody", {}, named.map((r) => h("tr", {},
-        h("td", {}, r.matched ? badge("matched", "ok") : badge("missing", "bad")),
+        h("td", {}, whyBadge(r)),
         h("td", {}, r.label), h("td", {}, r.relevance === null ? "–" : fmtInt(r.relevance)),
         h("td", {}, r.rank === null ? "–" : fmtInt(r.rank)), h("td", {}, r.result || "–"), h("td", {}, r.by || "–"))))),
     anonymous ? h("div", { class: "hnx-note" }, `${anonymous} more expected items were not found; this report does not name them.`) : null);
@@ -520,6 +538,7 @@ function reportRows(data, st) {
     if (st.mode && data.mode(i) !== st.mode) continue;
     if (st.label && !data.labels(i).includes(st.label)) continue;
     if (st.errors_only && !data.error(i)) continue;
+    if (st.miss_class && !data.misses(i).includes(st.miss_class)) continue;
     if (useScore) {
       const sc = data.score(st.score, i);
       if (!sc || sc.status !== "scored" || sc.value === null) continue;
@@ -549,6 +568,7 @@ function renderReport(model, el, data) {
   const p = data.p;
   const allLabels = [...new Set(data.c.labels.flat().map((j) => data.s(j)))].sort();
   const verdictScores = new Set(p.score_names.filter((n) => (p.scores[n].p || []).some((v) => v !== null)));
+  const allMisses = [...new Set((data.c.misses || []).flat().map((j) => data.s(j)))].sort();
 
   const commit = (changes, resetPage = true) => {
     st = { ...st, ...changes };
@@ -566,6 +586,7 @@ function renderReport(model, el, data) {
   const ui = {
     mode: select([["", "all modes"], ...p.modes.map((m) => [m, m])], st.mode || "", (v) => commit({ mode: v || null })),
     label: select([["", "all labels"], ...allLabels.map((l) => [l, l])], st.label || "", (v) => commit({ label: v || null })),
+    miss: select([["", "any"], ...allMisses.map((l) => [l, l])], st.miss_class || "", (v) => commit({ miss_class: v || null })),
     search: h("input", { type: "text", placeholder: data.partial ? "case ids, queries (evidence, reasons: loaded cases)"
       : "queries, case ids, evidence, reasons", value: st.search || "" }),
     errors: h("input", { type: "checkbox", checked: st.errors_only }),
@@ -587,7 +608,7 @@ function renderReport(model, el, data) {
   };
   for (const [name, control] of Object.entries(ui)) control.setAttribute("data-control", name);
   if (p.preview) {  // the page is a preview: nothing to filter yet
-    for (const name of ["mode", "label", "search", "errors", "score", "min", "max", "verdict", "sort", "desc"]) ui[name].disabled = true;
+    for (const name of ["mode", "label", "miss", "search", "errors", "score", "min", "max", "verdict", "sort", "desc"]) ui[name].disabled = true;
   }
   onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
   ui.errors.addEventListener("change", () => commit({ errors_only: ui.errors.checked }));
@@ -603,6 +624,7 @@ function renderReport(model, el, data) {
     h("div", {}, previewNote(data), leftOutNote(data)), ui.details,
     h("div", { class: "hnx-controls" },
       h("label", {}, "mode", ui.mode), allLabels.length ? h("label", {}, "label", ui.label) : null,
+      allMisses.length ? h("label", { title: "cases with an expected evidence item of this class" }, "missed as", ui.miss) : null,
       h("label", {}, "search", ui.search), h("label", {}, ui.errors, "errors only")),
     ui.searchNote,
     h("div", { class: "hnx-controls" },
@@ -649,7 +671,7 @@ function renderReport(model, el, data) {
 
   function fromModel() {
     st = { ...model.get("state") };
-    ui.mode.value = st.mode || ""; ui.label.value = st.label || ""; ui.search.value = st.search || "";
+    ui.mode.value = st.mode || ""; ui.label.value = st.label || ""; ui.miss.value = st.miss_class || ""; ui.search.value = st.search || "";
     ui.errors.checked = !!st.errors_only; ui.score.value = st.score || "";
     ui.min.value = st.min_value ?? ""; ui.max.value = st.max_value ?? "";
     ui.verdict.value = st.verdict || "any"; ui.sort.value = st.sort_by || REPORT_ORDER; ui.desc.checked = !!st.descending;
@@ -740,7 +762,7 @@ function sideBlock(title, name, S, i, other, oi, score, isB) {
       else if (isB && !e.matched && found.has(e.label)) change = ["lost", "hnx-lost", "bad"];
       else if (!isB && e.matched && !found.has(e.label)) change = ["lost by B", "hnx-lost", "bad"];
     }
-    return h("li", { class: change ? change[1] : "" }, e.matched ? badge(`found @${e.rank ?? "?"}`, "ok") : badge("missed", "muted"),
+    return h("li", { class: change ? change[1] : "" }, whyBadge(e),
       " ", e.label ?? "(unnamed)", change ? [" ", badge(change[0], change[2])] : null);
   });
   const judges = new Set(d.p.judges || []);

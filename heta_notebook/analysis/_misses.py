@@ -1,0 +1,467 @@
+"""Why expected evidence was missed: one class for every expected evidence item of every case.
+
+=====================  ===============================================================
+class                  when
+=====================  ===============================================================
+found                  matched at rank r <= k
+found, not cited       found, the case expects an answer, the run has an answer step,
+                       and no citation points at it
+found, answer wrong    found and cited, but the case's answer score failed
+not indexed            the recipe did not index the document (not in the KB: filtered
+                       out; or no word in any of its chunks: empty text)
+lost at stage S        in the previous stage's list, absent after stage S (rerank, ...)
+split                  ranked at r > k, and the recipe cut the document into several
+                       chunks of which none ranked high enough
+beyond k               ranked at r > k (the system returned deeper results, a later
+                       stage listed it, or the embedded KB's exact deep rank)
+not retrieved          no rank at any depth the system exposes (the KB's exact ranks, or
+                       the system returned fewer results than asked and not this one)
+unknown depth          missing from the top k and nothing says how deep it is (a system
+                       that returns only its top k and records no stages): never a guess
+=====================  ===============================================================
+
+``k`` is the run's ``top_k`` unless given. Ranks are positions in the result list (what ``k``
+cuts); ``document_rank`` is the position among documents (chunks mapped, best kept).
+
+Where the facts come from: the response's results (``evaluators._matching``), the embedded
+KB's exact deep ranks (``response.metadata["deep_ranks"]``, ``kb._deep_rank``) and the stages
+a system records (``response_stages``: ``response.metadata["stages"]`` or trace events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from heta_notebook.analysis._frames import expected_of
+from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
+from heta_notebook.evaluators import _matching as matching
+from heta_notebook.schema._records import (
+    BenchmarkEvidence,
+    EvaluationCaseResult,
+    EvaluationReport,
+    QueryResponse,
+    QueryResult,
+)
+
+FOUND = "found"
+NOT_CITED = "found, not cited"
+ANSWER_WRONG = "found, answer wrong"
+NOT_INDEXED = "not indexed"
+LOST_AT = "lost at stage"
+SPLIT = "split"
+BEYOND_K = "beyond k"
+NOT_RETRIEVED = "not retrieved"
+UNKNOWN_DEPTH = "unknown depth"
+
+CLASSES = (FOUND, NOT_CITED, ANSWER_WRONG, NOT_INDEXED, LOST_AT, SPLIT, BEYOND_K)
+CLASSES += (NOT_RETRIEVED, UNKNOWN_DEPTH)
+FOUND_CLASSES = (FOUND, NOT_CITED, ANSWER_WRONG)
+# answer scores tried, in order, for "found, answer wrong" (the first present counts)
+ANSWER_SCORES = ("squad_f1", "squad_exact_match", "answer_token_f1", "answer_exact_match")
+ANSWER_SCORES += ("answer_contains", "answer")
+
+EVIDENCE_COLUMNS = (
+    "case_id",
+    "query_mode",
+    "index",
+    "label",
+    "reference_id",
+    "relevance",
+    "miss_class",
+    "stage",
+    "rank",
+    "rank_source",
+    "document_rank",
+    "chunks",
+    "stage_ranks",
+    "k",
+)
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def response_stages(response: QueryResponse | None) -> list[dict[str, Any]]:
+    """The stages a system recorded, in order: ``[{"stage": name, "ids": [ranked ids]}, ...]``.
+
+    Read from ``response.metadata["stages"]`` (that list), else from the trace events whose
+    ``metadata["ids"]`` is a list (``event.stage`` names the stage). ``ids`` are result ids
+    (e.g. chunk ids) or document ids, best first; an optional parallel ``document_ids`` maps
+    each to its document. Fewer than two stages tell nothing about where evidence was lost.
+    """
+    if response is None:
+        return []
+    raw = response.metadata.get("stages")
+    if raw is None:
+        raw = [
+            {"stage": e.stage, "ids": e.metadata["ids"], **_documents_of(e.metadata)}
+            for e in response.trace
+            if isinstance(e.metadata.get("ids"), list)
+        ]
+    if not isinstance(raw, list):
+        raise ValueError(
+            f"response.metadata['stages']: expected a list of {{'stage': name, 'ids': [...]}}, "
+            f"got {type(raw).__name__}"
+        )
+    return [_stage(i, entry) for i, entry in enumerate(raw)]
+
+
+def _documents_of(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    docs = metadata.get("document_ids")
+    return {"document_ids": docs} if isinstance(docs, list) else {}
+
+
+def _stage(i: int, entry: Any) -> dict[str, Any]:
+    where = f"response.metadata['stages'][{i}]"
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("stage"), str):
+        raise ValueError(f"{where}: expected {{'stage': name, 'ids': [...]}}, got {entry!r:.80}")
+    ids = entry.get("ids")
+    if not isinstance(ids, (list, tuple)):
+        raise ValueError(f"{where}.ids: expected a list of ranked ids, got {ids!r:.80}")
+    docs = entry.get("document_ids")
+    if docs is not None and (not isinstance(docs, (list, tuple)) or len(docs) != len(ids)):
+        raise ValueError(f"{where}.document_ids: expected one document id per id in ids")
+    return {"stage": entry["stage"], "ids": [str(x) for x in ids], "document_ids": docs}
+
+
+def _stage_rank(
+    stage: Mapping[str, Any], item: BenchmarkEvidence, results: Mapping[str, QueryResult]
+) -> int | None:
+    """1-based rank of the first id in ``stage`` that is ``item`` (None when absent)."""
+    docs = stage.get("document_ids")
+    for rank, rid in enumerate(stage["ids"], start=1):
+        if rid in results and matching.match_result(item, results[rid]) is not None:
+            return rank
+        if item.reference_id is not None:
+            doc = str(docs[rank - 1]) if docs is not None else rid
+            if doc == item.reference_id:
+                return rank
+    return None
+
+
+# --------------------------------------------------------------------------- one case
+
+
+def classify_case(
+    result: EvaluationCaseResult, *, k: int | None = None, requested: int | None = None
+) -> list[dict[str, Any]]:
+    """One row per expected evidence item of ``result``: its class, rank and where from.
+
+    ``k``: the cut (default: the response's ``top_k``, else ``requested``, else the number of
+    results). ``requested``: how many results the run asked for (the report's ``top_k``).
+    """
+    expected = expected_of(result)
+    if expected is None or not expected.evidence or result.response is None:
+        return []
+    response = result.response
+    results = response.results
+    requested = _int(response.metadata.get("top_k")) or requested
+    k = k or requested or len(results)
+    matches = _matches(expected.evidence, results)
+    stages = response_stages(response)
+    by_id = {r.id: r for r in results}
+    deep = response.metadata.get("deep_ranks")
+    deep = deep if isinstance(deep, Mapping) else None
+    exhausted = requested is not None and len(results) < requested
+    answer = _answer_facts(result) if expected.answers or expected.value is not None else None
+    rows = []
+    for m in matches:
+        item = expected.evidence[m.index]
+        info = deep.get(item.reference_id) if deep and item.reference_id else None
+        stage_ranks = {s["stage"]: _stage_rank(s, item, by_id) for s in stages}
+        row = {
+            "case_id": result.case_id,
+            "query_mode": result.query_mode,
+            "index": m.index,
+            "label": m.label,
+            "reference_id": item.reference_id,
+            "relevance": m.relevance,
+            "stage": None,
+            "rank": m.rank,
+            "rank_source": "response" if m.rank is not None else None,
+            "document_rank": _int((info or {}).get("document_rank")),
+            "chunks": _int((info or {}).get("chunks")),
+            "stage_ranks": stage_ranks or None,
+            "k": k,
+        }
+        if m.rank is not None and m.rank <= k:
+            row["miss_class"] = _found_class(item, results, answer)
+        else:
+            _classify_miss(row, item, results[k:], stages, stage_ranks, info, exhausted)
+        rows.append({c: row.get(c) for c in EVIDENCE_COLUMNS})
+    return rows
+
+
+def _matches(
+    evidence: Sequence[BenchmarkEvidence], results: Sequence[QueryResult]
+) -> list[matching.EvidenceMatch]:
+    """``matching.match_evidence``, each result's reference keys built once when every item
+    is matched by reference id alone (qrels): the same ranks, ~8x cheaper at 10 items."""
+    if any(item.locator or item.text is not None or item.reference_id is None for item in evidence):
+        return matching.match_evidence(evidence, results)
+    first: dict[str, tuple[int, str]] = {}
+    wanted = {item.reference_id for item in evidence}
+    for rank, result in enumerate(results, start=1):
+        for key in matching.reference_keys(result) & wanted:
+            first.setdefault(key, (rank, result.id))
+        if len(first) == len(wanted):
+            break
+    out = []
+    for index, item in enumerate(evidence):
+        rank, result_id = first.get(item.reference_id, (None, None))
+        out.append(
+            matching.EvidenceMatch(
+                index=index,
+                label=item.label(),
+                matched=rank is not None,
+                rank=rank,
+                result_id=result_id,
+                matched_by=None,  # not shown here: which rule is matching's business
+                relevance=_grade(item),
+                reference_id=item.reference_id,
+            )
+        )
+    return out
+
+
+def _grade(item: BenchmarkEvidence) -> int:
+    """The item's relevance grade, 1 when unreadable (as ``matching`` reads it)."""
+    try:
+        return item.relevance
+    except (TypeError, ValueError):
+        return 1
+
+
+def _classify_miss(
+    row: dict[str, Any],
+    item: BenchmarkEvidence,
+    deeper: Sequence[QueryResult],
+    stages: list[dict[str, Any]],
+    stage_ranks: dict[str, int | None],
+    info: Mapping[str, Any] | None,
+    exhausted: bool,
+) -> None:
+    """Fill ``miss_class`` (and ``stage``/``rank``) for an item not found within ``k``."""
+    if info is not None and not info.get("indexed", True):
+        row["miss_class"], row["rank"], row["rank_source"] = NOT_INDEXED, None, None
+        return
+    names = [s["stage"] for s in stages]
+    for before, after in zip(names, names[1:], strict=False):
+        if stage_ranks[before] is not None and stage_ranks[after] is None:
+            row.update(miss_class=LOST_AT, stage=after, rank=stage_ranks[before])
+            row["rank_source"] = f"stage:{before}"
+            return
+    if row["rank"] is None and names and stage_ranks[names[-1]] is not None:
+        row["rank"], row["rank_source"] = stage_ranks[names[-1]], f"stage:{names[-1]}"
+    if row["rank"] is None and info is not None and info.get("chunk_rank") is not None:
+        row["rank"], row["rank_source"] = int(info["chunk_rank"]), "deep rank"
+    if row["rank"] is not None:
+        chunks = int(info.get("chunks") or 1) if info else _chunks_seen(item, deeper)
+        row["miss_class"] = SPLIT if chunks > 1 else BEYOND_K
+    elif info is not None or exhausted:
+        row["miss_class"] = NOT_RETRIEVED
+    else:
+        row["miss_class"] = UNKNOWN_DEPTH
+
+
+def _chunks_seen(item: BenchmarkEvidence, results: Sequence[QueryResult]) -> int:
+    """Distinct results beyond k that match ``item`` (several chunks of one document: split)."""
+    return sum(matching.match_result(item, r) is not None for r in results)
+
+
+def _answer_facts(result: EvaluationCaseResult) -> dict[str, Any] | None:
+    """Cited result ids and whether the answer score failed, for runs with an answer step."""
+    response = result.response
+    if response is None:
+        return None
+    step = response.answer is not None or response.citations or "answer" in response.metadata
+    if not step:
+        return None
+    cited = {c.result_id or c.id for c in response.citations}
+    wrong = None
+    for name in ANSWER_SCORES:
+        score = result.score(name)
+        if score is not None and not score.metadata.get("skipped"):
+            value = score.value
+            wrong = score.passed is False or (score.passed is None and value in (0, 0.0, False))
+            break
+    return {"cited": cited, "wrong": bool(wrong)}
+
+
+def _found_class(
+    item: BenchmarkEvidence, results: Sequence[QueryResult], answer: dict[str, Any] | None
+) -> str:
+    if answer is None:
+        return FOUND
+    cited = [r for r in results if r.id in answer["cited"]]
+    if not any(matching.match_result(item, r) is not None for r in cited):
+        return NOT_CITED
+    return ANSWER_WRONG if answer["wrong"] else FOUND
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def requested_top_k(report: EvaluationReport) -> int | None:
+    """The ``top_k`` the run asked for (``metadata["config"]["top_k"]``), when recorded."""
+    config = report.metadata.get("config")
+    return _int(config.get("top_k")) if isinstance(config, Mapping) else None
+
+
+def evidence_misses(
+    report: EvaluationReport, *, k: int | None = None, by: SliceKey | None = None
+) -> pd.DataFrame:
+    """One row per expected evidence item per case × mode, with its miss class."""
+    requested = requested_top_k(report)
+    rows = []
+    for result in report.case_results:
+        extra = {slice_name(by): slice_of(result, by)} if by is not None else {}
+        rows.extend({**row, **extra} for row in classify_case(result, k=k, requested=requested))
+    columns = [*EVIDENCE_COLUMNS, *([slice_name(by)] if by is not None else [])]
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in ("rank", "document_rank", "chunks", "k"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def class_label(row: Mapping[str, Any]) -> str:
+    """``"lost at stage rerank"`` for stage losses, else the class itself."""
+    cls = row["miss_class"]
+    return f"{cls} {row['stage']}" if cls == LOST_AT and row.get("stage") else cls
+
+
+def miss_counts(evidence: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Counts per ``keys`` × class (stage losses named by stage), tidy, in taxonomy order."""
+    if evidence.empty:
+        return pd.DataFrame(columns=[*keys, "miss_class", "count", "share"])
+    labelled = evidence.assign(miss_class=[class_label(r) for r in evidence.to_dict("records")])
+    counts = labelled.groupby([*keys, "miss_class"], sort=False).size().rename("count")
+    counts = counts.reset_index()
+    if keys:
+        totals = counts.groupby(list(keys), sort=False)["count"].transform("sum")
+    else:
+        totals = counts["count"].sum()
+    counts["share"] = counts["count"] / totals
+    order = {c: i for i, c in enumerate(CLASSES)}
+    counts["_order"] = [order.get(c, order[LOST_AT]) for c in counts["miss_class"]]
+    counts = counts.sort_values([*keys, "_order"], kind="stable").drop(columns="_order")
+    return counts.reset_index(drop=True)
+
+
+def report_misses(
+    report: EvaluationReport,
+    *,
+    level: str = "class",
+    k: int | None = None,
+    by: SliceKey | None = None,
+    recipe: str | None = None,
+) -> pd.DataFrame:
+    """``report.misses()``: counts per recipe × mode × class, or ``level="evidence"`` rows."""
+    evidence = evidence_misses(report, k=k, by=by)
+    evidence.insert(0, "recipe", recipe or recipe_name(report))
+    if level == "evidence":
+        return evidence
+    if level != "class":
+        raise ValueError(f"level must be 'class' or 'evidence', not {level!r}")
+    keys = ["recipe", "query_mode", *([slice_name(by)] if by is not None else [])]
+    return miss_counts(evidence, keys)
+
+
+def recipe_name(report: EvaluationReport) -> str:
+    """The recipe's name as the report records it (else the knowledge base's)."""
+    name = report.recipe_manifest.get("name") if report.recipe_manifest else None
+    return str(name or report.knowledge_base_name)
+
+
+def miss_line(counts: pd.DataFrame) -> str:
+    """``"66 misses: 40 beyond k · 20 not retrieved · 6 split"`` from one variant's counts."""
+    missed = counts[~counts["miss_class"].isin(FOUND_CLASSES)]
+    total = int(missed["count"].sum())
+    if total == 0:
+        return "no misses"
+    parts = " · ".join(
+        f"{int(n)} {c}" for c, n in zip(missed["miss_class"], missed["count"], strict=True)
+    )
+    return f"{total} miss{'es' if total != 1 else ''}: {parts}"
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def comparison_misses(comparison: Any, by: SliceKey | None = None) -> pd.DataFrame:
+    """Per (baseline, variant) pair × class: counts under a and b, and ``delta`` = b − a.
+
+    Only cases both sides have count (a missing case is not a lost evidence), like
+    ``evidence_changes``. ``by`` adds a slice column.
+    """
+    by = comparison.by if by is None else by
+    keys = [slice_name(by)] if by is not None else []
+    frames = []
+    for a, b in comparison.pairs():
+        ea, eb = _variant_misses(comparison, a, by), _variant_misses(comparison, b, by)
+        both = set(ea["case_id"]) & set(eb["case_id"])
+        ca = miss_counts(ea[ea["case_id"].isin(both)], keys).drop(columns="share")
+        cb = miss_counts(eb[eb["case_id"].isin(both)], keys).drop(columns="share")
+        merged = ca.merge(cb, on=[*keys, "miss_class"], how="outer", suffixes=("_a", "_b"))
+        merged[["count_a", "count_b"]] = merged[["count_a", "count_b"]].fillna(0).astype(int)
+        merged["delta"] = merged["count_b"] - merged["count_a"]
+        merged.insert(0, "b", b.name)
+        merged.insert(0, "a", a.name)
+        frames.append(merged)
+    columns = ["a", "b", *keys, "miss_class", "count_a", "count_b", "delta"]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def variant_counts(comparison: Any) -> pd.DataFrame:
+    """Counts per variant (``"label · mode"``) × class, tidy, in the comparison's order."""
+    frames = []
+    for v in comparison.variants:
+        counts = miss_counts(_variant_misses(comparison, v, None), [])
+        frames.append(counts.assign(variant=v.name))
+    if not frames:
+        return pd.DataFrame(columns=["variant", "miss_class", "count", "share"])
+    return pd.concat(frames, ignore_index=True)[["variant", "miss_class", "count", "share"]]
+
+
+def _variant_misses(comparison: Any, variant: Any, by: SliceKey | None) -> pd.DataFrame:
+    if by is None:  # the report's cached per-evidence frame
+        frame = comparison.frames(variant.report).misses(level="evidence")
+    else:
+        frame = evidence_misses(comparison.reports[variant.report], by=by)
+    return frame[frame["query_mode"] == variant.mode]
+
+
+def delta_sentence(deltas: pd.DataFrame) -> str:
+    """``"B loses 24 evidences to beyond k, 6 to split"`` for one pair's deltas."""
+    worse = deltas[~deltas["miss_class"].isin(FOUND_CLASSES) & (deltas["delta"] > 0)]
+    worse = worse.sort_values("delta", ascending=False, kind="stable")
+    if worse.empty:
+        return "no new misses"
+    parts = [f"{int(d)} to {c}" for c, d in zip(worse["miss_class"], worse["delta"], strict=True)]
+    n = int(worse["delta"].iloc[0])
+    head = f"loses {n} evidence{'s' if n != 1 else ''} to {worse['miss_class'].iloc[0]}"
+    return ", ".join([head, *parts[1:]])
+
+
+__all__ = [
+    "CLASSES",
+    "FOUND_CLASSES",
+    "classify_case",
+    "comparison_misses",
+    "delta_sentence",
+    "evidence_misses",
+    "miss_counts",
+    "miss_line",
+    "report_misses",
+    "response_stages",
+    "variant_counts",
+]
