@@ -5,7 +5,8 @@
     python3 tasks.py test tests/test_cli.py -x   # extra arguments: only that pytest run
                                                  # (slow and browser tests included unless -m)
 
-``test`` runs: ruff; pytest over tests/ and, through nbval, every notebook in notebooks/;
+``test`` runs: ruff; pytest over tests/ and, through nbval, every notebook in notebooks/ (test
+files spread over one pytest-xdist worker per core);
 then the browser tests (JupyterLab + exported HTML in headless Chromium). On CI (CI=true),
 as root, a missing /usr/bin/chromium is installed with apt-get; elsewhere browser tests skip
 when there is no Chromium. LLM judge credentials (HETA_JUDGE_*, OPENAI_*) are removed from the
@@ -78,6 +79,13 @@ def offline_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(secret)}
 
 
+def parallel_args() -> list[str]:
+    """pytest-xdist workers for the main run: one per core (2 at least, 4 at most); a test file
+    stays on one worker (its module fixtures, e.g. the Ray cluster, start once)."""
+    workers = max(2, min(4, os.cpu_count() or 2))
+    return ["-n", str(workers), "--dist", "loadfile"]
+
+
 def test() -> None:
     """Lint, then run the whole suite: unit, integration, notebooks (nbval), browser checks."""
     started = time.perf_counter()
@@ -92,6 +100,7 @@ def test() -> None:
     sh(
         *PYTEST,
         "-q",
+        *parallel_args(),
         "-m",
         "not browser",
         "tests",
