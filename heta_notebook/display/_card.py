@@ -101,7 +101,25 @@ def _facts(report: EvaluationReport, frames: Any) -> Markup:
     kb = _manifest_summary(report.knowledge_base_manifest, skip=("name",))
     if kb:
         facts.insert(2, ("kb manifest", kb))
+    coverage = _coverage(report)
+    if coverage is not None:
+        facts.insert(4, ("id coverage", coverage))
     return tag("div", *(tag("span", tag("b", k), ": ", v) for k, v in facts), class_="hn-facts")
+
+
+def _coverage(report: EvaluationReport) -> Markup | None:
+    """One line when only some results mapped to benchmark documents (the pre-run check)."""
+    found = report.metadata.get("id_coverage")
+    if not isinstance(found, dict) or not isinstance(found.get("share"), (int, float)):
+        return None
+    if found["share"] >= 1.0:
+        return None
+    text = (
+        f"{found['share']:.0%} of results map to benchmark documents "
+        f"({fmt_int(found.get('matched', 0))} of {fmt_int(found.get('results', 0))} in the "
+        f"first {fmt_int(found.get('checked_cases', 0))} cases; the rest count as misses)"
+    )
+    return badge(text, "warn")
 
 
 def _manifest_summary(manifest: Any, skip: tuple[str, ...] = ()) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -79,10 +79,16 @@ def document_ids(result: QueryResult) -> tuple[str, ...]:
     return tuple(found)
 
 
-def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) -> list[str]:
+def ranked_document_ids(
+    results: Iterable[QueryResult], k: int | None = None, judged: Mapping[str, Any] | None = None
+) -> list[str]:
     """Document ids in rank order, each kept at its first (best) rank, at most ``k`` of them.
 
-    Results that name no document are skipped (as heta-framework does).
+    Results that name no document through their source/metadata keys are skipped (as
+    heta-framework does), unless ``judged`` (the case's qrels) is given: then such a result is
+    the judged document its id names (the id itself, or ``doc`` for a ``doc#n`` chunk id), as
+    evidence matching reads it, else the document its id is (unjudged, so not relevant, but
+    it holds its rank as it does in trec_eval's run).
     """
     seen: dict[str, None] = {}  # an ordered set: first (best) rank wins
     limit = float("inf") if k is None else k
@@ -99,12 +105,23 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
                         break
                     seen[doc_id] = None
                 continue
-        for doc_id in document_ids(result):
+        named = document_ids(result)
+        if not named and judged is not None:
+            named = (id_document(result.id, judged) or result.id,)
+        for doc_id in named:
             if doc_id not in seen:
                 if len(seen) >= limit:
                     return list(seen)
                 seen[doc_id] = None
     return list(seen)
+
+
+def id_document(result_id: str, documents: Collection[str]) -> str | None:
+    """The document a result id names among ``documents``: the id, or ``doc`` of ``doc#n``."""
+    if result_id in documents:
+        return result_id
+    head, sep, _ = result_id.rpartition("#")
+    return head if sep and head in documents else None
 
 
 def _only_document_id(result: QueryResult) -> str | None:
@@ -270,8 +287,11 @@ def _reference_match(reference_id: str, result: QueryResult) -> MatchedBy | None
     direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
     if reference_id in direct:
         return "reference_id"
-    if reference_id in document_ids(result):
+    named = document_ids(result)
+    if reference_id in named:
         return "document"
+    if not named and id_document(result.id, (reference_id,)) is not None:
+        return "document"  # a ``doc#n`` chunk id of the expected document
     return None
 
 
@@ -363,6 +383,7 @@ __all__ = [
     "EvidenceMatch",
     "MatchedBy",
     "document_ids",
+    "id_document",
     "match_evidence",
     "match_result",
     "match_stored",

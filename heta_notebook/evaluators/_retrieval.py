@@ -206,7 +206,7 @@ def beir_scores(
         raise ValueError(f"beir_scores needs one convention per call, got {sorted(conventions)}")
     depth = max(m.k for m in metrics)
     with paused_gc():
-        judged, skipped = _judge(cases, responses, depth)
+        judged, skipped = _judge(cases, responses, depth, metrics[0].convention)
         values = _kernel_values(metrics, judged, depth)
         cutoffs = {m.k for m in metrics}
         convention = metrics[0].convention
@@ -258,8 +258,13 @@ def _metric_scores(
 
 
 def _judge(
-    cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse], depth: int
+    cases: Sequence[BenchmarkCase],
+    responses: Sequence[QueryResponse],
+    depth: int,
+    convention: Convention = "trec_eval",
 ) -> tuple[list[_Judged], dict[int, str]]:
+    """Each case's qrels and ranked documents; a result naming no document holds its rank
+    as the document its id names under trec_eval (heta-framework skips it)."""
     judged: list[_Judged] = []
     skipped: dict[int, str] = {}
     for index, (case, response) in enumerate(zip(cases, responses, strict=True)):
@@ -269,7 +274,9 @@ def _judge(
         elif not any(grade > 0 for grade in qrels.values()):
             skipped[index] = NO_RELEVANT
         else:
-            judged.append(_Judged(index, qrels, ranked_document_ids(response.results, k=depth)))
+            by_id = qrels if convention == "trec_eval" else None
+            ranked = ranked_document_ids(response.results, k=depth, judged=by_id)
+            judged.append(_Judged(index, qrels, ranked))
     return judged, skipped
 
 

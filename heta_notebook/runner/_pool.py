@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from heta_notebook._util.loop import loop_mismatch
-from heta_notebook.kb._answer import ChatAnswer, answer_response
+from heta_notebook.kb._answer import answer_response, runs_in_thread
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
@@ -356,7 +356,7 @@ class ThreadedQueries:
         self._kb, self._top_k, self._options = kb, top_k, options
         self._waiting: dict[str, list[tuple[str, asyncio.Future[Any]]]] = {}
         self._step = getattr(getattr(kb, "recipe", None), "answer", None)
-        self._answer_in_thread = self._step is not None and not isinstance(self._step, ChatAnswer)
+        self._answer_in_thread = runs_in_thread(self._step)
 
     async def answer(self, case: BenchmarkCase, mode: str) -> Any:
         """The KB's response to ``case.query`` in ``mode`` (an ``Answer`` for ``WorkItem``)."""
