@@ -33,7 +33,7 @@ from heta_notebook.runner._pool import ThreadedQueries
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
 from heta_notebook.runner._subset import CaseSubset
 from heta_notebook.store import ReportStore
-from heta_notebook.systems._adapt import System, as_system
+from heta_notebook.systems._adapt import System, as_system, unwrapped
 from heta_notebook.systems._check import preflight
 
 __all__ = [
@@ -157,12 +157,13 @@ async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
     groups, kbs = await _build(
         job.loaded, job.recipe, job.kb_name, job.config, job.workspace, job.rebuild
     )
-    groups, coverage = await _checked(groups, kbs, _modes(job.query_modes, kbs[0])[0])
     spec = recipe_spec(job, groups, kbs)
-    if coverage is not None:
-        spec.metadata["id_coverage"] = coverage
+    if not _seen_before(job, spec):  # a resumed run was checked when it first ran
+        spec.groups, coverage = await _checked(groups, kbs, spec.query_modes[0])
+        if coverage is not None:
+            spec.metadata["id_coverage"] = coverage
     report = await run_spec(spec)
-    return recipe_result(job, spec, report, tuple(kbs))
+    return recipe_result(job, spec, report, tuple(unwrapped(kb) for kb in kbs))
 
 
 def recipe_spec(
@@ -264,6 +265,11 @@ async def _knowledge_base(
         documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild, **extra
     )
     return as_system(built, benchmark_documents=ids)
+
+
+def _seen_before(job: RecipeRun, spec: RunSpec) -> bool:
+    """Whether the store already holds this report id (a saved or checkpointed run)."""
+    return job.store is not None and spec.report_id in job.store.report_ids(job.kb_name)
 
 
 async def _checked(

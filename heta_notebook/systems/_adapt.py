@@ -51,6 +51,7 @@ class System:
         self.benchmark_documents = frozenset(benchmark_documents)
         self._keywords = accepted_keywords(call)
         self._in_thread = not is_async_callable(call)
+        self.wrapped: Any = getattr(call, "__self__", call)  # what the user passed
 
     async def query(
         self, text: str, *, mode: str | None = None, top_k: int = 10, options: Any = None
@@ -112,8 +113,10 @@ def as_system(
     if framework is not None:
         call, kind = framework
         label = name or system_name(obj)
-        manifest = {"name": label, "kind": kind}
-        return System(call, name=label, manifest=manifest, **options).bound(benchmark_documents)
+        manifest = {"name": label, "kind": kind, "type": qualified_name(obj)}
+        system = System(call, name=label, manifest=manifest, **options)
+        system.wrapped = obj
+        return system.bound(benchmark_documents)
     if hasattr(obj, "query") and callable(obj.query):
         return _object_system(obj, name, options).bound(benchmark_documents)
     if callable(obj):
@@ -136,6 +139,11 @@ def _object_system(obj: Any, name: str | None, options: dict[str, Any]) -> Syste
     if value is not None:
         manifest = {**manifest, **value} if isinstance(value, dict) else {**manifest, "own": value}
     return System(obj.query, name=label, query_modes=modes, manifest=manifest, **options)
+
+
+def unwrapped(obj: Any) -> Any:
+    """What the user passed, for a :class:`System` (``obj`` itself otherwise)."""
+    return obj.wrapped if isinstance(obj, System) else obj
 
 
 def own_manifest(obj: Any) -> Any:

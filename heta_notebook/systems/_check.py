@@ -66,13 +66,19 @@ async def preflight(
     the id coverage (None when the system returned no results or the benchmark has no documents)."""
     kept: dict[tuple[str, str], QueryResponse] = {}
     failures: list[BaseException] = []
+    stopped = False
     for case in cases[:n]:
         try:
             kept[(case.case_id, mode)] = await answer(case, mode)
         except SystemOutputError:
             raise
+        except KeyboardInterrupt:  # a stop: the run keeps what was answered, then stops
+            stopped = True
+            break
         except Exception as exc:  # noqa: BLE001 - judged below: all failing stops the run
             failures.append(exc)
+    if stopped:
+        return _reusing(answer, kept, stopped=True), None
     if failures and not kept:
         first = failures[0]
         raise RuntimeError(
@@ -130,10 +136,19 @@ def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], s
         )
 
 
-def _reusing(answer: Answer, kept: dict[tuple[str, str], QueryResponse]) -> Answer:
+def _reusing(
+    answer: Answer, kept: dict[tuple[str, str], QueryResponse], stopped: bool = False
+) -> Answer:
+    """``answer`` that first hands out the dry run's responses; after a stop during the dry
+    run, the first case it did not answer stops the run (which saves what was answered)."""
+
     async def reuse(case: BenchmarkCase, mode: str) -> Any:
         found = kept.pop((case.case_id, mode), None)
-        return found if found is not None else await answer(case, mode)
+        if found is not None:
+            return found
+        if stopped:
+            raise KeyboardInterrupt
+        return await answer(case, mode)
 
     return reuse
 
