@@ -3,6 +3,7 @@
     HttpSystem("http://localhost:8000/search",
                body={"q": "{query}", "k": "{top_k}"},      # the request template
                results="data.hits", answer="data.answer",  # where the reply keeps them
+               metadata="metadata",                        # (default) e.g. its stages
                fields={"id": "doc_id", "text": "content"}) # result field names, if not ours
 
 Placeholders ``{query}``, ``{top_k}`` and ``{mode}`` are filled anywhere in ``body`` (a value that
@@ -39,6 +40,7 @@ class HttpSystem:
         results: str | None = "results",
         answer: str | None = "answer",
         citations: str | None = None,
+        metadata: str | None = "metadata",
         fields: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         name: str | None = None,
@@ -51,7 +53,12 @@ class HttpSystem:
         self.url, self.method = url, method.upper()
         self.body = dict(DEFAULT_BODY if body is None else body)
         self.headers = dict(headers or {})
-        self.paths = {"results": results, "answer": answer, "citations": citations}
+        self.paths = {
+            "results": results,
+            "answer": answer,
+            "citations": citations,
+            "metadata": metadata,
+        }
         self.fields = dict(fields or {})
         self.timeout = timeout
         self.name = name or httpx.URL(url).host or "http"
@@ -86,6 +93,8 @@ class HttpSystem:
             out["results"] = [self._renamed(item) for item in out["results"]]
         if out.get("results") is None:
             out["results"] = []
+        if not isinstance(out.get("metadata"), Mapping):  # e.g. {"stages": [...]}: kept
+            out.pop("metadata", None)
         return out
 
     def _renamed(self, item: Any) -> Any:
