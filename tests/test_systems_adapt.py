@@ -214,3 +214,14 @@ def test_an_unreadable_result_item_names_its_rank() -> None:
 def test_something_that_is_not_a_system_is_refused_clearly() -> None:
     with pytest.raises(TypeError, match="object with query"):
         as_system(42)
+
+
+@pytest.mark.parametrize("entry", ["run_benchmark", "evaluate", "as_system"])
+def test_help_lists_what_the_entry_points_accept(entry: str) -> None:
+    import pydoc
+
+    import heta_notebook
+
+    text = pydoc.render_doc(getattr(heta_notebook, entry), renderer=pydoc.plaintext)
+    for accepted in ("query", "LangChain", "LlamaIndex", "HttpSystem"):
+        assert accepted in text, (entry, accepted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import pytest
@@ -133,3 +134,12 @@ def test_stamped_results_say_which_document_they_are() -> None:
     result = report.case_results[0].response.results[0]
     assert result.source["benchmark_document_id"] == result.id.split("#")[0]
     assert per_case_scores(report) == per_case_scores(_run(ranked_ids, limit=2))
+
+
+def test_dry_run_cases_keep_the_latency_they_took() -> None:
+    def slow(text: str) -> list[str]:
+        time.sleep(0.05)
+        return ranked_ids(text)
+
+    report = _run(slow, limit=7)
+    assert all(r.latency_ms >= 40 for r in report.case_results)

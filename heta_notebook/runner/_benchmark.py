@@ -148,7 +148,8 @@ class BenchmarkRunner:
 run_benchmark = sync_form(
     BenchmarkRunner().run,
     "run_benchmark",
-    "``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell.",
+    "``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell.\n\n"
+    + inspect.cleandoc(BenchmarkRunner.run.__doc__ or ""),
 )
 
 

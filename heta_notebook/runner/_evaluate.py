@@ -119,7 +119,8 @@ evaluate = sync_form(
     aevaluate,
     "evaluate",
     "Run ``function`` on every datapoint, score with ``evaluators``, return the report "
-    "(``aevaluate`` without ``await``: same arguments; works in scripts and notebook cells).",
+    "(``aevaluate`` without ``await``: same arguments; works in scripts and notebook cells).\n\n"
+    + inspect.cleandoc(aevaluate.__doc__ or ""),
 )
 
 

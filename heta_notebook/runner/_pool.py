@@ -30,6 +30,7 @@ from heta_notebook.schema._records import (
     EvaluationError,
     QueryResponse,
 )
+from heta_notebook.systems._check import Measured
 
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
 
@@ -434,7 +435,8 @@ async def answer_item(
         raw = await with_timeout(
             item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
         )
-        response = as_response(raw, mode)
+        measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
+        response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         if (mismatch := loop_mismatch(exc)) is not None:
             raise mismatch from exc  # every case would fail alike: stop, say what works
@@ -446,7 +448,7 @@ async def answer_item(
             latency_ms=_elapsed_ms(started),
             metadata=item.metadata,
         )
-    latency = _elapsed_ms(started)
+    latency = _elapsed_ms(started) if measured is None else measured
     scores = await scorer.score_per_case(case, response)
     return Answered(item=item, response=response, latency_ms=latency, scores=scores)
 

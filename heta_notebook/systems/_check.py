@@ -11,6 +11,7 @@ some → a warning, and the coverage goes into the report's ``metadata["id_cover
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,14 @@ from heta_notebook.systems._normalize import SystemOutputError
 
 DRY_RUN_CASES = 5
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A dry-run response handed to the run with the latency it really took."""
+
+    value: Any
+    latency_ms: float
 
 
 class IdCoverageError(ValueError):
@@ -64,12 +73,15 @@ async def preflight(
 ) -> tuple[Answer, IdCoverage | None]:
     """Dry-run the first ``n`` cases; return an ``answer`` that reuses their responses and
     the id coverage (None when the system returned no results or the benchmark has no documents)."""
-    kept: dict[tuple[str, str], QueryResponse] = {}
+    kept: dict[tuple[str, str], Measured] = {}
     failures: list[BaseException] = []
     stopped = False
     for case in cases[:n]:
+        started = time.perf_counter()
         try:
-            kept[(case.case_id, mode)] = await answer(case, mode)
+            value = await answer(case, mode)
+            elapsed = round((time.perf_counter() - started) * 1000, 3)
+            kept[(case.case_id, mode)] = Measured(value, elapsed)
         except SystemOutputError:
             raise
         except KeyboardInterrupt:  # a stop: the run keeps what was answered, then stops
@@ -85,7 +97,7 @@ async def preflight(
             f"{system} failed on each of the first {len(failures)} cases before the run "
             f"started; the first error: {type(first).__name__}: {first}"
         ) from first
-    coverage = id_coverage(list(kept.values()), benchmark_documents)
+    coverage = id_coverage([m.value for m in kept.values()], benchmark_documents)
     if coverage is not None:
         check_coverage(coverage, benchmark_documents, system)
     return _reusing(answer, kept), coverage
@@ -137,9 +149,10 @@ def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], s
 
 
 def _reusing(
-    answer: Answer, kept: dict[tuple[str, str], QueryResponse], stopped: bool = False
+    answer: Answer, kept: dict[tuple[str, str], Measured], stopped: bool = False
 ) -> Answer:
-    """``answer`` that first hands out the dry run's responses; after a stop during the dry
+    """``answer`` that first hands out the dry run's responses (``Measured``: the run records
+    the latency they took); after a stop during the dry
     run, the first case it did not answer stops the run (which saves what was answered)."""
 
     async def reuse(case: BenchmarkCase, mode: str) -> Any:
@@ -157,6 +170,7 @@ __all__ = [
     "DRY_RUN_CASES",
     "IdCoverage",
     "IdCoverageError",
+    "Measured",
     "check_coverage",
     "id_coverage",
     "preflight",
