@@ -14,6 +14,8 @@ _EXPORTS = {
     "Variant": "heta_notebook.analysis._compare",
     "compare": "heta_notebook.analysis._compare",
     "ReportFrames": "heta_notebook.analysis._frames",
+    "token_usage": "heta_notebook.analysis._usage",
+    "usage_totals": "heta_notebook.analysis._usage",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -26,4 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.analysis._frames import (  # noqa: F401
         ReportFrames,
+    )
+    from heta_notebook.analysis._usage import (  # noqa: F401
+        token_usage,
+        usage_totals,
     )
