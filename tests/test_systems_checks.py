@@ -143,3 +143,18 @@ def test_dry_run_cases_keep_the_latency_they_took() -> None:
 
     report = _run(slow, limit=7)
     assert all(r.latency_ms >= 40 for r in report.case_results)
+
+
+def test_a_stop_during_the_dry_run_keeps_what_was_answered(tmp_path) -> None:
+    calls = []
+
+    def stops_on_the_third(text: str) -> list[str]:
+        calls.append(text)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return ranked_ids(text)
+
+    with pytest.warns(RuntimeWarning, match="interrupted with 2 of 10"):
+        report = _run(stops_on_the_third, limit=10, store=tmp_path)
+    assert report.is_partial and len(report.case_results) == 2
+    assert len(calls) == 3

@@ -323,7 +323,8 @@ def _modes(query_modes: Sequence[str] | str | None, kb: Any) -> tuple[str, ...]:
     if not modes or any(not isinstance(m, str) or not m.strip() for m in modes):
         raise ValueError(f"query_modes must be non-empty strings (this KB offers {offered})")
     modes = tuple(m.strip() for m in modes)
-    unknown = [m for m in modes if offered and m not in offered]
+    any_mode = getattr(kb, "any_mode", False) is True  # a system that names no modes
+    unknown = [m for m in modes if offered and not any_mode and m not in offered]
     if unknown:
         raise ValueError(f"unknown query mode(s) {unknown}; this knowledge base offers {offered}")
     return modes

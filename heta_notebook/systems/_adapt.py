@@ -46,6 +46,8 @@ class System:
     ) -> None:
         self._call, self.name = call, name
         self.query_modes = tuple(query_modes) or (DEFAULT_MODE,)
+        # a system that names no modes answers any mode it is asked (its default: "default")
+        self.any_mode = self.query_modes == (DEFAULT_MODE,)
         self._manifest = manifest or {"name": name}
         self.document_id, self.id_key = document_id, id_key
         self.benchmark_documents = frozenset(benchmark_documents)

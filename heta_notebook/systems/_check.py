@@ -11,6 +11,7 @@ some → a warning, and the coverage goes into the report's ``metadata["id_cover
 
 from __future__ import annotations
 
+import asyncio
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -75,7 +76,7 @@ async def preflight(
     the id coverage (None when the system returned no results or the benchmark has no documents)."""
     kept: dict[tuple[str, str], Measured] = {}
     failures: list[BaseException] = []
-    stopped = False
+    stopped: BaseException | None = None
     for case in cases[:n]:
         started = time.perf_counter()
         try:
@@ -84,13 +85,15 @@ async def preflight(
             kept[(case.case_id, mode)] = Measured(value, elapsed)
         except SystemOutputError:
             raise
-        except KeyboardInterrupt:  # a stop: the run keeps what was answered, then stops
-            stopped = True
-            break
         except Exception as exc:  # noqa: BLE001 - judged below: all failing stops the run
             failures.append(exc)
-    if stopped:
-        return _reusing(answer, kept, stopped=True), None
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # a stop (KeyboardInterrupt...): the run keeps what was
+            stopped = exc  # answered, then stops the way a stop in the run does
+            break
+    if stopped is not None:
+        return _reusing(answer, kept, stopped=stopped), None
     if failures and not kept:
         first = failures[0]
         raise RuntimeError(
@@ -149,7 +152,7 @@ def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], s
 
 
 def _reusing(
-    answer: Answer, kept: dict[tuple[str, str], Measured], stopped: bool = False
+    answer: Answer, kept: dict[tuple[str, str], Measured], stopped: BaseException | None = None
 ) -> Answer:
     """``answer`` that first hands out the dry run's responses (``Measured``: the run records
     the latency they took); after a stop during the dry
@@ -159,8 +162,8 @@ def _reusing(
         found = kept.pop((case.case_id, mode), None)
         if found is not None:
             return found
-        if stopped:
-            raise KeyboardInterrupt
+        if stopped is not None:
+            raise stopped
         return await answer(case, mode)
 
     return reuse
