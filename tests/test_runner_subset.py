@@ -107,3 +107,22 @@ def test_resuming_a_report_with_another_subset_is_refused(tmp_path) -> None:
     assert len(again.report.case_results) == 5
     with pytest.raises(CheckpointMismatchError, match="other settings"):
         run_benchmark(**options, limit=10)
+
+
+def test_evaluate_on_a_benchmark_checks_ids_before_the_run() -> None:
+    from heta_notebook import IdCoverageError
+
+    def own_ids(inputs: dict) -> dict:
+        return {"answer": "x", "results": [{"id": f"v{d}"} for d in ranked_ids(inputs["query"])]}
+
+    with pytest.raises(IdCoverageError, match="function 'own_ids'"):
+        evaluate(own_ids, BeirBenchmark.cranfield(), EVALUATORS, limit=8, progress=False)
+    report = evaluate(
+        lambda inputs: {"results": ranked_ids(inputs["query"])},
+        BeirBenchmark.cranfield(),
+        EVALUATORS,
+        limit=8,
+        progress=False,
+    )
+    assert report.metadata["id_coverage"]["share"] == 1.0
+    assert report.metadata["subset"] == {"limit": 8}

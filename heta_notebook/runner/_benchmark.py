@@ -160,7 +160,9 @@ async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
     )
     spec = recipe_spec(job, groups, kbs)
     if not _seen_before(job, spec):  # a resumed run was checked when it first ran
-        spec.groups, coverage = await _checked(groups, kbs, spec.query_modes[0])
+        spec.groups, coverage = await _checked(
+            groups, kbs, spec.query_modes[0], job.config.query_timeout
+        )
         if coverage is not None:
             spec.metadata["id_coverage"] = coverage
     report = await run_spec(spec)
@@ -274,7 +276,7 @@ def _seen_before(job: RecipeRun, spec: RunSpec) -> bool:
 
 
 async def _checked(
-    groups: list[CaseGroup], kbs: list[Any], mode: str
+    groups: list[CaseGroup], kbs: list[Any], mode: str, timeout: float | None
 ) -> tuple[list[CaseGroup], dict[str, Any] | None]:
     """Dry-run a system's first cases (kept for the run): its output shape and id coverage."""
     if not groups or not isinstance(kbs[0], System):
@@ -286,6 +288,7 @@ async def _checked(
         mode,
         system.benchmark_documents,
         system=f"system {system.name!r}",
+        timeout=timeout,
     )
     checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)
     return [checked, *groups[1:]], None if coverage is None else coverage.to_dict()

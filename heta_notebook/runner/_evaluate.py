@@ -31,6 +31,7 @@ from heta_notebook.schema._records import (
 )
 from heta_notebook.store import ReportStore
 from heta_notebook.systems._adapt import as_system, stamp_documents
+from heta_notebook.systems._check import preflight
 from heta_notebook.systems._normalize import normalize_response
 
 __all__ = ["aevaluate", "evaluate"]
@@ -112,6 +113,19 @@ async def aevaluate(
         recipe_manifest={"name": mode, "function": _qualified_name(function)},
         metadata=extra,
     )
+    if documents and not (report_store and spec.report_id in report_store.report_ids(mode)):
+        (group,) = spec.groups  # a benchmark with a corpus: check ids before the run
+        answer, coverage = await preflight(
+            group.answer,
+            group.cases,
+            mode,
+            frozenset(documents),
+            system=f"function {mode!r}",
+            timeout=active.query_timeout,
+        )
+        spec.groups = [CaseGroup(cases=group.cases, answer=answer, metadata=group.metadata)]
+        if coverage is not None:
+            spec.metadata["id_coverage"] = coverage.to_dict()
     return await run_spec(spec)
 
 
@@ -297,24 +311,11 @@ def response_from_outputs(value: Any, mode: str) -> QueryResponse:
 
 
 def _results(outputs: Any) -> tuple[QueryResult, ...]:
-    if not isinstance(outputs, dict):
+    """``outputs["results"]`` (ids, dicts, pairs...) or ``["contexts"]`` (texts) as results,
+    read by the one normaliser (``systems._normalize``)."""
+    if not isinstance(outputs, dict) or not any(k in outputs for k in ("results", "contexts")):
         return ()
-    try:
-        if isinstance(outputs.get("results"), list):
-            return tuple(
-                QueryResult.from_dict({"id": f"result-{i}", **item})
-                if isinstance(item, dict)
-                else QueryResult(id=f"result-{i}", text=str(item))
-                for i, item in enumerate(outputs["results"])
-            )
-        if isinstance(outputs.get("contexts"), list):
-            return tuple(
-                QueryResult(id=f"context-{i}", text=str(text))
-                for i, text in enumerate(outputs["contexts"])
-            )
-    except ValueError:  # not result-shaped: keep them only in outputs
-        return ()
-    return ()
+    return normalize_response(outputs, "read", system="the function").results
 
 
 # --------------------------------------------------------------------------- helpers

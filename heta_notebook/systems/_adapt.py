@@ -102,8 +102,14 @@ def as_system(
     benchmark_documents: Collection[str] = (),
 ) -> Any:
     """``obj`` as something the runner can query: a recipe or the embedded KB unchanged,
-    anything else (a function, an object with ``query``, a LangChain or LlamaIndex object,
-    an ``HttpSystem``) wrapped as a :class:`System`. Raises one ``TypeError`` otherwise."""
+    anything else (a function ``fn(text)`` / ``fn(text, *, mode, top_k)``, an object with
+    ``query``, a LangChain or LlamaIndex object, an ``HttpSystem``) wrapped as a
+    :class:`System`; one ``TypeError`` otherwise.
+
+    ``document_id`` maps results to benchmark documents (a result/metadata/source field name,
+    or a callable ``(QueryResult) -> id``); ``id_key`` names the metadata key holding a
+    LangChain document's id; ``name`` labels it in reports.
+    """
     if isinstance(obj, System):
         return obj.bound(benchmark_documents) if benchmark_documents else obj
     if hasattr(obj, "build_knowledge_base") or _is_embedded_kb(obj):

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from heta_notebook._util.timeout import with_timeout
 from heta_notebook.evaluators._matching import document_ids
 from heta_notebook.schema._records import BenchmarkCase, QueryResponse
 from heta_notebook.systems._normalize import SystemOutputError
@@ -71,16 +72,18 @@ async def preflight(
     *,
     system: str,
     n: int = DRY_RUN_CASES,
+    timeout: float | None = None,
 ) -> tuple[Answer, IdCoverage | None]:
-    """Dry-run the first ``n`` cases; return an ``answer`` that reuses their responses and
-    the id coverage (None when the system returned no results or the benchmark has no documents)."""
+    """Dry-run the first ``n`` cases (each within ``timeout`` seconds, the run's query
+    timeout); return an ``answer`` that reuses their responses and the id coverage (None
+    when the system returned no results or the benchmark has no documents)."""
     kept: dict[tuple[str, str], Measured] = {}
     failures: list[BaseException] = []
     stopped: BaseException | None = None
     for case in cases[:n]:
         started = time.perf_counter()
         try:
-            value = await answer(case, mode)
+            value = await with_timeout(answer(case, mode), timeout, f"query {case.case_id!r}")
             elapsed = round((time.perf_counter() - started) * 1000, 3)
             kept[(case.case_id, mode)] = Measured(value, elapsed)
         except SystemOutputError:

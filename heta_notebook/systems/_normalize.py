@@ -3,7 +3,7 @@
 Accepted (``ACCEPTED_FORMS`` says the same to users): a ``QueryResponse``; a list of results
 (``QueryResult``s, id strings, ``(id, score)`` pairs, dicts, LangChain ``Document``s,
 LlamaIndex ``NodeWithScore``s); ``(answer, results)``; a dict ``{"answer", "results" |
-"contexts" | "context" | "source_documents", "citations", ...}``; an answer string; a
+"contexts" (texts) | "context" | "source_documents", "citations", ...}``; an answer string; a
 LlamaIndex response (``.response`` + ``.source_nodes``); a record with ``to_dict()``.
 Anything else is one :class:`SystemOutputError` naming the type it got and these forms.
 """
@@ -21,7 +21,7 @@ ACCEPTED_FORMS = (
     "a QueryResponse; a list of results, each a QueryResult, an id string, an (id, score) "
     "pair, a dict with 'id' (and optional 'text', 'score', 'document_id', 'metadata'), a "
     "LangChain Document or a LlamaIndex NodeWithScore; an (answer, results) pair; a dict "
-    "{'answer': ..., 'results' or 'contexts': [...], 'citations': [...]}; an answer string; "
+    "{'answer': ..., 'results': [...] or 'contexts': [texts], 'citations': [...]}; an answer string; "
     "a LlamaIndex response with source_nodes"
 )
 _RESULT_KEYS = ("results", "contexts", "context", "source_documents", "source_nodes")
@@ -92,7 +92,13 @@ def _from_dict(value: Mapping[str, Any], mode: str, system: str, id_key: str | N
     known = {"mode", "answer", "citations", "trace", "metadata", *_RESULT_KEYS}
     if key is None and not (known & set(value)):
         raise SystemOutputError(system, value, f"a dict with keys {sorted(value)[:8]}")
-    results = as_results(value.get(key) or (), system, id_key) if key else ()
+    items = value.get(key) or () if key else ()
+    if key == "contexts" and isinstance(items, (list, tuple)):  # ragas style: texts, not ids
+        items = [
+            {"id": f"context-{i}", "text": t} if isinstance(t, str) else t
+            for i, t in enumerate(items)
+        ]
+    results = as_results(items, system, id_key) if key else ()
     answer = value.get("answer")
     extra = {k: _json_safe(v) for k, v in value.items() if k not in known}
     metadata = {**dict(value.get("metadata") or {}), **extra}
