@@ -102,6 +102,7 @@ _EXPORTS: dict[str, str] = {
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
+    "token_usage": "heta_notebook.analysis._usage",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -139,6 +140,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
+    )
+    from heta_notebook.analysis._usage import (  # noqa: F401
+        token_usage,
     )
     from heta_notebook.benchmarks._beir import (  # noqa: F401
         BeirBenchmark,

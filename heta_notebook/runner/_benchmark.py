@@ -29,7 +29,7 @@ from heta_notebook.runner._inputs import (
     workspace_for,
 )
 from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
-from heta_notebook.runner._pool import ThreadedQueries
+from heta_notebook.runner._pool import ThreadedQueries, frozen_results
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
 from heta_notebook.runner._subset import CaseSubset
 from heta_notebook.store import ReportStore
@@ -282,14 +282,15 @@ async def _checked(
     if not groups or not isinstance(kbs[0], System):
         return groups, None
     first, system = groups[0], kbs[0]
-    answer, coverage = await preflight(
-        first.answer,
-        first.cases,
-        mode,
-        system.benchmark_documents,
-        system=f"system {system.name!r}",
-        timeout=timeout,
-    )
+    with frozen_results():  # as during the run: no full GC pass while the loop is needed
+        answer, coverage = await preflight(
+            first.answer,
+            first.cases,
+            mode,
+            system.benchmark_documents,
+            system=f"system {system.name!r}",
+            timeout=timeout,
+        )
     checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)
     return [checked, *groups[1:]], None if coverage is None else coverage.to_dict()
 

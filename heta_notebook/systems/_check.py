@@ -90,8 +90,9 @@ async def preflight(
             raise
         except Exception as exc:  # noqa: BLE001 - judged below: all failing stops the run
             failures.append(exc)
-        except asyncio.CancelledError:
-            raise
+        except asyncio.CancelledError:  # the stop button cancels the run's task
+            stopped = KeyboardInterrupt()
+            break
         except BaseException as exc:  # a stop (KeyboardInterrupt...): the run keeps what was
             stopped = exc  # answered, then stops the way a stop in the run does
             break
