@@ -99,7 +99,7 @@ def test_a_system_failing_on_every_first_case_is_one_error() -> None:
     def down(text: str) -> list[str]:
         raise ConnectionError("index offline")
 
-    with pytest.raises(RuntimeError, match="failed on each of the first 5 cases.*index offline"):
+    with pytest.raises(RuntimeError, match="failed on each of the first 5 queries.*index offline"):
         _run(down, limit=40)
 
 

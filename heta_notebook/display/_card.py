@@ -120,7 +120,7 @@ def _coverage(report: EvaluationReport) -> Markup | None:
     text = (
         f"{found['share']:.0%} of results map to benchmark documents "
         f"({fmt_int(found.get('matched', 0))} of {fmt_int(found.get('results', 0))} in the "
-        f"first {fmt_int(found.get('checked_cases', 0))} cases; the rest count as misses)"
+        f"first {fmt_int(found.get('checked_queries', 0))} queries; the rest count as misses)"
     )
     return badge(text, "warn")
 

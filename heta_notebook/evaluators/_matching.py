@@ -13,6 +13,12 @@ Matching an evidence item against one result tries, in order:
 2. **reference_id**: the result's id or a document/source key it names (``matched_by``
    ``"reference_id"``), or the benchmark document the chunk maps to (``"document"``).
 3. **text**: casefolded, whitespace-normalised containment in either direction.
+
+A result maps to a document the same way for every metric: ``benchmark_document_id`` /
+``beir_document_id`` / a raw key / ``document_id`` in its source or metadata, else its id
+when that names a benchmark document, else ``doc`` for a ``doc#n`` chunk id
+(:func:`id_document`). ``systems`` stamps such results with ``benchmark_document_id`` before
+they are scored; BEIR metrics and evidence matching also read unstamped ones that way.
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
     spec = recipe_spec(job, groups, kbs)
     if not _seen_before(job, spec):  # a resumed run was checked when it first ran
         spec.groups, coverage = await _checked(
-            groups, kbs, spec.query_modes[0], job.config.query_timeout
+            groups, kbs, spec.query_modes, job.config.query_timeout
         )
         if coverage is not None:
             spec.metadata["id_coverage"] = coverage
@@ -276,7 +276,7 @@ def _seen_before(job: RecipeRun, spec: RunSpec) -> bool:
 
 
 async def _checked(
-    groups: list[CaseGroup], kbs: list[Any], mode: str, timeout: float | None
+    groups: list[CaseGroup], kbs: list[Any], modes: Sequence[str], timeout: float | None
 ) -> tuple[list[CaseGroup], dict[str, Any] | None]:
     """Dry-run a system's first cases (kept for the run): its output shape and id coverage."""
     if not groups or not isinstance(kbs[0], System):
@@ -286,7 +286,7 @@ async def _checked(
         answer, coverage = await preflight(
             first.answer,
             first.cases,
-            mode,
+            modes,
             system.benchmark_documents,
             system=f"system {system.name!r}",
             timeout=timeout,

@@ -118,7 +118,7 @@ async def aevaluate(
         answer, coverage = await preflight(
             group.answer,
             group.cases,
-            mode,
+            (mode,),
             frozenset(documents),
             system=f"function {mode!r}",
             timeout=active.query_timeout,

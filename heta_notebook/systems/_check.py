@@ -1,6 +1,6 @@
-"""Checked before it runs: a dry run of the first cases, and how many ids map to documents.
+"""Checked before it runs: a dry run of the first queries, and how many ids map to documents.
 
-``preflight`` queries the first few cases once (their responses are kept and reused by the
+``preflight`` asks the run's first few (case, mode) queries once (their responses are kept and reused by the
 run, so nothing is asked twice). A shape the adapter cannot read, or a system that fails on
 every one of them, stops the run with that one error. **Id coverage** is the share of the
 returned results that map to one of the benchmark's documents (by the one matching rule,
@@ -45,7 +45,7 @@ class IdCoverage:
 
     matched: int
     results: int
-    cases: int
+    queries: int
     unmatched_examples: tuple[str, ...] = ()
 
     @property
@@ -59,7 +59,7 @@ class IdCoverage:
             "share": round(self.share, 4),
             "matched": self.matched,
             "results": self.results,
-            "checked_cases": self.cases,
+            "checked_queries": self.queries,
             "unmatched_examples": list(self.unmatched_examples),
         }
 
@@ -67,20 +67,22 @@ class IdCoverage:
 async def preflight(
     answer: Answer,
     cases: Sequence[BenchmarkCase],
-    mode: str,
+    modes: Sequence[str],
     benchmark_documents: Collection[str],
     *,
     system: str,
     n: int = DRY_RUN_CASES,
     timeout: float | None = None,
 ) -> tuple[Answer, IdCoverage | None]:
-    """Dry-run the first ``n`` cases (each within ``timeout`` seconds, the run's query
-    timeout); return an ``answer`` that reuses their responses and the id coverage (None
-    when the system returned no results or the benchmark has no documents)."""
+    """Dry-run the run's first ``n`` (case, mode) items, in the run's order (each within
+    ``timeout`` seconds, the run's query timeout); return an ``answer`` that reuses their
+    responses and the id coverage (None when the system returned no results or the
+    benchmark has no documents)."""
     kept: dict[tuple[str, str], Measured] = {}
     failures: list[BaseException] = []
     stopped: BaseException | None = None
-    for case in cases[:n]:
+    first = [(case, mode) for case in cases[:n] for mode in modes][:n]
+    for case, mode in first:
         started = time.perf_counter()
         try:
             value = await with_timeout(answer(case, mode), timeout, f"query {case.case_id!r}")
@@ -101,7 +103,7 @@ async def preflight(
     if failures and not kept:
         first = failures[0]
         raise RuntimeError(
-            f"{system} failed on each of the first {len(failures)} cases before the run "
+            f"{system} failed on each of the first {len(failures)} queries before the run "
             f"started; the first error: {type(first).__name__}: {first}"
         ) from first
     coverage = id_coverage([m.value for m in kept.values()], benchmark_documents)
@@ -121,7 +123,7 @@ def id_coverage(
     return IdCoverage(
         matched=len(results) - len(unmatched),
         results=len(results),
-        cases=len(responses),
+        queries=len(responses),
         unmatched_examples=tuple(dict.fromkeys(unmatched))[:5],
     )
 
@@ -137,7 +139,7 @@ def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], s
         ours = ", ".join(repr(d) for d in sorted(benchmark_documents)[:5])
         raise IdCoverageError(
             f"none of the {coverage.results} results {system} returned for the first "
-            f"{coverage.cases} cases names a benchmark document, so every retrieval metric "
+            f"{coverage.queries} queries names a benchmark document, so every retrieval metric "
             f"would be 0. The system's ids: {theirs}; the benchmark's document ids: {ours}. "
             "Return the benchmark's document ids as result ids (or 'doc#n' chunk ids), put "
             "them in a result's 'document_id' field or metadata['benchmark_document_id'], or "
@@ -147,7 +149,7 @@ def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], s
     if coverage.share < 1.0:
         warnings.warn(
             f"only {coverage.matched} of {coverage.results} results {system} returned for the "
-            f"first {coverage.cases} cases map to a benchmark document (unmatched ids such as "
+            f"first {coverage.queries} queries map to a benchmark document (unmatched ids such as "
             f"{list(coverage.unmatched_examples[:3])}); unmatched results count as misses. "
             "Map them with as_system(obj, document_id=...).",
             UserWarning,
