@@ -101,6 +101,14 @@ _EXPORTS: dict[str, str] = {
     "SquadExactMatch": "heta_notebook.evaluators._squad",
     "SquadTokenF1": "heta_notebook.evaluators._squad",
     "AbstentionAccuracy": "heta_notebook.evaluators._squad",
+
+    # your own system (issue 23): the one door, HTTP services, stages
+    "as_system": "heta_notebook.systems._adapt",
+    "HttpSystem": "heta_notebook.systems._http",
+    "Stages": "heta_notebook.systems._stages",
+    "IdCoverageError": "heta_notebook.systems._check",
+    "SystemOutputError": "heta_notebook.systems._normalize",
+    "token_usage": "heta_notebook.analysis._usage",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -142,6 +150,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
+    )
+    from heta_notebook.analysis._usage import (  # noqa: F401
+        token_usage,
     )
     from heta_notebook.benchmarks._beir import (  # noqa: F401
         BeirBenchmark,
@@ -271,4 +282,19 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.store import (  # noqa: F401
         ReportStore,
+    )
+    from heta_notebook.systems._adapt import (  # noqa: F401
+        as_system,
+    )
+    from heta_notebook.systems._check import (  # noqa: F401
+        IdCoverageError,
+    )
+    from heta_notebook.systems._http import (  # noqa: F401
+        HttpSystem,
+    )
+    from heta_notebook.systems._normalize import (  # noqa: F401
+        SystemOutputError,
+    )
+    from heta_notebook.systems._stages import (  # noqa: F401
+        Stages,
     )

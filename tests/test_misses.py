@@ -13,8 +13,8 @@ from heta_notebook.analysis._misses import (
     classify_case,
     delta_sentence,
     miss_line,
-    response_stages,
 )
+from heta_notebook.systems import response_stages
 from heta_notebook.schema import (
     BenchmarkEvidence,
     BenchmarkExpected,
@@ -134,7 +134,7 @@ def test_stages_can_come_from_trace_events() -> None:
         QueryTraceEvent(stage="rerank", message="cross-encoder", metadata={"ids": ["a"]}),
     )
     case = _case(["a", "b"], [_result("a")], top_k=1, trace=trace)
-    assert [s["stage"] for s in response_stages(case.response)] == ["retrieve", "rerank"]
+    assert [s.name for s in response_stages(case.response)] == ["retrieve", "rerank"]
     assert _classes(case) == {"a": "found", "b": "lost at stage"}
 
 

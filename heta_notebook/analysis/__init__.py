@@ -17,6 +17,8 @@ _EXPORTS = {
     "compare": "heta_notebook.analysis._compare",
     "ReportFrames": "heta_notebook.analysis._frames",
     "tie_effects": "heta_notebook.analysis._ties",
+    "token_usage": "heta_notebook.analysis._usage",
+    "usage_totals": "heta_notebook.analysis._usage",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -36,4 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.analysis._ties import (  # noqa: F401
         tie_effects,
+    )
+    from heta_notebook.analysis._usage import (  # noqa: F401
+        token_usage,
+        usage_totals,
     )

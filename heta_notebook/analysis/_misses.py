@@ -25,7 +25,8 @@ cuts); ``document_rank`` is the position among documents (chunks mapped, best ke
 
 Where the facts come from: the response's results (``evaluators._matching``), the embedded
 KB's exact deep ranks (``response.metadata["deep_ranks"]``, ``kb._deep_rank``) and the stages
-a system records (``response_stages``: ``response.metadata["stages"]`` or trace events).
+a system records (``systems.response_stages``: ``response.metadata["stages"]`` or trace
+events).
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ from heta_notebook.schema._records import (
     BenchmarkEvidence,
     EvaluationCaseResult,
     EvaluationReport,
-    QueryResponse,
     QueryResult,
 )
+from heta_notebook.systems._stages import Stage, response_stages
 
 FOUND = "found"
 NOT_CITED = "found, not cited"
@@ -84,55 +85,12 @@ EVIDENCE_COLUMNS = (
 # --------------------------------------------------------------------------- stages
 
 
-def response_stages(response: QueryResponse | None) -> list[dict[str, Any]]:
-    """The stages a system recorded, in order: ``[{"stage": name, "ids": [ranked ids]}, ...]``.
-
-    Read from ``response.metadata["stages"]`` (that list), else from the trace events whose
-    ``metadata["ids"]`` is a list (``event.stage`` names the stage). ``ids`` are result ids
-    (e.g. chunk ids) or document ids, best first; an optional parallel ``document_ids`` maps
-    each to its document. Fewer than two stages tell nothing about where evidence was lost.
-    """
-    if response is None:
-        return []
-    raw = response.metadata.get("stages")
-    if raw is None:
-        raw = [
-            {"stage": e.stage, "ids": e.metadata["ids"], **_documents_of(e.metadata)}
-            for e in response.trace
-            if isinstance(e.metadata.get("ids"), list)
-        ]
-    if not isinstance(raw, list):
-        raise ValueError(
-            f"response.metadata['stages']: expected a list of {{'stage': name, 'ids': [...]}}, "
-            f"got {type(raw).__name__}"
-        )
-    return [_stage(i, entry) for i, entry in enumerate(raw)]
-
-
-def _documents_of(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    docs = metadata.get("document_ids")
-    return {"document_ids": docs} if isinstance(docs, list) else {}
-
-
-def _stage(i: int, entry: Any) -> dict[str, Any]:
-    where = f"response.metadata['stages'][{i}]"
-    if not isinstance(entry, Mapping) or not isinstance(entry.get("stage"), str):
-        raise ValueError(f"{where}: expected {{'stage': name, 'ids': [...]}}, got {entry!r:.80}")
-    ids = entry.get("ids")
-    if not isinstance(ids, (list, tuple)):
-        raise ValueError(f"{where}.ids: expected a list of ranked ids, got {ids!r:.80}")
-    docs = entry.get("document_ids")
-    if docs is not None and (not isinstance(docs, (list, tuple)) or len(docs) != len(ids)):
-        raise ValueError(f"{where}.document_ids: expected one document id per id in ids")
-    return {"stage": entry["stage"], "ids": [str(x) for x in ids], "document_ids": docs}
-
-
 def _stage_rank(
-    stage: Mapping[str, Any], item: BenchmarkEvidence, results: Mapping[str, QueryResult]
+    stage: Stage, item: BenchmarkEvidence, results: Mapping[str, QueryResult]
 ) -> int | None:
     """1-based rank of the first id in ``stage`` that is ``item`` (None when absent)."""
-    docs = stage.get("document_ids")
-    for rank, rid in enumerate(stage["ids"], start=1):
+    docs = stage.document_ids
+    for rank, rid in enumerate(stage.ids, start=1):
         if rid in results and matching.match_result(item, results[rid]) is not None:
             return rank
         if item.reference_id is not None:
@@ -171,7 +129,7 @@ def classify_case(
     for m in matches:
         item = expected.evidence[m.index]
         info = deep.get(item.reference_id) if deep and item.reference_id else None
-        stage_ranks = {s["stage"]: _stage_rank(s, item, by_id) for s in stages}
+        stage_ranks = {s.name: _stage_rank(s, item, by_id) for s in stages}
         row = {
             "case_id": result.case_id,
             "query_mode": result.query_mode,
@@ -239,7 +197,7 @@ def _classify_miss(
     row: dict[str, Any],
     item: BenchmarkEvidence,
     deeper: Sequence[QueryResult],
-    stages: list[dict[str, Any]],
+    stages: list[Stage],
     stage_ranks: dict[str, int | None],
     info: Mapping[str, Any] | None,
     exhausted: bool,
@@ -248,7 +206,7 @@ def _classify_miss(
     if info is not None and not info.get("indexed", True):
         row["miss_class"], row["rank"], row["rank_source"] = NOT_INDEXED, None, None
         return
-    names = [s["stage"] for s in stages]
+    names = [s.name for s in stages]
     for before, after in zip(names, names[1:], strict=False):
         if stage_ranks[before] is not None and stage_ranks[after] is None:
             row.update(miss_class=LOST_AT, stage=after, rank=stage_ranks[before])
@@ -462,6 +420,5 @@ __all__ = [
     "miss_counts",
     "miss_line",
     "report_misses",
-    "response_stages",
     "variant_counts",
 ]

@@ -105,7 +105,49 @@ def _facts(report: EvaluationReport, frames: Any) -> Markup:
     kb = _manifest_summary(report.knowledge_base_manifest, skip=("name",))
     if kb:
         facts.insert(2, ("kb manifest", kb))
+    coverage = _coverage(report)
+    if coverage is not None:
+        facts.insert(4, ("id coverage", coverage))
+    tokens = _tokens(report)
+    if tokens is not None:
+        facts.insert(-2, ("chat tokens", tokens))
     return tag("div", *(tag("span", tag("b", k), ": ", v) for k, v in facts), class_="hn-facts")
+
+
+def _coverage(report: EvaluationReport) -> Markup | None:
+    """One line when only some results mapped to benchmark documents (the pre-run check)."""
+    found = report.metadata.get("id_coverage")
+    if not isinstance(found, dict) or not isinstance(found.get("share"), (int, float)):
+        return None
+    if found["share"] >= 1.0:
+        return None
+    text = (
+        f"{found['share']:.0%} of results map to benchmark documents "
+        f"({fmt_int(found.get('matched', 0))} of {fmt_int(found.get('results', 0))} in the "
+        f"first {fmt_int(found.get('checked_queries', 0))} queries; the rest count as misses)"
+    )
+    return badge(text, "warn")
+
+
+def _tokens(report: EvaluationReport) -> str | None:
+    """Tokens the run's chat answerer and judges spent (read only when the run had them)."""
+    answer = report.recipe_manifest.get("answer")
+    chat_answer = isinstance(answer, dict) and answer.get("kind") in ("chat", "custom")
+    described = report.metadata.get("evaluators") or []
+    judges = any(isinstance(e, dict) and "model" in (e.get("manifest") or {}) for e in described)
+    if not (chat_answer or judges):
+        return None
+    from heta_notebook.analysis._usage import usage_totals
+
+    totals = usage_totals(report)
+    if not totals["requests"]:
+        return None
+    cached = f", {fmt_int(totals['cached'])} cached" if totals["cached"] else ""
+    return (
+        f"{fmt_int(totals['total_tokens'])} ({fmt_int(totals['prompt_tokens'])} prompt + "
+        f"{fmt_int(totals['completion_tokens'])} completion) in "
+        f"{fmt_int(totals['requests'])} requests{cached}"
+    )
 
 
 def _manifest_summary(manifest: Any, skip: tuple[str, ...] = ()) -> str:

@@ -13,6 +13,12 @@ Matching an evidence item against one result tries, in order:
 2. **reference_id**: the result's id or a document/source key it names (``matched_by``
    ``"reference_id"``), or the benchmark document the chunk maps to (``"document"``).
 3. **text**: casefolded, whitespace-normalised containment in either direction.
+
+A result maps to a document the same way for every metric: ``benchmark_document_id`` /
+``beir_document_id`` / a raw key / ``document_id`` in its source or metadata, else its id
+when that names a benchmark document, else ``doc`` for a ``doc#n`` chunk id
+(:func:`id_document`). ``systems`` stamps such results with ``benchmark_document_id`` before
+they are scored; BEIR metrics and evidence matching also read unstamped ones that way.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -80,10 +86,16 @@ def document_ids(result: QueryResult) -> tuple[str, ...]:
     return tuple(found)
 
 
-def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) -> list[str]:
+def ranked_document_ids(
+    results: Iterable[QueryResult], k: int | None = None, judged: Mapping[str, Any] | None = None
+) -> list[str]:
     """Document ids in rank order, each kept at its first (best) rank, at most ``k`` of them.
 
-    Results that name no document are skipped (as heta-framework does).
+    Results that name no document through their source/metadata keys are skipped (as
+    heta-framework does), unless ``judged`` (the case's qrels) is given: then such a result is
+    the judged document its id names (the id itself, or ``doc`` for a ``doc#n`` chunk id), as
+    evidence matching reads it, else the document its id is (unjudged, so not relevant, but
+    it holds its rank as it does in trec_eval's run).
     """
     seen: dict[str, None] = {}  # an ordered set: first (best) rank wins
     limit = float("inf") if k is None else k
@@ -100,7 +112,10 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
                         break
                     seen[doc_id] = None
                 continue
-        for doc_id in document_ids(result):
+        named = document_ids(result)
+        if not named and judged is not None:
+            named = (id_document(result.id, judged) or result.id,)
+        for doc_id in named:
             if doc_id not in seen:
                 if len(seen) >= limit:
                     return list(seen)
@@ -108,12 +123,16 @@ def ranked_document_ids(results: Iterable[QueryResult], k: int | None = None) ->
     return list(seen)
 
 
-def document_scores(results: Iterable[QueryResult]) -> tuple[list[str], list[float] | None]:
+def document_scores(
+    results: Iterable[QueryResult], judged: Mapping[str, Any] | None = None
+) -> tuple[list[str], list[float] | None]:
     """Each document once, in order of first appearance, with the best score of its results.
 
     The chunk → document collapse of a scored run: a document's score is its best chunk's,
     as a ``{doc: score}`` run given to trec_eval would hold it. Scores are None when any
-    result has no score (the returned order is then all there is).
+    result has no score (the returned order is then all there is). With ``judged`` (the
+    case's qrels), a result that names no document is the one its id names, as in
+    :func:`ranked_document_ids`.
     """
     best: dict[str, float] = {}
     get = best.get
@@ -131,11 +150,21 @@ def document_scores(results: Iterable[QueryResult]) -> tuple[list[str], list[flo
             docs: Iterable[str] = (doc,) if doc else ()
         else:
             docs = document_ids(result)
+            if not docs and judged is not None:
+                docs = (id_document(result.id, judged) or result.id,)
         for doc in docs:
             previous = get(doc)
             if previous is None or score > previous:
                 best[doc] = score
     return list(best), (list(best.values()) if scored else None)
+
+
+def id_document(result_id: str, documents: Collection[str]) -> str | None:
+    """The document a result id names among ``documents``: the id, or ``doc`` of ``doc#n``."""
+    if result_id in documents:
+        return result_id
+    head, sep, _ = result_id.rpartition("#")
+    return head if sep and head in documents else None
 
 
 def _only_document_id(result: QueryResult) -> str | None:
@@ -301,8 +330,11 @@ def _reference_match(reference_id: str, result: QueryResult) -> MatchedBy | None
     direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
     if reference_id in direct:
         return "reference_id"
-    if reference_id in document_ids(result):
+    named = document_ids(result)
+    if reference_id in named:
         return "document"
+    if not named and id_document(result.id, (reference_id,)) is not None:
+        return "document"  # a ``doc#n`` chunk id of the expected document
     return None
 
 
@@ -402,6 +434,7 @@ __all__ = [
     "MatchedBy",
     "document_ids",
     "document_scores",
+    "id_document",
     "match_evidence",
     "match_result",
     "match_stored",

@@ -301,7 +301,7 @@ def beir_scores(
     depth = max(m.k for m in metrics)
     convention, ties = metrics[0].convention, metrics[0].ties
     with paused_gc():
-        judged, skipped = _judge(cases, responses, depth, ties)
+        judged, skipped = _judge(cases, responses, depth, ties, metrics[0].convention)
         values = _kernel_values(metrics, judged, depth)
         cutoffs = {m.k for m in metrics}
         tail = _metadata_tail(convention, ties)
@@ -412,8 +412,14 @@ def _metric_scores(
 
 
 def _judge(
-    cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse], depth: int, ties: Ties
+    cases: Sequence[BenchmarkCase],
+    responses: Sequence[QueryResponse],
+    depth: int,
+    ties: Ties,
+    convention: Convention = "trec_eval",
 ) -> tuple[list[_Judged], dict[int, str]]:
+    """Each case's qrels and ranked documents; a result naming no document holds its rank
+    as the document its id names under trec_eval (heta-framework skips it)."""
     judged: list[_Judged] = []
     skipped: dict[int, str] = {}
     for index, (case, response) in enumerate(zip(cases, responses, strict=True)):
@@ -423,7 +429,8 @@ def _judge(
         elif not any(grade > 0 for grade in qrels.values()):
             skipped[index] = NO_RELEVANT
         else:
-            returned = document_scores(response.results)
+            by_id = qrels if convention == "trec_eval" else None
+            returned = document_scores(response.results, judged=by_id)
             item = _judged(index, qrels, *ranked_by_rule(*returned, ties), depth, ties)
             if item.tied(depth):  # kept to rescore it under the other tie rules
                 item.returned = returned

@@ -8,6 +8,10 @@ Two answerers, both plain frozen settings (they go into the recipe manifest):
   matched question words, SQuAD-style). It abstains when no sentence reaches ``min_overlap``.
 - ``ChatAnswer(model=..., base_url=..., api_key_env=...)``: asks an OpenAI-compatible chat
   endpoint for an answer grounded in numbered contexts (:mod:`heta_notebook.kb._chat_answer`).
+- ``CustomAnswer`` (what ``Recipe(answer=my_function)`` makes): your own sync or async
+  ``(question, results) -> answer | (answer, citations) | {"answer", "citations", ...}``
+  over the embedded retrieval; ``None`` as the answer abstains; citations are result ids or
+  1-based result numbers; a dict's other keys (e.g. ``usage``) go to ``metadata["answer"]``.
 
 ``answer_response`` runs either and returns the ``QueryResponse`` with ``answer`` (None when
 the answerer abstained), ``citations`` (the result ids used) and ``metadata["answer"]``:
@@ -18,13 +22,16 @@ Answering never reorders or drops results, so retrieval metrics do not change.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import re
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from heta_notebook.schema._records import QueryCitation, QueryResponse, QueryResult, QueryTraceEvent
 
@@ -108,14 +115,59 @@ class ChatAnswer(_Settings):
     use_cache: bool = True
 
 
-AnswerStep = Annotated[Extractive | ChatAnswer, Field(discriminator="kind")]
+class CustomAnswer(_Settings):
+    """Your function as the answer step: ``fn(question, results)``, sync or async.
+
+    Made by ``Recipe(answer=fn)``; the manifest records the function's qualified name (a
+    changed body with the same name is the same recipe: rename it, or bump ``version``).
+    """
+
+    kind: Literal["custom"] = "custom"
+    function: str = Field(min_length=1)
+    version: str = "1"
+    _call: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def of(cls, function: Callable[..., Any], version: str = "1") -> CustomAnswer:
+        """The answer step calling ``function(question, results)``."""
+        module = getattr(function, "__module__", "") or ""
+        name = getattr(function, "__qualname__", None) or type(function).__qualname__
+        step = cls(function=f"{module}.{name}" if module else name, version=version)
+        step._call = function
+        return step
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the function must be awaited (it then runs on the loop, not in a thread)."""
+        call = self._call
+        return inspect.iscoroutinefunction(call) or inspect.iscoroutinefunction(
+            getattr(call, "__call__", None)  # noqa: B004
+        )
+
+
+AnswerStep = Annotated[Extractive | ChatAnswer | CustomAnswer, Field(discriminator="kind")]
 
 
 def as_answer_step(value: Any) -> Any:
-    """``"extractive"`` / ``{"kind": ...}`` / a settings object → what ``Recipe.answer`` holds."""
+    """``"extractive"`` / ``{"kind": ...}`` / a settings object / a function → what
+    ``Recipe.answer`` holds."""
     if isinstance(value, str):
         return {"kind": value}
+    if callable(value) and not isinstance(value, BaseModel):
+        return CustomAnswer.of(value)
+    if isinstance(value, Mapping) and value.get("kind") == "custom":
+        raise ValueError(
+            f"answer step {value.get('function')!r} is a function: pass it again as "
+            "Recipe(answer=the_function) (a manifest cannot hold code)"
+        )
     return value
+
+
+def runs_in_thread(step: Any) -> bool:
+    """Whether ``step`` is local work for a worker thread (not an HTTP wait or a coroutine)."""
+    if isinstance(step, CustomAnswer):
+        return not step.is_async
+    return step is not None and not isinstance(step, ChatAnswer)
 
 
 async def answer_response(step: Any, question: str, response: QueryResponse) -> QueryResponse:
@@ -124,6 +176,8 @@ async def answer_response(step: Any, question: str, response: QueryResponse) -> 
         from heta_notebook.kb._chat_answer import chat_answer
 
         found = await chat_answer(step, question, response.results)
+    elif isinstance(step, CustomAnswer):
+        found = await custom_answer(step, question, response.results)
     else:
         found = extractive_answer(step, question, response.results)
     return with_answer(response, found)
@@ -133,6 +187,10 @@ def answer_response_sync(step: Any, question: str, response: QueryResponse) -> Q
     """``answer_response`` for sync code (the chat answerer runs on the notebook's loop)."""
     if isinstance(step, Extractive):
         return with_answer(response, extractive_answer(step, question, response.results))
+    if isinstance(step, CustomAnswer) and not step.is_async:
+        started = time.perf_counter()
+        value = step._call(question, response.results)
+        return with_answer(response, read_custom(step, value, response.results, started))
     from heta_notebook._util.loop import run_sync
 
     return run_sync(lambda: answer_response(step, question, response))
@@ -178,6 +236,76 @@ def citation_for(number: int, result: QueryResult, text: str | None = None) -> Q
         text=text.strip() if text and text.strip() else None,
         metadata={"rank": result.metadata.get("rank", number)},
     )
+
+
+# --------------------------------------------------------------------------- custom
+
+
+async def custom_answer(
+    step: CustomAnswer, question: str, results: tuple[QueryResult, ...]
+) -> Answer:
+    """Call the user's answer function (sync ones in a worker thread) and read its reply."""
+    if step._call is None:
+        raise ValueError(
+            f"answer step {step.function!r} has no function (rebuilt from a manifest?)"
+        )
+    started = time.perf_counter()
+    if step.is_async:
+        value = await step._call(question, results)
+    else:
+        value = await asyncio.to_thread(step._call, question, results)
+    if inspect.isawaitable(value):
+        value = await value
+    return read_custom(step, value, results, started)
+
+
+CUSTOM_FORMS = (
+    "an answer string (None to abstain), an (answer, citations) pair, or a dict "
+    "{'answer': ..., 'citations': [...], ...}; citations are result ids or 1-based numbers"
+)
+
+
+def read_custom(
+    step: CustomAnswer, value: Any, results: tuple[QueryResult, ...], started: float
+) -> Answer:
+    """What an answer function returned, as an ``Answer``; one clear error for other shapes."""
+    extra: dict[str, Any] = {}
+    cited: Any = ()
+    if isinstance(value, Mapping):
+        extra = {k: v for k, v in value.items() if k not in ("answer", "citations")}
+        text, cited = value.get("answer"), value.get("citations") or ()
+    elif isinstance(value, tuple) and len(value) == 2:
+        text, cited = value
+    else:
+        text = value
+    if text is not None and not isinstance(text, str):
+        raise TypeError(
+            f"answer function {step.function} returned {type(value).__name__}; return {CUSTOM_FORMS}"
+        )
+    metadata = {
+        "answerer": f"custom:{step.function}",
+        "prompt_version": f"custom/{step.version}",
+        **extra,
+        "abstained": text is None,
+        "latency_ms": _elapsed(started),
+    }
+    return Answer(text, _custom_citations(cited, results), metadata)
+
+
+def _custom_citations(cited: Any, results: tuple[QueryResult, ...]) -> tuple[QueryCitation, ...]:
+    by_id = {r.id: r for r in results}
+    out = []
+    for item in cited:
+        number = len(out) + 1
+        if isinstance(item, QueryCitation):
+            out.append(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and 1 <= item <= len(results):
+            out.append(citation_for(number, results[item - 1]))
+        elif str(item) in by_id:
+            out.append(citation_for(number, by_id[str(item)]))
+        else:
+            out.append(QueryCitation(id=str(number), result_id=str(item)))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- extractive
@@ -296,9 +424,11 @@ __all__ = [
     "AnswerPrompt",
     "AnswerStep",
     "ChatAnswer",
+    "CustomAnswer",
     "Extractive",
     "answer_response",
     "answer_response_sync",
     "extractive_answer",
+    "runs_in_thread",
     "with_answer",
 ]

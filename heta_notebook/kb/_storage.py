@@ -59,7 +59,10 @@ def load_knowledge_base(
     header = json.loads(header_path.read_text("utf-8"))
     if header.get("format") != KB_FORMAT:
         raise ValueError(f"{folder}: KB format {header.get('format')!r}, expected {KB_FORMAT}")
-    recipe = Recipe.model_validate(header["recipe"])
+    saved = dict(header["recipe"])
+    if isinstance(saved.get("answer"), dict) and saved["answer"].get("kind") == "custom":
+        saved["answer"] = None  # a function is not saved: the caller's recipe brings it back
+    recipe = Recipe.model_validate(saved)
     chunks = ChunkTable.load(folder / "chunks")
     bm25 = Bm25Index.load(folder / "bm25") if recipe.bm25 else None
     dense = DenseIndex.load(folder / "dense", embedder) if recipe.dense else None

@@ -29,9 +29,12 @@ from heta_notebook.runner._inputs import (
     workspace_for,
 )
 from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
-from heta_notebook.runner._pool import ThreadedQueries
+from heta_notebook.runner._pool import ThreadedQueries, frozen_results
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
+from heta_notebook.runner._subset import CaseSubset
 from heta_notebook.store import ReportStore
+from heta_notebook.systems._adapt import System, as_system, unwrapped
+from heta_notebook.systems._check import preflight
 
 __all__ = [
     "BenchmarkRunConfig",
@@ -62,14 +65,31 @@ class BenchmarkRunner:
         progress: bool = True,
         workspace: str | os.PathLike[str] | None = None,
         executor: Executor | None = None,
+        limit: int | None = None,
+        sample: int | None = None,
+        seed: int | None = None,
+        case_ids: Sequence[str] | None = None,
+        labels: Mapping[str, Any] | None = None,
     ) -> BenchmarkRunResult | RunCollection:
-        """Evaluate ``recipe`` (a recipe or a built KB), or each of ``recipes``, on ``benchmark``.
+        """Evaluate ``recipe``, or each of ``recipes``, on ``benchmark``.
 
-        ``evaluators=None`` uses the benchmark's defaults; ``query_modes=None`` every mode the
-        KB offers. With a ``store``, finished cases are checkpointed and the report saved;
-        ``resume=True`` (or a ``config.report_id`` seen before) skips finished cases.
-        ``executor`` carries out the recipe runs (default ``LocalExecutor``: this process's
-        loop). Returns a ``BenchmarkRunResult``, or a ``RunCollection`` when ``recipes`` is given.
+        A recipe (or ``recipes`` entry) may be: a ``Recipe``; a built knowledge base; any
+        object with ``query(text)`` (sync or async; ``query_modes``, ``manifest()`` optional);
+        a function ``fn(text)`` or ``fn(text, *, mode, top_k)``, sync or async; a LangChain
+        retriever/runnable; a LlamaIndex retriever/query engine; an ``HttpSystem``. Systems
+        may return a ``QueryResponse``, a list of results (``QueryResult``s, ids, ``(id,
+        score)`` pairs, dicts, Documents, nodes), ``(answer, results)`` or ``{"answer",
+        "results"|"contexts", "citations"}``; ``as_system(obj, document_id=...)`` maps their
+        ids to the benchmark's documents. The first cases are checked before the run (shape,
+        id coverage; ``report.metadata["id_coverage"]``).
+
+        ``limit=N`` (first N), ``sample=N`` (``seed``), ``case_ids=[...]`` and ``labels={key:
+        value(s)}`` run a subset (part of the fingerprint). ``evaluators=None`` uses the
+        benchmark's defaults; ``query_modes=None`` every mode the KB offers. With a ``store``,
+        finished cases are checkpointed and the report saved; ``resume=True`` (or a
+        ``config.report_id`` seen before) skips finished cases. ``executor`` carries out the
+        recipe runs (default ``LocalExecutor``). Returns a ``BenchmarkRunResult``, or a
+        ``RunCollection`` when ``recipes`` is given.
         """
         if (recipe is None) == (recipes is None):
             raise ValueError("pass exactly one of recipe= or recipes=")
@@ -77,6 +97,11 @@ class BenchmarkRunner:
         report_store = as_store(store)
         work = workspace_for("kb", report_store, workspace)
         loaded = await load_benchmark(benchmark, workspace_for("benchmarks", report_store))
+        subset = CaseSubset.of(
+            limit=limit, sample=sample, seed=active.seed if seed is None else seed,
+            case_ids=case_ids, labels=labels,
+        )  # fmt: skip
+        loaded = subset.apply(loaded)
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
         options = {
             "config": active,
@@ -86,6 +111,7 @@ class BenchmarkRunner:
             "progress": progress,
             "workspace": work,
             "query_modes": query_modes,
+            "subset": subset.describe(),
         }
         if recipe is not None:
             recipe = adapt_heta(recipe, "recipe")
@@ -122,7 +148,8 @@ class BenchmarkRunner:
 run_benchmark = sync_form(
     BenchmarkRunner().run,
     "run_benchmark",
-    "``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell.",
+    "``BenchmarkRunner().run(...)`` without ``await``: in a script or a notebook cell.\n\n"
+    + inspect.cleandoc(BenchmarkRunner.run.__doc__ or ""),
 )
 
 
@@ -132,8 +159,14 @@ async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
         job.loaded, job.recipe, job.kb_name, job.config, job.workspace, job.rebuild
     )
     spec = recipe_spec(job, groups, kbs)
+    if not _seen_before(job, spec):  # a resumed run was checked when it first ran
+        spec.groups, coverage = await _checked(
+            groups, kbs, spec.query_modes, job.config.query_timeout
+        )
+        if coverage is not None:
+            spec.metadata["id_coverage"] = coverage
     report = await run_spec(spec)
-    return recipe_result(job, spec, report, tuple(kbs))
+    return recipe_result(job, spec, report, tuple(unwrapped(kb) for kb in kbs))
 
 
 def recipe_spec(
@@ -158,7 +191,9 @@ def recipe_spec(
         modes=modes,
         evaluators=[str(ev.name) for ev in job.evaluators],
         config=config.fingerprint_fields(),
+        **({"subset": job.subset} if job.subset else {}),
     )
+    subset = {"subset": job.subset} if job.subset else {}
     return RunSpec(
         report_id=resolve_report_id(config, job.store, kb_name, identity, job.resume),
         knowledge_base_name=kb_name,
@@ -172,7 +207,11 @@ def recipe_spec(
         progress=job.progress,
         knowledge_base_manifest=_kb_manifest(kbs),
         recipe_manifest=recipe_manifest,
-        metadata={"fingerprint": identity, "run_units": [u.unit_id for u in loaded.units]},
+        metadata={
+            "fingerprint": identity,
+            "run_units": [u.unit_id for u in loaded.units],
+            **subset,
+        },
     )
 
 
@@ -215,17 +254,45 @@ async def _knowledge_base(
     rebuild: bool,
     manifest: Any,
 ) -> Any:
-    """``recipe`` itself when it is already a KB, else the KB it builds (or its cached build).
+    """``recipe`` itself when it is already a KB or a system, else the KB it builds (or its
+    cached build); anything but the embedded KB goes through the one door (``as_system``).
 
     Recipes that take ``benchmark=`` (heta-framework's) get the manifest, so documents land
     under the benchmark's own ``raw/benchmarks/{name}/{split}/`` keys.
     """
+    ids = [d.document_id for d in documents]
     if is_knowledge_base(recipe):
-        return recipe
+        return as_system(recipe, benchmark_documents=ids)
     extra = {"benchmark": manifest} if _accepts(recipe.build_knowledge_base, "benchmark") else {}
-    return await recipe.build_knowledge_base(
+    built = await recipe.build_knowledge_base(
         documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild, **extra
     )
+    return as_system(built, benchmark_documents=ids)
+
+
+def _seen_before(job: RecipeRun, spec: RunSpec) -> bool:
+    """Whether the store already holds this report id (a saved or checkpointed run)."""
+    return job.store is not None and spec.report_id in job.store.report_ids(job.kb_name)
+
+
+async def _checked(
+    groups: list[CaseGroup], kbs: list[Any], modes: Sequence[str], timeout: float | None
+) -> tuple[list[CaseGroup], dict[str, Any] | None]:
+    """Dry-run a system's first cases (kept for the run): its output shape and id coverage."""
+    if not groups or not isinstance(kbs[0], System):
+        return groups, None
+    first, system = groups[0], kbs[0]
+    with frozen_results():  # as during the run: no full GC pass while the loop is needed
+        answer, coverage = await preflight(
+            first.answer,
+            first.cases,
+            modes,
+            system.benchmark_documents,
+            system=f"system {system.name!r}",
+            timeout=timeout,
+        )
+    checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)
+    return [checked, *groups[1:]], None if coverage is None else coverage.to_dict()
 
 
 def _accepts(function: Any, parameter: str) -> bool:
@@ -260,19 +327,22 @@ def _modes(query_modes: Sequence[str] | str | None, kb: Any) -> tuple[str, ...]:
     if not modes or any(not isinstance(m, str) or not m.strip() for m in modes):
         raise ValueError(f"query_modes must be non-empty strings (this KB offers {offered})")
     modes = tuple(m.strip() for m in modes)
-    unknown = [m for m in modes if offered and m not in offered]
+    any_mode = getattr(kb, "any_mode", False) is True  # a system that names no modes
+    unknown = [m for m in modes if offered and not any_mode and m not in offered]
     if unknown:
         raise ValueError(f"unknown query mode(s) {unknown}; this knowledge base offers {offered}")
     return modes
 
 
 def _recipe_manifest(recipe: Any, kb: Any, label: str) -> dict[str, Any]:
-    if recipe is kb:  # a KB given directly: its manifest may name the recipe it came from
+    if is_knowledge_base(recipe):  # a KB given directly: its manifest may name its recipe
         built = json_manifest(kb)
         inner = built.get("recipe") if isinstance(built, dict) else None
-        return (
-            dict(inner) if isinstance(inner, dict) else {"name": label, "type": type(kb).__name__}
-        )
+        if isinstance(inner, dict):
+            return dict(inner)
+        if isinstance(kb, System) and isinstance(built, dict):
+            return {**built, "name": label}
+        return {"name": label, "type": type(kb).__name__}
     manifest = json_manifest(recipe)
     return manifest if isinstance(manifest, dict) else {"name": label, "manifest": manifest}
 

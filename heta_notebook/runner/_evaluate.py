@@ -21,6 +21,7 @@ from heta_notebook.benchmarks._loader import load_benchmark
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._inputs import active_evaluators, as_store
 from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner._subset import CaseSubset
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkManifest,
@@ -29,6 +30,9 @@ from heta_notebook.schema._records import (
     QueryResult,
 )
 from heta_notebook.store import ReportStore
+from heta_notebook.systems._adapt import as_system, stamp_documents
+from heta_notebook.systems._check import preflight
+from heta_notebook.systems._normalize import normalize_response
 
 __all__ = ["aevaluate", "evaluate"]
 
@@ -50,20 +54,34 @@ async def aevaluate(
     run_in_thread: bool = True,
     api_key: str | None = None,  # noqa: ARG001 - HoneyHive compatibility; never stored
     project: str | None = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int | None = None,
+    case_ids: Sequence[str] | None = None,
+    labels: dict[str, Any] | None = None,
 ) -> EvaluationReport:
     """Run ``function`` on every datapoint, score with ``evaluators``, return the report.
 
     ``dataset``: datapoints ``{"inputs", "ground_truth"}``, a DataFrame, or a benchmark.
     ``function(inputs)``, ``function(inputs, ground_truth)`` or ``function(datapoint)``, sync
-    (run in a thread unless ``run_in_thread=False``) or async. ``label`` names the query mode
-    (default: the function's name); ``name`` the dataset. With a ``store``, cases are
-    checkpointed and the report saved. ``await aevaluate(...)`` is this async form and
-    ``evaluate(...)`` the sync one (scripts and notebook cells). HoneyHive's
-    ``api_key``/``project`` are accepted; the key is never stored.
+    (run in a thread unless ``run_in_thread=False``) or async; it may return an answer
+    string, a dict (``answer``, ``results``/``contexts``, ``citations``), a list of results
+    or ``(answer, results)``. ``function`` may also be any system ``run_benchmark`` takes
+    (an object with ``query``, a LangChain/LlamaIndex object, an ``HttpSystem``): it is
+    asked ``query(case text)``. ``limit``/``sample`` (``seed``)/``case_ids``/``labels`` run
+    a subset (part of the fingerprint). ``label`` names the query mode (default: the
+    function's name); ``name`` the dataset. With a ``store``, cases are checkpointed and
+    the report saved. ``await aevaluate(...)`` is this async form and ``evaluate(...)`` the
+    sync one. HoneyHive's ``api_key``/``project`` are accepted; the key is never stored.
     """
     mode = label or _function_label(function)
-    manifest, cases = await _dataset_cases(dataset, name)
+    manifest, cases, documents = await _dataset_cases(dataset, name)
     active = coerce_config(config, max_concurrent_queries=max_concurrency, report_id=report_id)
+    subset = CaseSubset.of(
+        limit=limit, sample=sample, seed=active.seed if seed is None else seed,
+        case_ids=case_ids, labels=labels,
+    )  # fmt: skip
+    cases = subset.select(cases) if subset.active else cases
     report_store = as_store(store)
     chosen = active_evaluators(_as_evaluator(ev) for ev in evaluators)
     identity = fingerprint(
@@ -72,8 +90,11 @@ async def aevaluate(
         function=_qualified_name(function),
         evaluators=[str(ev.name) for ev in chosen],
         config=active.fingerprint_fields(),
+        **({"subset": subset.describe()} if subset.active else {}),
     )
     extra = {"function": _qualified_name(function), "fingerprint": identity}
+    if subset.active:
+        extra["subset"] = subset.describe()
     if project:
         extra["project"] = project
     spec = RunSpec(
@@ -81,7 +102,9 @@ async def aevaluate(
         knowledge_base_name=mode,
         benchmark=manifest,
         query_modes=(mode,),
-        groups=[CaseGroup(cases=cases, answer=_answerer(function, run_in_thread))],
+        groups=[
+            CaseGroup(cases=cases, answer=_answerer(function, run_in_thread, documents, active))
+        ],
         evaluators=chosen,
         config=active.model_copy(update={"metadata": {**active.metadata, **(metadata or {})}}),
         label=mode,
@@ -90,6 +113,19 @@ async def aevaluate(
         recipe_manifest={"name": mode, "function": _qualified_name(function)},
         metadata=extra,
     )
+    if documents and not (report_store and spec.report_id in report_store.report_ids(mode)):
+        (group,) = spec.groups  # a benchmark with a corpus: check ids before the run
+        answer, coverage = await preflight(
+            group.answer,
+            group.cases,
+            (mode,),
+            frozenset(documents),
+            system=f"function {mode!r}",
+            timeout=active.query_timeout,
+        )
+        spec.groups = [CaseGroup(cases=group.cases, answer=answer, metadata=group.metadata)]
+        if coverage is not None:
+            spec.metadata["id_coverage"] = coverage.to_dict()
     return await run_spec(spec)
 
 
@@ -97,7 +133,8 @@ evaluate = sync_form(
     aevaluate,
     "evaluate",
     "Run ``function`` on every datapoint, score with ``evaluators``, return the report "
-    "(``aevaluate`` without ``await``: same arguments; works in scripts and notebook cells).",
+    "(``aevaluate`` without ``await``: same arguments; works in scripts and notebook cells).\n\n"
+    + inspect.cleandoc(aevaluate.__doc__ or ""),
 )
 
 
@@ -106,11 +143,11 @@ evaluate = sync_form(
 
 async def _dataset_cases(
     dataset: Any, name: str | None
-) -> tuple[BenchmarkManifest, list[BenchmarkCase]]:
-    """Cases from a benchmark object, a DataFrame or a list of datapoints."""
+) -> tuple[BenchmarkManifest, list[BenchmarkCase], tuple[str, ...]]:
+    """Cases (and a benchmark's document ids) from a benchmark, a DataFrame or datapoints."""
     if hasattr(dataset, "cases") and hasattr(dataset, "manifest"):
         loaded = await load_benchmark(dataset)
-        return loaded.manifest, list(loaded.cases)
+        return loaded.manifest, list(loaded.cases), tuple(d.document_id for d in loaded.documents)
     from heta_notebook.benchmarks._records import case_from_record
 
     if hasattr(dataset, "to_dict") and hasattr(dataset, "columns"):  # a pandas DataFrame
@@ -123,7 +160,7 @@ async def _dataset_cases(
         raise ValueError("the dataset has no datapoints")
     cases = [_case(row, number, case_from_record) for number, row in enumerate(rows, start=1)]
     manifest = BenchmarkManifest(name=name or "dataset", task_type="experiment")
-    return manifest, cases
+    return manifest, cases, ()
 
 
 def _case(row: Any, number: int, case_from_record: Callable[..., BenchmarkCase]) -> BenchmarkCase:
@@ -172,9 +209,22 @@ def _parseable_truth(truth: Any) -> dict[str, Any]:
 
 
 def _answerer(
-    function: Callable[..., Any], run_in_thread: bool
+    function: Callable[..., Any],
+    run_in_thread: bool,
+    documents: tuple[str, ...] = (),
+    config: BenchmarkRunConfig | None = None,
 ) -> Callable[[BenchmarkCase, str], Awaitable[QueryResponse]]:
-    """An ``answer(case, mode)`` that calls ``function`` the way its signature asks."""
+    """An ``answer(case, mode)`` that calls ``function`` the way its signature asks (a
+    system that is not a plain function is asked through ``systems.as_system``)."""
+    if not _is_plain_callable(function):
+        system = as_system(function, benchmark_documents=documents)
+        top_k = config.top_k if config is not None else 10
+
+        async def ask(case: BenchmarkCase, mode: str) -> QueryResponse:
+            response = await system.query(case.query, top_k=top_k)
+            return response.model_copy(update={"mode": mode})
+
+        return ask
     style = _call_style(function)
     is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
         type(function).__call__
@@ -192,9 +242,20 @@ def _answerer(
             value = function(*args)
         if inspect.isawaitable(value):
             value = await value
-        return response_from_outputs(value, mode)
+        return stamp_documents(response_from_outputs(value, mode), documents)
 
     return answer
+
+
+def _is_plain_callable(function: Any) -> bool:
+    """A function (or callable object) called HoneyHive's way, not a system with ``query``
+    or a LangChain/LlamaIndex object."""
+    from heta_notebook.systems._adapt import System
+    from heta_notebook.systems._frameworks import framework_call
+
+    if isinstance(function, System) or framework_call(function) is not None:
+        return False
+    return callable(function) and not callable(getattr(function, "query", None))
 
 
 def _call_style(function: Callable[..., Any]) -> str:
@@ -234,6 +295,11 @@ def response_from_outputs(value: Any, mode: str) -> QueryResponse:
     """
     if isinstance(value, QueryResponse):
         return value
+    if not isinstance(value, (str, dict)):  # results, (answer, results), records...
+        response = normalize_response(value, mode, system="the function")
+        return response.model_copy(
+            update={"metadata": {**response.metadata, "outputs": _json_safe(value)}}
+        )
     outputs = {"answer": value} if isinstance(value, str) else _json_safe(value)
     answer = outputs.get("answer") if isinstance(outputs, dict) else None
     return QueryResponse(
@@ -245,24 +311,11 @@ def response_from_outputs(value: Any, mode: str) -> QueryResponse:
 
 
 def _results(outputs: Any) -> tuple[QueryResult, ...]:
-    if not isinstance(outputs, dict):
+    """``outputs["results"]`` (ids, dicts, pairs...) or ``["contexts"]`` (texts) as results,
+    read by the one normaliser (``systems._normalize``)."""
+    if not isinstance(outputs, dict) or not any(k in outputs for k in ("results", "contexts")):
         return ()
-    try:
-        if isinstance(outputs.get("results"), list):
-            return tuple(
-                QueryResult.from_dict({"id": f"result-{i}", **item})
-                if isinstance(item, dict)
-                else QueryResult(id=f"result-{i}", text=str(item))
-                for i, item in enumerate(outputs["results"])
-            )
-        if isinstance(outputs.get("contexts"), list):
-            return tuple(
-                QueryResult(id=f"context-{i}", text=str(text))
-                for i, text in enumerate(outputs["contexts"])
-            )
-    except ValueError:  # not result-shaped: keep them only in outputs
-        return ()
-    return ()
+    return normalize_response(outputs, "read", system="the function").results
 
 
 # --------------------------------------------------------------------------- helpers

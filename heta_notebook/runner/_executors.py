@@ -39,6 +39,7 @@ class RecipeRun:
     progress: bool
     workspace: Path
     query_modes: Sequence[str] | str | None
+    subset: dict[str, Any] | None = None  # CaseSubset.describe(): part of the fingerprint
 
 
 @runtime_checkable

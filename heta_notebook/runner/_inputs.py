@@ -28,14 +28,20 @@ def active_evaluators(evaluators: Iterable[Any]) -> tuple[Any, ...]:
 
 
 def is_knowledge_base(obj: Any) -> bool:
-    """A built KB (has ``query``) rather than a recipe (has ``build_knowledge_base``)."""
-    return hasattr(obj, "query") and not hasattr(obj, "build_knowledge_base")
+    """Something to query as it is (a built KB, a function, any system ``systems.as_system``
+    reads) rather than a recipe (has ``build_knowledge_base``)."""
+    return not hasattr(obj, "build_knowledge_base")
 
 
 def label_of(recipe: Any, default: str) -> str:
-    """A recipe's (or KB's) short name for legends, else ``default``."""
+    """A recipe's (or KB's, or system's) short name for legends, else ``default``."""
     name = getattr(recipe, "name", None)
-    return name if isinstance(name, str) and name.strip() else default
+    if isinstance(name, str) and name.strip():
+        return name
+    function = getattr(recipe, "__name__", None)  # a plain function: its name
+    if isinstance(function, str) and function.isidentifier():
+        return function
+    return default
 
 
 def json_manifest(obj: Any) -> dict[str, Any] | list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from heta_notebook._util.loop import loop_mismatch
-from heta_notebook.kb._answer import ChatAnswer, answer_response
+from heta_notebook.kb._answer import answer_response, runs_in_thread
 from heta_notebook.kb._deep_rank import add_deep_ranks
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
@@ -31,6 +31,7 @@ from heta_notebook.schema._records import (
     EvaluationError,
     QueryResponse,
 )
+from heta_notebook.systems._check import Measured
 
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
 
@@ -358,7 +359,7 @@ class ThreadedQueries:
         self._depth = {"top_k": top_k, "options": options}  # deep ranks: the run's own ranking
         self._waiting: dict[str, list[tuple[str, asyncio.Future[Any], list[str]]]] = {}
         self._step = getattr(getattr(kb, "recipe", None), "answer", None)
-        self._answer_in_thread = self._step is not None and not isinstance(self._step, ChatAnswer)
+        self._answer_in_thread = runs_in_thread(self._step)
 
     async def answer(self, case: BenchmarkCase, mode: str) -> Any:
         """The KB's response to ``case.query`` in ``mode`` (an ``Answer`` for ``WorkItem``)."""
@@ -439,7 +440,8 @@ async def answer_item(
         raw = await with_timeout(
             item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
         )
-        response = as_response(raw, mode)
+        measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
+        response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         if (mismatch := loop_mismatch(exc)) is not None:
             raise mismatch from exc  # every case would fail alike: stop, say what works
@@ -451,7 +453,7 @@ async def answer_item(
             latency_ms=_elapsed_ms(started),
             metadata=item.metadata,
         )
-    latency = _elapsed_ms(started)
+    latency = _elapsed_ms(started) if measured is None else measured
     scores = await scorer.score_per_case(case, response)
     return Answered(item=item, response=response, latency_ms=latency, scores=scores)
 

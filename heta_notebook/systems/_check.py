@@ -1,0 +1,186 @@
+"""Checked before it runs: a dry run of the first queries, and how many ids map to documents.
+
+``preflight`` asks the run's first few (case, mode) queries once (their responses are kept and reused by the
+run, so nothing is asked twice). A shape the adapter cannot read, or a system that fails on
+every one of them, stops the run with that one error. **Id coverage** is the share of the
+returned results that map to one of the benchmark's documents (by the one matching rule,
+:func:`heta_notebook.evaluators._matching.document_ids`): none → :class:`IdCoverageError`
+before the run, showing the system's ids beside the benchmark's and how to map them;
+some → a warning, and the coverage goes into the report's ``metadata["id_coverage"]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from heta_notebook._util.timeout import with_timeout
+from heta_notebook.evaluators._matching import document_ids
+from heta_notebook.schema._records import BenchmarkCase, QueryResponse
+from heta_notebook.systems._normalize import SystemOutputError
+
+DRY_RUN_CASES = 5
+Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A dry-run response handed to the run with the latency it really took."""
+
+    value: Any
+    latency_ms: float
+
+
+class IdCoverageError(ValueError):
+    """None of a system's results maps to a benchmark document: every metric would be zero."""
+
+
+@dataclass(frozen=True)
+class IdCoverage:
+    """How many of the dry run's results map to a benchmark document."""
+
+    matched: int
+    results: int
+    queries: int
+    unmatched_examples: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float:
+        """Matched results / returned results (1.0 when nothing was returned)."""
+        return self.matched / self.results if self.results else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record kept in ``report.metadata["id_coverage"]``."""
+        return {
+            "share": round(self.share, 4),
+            "matched": self.matched,
+            "results": self.results,
+            "checked_queries": self.queries,
+            "unmatched_examples": list(self.unmatched_examples),
+        }
+
+
+async def preflight(
+    answer: Answer,
+    cases: Sequence[BenchmarkCase],
+    modes: Sequence[str],
+    benchmark_documents: Collection[str],
+    *,
+    system: str,
+    n: int = DRY_RUN_CASES,
+    timeout: float | None = None,
+) -> tuple[Answer, IdCoverage | None]:
+    """Dry-run the run's first ``n`` (case, mode) items, in the run's order (each within
+    ``timeout`` seconds, the run's query timeout); return an ``answer`` that reuses their
+    responses and the id coverage (None when the system returned no results or the
+    benchmark has no documents)."""
+    kept: dict[tuple[str, str], Measured] = {}
+    failures: list[BaseException] = []
+    stopped: BaseException | None = None
+    first = [(case, mode) for case in cases[:n] for mode in modes][:n]
+    for case, mode in first:
+        started = time.perf_counter()
+        try:
+            value = await with_timeout(answer(case, mode), timeout, f"query {case.case_id!r}")
+            elapsed = round((time.perf_counter() - started) * 1000, 3)
+            kept[(case.case_id, mode)] = Measured(value, elapsed)
+        except SystemOutputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - judged below: all failing stops the run
+            failures.append(exc)
+        except asyncio.CancelledError:  # the stop button cancels the run's task
+            stopped = KeyboardInterrupt()
+            break
+        except BaseException as exc:  # a stop (KeyboardInterrupt...): the run keeps what was
+            stopped = exc  # answered, then stops the way a stop in the run does
+            break
+    if stopped is not None:
+        return _reusing(answer, kept, stopped=stopped), None
+    if failures and not kept:
+        first = failures[0]
+        raise RuntimeError(
+            f"{system} failed on each of the first {len(failures)} queries before the run "
+            f"started; the first error: {type(first).__name__}: {first}"
+        ) from first
+    coverage = id_coverage([m.value for m in kept.values()], benchmark_documents)
+    if coverage is not None:
+        check_coverage(coverage, benchmark_documents, system)
+    return _reusing(answer, kept), coverage
+
+
+def id_coverage(
+    responses: Sequence[QueryResponse], benchmark_documents: Collection[str]
+) -> IdCoverage | None:
+    """How many results of ``responses`` map to one of ``benchmark_documents``."""
+    results = [r for response in responses for r in response.results]
+    if not results or not benchmark_documents:
+        return None
+    unmatched = [r.id for r in results if not _maps(r, benchmark_documents)]
+    return IdCoverage(
+        matched=len(results) - len(unmatched),
+        results=len(results),
+        queries=len(responses),
+        unmatched_examples=tuple(dict.fromkeys(unmatched))[:5],
+    )
+
+
+def _maps(result: Any, known: Collection[str]) -> bool:
+    return any(doc in known for doc in document_ids(result))
+
+
+def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], system: str) -> None:
+    """Raise when no result maps to a benchmark document; warn when only some do."""
+    if coverage.matched == 0:
+        theirs = ", ".join(repr(i) for i in coverage.unmatched_examples)
+        ours = ", ".join(repr(d) for d in sorted(benchmark_documents)[:5])
+        raise IdCoverageError(
+            f"none of the {coverage.results} results {system} returned for the first "
+            f"{coverage.queries} queries names a benchmark document, so every retrieval metric "
+            f"would be 0. The system's ids: {theirs}; the benchmark's document ids: {ours}. "
+            "Return the benchmark's document ids as result ids (or 'doc#n' chunk ids), put "
+            "them in a result's 'document_id' field or metadata['benchmark_document_id'], or "
+            "say where they are: as_system(obj, document_id='field name' or a callable "
+            "(QueryResult) -> document id)."
+        )
+    if coverage.share < 1.0:
+        warnings.warn(
+            f"only {coverage.matched} of {coverage.results} results {system} returned for the "
+            f"first {coverage.queries} queries map to a benchmark document (unmatched ids such as "
+            f"{list(coverage.unmatched_examples[:3])}); unmatched results count as misses. "
+            "Map them with as_system(obj, document_id=...).",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _reusing(
+    answer: Answer, kept: dict[tuple[str, str], Measured], stopped: BaseException | None = None
+) -> Answer:
+    """``answer`` that first hands out the dry run's responses (``Measured``: the run records
+    the latency they took); after a stop during the dry
+    run, the first case it did not answer stops the run (which saves what was answered)."""
+
+    async def reuse(case: BenchmarkCase, mode: str) -> Any:
+        found = kept.pop((case.case_id, mode), None)
+        if found is not None:
+            return found
+        if stopped is not None:
+            raise stopped
+        return await answer(case, mode)
+
+    return reuse
+
+
+__all__ = [
+    "DRY_RUN_CASES",
+    "IdCoverage",
+    "IdCoverageError",
+    "Measured",
+    "check_coverage",
+    "id_coverage",
+    "preflight",
+]

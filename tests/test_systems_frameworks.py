@@ -1,0 +1,134 @@
+"""LangChain and LlamaIndex objects as systems, with the real packages (in-memory stores,
+deterministic fake embeddings, a mock LLM; no network). Each gives the same per-case scores as
+a plain function returning the same ranking, and their ids map to the benchmark's documents."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from heta_notebook import (
+    BeirBenchmark,
+    BeirRetrievalMetric,
+    EvidenceRecallAtK,
+    IdCoverageError,
+    as_system,
+    run_benchmark,
+)
+from tests._kb_helpers import cranfield
+from tests._systems_helpers import per_case_scores
+
+lc_documents = pytest.importorskip("langchain_core.documents")
+lc_embeddings = pytest.importorskip("langchain_core.embeddings")
+lc_vectorstores = pytest.importorskip("langchain_core.vectorstores")
+lc_runnables = pytest.importorskip("langchain_core.runnables")
+li_core = pytest.importorskip("llama_index.core")
+li_llms = pytest.importorskip("llama_index.core.llms")
+
+EVALUATORS = [
+    BeirRetrievalMetric("ndcg", 10),
+    BeirRetrievalMetric("recall", 10),
+    EvidenceRecallAtK(10),
+]
+N_DOCUMENTS, N_CASES = 300, 8
+
+
+def _run(system):
+    return run_benchmark(
+        benchmark=BeirBenchmark.cranfield(),
+        recipe=system,
+        evaluators=EVALUATORS,
+        progress=False,
+        limit=N_CASES,
+    ).report
+
+
+def _reference(ids_for) -> dict:
+    """The per-case scores of a plain function returning ``ids_for(text)``."""
+    return per_case_scores(_run(lambda text: ids_for(text)))
+
+
+@pytest.fixture(scope="module")
+def lc_store():
+    store = lc_vectorstores.InMemoryVectorStore(lc_embeddings.DeterministicFakeEmbedding(size=16))
+    store.add_documents(
+        [
+            lc_documents.Document(
+                page_content=d.read_text(), id=d.document_id, metadata={"docno": d.document_id}
+            )
+            for d in cranfield().documents[:N_DOCUMENTS]
+        ]
+    )
+    return store
+
+
+@pytest.fixture(scope="module")
+def li_index():
+    documents = [
+        li_core.Document(text=d.read_text() or "(empty)", id_=d.document_id)
+        for d in cranfield().documents[:N_DOCUMENTS]
+    ]
+    return li_core.VectorStoreIndex.from_documents(
+        documents, embed_model=li_core.MockEmbedding(embed_dim=8)
+    )
+
+
+def test_a_langchain_retriever_scores_like_its_ids(lc_store) -> None:
+    retriever = lc_store.as_retriever(search_kwargs={"k": 10})
+    report = _run(retriever)
+    assert report.recipe_manifest["kind"] == "langchain"
+    assert per_case_scores(report) == _reference(lambda t: [d.id for d in retriever.invoke(t)])
+    assert report.metadata["id_coverage"]["share"] == 1.0
+    first = report.case_results[0].response.results[0]
+    assert first.text and first.metadata["docno"] == first.id
+
+
+def test_langchain_ids_from_a_named_metadata_key() -> None:
+    store = lc_vectorstores.InMemoryVectorStore(lc_embeddings.DeterministicFakeEmbedding(size=16))
+    store.add_documents(  # no Document.id: the store makes up uuids
+        [
+            lc_documents.Document(page_content=doc.read_text(), metadata={"docno": doc.document_id})
+            for doc in cranfield().documents[:N_DOCUMENTS]
+        ]
+    )
+    retriever = store.as_retriever(search_kwargs={"k": 10})
+    with pytest.raises(IdCoverageError, match="none of the"):
+        _run(retriever)
+    report = _run(as_system(retriever, id_key="docno"))
+    expected = _reference(lambda t: [d.metadata["docno"] for d in retriever.invoke(t)])
+    assert per_case_scores(report) == expected
+
+
+def test_a_langchain_runnable_returning_answer_and_context(lc_store) -> None:
+    retriever = lc_store.as_retriever(search_kwargs={"k": 10})
+    chain = lc_runnables.RunnableParallel(
+        context=retriever, answer=lc_runnables.RunnableLambda(lambda q: f"about {q[:10]}")
+    )
+    report = _run(chain)
+    response = report.case_results[0].response
+    assert response.answer.startswith("about ")
+    assert per_case_scores(report) == _reference(lambda t: [d.id for d in retriever.invoke(t)])
+
+
+def test_a_llamaindex_retriever_maps_nodes_to_their_documents(li_index) -> None:
+    retriever = li_index.as_retriever(similarity_top_k=10)
+    report = _run(retriever)
+    assert report.recipe_manifest["kind"] == "llamaindex-retriever"
+    expected = _reference(lambda t: [n.node.ref_doc_id for n in retriever.retrieve(t)])
+    assert per_case_scores(report) == expected
+    result = report.case_results[0].response.results[0]
+    known = {d.document_id for d in cranfield().documents}
+    assert result.source["document_id"] in known and result.id not in known  # node id: a uuid
+
+
+def test_a_llamaindex_query_engine_answers_with_its_source_nodes(li_index) -> None:
+    engine = li_index.as_query_engine(llm=li_llms.MockLLM(max_tokens=4), similarity_top_k=10)
+    report = _run(engine)
+    assert report.recipe_manifest["kind"] == "llamaindex-query-engine"
+    response = report.case_results[0].response
+    assert response.answer and len(response.results) == 10
+    nodes = asyncio.run(
+        li_index.as_retriever(similarity_top_k=10).aretrieve(cranfield().cases[0].query)
+    )
+    assert [r.source["document_id"] for r in response.results] == [n.node.ref_doc_id for n in nodes]
