@@ -82,7 +82,7 @@ def test() -> None:
         *PYTEST,
         "-q",
         "-m",
-        "not browser",
+        "not browser and not soak",
         "tests",
         "notebooks",
         "--nbval-lax",

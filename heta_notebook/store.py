@@ -9,6 +9,8 @@ Layout (heta-framework's keys, so either library finds the other's reports)::
         summary.json       # listing row, for list()
         cases.arrows       # checkpoint of a run: an Arrow IPC stream, one batch of
                            # report-table rows per append (columnar.CaseBatches)
+        cases.arrows.sums  # one line per message of that stream: end offset, sha256
+                           # (checked before a batch is used; a bad one is cut)
         cases.jsonl        # checkpoint of earlier versions / append_cases / remote
                            # stores: one finished case result per line (still read)
                            # (a run deletes its checkpoint once its complete report
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -321,7 +324,7 @@ class ReportStore:
                 latest[(result.case_id, result.query_mode)] = result
         stream = path.with_name(columnar.CHECKPOINT)
         if self._fs is None and self._exists(stream):  # cases.arrows: a run's checkpoint
-            tables, texts, _ = columnar.read_checkpoint_stream(self._read(stream), stream)
+            tables, texts = self._scan_stream(stream)[:2]
             for result in columnar.records_of(tables, texts):
                 latest[(result.case_id, result.query_mode)] = result
         return list(latest.values())
@@ -338,10 +341,16 @@ class ReportStore:
                     keys.append((row["case_id"], row["query_mode"]))
         stream = path.with_name(columnar.CHECKPOINT)
         if self._fs is None and self._exists(stream):
-            cases = columnar.read_checkpoint_stream(self._read(stream), stream)[0]["cases"]
+            cases = self._scan_stream(stream).tables["cases"]
             ids, modes = cases.column("case_id").to_pylist(), cases.column("query_mode").to_pylist()
             keys.extend(zip(ids, modes, strict=True))
         return keys
+
+    def _scan_stream(self, stream: Path) -> columnar.CheckpointScan:
+        """A checkpoint stream read and checked against its sums (when it has them)."""
+        sums_path = stream.with_name(columnar.CHECKPOINT_SUMS)
+        sums = self._read(sums_path) if self._exists(sums_path) else None
+        return columnar.scan_checkpoint(self._read(stream), stream, sums)
 
     def _check_owner(self, folder: Path, kb: str, rid: str) -> None:
         """Refuse to write into a folder that belongs to another name with the same slug."""
@@ -453,8 +462,11 @@ class RunHandle:
         self.store, self.kb, self.report_id, self.fingerprint = store, kb, report_id, fingerprint
         self.path = store.checkpoint_path(kb, report_id)
         self.stream_path = self.path.with_name(columnar.CHECKPOINT)
+        self.sums_path = self.path.with_name(columnar.CHECKPOINT_SUMS)
         self.batches = columnar.CaseBatches()
         self._fd: int | None = None
+        self._sums_fd: int | None = None
+        self._end = 0  # the stream's length: where the next batch ends up
         self._loaded: tuple[dict[str, Any], list[str]] | None = None
         self._lock: Any = store.lock(kb, report_id)
         self._entered = False
@@ -551,17 +563,33 @@ class RunHandle:
             self._open_stream(self._fd)
 
     def _open_stream(self, fd: int) -> None:
-        """Read the stream once (its rows continue in ``batches``), cut a torn last batch,
-        and start a new stream with its schema."""
+        """Read the stream once (its rows continue in ``batches``), cut a torn or corrupt
+        last part, rewrite the sums of what is kept, and start a new stream if empty."""
         size = os.fstat(fd).st_size
         data = os.pread(fd, size, 0) if size else b""
-        tables, texts, good = columnar.read_checkpoint_stream(data, self.stream_path)
-        if good < size:
-            os.ftruncate(fd, good)
-        if good == 0:
-            _write_all(fd, columnar.CHECKPOINT_SCHEMA.serialize())
-        self.batches.extend(tables, texts)
-        self._loaded = (tables, texts)
+        sums_path = self.sums_path
+        _refuse_symlink(sums_path)
+        sums = sums_path.read_bytes() if sums_path.exists() else None
+        scan = columnar.scan_checkpoint(data, self.stream_path, sums if size else None)
+        if scan.good < size:
+            os.ftruncate(fd, scan.good)
+        kept = "".join(map(columnar.sums_line, scan.ends, scan.digests, scan.counts))
+        if sums is None or sums != kept.encode():
+            atomic_write_text(sums_path, kept)
+        self._sums_fd = _open_append(sums_path)
+        self._end = scan.good
+        if scan.good == 0:
+            self._append_message(columnar.CHECKPOINT_SCHEMA.serialize())
+        self.batches.extend(scan.tables, scan.texts)
+        self._loaded = (scan.tables, scan.texts)
+
+    def _append_message(self, message: Any, cases: int = 0) -> None:
+        """One message onto the stream, then its end, sha256 and case count onto the sums
+        (a kill between the two leaves a batch without a sum: cut as torn on reopening)."""
+        _write_all(self._fd, message)
+        self._end += len(message)
+        line = columnar.sums_line(self._end, hashlib.sha256(message).hexdigest(), cases)
+        _write_all(self._sums_fd, line.encode())
 
     def read(self) -> list[EvaluationCaseResult]:
         """Case results checkpointed so far (a later one for a case replaces an earlier one)."""
@@ -592,7 +620,7 @@ class RunHandle:
             return
         results = list(results)
         if results:
-            _write_all(self._fd, self.batches.add(results, scores).serialize())
+            self._append_message(self.batches.add(results, scores).serialize(), len(results))
             self.saved = False
 
     def discard(self) -> None:
@@ -606,18 +634,20 @@ class RunHandle:
         """Fsync (unless its report was saved since the last append: the save fsyncs a
         copy of every row) and close the file, and release the lock (idempotent)."""
         fd, self._fd = self._fd, None
+        sums_fd, self._sums_fd = self._sums_fd, None
         lock, self._lock = self._lock, None
         if self.store._checkpoints.get(self.path.parent) is self:
             del self.store._checkpoints[self.path.parent]
         try:
-            if fd is not None:
-                try:
-                    if not self.saved:
-                        os.fsync(fd)
-                finally:
-                    os.close(fd)
+            for handle in (fd, sums_fd):
+                if handle is not None:
+                    try:
+                        if not self.saved:
+                            os.fsync(handle)
+                    finally:
+                        os.close(handle)
             if self._discard:
-                for path in (self.stream_path, self.path):
+                for path in (self.stream_path, self.sums_path, self.path):
                     if self.store._fs is None:
                         path.unlink(missing_ok=True)  # a symlink: the link, never its target
                     elif self.store._exists(path):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import secrets
@@ -850,57 +851,247 @@ def _reorder(tables: dict[str, pa.Table], rows: np.ndarray) -> dict[str, pa.Tabl
     return out
 
 
+CHECKPOINT_SUMS = "cases.arrows.sums"  # per message of the stream: its end offset and sha256
+
+
+class CheckpointWarning(UserWarning):
+    """A corrupt checkpoint batch was cut (like a torn tail); names the file and the loss."""
+
+
+class CheckpointScan(NamedTuple):
+    """What a checkpoint stream holds: its rows, texts, and the messages kept (end offsets
+    and sha256 digests; ``good`` is where the kept bytes end)."""
+
+    tables: dict[str, pa.Table]
+    texts: list[str]
+    good: int
+    ends: list[int]
+    digests: list[str]
+    counts: list[int]
+
+
 def read_checkpoint_stream(
-    data: bytes | pa.Buffer, path: Any
+    data: bytes | pa.Buffer, path: Any, sums: bytes | None = None
 ) -> tuple[dict[str, pa.Table], list[str], int]:
-    """Parse a checkpoint stream: its tables, texts and the byte length of its complete
-    batches (a batch torn by a killed process is left out; anything else corrupt raises a
-    ``ValueError`` naming the file)."""
-    source = pa.BufferReader(data)
-    size, good = source.size(), 0
-    batches: list[pa.RecordBatch] = []
-    schema = None
-    while good < size:
-        try:
-            message = pa.ipc.read_message(source)
-        except EOFError:
+    """Parse a checkpoint stream: its tables, texts and the byte length of its kept batches
+    (see :func:`scan_checkpoint`)."""
+    scan = scan_checkpoint(data, path, sums)
+    return scan.tables, scan.texts, scan.good
+
+
+def scan_checkpoint(
+    data: bytes | pa.Buffer, path: Any, sums: bytes | None = None
+) -> CheckpointScan:
+    """Parse and check a checkpoint stream before any of it is used.
+
+    Each message is checked against its sha256 in ``sums`` (the ``cases.arrows.sums``
+    lines; ``None`` for a stream of an earlier version) and each batch validated in full
+    (offsets, lengths, UTF-8, row numbers, text ids). A torn last batch (a killed process)
+    is left out silently; a corrupt one is cut the same way, with a :class:`CheckpointWarning`
+    naming the file and the case results dropped. A stream that is not a checkpoint (or
+    of a newer version) raises a ``ValueError`` naming the file.
+    """
+    data = data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
+    spans = None if sums is None else _sum_lines(sums)
+    reader = _StreamChecker(data, path)
+    problem = None
+    while reader.good < len(data) and problem is None and not reader.done:
+        if spans is not None and len(reader.ends) >= len(spans):
+            break  # bytes without a checksum: an append torn between its two writes
+        span = None if spans is None else spans[len(reader.ends)]
+        problem = reader.next(span)
+    if problem is not None:
+        _warn_cut(path, problem, reader, spans)
+    return reader.result()
+
+
+def _sum_lines(sums: bytes) -> list[tuple[int, str, int]]:
+    """The complete ``end sha256 cases`` lines of a sums file (a bad line ends the list
+    with a span no message matches: the message it covers is cut)."""
+    spans = []
+    for line in sums.split(b"\n")[:-1]:  # the last piece is a torn line or b""
+        parts = line.split(b" ")
+        if len(parts) != 3 or not (parts[0].isdigit() and parts[2].isdigit()):
+            spans.append((-1, "", 0))
             break
-        except (OSError, pa.ArrowInvalid) as exc:
-            if "byte" in str(exc) or "available" in str(exc):  # cut short: a torn last batch
-                break
-            raise ValueError(f"{path}: corrupt checkpoint at byte {good}: {exc}") from exc
+        spans.append((int(parts[0]), parts[1].decode("ascii", "replace"), int(parts[2])))
+    return spans
+
+
+def sums_line(end: int, digest: str, cases: int) -> str:
+    """One line of ``cases.arrows.sums``: where a message ends, its sha256, its case results."""
+    return f"{end} {digest} {cases}\n"
+
+
+class _StreamChecker:
+    """Reads a checkpoint stream message by message, checking each before keeping it."""
+
+    def __init__(self, data: bytes, path: Any) -> None:
+        self.data, self.path = data, path
+        self.good, self.schema = 0, None
+        self.ends: list[int] = []
+        self.digests: list[str] = []
+        self.counts: list[int] = []  # case results per kept message
+        self.batches: list[pa.RecordBatch] = []
+        self.rows = self.n_texts = 0
+        self.done = False
+
+    def next(self, span: tuple[int, str, int] | None) -> str | None:
+        """Check and keep the next message; a reason when it is corrupt, None otherwise
+        (a torn last message of a stream without checksums sets ``done``)."""
+        start = self.good
+        if span is not None:
+            end, digest, _ = span
+            if not start < end <= len(self.data):
+                return f"its checksum list names a message ending at byte {end}"
+            chunk = self.data[start:end]
+            if hashlib.sha256(chunk).hexdigest() != digest:
+                return f"the message at byte {start} does not match its sha256"
+        else:
+            chunk = self.data[start:]
         try:
+            source = pa.BufferReader(chunk)
+            message = pa.ipc.read_message(source)
+            size = source.tell()
+        except EOFError:
+            self.done = span is None
+            return None if span is None else f"a truncated message at byte {start}"
+        except (OSError, pa.ArrowException) as exc:
+            if span is None and ("byte" in str(exc) or "available" in str(exc)):
+                self.done = True  # cut short: a torn last batch
+                return None
+            return f"unreadable message at byte {start}: {exc}"
+        if span is not None and size != len(chunk):
+            return f"the message at byte {start} does not end where its checksum says"
+        rows = self.rows
+        problem = self._keep(message, start)
+        if problem is None:
+            self.counts.append(self.rows - rows)
+            self.good = start + size
+            self.ends.append(self.good)
+            digest = span[1] if span is not None else hashlib.sha256(chunk[:size]).hexdigest()
+            self.digests.append(digest)
+        return problem
+
+    def _keep(self, message: Any, start: int) -> str | None:
+        try:
+            if self.schema is None:
+                schema = pa.ipc.read_schema(message)
+                _check_checkpoint_schema(schema, self.path)
+                self.schema = schema
+                return None
+            batch = pa.ipc.read_record_batch(message, self.schema)
+            self.rows, self.n_texts = _check_batch(batch, self.rows, self.n_texts)
+        except _CheckpointRefused:
+            raise
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            return f"corrupt batch at byte {start}: {exc}"
+        self.batches.append(batch)
+        return None
+
+    def result(self) -> CheckpointScan:
+        if self.schema is None:
+            empty = {n: pa.Table.from_batches([_empty(SCHEMAS[n])]) for n in _CASE_TABLES}
+            return CheckpointScan(empty, [], 0, [], [], [])
+        table = pa.Table.from_batches(self.batches, schema=self.schema)
+        tables = {}
+        for name in _CASE_TABLES:
+            values = table.column(name).combine_chunks().flatten()
+            tables[name] = pa.Table.from_arrays(values.flatten(), schema=SCHEMAS[name])
+        texts = table.column("texts").combine_chunks().flatten().to_pylist()
+        return CheckpointScan(tables, texts, self.good, self.ends, self.digests, self.counts)
+
+
+class _CheckpointRefused(ValueError):
+    """Not a checkpoint this version reads (foreign or newer): an error, never a cut."""
+
+
+def _check_batch(batch: pa.RecordBatch, rows: int, n_texts: int) -> tuple[int, int]:
+    """Validate one appended batch in full; the row and text counts after it."""
+    batch.validate(full=True)  # offsets, lengths, UTF-8
+    cases = batch.column("cases").flatten()
+    counts = {}
+    for name, count in (("results", "n_results"), ("scores", "n_scores")):
+        numbers = cases.field(count)
+        if numbers.null_count or (len(numbers) and pc.min(numbers).as_py() < 0):
+            raise ValueError(f"cases.{count} holds a null or a negative count")
+        counts[name] = numbers.to_numpy()
+    n = len(cases)
+    if cases.field("case_id").null_count or cases.field("query_mode").null_count:
+        raise ValueError("a case without a case_id or query_mode")
+    new_texts = batch.column("texts").flatten()
+    if new_texts.null_count:
+        raise ValueError("a null text")
+    for name in ("results", "scores"):
+        table = batch.column(name).flatten()
+        expected = np.repeat(np.arange(rows, rows + n, dtype=np.int64), counts[name])
+        row = table.field("row")
+        if row.null_count or not np.array_equal(row.to_numpy(), expected):
+            raise ValueError(f"{name} rows do not match their cases' counts")
+    text_ids = batch.column("results").flatten().field("text").drop_null()
+    limit = n_texts + len(new_texts)
+    if len(text_ids) and not 0 <= pc.min(text_ids).as_py() <= pc.max(text_ids).as_py() < limit:
+        raise ValueError(f"a result names a text outside the {limit} texts written")
+    kinds = batch.column("scores").flatten().field("kind").drop_null()
+    if len(kinds) and not 0 <= pc.min(kinds).as_py() <= pc.max(kinds).as_py() <= TEXT:
+        raise ValueError("a score of an unknown kind")
+    return rows + n, limit
+
+
+def _warn_cut(path: Any, problem: str, reader: _StreamChecker, spans: Any) -> None:
+    """Say which file was cut where, and how many case results the cut drops (from the
+    sums; a stream without sums: counted in the batches that still validate)."""
+    import warnings
+
+    if spans is not None:
+        later = spans[len(reader.ends) :]
+        dropped = sum(count for *_, count in later)
+        known = later and later[-1][0] >= 0 and later[-1][0] == len(reader.data)
+        count = f"{dropped} case result(s)" if known else f"at least {dropped} case result(s)"
+    else:
+        dropped, unreadable = _count_later_cases(reader)
+        more = f" and {unreadable} unreadable batch(es)" if unreadable else ""
+        count = f"{dropped} case result(s){more}"
+    warnings.warn(
+        f"{path}: {problem}; the checkpoint is cut there like a torn tail, dropping "
+        f"{count} (they run again on resume)",
+        CheckpointWarning,
+        stacklevel=4,
+    )
+
+
+def _count_later_cases(reader: _StreamChecker) -> tuple[int, int]:
+    """Case results in the batches after a cut that still validate, and the batches that
+    do not (the first unreadable one ends the count: nothing frames the bytes after it)."""
+    dropped, position, data, schema = 0, reader.good, reader.data, reader.schema
+    while position < len(data):
+        try:
+            source = pa.BufferReader(data[position:])
+            message = pa.ipc.read_message(source)
             if schema is None:
                 schema = pa.ipc.read_schema(message)
-                _check_checkpoint_schema(schema, path)
             else:
-                batches.append(pa.ipc.read_record_batch(message, schema))
-        except (OSError, pa.ArrowException) as exc:
-            raise ValueError(f"{path}: corrupt checkpoint batch at byte {good}: {exc}") from exc
-        good = source.tell()
-    if schema is None:
-        return {n: pa.Table.from_batches([_empty(SCHEMAS[n])]) for n in _CASE_TABLES}, [], 0
-    table = pa.Table.from_batches(batches, schema=schema)
-    tables = {}
-    for name in _CASE_TABLES:
-        values = table.column(name).combine_chunks().flatten()
-        tables[name] = pa.Table.from_arrays(values.flatten(), schema=SCHEMAS[name])
-    texts = table.column("texts").combine_chunks().flatten().to_pylist()
-    return tables, texts, good
+                batch = pa.ipc.read_record_batch(message, schema)
+                batch.validate(full=True)
+                dropped += len(batch.column("cases").flatten())
+            position += source.tell()
+        except Exception:  # noqa: BLE001 - counting only; the cut is decided
+            return dropped, 1
+    return dropped, 0
 
 
 def _check_checkpoint_schema(schema: pa.Schema, path: Any) -> None:
     meta = schema.metadata or {}
     if meta.get(b"format") != CHECKPOINT_FORMAT.encode():
-        raise ValueError(f"{path}: not a {CHECKPOINT_FORMAT} stream")
+        raise _CheckpointRefused(f"{path}: not a {CHECKPOINT_FORMAT} stream")
     version = meta.get(b"format_version", b"")
     if not version.isdigit() or int(version) > CHECKPOINT_VERSION:
-        raise ValueError(
+        raise _CheckpointRefused(
             f"{path}: checkpoint format version {version.decode(errors='replace')!r} is newer "
             f"than this heta-notebook reads ({CHECKPOINT_VERSION}); upgrade heta-notebook"
         )
     if schema.remove_metadata() != CHECKPOINT_SCHEMA.remove_metadata():
-        raise ValueError(f"{path}: checkpoint columns differ from this heta-notebook's")
+        raise _CheckpointRefused(f"{path}: checkpoint columns differ from this heta-notebook's")
 
 
 def records_of(tables: dict[str, pa.Table], texts: list[str]) -> list[EvaluationCaseResult]:
