@@ -3,8 +3,9 @@
 Layout (heta-framework's keys, so either library finds the other's reports)::
 
     {root}/_heta/knowledge_bases/{kb}/evaluations/{report_id}/
-        header.json, cases/results/texts/scores.parquet   # columnar report (the default,
-                                                          # see heta_notebook.schema._columnar)
+        header.json, {cases,results,texts,scores}.{generation}.parquet
+                           # columnar report (the default, see heta_notebook.schema._columnar):
+                           # each save writes new files and commits by renaming the header
         report.json        # heta-framework's layout (save(..., format="heta"), or theirs)
         summary.json       # listing row, for list()
         cases.arrows       # checkpoint of a run: an Arrow IPC stream, one batch of
@@ -58,8 +59,6 @@ from heta_notebook.schema._records import (
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-_COLUMNAR_FILES = (columnar.HEADER, *(f"{t}.parquet" for t in columnar.TABLES))
 
 
 class ReportLockedError(RuntimeError):
@@ -143,11 +142,13 @@ class ReportStore:
             open_checkpoint = self._checkpoints.get(folder)  # its run's, if one is open
             if fmt == "heta":
                 self._write(folder / "report.json", report.to_json())
-                stale = _COLUMNAR_FILES
+                stale: tuple[str, ...] = (columnar.HEADER,)
+                if self._fs is None:
+                    stale += tuple(columnar.committed_files(folder))
             else:
-                self._refuse_links(folder, _COLUMNAR_FILES)
+                self._refuse_links(folder, (columnar.HEADER, *columnar.committed_files(folder)))
                 batches = open_checkpoint.batches if open_checkpoint is not None else None
-                columnar.write_report(folder, report, batches=batches)  # its columns, reused
+                columnar.write_report(folder, report, batches=batches, exclusive=True)
                 stale = ("report.json",)
             if open_checkpoint is not None:
                 open_checkpoint.saved = True  # the report holds (and fsynced) every row
@@ -162,7 +163,7 @@ class ReportStore:
         """Load one report by knowledge base name and report id (columnar ones lazily)."""
         folder = self.report_dir(knowledge_base_name, report_id)
         if self._fs is None and columnar.is_columnar(folder):
-            self._refuse_links(folder, _COLUMNAR_FILES)
+            self._refuse_links(folder, (columnar.HEADER,))  # and each table as it opens
             report = columnar.open_report(folder)
         elif self._exists(folder / "report.json"):
             report = self._load_report(folder / "report.json")

@@ -34,7 +34,7 @@ from heta_notebook.display._explorer_data import (
     encode_preview,
     encode_report,
 )
-from heta_notebook.schema._columnar import ColumnarReport, LazyCaseResults
+from heta_notebook.schema._columnar import LazyCaseResults
 from heta_notebook.schema._records import EvaluationReport
 
 _DATA_ESM = "export default {};"  # a data model has no view
@@ -240,7 +240,7 @@ def partial_details(report: EvaluationReport, max_cases: int | None) -> bool:
 def _private_copy(report: EvaluationReport) -> EvaluationReport:
     """The same columnar report with its own table and frames caches (for another thread)."""
     columnar = report.case_results.columnar  # type: ignore[attr-defined]
-    lazy = LazyCaseResults(ColumnarReport(columnar.folder, header=columnar.header))
+    lazy = LazyCaseResults(columnar.copy())
     return report.model_copy(update={"case_results": lazy})
 
 

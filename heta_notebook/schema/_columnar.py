@@ -9,15 +9,24 @@ tables directly. Arrow IPC maps into memory faster but stores 3-5x more bytes.
 Layout of one report folder (beside heta-framework's ``report.json`` key)::
 
     header.json      ids, manifests, timestamps, summary, schema_version, row counts,
-                     generation (a random token every table carries: a mixed or torn
-                     save is detected instead of read)
-    cases.parquet    one row per case result: case_id, query, query_mode, latency_ms,
-                     error, answer, response (citations/trace/metadata as JSON), metadata
-    results.parquet  one row per retrieved result: row (case result), rank, id, text
-                     (index into texts), score, kind, source, metadata
-    texts.parquet    each distinct chunk/document text once per report
-    scores.parquet   one row per score: row, name, value, text value, kind, passed,
-                     status, reason, metadata (JSON)
+                     generation (a random token every table carries), and ``files``: the
+                     name, size and sha256 of each table file of this save
+    cases.{generation}.parquet    one row per case result: case_id, query, query_mode,
+                     latency_ms, error, answer, response (citations/trace/metadata as
+                     JSON), metadata
+    results.{generation}.parquet  one row per retrieved result: row (case result), rank,
+                     id, text (index into texts), score, kind, source, metadata
+    texts.{generation}.parquet    each distinct chunk/document text once per report
+    scores.{generation}.parquet   one row per score: row, name, value, text value, kind,
+                     passed, status, reason, metadata (JSON)
+
+Saves are snapshots (as in Delta Lake or Iceberg): a save writes a new generation of
+immutable table files and commits it with one atomic rename of the header; the previous
+generation stays readable until then and is removed after, so a reader sees the whole old
+or the whole new report. Integrity: Parquet page CRCs are written and checked on every
+read, and each file's sha256 is checked against the header when it is first read; a
+mismatch is a :class:`CorruptReportError` naming the file. Format version 1 folders (fixed
+``{table}.parquet`` names, no digests) still load.
 
 Every table has an ``extra`` JSON column for fields the schema does not know (newer
 writers), so a report round-trips losslessly. ``report.case_results`` of an opened report
@@ -33,6 +42,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import secrets
 import tempfile
 from collections import OrderedDict
@@ -62,7 +72,7 @@ from heta_notebook.schema._records import (
 from heta_notebook.schema._status import FLAG_KEYS, STATUSES, status_and_reason
 
 FORMAT = "heta-notebook-columnar"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: tables named per save (``cases.{generation}.parquet``) + sha256
 HEADER = "header.json"
 TABLES = ("cases", "results", "texts", "scores")
 _CASE_TABLES = ("cases", "results", "scores")  # one row group each per case group
@@ -210,7 +220,7 @@ class TableWriter:
         self._text_ids: dict[str, int] = {}  # each text -> its row in the texts table
         self._pending: list[EvaluationCaseResult] = []
         self._writers: dict[str, pq.ParquetWriter] = {}
-        self._tmp: dict[str, str] = {}
+        self._tmp: dict[str, str] = {}  # table -> its file of this save (immutable once named)
 
     def text_id(self, text: str) -> int:
         """The index of ``text`` in the texts table (added once)."""
@@ -273,21 +283,25 @@ class TableWriter:
 
     def _write(self, name: str, table: pa.Table) -> None:
         if name not in self._writers:
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")
-            os.close(fd)
-            os.chmod(tmp, 0o666 & ~_umask())  # like every other file of a (shared) store
-            self._tmp[name] = tmp
+            path = self.folder / table_file(name, self.generation)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+            os.close(fd)  # 0o666 less the umask, like every other file of a (shared) store
+            self._tmp[name] = str(path)
             self._writers[name] = pq.ParquetWriter(
-                tmp,
+                path,
                 SCHEMAS[name].with_metadata({"generation": self.generation}),
                 compression=_COMPRESSION,
                 use_dictionary=True,
+                write_page_checksum=True,
             )
         size = TEXTS_PER_GROUP if name == "texts" else max(len(table), 1)
         self._writers[name].write_table(table, row_group_size=size)
 
-    def finish(self, header: dict[str, Any]) -> None:
-        """Write the texts, close every table, rename them into place, then the header."""
+    def finish(self, header: dict[str, Any], *, exclusive: bool = False) -> None:
+        """Write the texts and close every table (a new generation of immutable files),
+        then commit: one atomic rename of the header that names them. The previous
+        generation stays readable until then and is removed after; ``exclusive`` (the
+        caller holds the report's lock) also removes what dead saves left behind."""
         self.flush()
         texts = pa.table({"text": pa.array(list(self._text_ids), pa.large_string())})
         self._write("texts", texts)
@@ -297,9 +311,7 @@ class TableWriter:
         try:
             for writer in self._writers.values():
                 writer.close()
-            for name, tmp in self._tmp.items():
-                _fsync_file(tmp)
-                os.replace(tmp, self.folder / f"{name}.parquet")
+            files = {name: _file_entry(Path(path)) for name, path in self._tmp.items()}
         except BaseException:
             self.abort()
             raise
@@ -310,19 +322,93 @@ class TableWriter:
             "generation": self.generation,
             "n_case_results": self.rows,
             "n_texts": len(self._text_ids),
+            "files": files,
         }
+        full[_HEADER_DIGEST] = header_digest(full)
         from heta_notebook._util.paths import atomic_write_text
 
-        atomic_write_text(self.folder / HEADER, json.dumps(full, indent=1, allow_nan=False))
+        previous = committed_files(self.folder)
+        try:
+            atomic_write_text(self.folder / HEADER, json.dumps(full, indent=1, allow_nan=False))
+        except BaseException:
+            self.abort()
+            raise
+        _fsync_folder(self.folder)
+        keep = {entry["name"] for entry in files.values()}
+        for stale in previous - keep:  # the previous generation: no header names it now
+            with contextlib.suppress(FileNotFoundError):
+                (self.folder / stale).unlink()
+        remove_leftovers(self.folder, keep, min_age=0.0 if exclusive else LEFTOVER_AGE)
 
     def abort(self) -> None:
-        """Drop the temporary files of an unfinished write."""
+        """Drop the files of an unfinished write (no header names them)."""
         for writer in self._writers.values():
             with contextlib.suppress(Exception):  # cleaning up after a failure
                 writer.close()
         for tmp in self._tmp.values():
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+LEFTOVER_AGE = 3600.0  # seconds: files of a save that no header names, removed once this old
+
+
+def table_file(table: str, generation: str) -> str:
+    """The file name of ``table`` in the save ``generation`` (never reused)."""
+    return f"{table}.{generation}.parquet"
+
+
+_TABLE_FILE = re.compile(r"^(cases|results|texts|scores)(\.[0-9a-f]{16})?\.parquet$")
+_TEMPORARY = re.compile(r"^\.(cases|results|texts|scores|(header|summary|report)\.json)\..*\.tmp$")
+
+
+def _file_entry(path: Path) -> dict[str, Any]:
+    """A table file's name, size and sha256 (fsynced first: the header commits it)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        size = handle.tell()
+    return {"name": path.name, "bytes": size, "sha256": digest.hexdigest()}
+
+
+def committed_files(folder: Path) -> set[str]:
+    """The table files the folder's current header names (none without a readable one)."""
+    try:
+        header = json.loads((folder / HEADER).read_bytes())
+        return {_checked_name(header, table, folder) for table in TABLES}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return set()
+
+
+def remove_leftovers(folder: Path, keep: set[str], min_age: float = LEFTOVER_AGE) -> list[str]:
+    """Remove the temporary and table files of dead saves (no header names them) that are
+    at least ``min_age`` seconds old (0 when the caller holds the report's lock)."""
+    import time
+
+    removed, now = [], time.time()
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(folder):
+            ours = _TABLE_FILE.match(entry.name) or _TEMPORARY.match(entry.name)
+            if entry.name in keep or not ours:
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                if now - entry.stat(follow_symlinks=False).st_mtime >= min_age:
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+    return removed
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (the commit survives a power cut)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def case_columns(
@@ -647,20 +733,6 @@ def _score_flags(md: dict[str, Any]) -> tuple[str, str | None, str | None]:
     return None, None, _json(md)  # "scored"
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def report_header(report: EvaluationReport) -> dict[str, Any]:
     """Every field of ``report`` except its case results, JSON-ready (unknown fields kept)."""
     header = report.model_dump(mode="json", exclude={"case_results"})
@@ -676,11 +748,15 @@ def write_report(
     *,
     cases_per_group: int = CASES_PER_GROUP,
     batches: CaseBatches | None = None,
+    exclusive: bool = False,
 ) -> None:
-    """Write ``report`` in the columnar layout into ``folder`` (tables first, header last).
+    """Write ``report`` in the columnar layout into ``folder``: a new generation of tables,
+    committed by renaming the header over the old one (readers see the old or the new
+    report, never a mix).
 
     ``batches``: the columns its run built when checkpointing (``CaseBatches``), reused
-    instead of walking the records again."""
+    instead of walking the records again. ``exclusive``: the caller holds the report's
+    lock, so files of dead saves are removed at once."""
     folder.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(folder, cases_per_group)
     try:
@@ -693,7 +769,8 @@ def write_report(
         else:
             for result in source.iter_batches() if isinstance(source, LazyCaseResults) else source:
                 writer.add(result)
-        writer.finish({**report_header(report), "views": report.frames().views()})
+        header = {**report_header(report), "views": report.frames().views()}
+        writer.finish(header, exclusive=exclusive)
     except BaseException:
         writer.abort()
         raise
@@ -1120,10 +1197,17 @@ class ColumnarReport:
     Any missing, truncated or foreign table raises :class:`CorruptReportError` naming it.
     """
 
-    def __init__(self, folder: str | os.PathLike[str], header: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        header: dict[str, Any] | None = None,
+        sources: dict[str, pa.NativeFile] | None = None,
+    ):
         self.folder = Path(folder)
         self.header = header if header is not None else read_header(self.folder)
         self.n_rows = int(self.header["n_case_results"])
+        self._sources: dict[str, pa.NativeFile] = dict(sources or {})  # open: a re-save
+        self._verified: set[str] = set()  # can remove the files, never these handles
         self._files: dict[str, pq.ParquetFile] = {}
         self._columns: dict[tuple[str, str], pa.ChunkedArray] = {}
         self._group_starts: dict[str, np.ndarray] = {}
@@ -1133,18 +1217,63 @@ class ColumnarReport:
         return f"ColumnarReport({str(self.folder)!r}, rows={self.n_rows})"
 
     def path(self, table: str) -> Path:
-        """The Parquet file of ``table``."""
-        return self.folder / f"{table}.parquet"
+        """The Parquet file of ``table`` (named by the header)."""
+        return self.folder / _checked_name(self.header, table, self.folder)
 
-    def file(self, table: str) -> pq.ParquetFile:
-        """The opened Parquet file of ``table`` (footer checked against the header)."""
-        if table not in self._files:
+    def copy(self) -> ColumnarReport:
+        """The same report with its own caches (for another thread), sharing the open files."""
+        self.open_all()
+        return ColumnarReport(self.folder, self.header, self._sources)
+
+    def open_all(self) -> None:
+        """Open every table file now: a later save removes the files, not these handles."""
+        for table in TABLES:
+            self.source(table)
+
+    def source(self, table: str) -> pa.NativeFile:
+        """The open file of ``table`` (opened once; read with positional reads)."""
+        if table not in self._sources:
             path = self.path(table)
             _refuse_symlink(path)
             try:
-                handle = pq.ParquetFile(path)
+                self._sources[table] = pa.OSFile(str(path))
             except FileNotFoundError:
                 raise CorruptReportError(path, "missing table of the report") from None
+            except (OSError, pa.ArrowException) as exc:
+                raise CorruptReportError(path, f"cannot open the table: {exc}") from exc
+        return self._sources[table]
+
+    def verify(self, table: str) -> None:
+        """Check ``table``'s size and sha256 against the header (once per opened report)."""
+        entry = (self.header.get("files") or {}).get(table)
+        if table in self._verified or entry is None:
+            return
+        source, path = self.source(table), self.path(table)
+        digest, size, position = hashlib.sha256(), source.size(), 0
+        if size != entry.get("bytes"):
+            raise CorruptReportError(
+                path, f"has {size} bytes, {HEADER} says {entry.get('bytes')} (truncated or changed)"
+            )
+        while position < size:
+            block = source.read_at(min(1 << 22, size - position), position)
+            digest.update(block)
+            position += len(block)
+        if digest.hexdigest() != entry.get("sha256"):
+            raise CorruptReportError(
+                path,
+                f"sha256 {digest.hexdigest()[:16]}… differs from {HEADER}'s "
+                f"{str(entry.get('sha256'))[:16]}… (the file is corrupt or was changed)",
+            )
+        self._verified.add(table)
+
+    def file(self, table: str) -> pq.ParquetFile:
+        """The opened Parquet file of ``table`` (its sha256 and footer checked against the
+        header; every page read checks its CRC)."""
+        if table not in self._files:
+            path = self.path(table)
+            self.verify(table)
+            try:
+                handle = pq.ParquetFile(self.source(table), page_checksum_verification=True)
             except (OSError, pa.ArrowException) as exc:
                 raise CorruptReportError(path, f"corrupt or truncated Parquet file: {exc}") from exc
             meta = handle.schema_arrow.metadata or {}
@@ -1183,7 +1312,10 @@ class ColumnarReport:
         handle = self.file(table)
         try:
             reader = pq.ParquetFile(
-                self.path(table), metadata=handle.metadata, read_dictionary=[name]
+                self.source(table),
+                metadata=handle.metadata,
+                read_dictionary=[name],
+                page_checksum_verification=True,
             )
             column = reader.read(columns=[name], use_threads=False).column(0)
             column = column.unify_dictionaries()
@@ -1316,6 +1448,27 @@ def _refuse_symlink(path: Path) -> None:
         )
 
 
+def _checked_name(header: dict[str, Any], table: str, folder: Path) -> str:
+    """The file name the header gives ``table`` (fixed names before format version 2),
+    refused unless it is one of ours (no path, no other file)."""
+    files = header.get("files")
+    if files is None and header.get("format_version", 1) < 2:
+        return f"{table}.parquet"
+    entry = files.get(table) if isinstance(files, dict) else None
+    name = entry.get("name") if isinstance(entry, dict) else None
+    match = _TABLE_FILE.match(name) if isinstance(name, str) else None
+    if match is None or match.group(1) != table:
+        raise CorruptReportError(folder / HEADER, f"names no valid file for the {table} table")
+    return name
+
+
+def table_paths(folder: str | os.PathLike[str]) -> dict[str, Path]:
+    """The file of each table of the report committed in ``folder`` (its header names them)."""
+    folder = Path(folder)
+    header = read_header(folder)
+    return {table: folder / _checked_name(header, table, folder) for table in TABLES}
+
+
 def read_header(folder: Path) -> dict[str, Any]:
     """The header of a columnar report, checked (format, version, schema_version)."""
     path = folder / HEADER
@@ -1339,17 +1492,38 @@ def read_header(folder: Path) -> dict[str, Any]:
     for key in ("n_case_results", "generation"):
         if key not in header:
             raise CorruptReportError(path, f"header has no {key!r}")
+    if version >= 2 and header.get(_HEADER_DIGEST) != header_digest(header):
+        raise CorruptReportError(
+            path, f"its {_HEADER_DIGEST} does not match its content (corrupt or edited)"
+        )
     return header
 
 
+_HEADER_DIGEST = "header_sha256"
+
+
+def header_digest(header: dict[str, Any]) -> str:
+    """The sha256 of a header's content (every key but the digest, canonical JSON)."""
+    content = {k: v for k, v in header.items() if k != _HEADER_DIGEST}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
-    """Open a columnar report: the header now, case results lazily (``LazyCaseResults``)."""
-    columnar = ColumnarReport(folder)
-    header = {
-        k: v
-        for k, v in columnar.header.items()
-        if k not in {"format", "format_version", "generation", "n_case_results", "n_texts", "views"}
-    }
+    """Open a columnar report: the header and its files now (a save meanwhile commits a
+    new generation: opened again), case results lazily (``LazyCaseResults``)."""
+    for attempt in range(_OPEN_ATTEMPTS):
+        columnar = ColumnarReport(folder)
+        try:
+            columnar.open_all()
+            break
+        except CorruptReportError:
+            if attempt + 1 == _OPEN_ATTEMPTS or _current_generation(folder) in {
+                None,
+                columnar.header.get("generation"),
+            }:
+                raise  # not a save in between: the files really are missing
+    header = {k: v for k, v in columnar.header.items() if k not in _HEADER_ONLY}
     try:
         shell = EvaluationReport.model_validate({**header, "case_results": ()})
     except ValueError as exc:
@@ -1358,6 +1532,26 @@ def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
         ) from exc
     columnar.file("cases")  # fail now, not on first access, when the cases table is bad
     return shell.model_copy(update={"case_results": LazyCaseResults(columnar)})
+
+
+_HEADER_ONLY = {
+    "header_sha256",
+    "format",
+    "format_version",
+    "generation",
+    "n_case_results",
+    "n_texts",
+    "views",
+    "files",
+}
+_OPEN_ATTEMPTS = 20  # a header replaced this often while a report opens: give up
+
+
+def _current_generation(folder: str | os.PathLike[str]) -> str | None:
+    try:
+        return json.loads((Path(folder) / HEADER).read_bytes()).get("generation")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class LazyCaseResults(Sequence[EvaluationCaseResult]):
@@ -1565,5 +1759,6 @@ __all__ = [
     "is_columnar",
     "open_report",
     "read_header",
+    "table_paths",
     "write_report",
 ]
