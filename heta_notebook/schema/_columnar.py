@@ -1101,6 +1101,8 @@ def _check_batch(batch: pa.RecordBatch, rows: int, n_texts: int) -> tuple[int, i
         raise ValueError("a null text")
     for name in ("results", "scores"):
         table = batch.column(name).flatten()
+        if int(counts[name].sum(dtype=np.int64)) != len(table):  # before any allocation
+            raise ValueError(f"cases' counts of {name} do not add up to the {name} written")
         expected = np.repeat(np.arange(rows, rows + n, dtype=np.int64), counts[name])
         row = table.field("row")
         if row.null_count or not np.array_equal(row.to_numpy(), expected):
