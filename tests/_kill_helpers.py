@@ -1,8 +1,8 @@
 """A process that forks savers to be killed: ``python -m tests._kill_helpers STORE``.
 
-It imports everything once, then on each ``go`` line from stdin forks a child that re-saves
-report "A" then "B" (same knowledge base and id, different contents) into STORE until it is
-killed; it prints the child's pid, waits for it and prints ``dead``. Forking from a warm
+It imports everything once, then on each ``go A`` / ``go B`` line from stdin forks a child
+that saves that version, then the other, and so on (same knowledge base and id, different
+contents) into STORE until it is killed; it prints the child's pid, waits for it and prints ``dead``. Forking from a warm
 process makes a kill cost milliseconds instead of an interpreter start.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 from heta_notebook import ReportStore
 from tests.test_store_columnar import synthetic_report
@@ -32,22 +33,27 @@ def versions() -> dict[str, object]:
     return out
 
 
-def _saver(root: str, reports: dict[str, object]) -> None:
+def _saver(root: str, reports: dict[str, object], first: str) -> None:
     store = ReportStore(root)
+    order = [reports[first], *(r for name, r in reports.items() if name != first)]
     while True:
-        for report in reports.values():
+        for report in order:
             store.save(report)
 
 
 def main(root: str) -> None:
     reports = versions()
+    with tempfile.TemporaryDirectory() as scratch:  # warm: a child's first save is no slower
+        for report in reports.values():
+            ReportStore(scratch).save(report)
     for line in sys.stdin:
-        if line.strip() != "go":
+        command = line.split()
+        if command[:1] != ["go"]:
             break
         pid = os.fork()
         if pid == 0:  # the child: save until killed
             try:
-                _saver(root, reports)
+                _saver(root, reports, command[1])
             finally:
                 os._exit(3)
         print(pid, flush=True)
