@@ -73,6 +73,11 @@ class CheckpointMismatchError(ValueError):
     """A checkpoint was written by a run with other settings (its fingerprint differs)."""
 
 
+class UnverifiedCheckpointError(CheckpointMismatchError):
+    """A checkpoint whose settings cannot be checked (no readable fingerprint): resuming it
+    could mix results of different runs, so it needs ``force=True``."""
+
+
 class ReportWarning(UserWarning):
     """A saved report that ``ReportStore.list()`` could not read and left out; names the file."""
 
@@ -274,16 +279,23 @@ class ReportStore:
             yield
 
     def run(
-        self, knowledge_base_name: str, report_id: str, *, fingerprint: str | None = None
+        self,
+        knowledge_base_name: str,
+        report_id: str,
+        *,
+        fingerprint: str | None = None,
+        force: bool = False,
     ) -> RunHandle:
         """Open this report id for a run (use as a context manager): the one handle a run
         carries for its folder, lock, fingerprint, checkpoint and Ray shard checkpoints.
 
         Takes the lock, refuses a folder of another name with the same slug or a run with
         another ``fingerprint``, cuts a torn last batch once; then ``append`` costs the same
-        at every case.
+        at every case. A checkpoint without a readable fingerprint (``checkpoint.json``
+        missing, empty or corrupt) is refused with :class:`UnverifiedCheckpointError` unless
+        ``force=True`` (which then records this run's fingerprint).
         """
-        return RunHandle(self, knowledge_base_name, report_id, fingerprint)
+        return RunHandle(self, knowledge_base_name, report_id, fingerprint, force=force)
 
     def checkpoint_path(self, knowledge_base_name: str, report_id: str) -> Path:
         """Where finished case results of an unfinished run are appended."""
@@ -292,8 +304,9 @@ class ReportStore:
     def append_cases(
         self, knowledge_base_name: str, report_id: str, results: Iterable[EvaluationCaseResult]
     ) -> None:
-        """Append finished case results, one JSON line each (opens the file each call; a run
-        uses :meth:`checkpoint`, which keeps it open)."""
+        """Append finished case results, one JSON line each, holding the report's lock like
+        a run (another process writing it: :class:`ReportLockedError`, nothing lost). Opens
+        the file each call; a run uses :meth:`run`, which keeps its checkpoint open."""
         lines = "".join(r.model_dump_json() + "\n" for r in results)
         if not lines:
             return
@@ -302,13 +315,13 @@ class ReportStore:
             with self._fs.open(str(path), "a", encoding="utf-8") as handle:
                 handle.write(lines)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = _open_append(path)
-        try:
-            _cut_torn_tail(fd)
-            os.write(fd, lines.encode("utf-8"))
-        finally:
-            os.close(fd)
+        with self.lock(knowledge_base_name, report_id):
+            fd = _open_append(path)
+            try:
+                _cut_torn_tail(fd)  # only a dead writer's tail: the lock keeps live ones out
+                _write_all(fd, lines.encode("utf-8"))
+            finally:
+                os.close(fd)
 
     def read_checkpoint(
         self, knowledge_base_name: str, report_id: str
@@ -458,9 +471,16 @@ class RunHandle:
     """
 
     def __init__(
-        self, store: ReportStore, kb: str, report_id: str, fingerprint: str | None
+        self,
+        store: ReportStore,
+        kb: str,
+        report_id: str,
+        fingerprint: str | None,
+        *,
+        force: bool = False,
     ) -> None:
         self.store, self.kb, self.report_id, self.fingerprint = store, kb, report_id, fingerprint
+        self.force = force
         self.path = store.checkpoint_path(kb, report_id)
         self.stream_path = self.path.with_name(columnar.CHECKPOINT)
         self.sums_path = self.path.with_name(columnar.CHECKPOINT_SUMS)
@@ -538,10 +558,17 @@ class RunHandle:
         store, folder = self.store, self.path.parent
         store._check_owner(folder, self.kb, self.report_id)
         identity = folder / "checkpoint.json"
-        if store._exists(identity):
-            before = json.loads(store._read(identity)).get("fingerprint")
+        before, problem = self._recorded_fingerprint(identity)
+        if before is not None:
             check_fingerprint(before, self.fingerprint, self.report_id, identity)
         elif self.fingerprint:
+            if self._has_checkpoint() and not self.force:
+                raise UnverifiedCheckpointError(
+                    f"{identity}: {problem}, so the checkpoint beside it cannot be checked "
+                    f"against this run's settings; resuming could mix results of different "
+                    "runs. Resume it anyway with force=True (BenchmarkRunConfig(force_resume="
+                    "True)), give this run a new report_id, or delete the old checkpoint"
+                )
             store._write(
                 identity,
                 json.dumps(
@@ -562,6 +589,30 @@ class RunHandle:
                     os.close(fd)
             self._fd = _open_append(self.stream_path)
             self._open_stream(self._fd)
+
+    def _recorded_fingerprint(self, identity: Path) -> tuple[str | None, str]:
+        """The fingerprint ``checkpoint.json`` records, or None and why there is none."""
+        if not self.store._exists(identity):
+            return None, "missing"
+        try:
+            recorded = json.loads(self.store._read(identity))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return None, f"unreadable ({exc})"
+        fingerprint = recorded.get("fingerprint") if isinstance(recorded, dict) else None
+        if not isinstance(fingerprint, str) or not fingerprint:
+            return None, "records no fingerprint"
+        return fingerprint, ""
+
+    def _has_checkpoint(self) -> bool:
+        """Whether finished cases are checkpointed here (more than an empty stream)."""
+        schema_only = len(columnar.CHECKPOINT_SCHEMA.serialize())
+        for path, empty in ((self.stream_path, schema_only), (self.path, 0)):
+            if self.store._fs is None:
+                if path.is_file() and path.stat().st_size > empty:
+                    return True
+            elif self.store._exists(path) and self.store._fs.size(str(path)) > empty:
+                return True
+        return False
 
     def _open_stream(self, fd: int) -> None:
         """Read the stream once (its rows continue in ``batches``), cut a torn or corrupt

@@ -91,7 +91,10 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
 def open_run(spec: RunSpec) -> RunHandle:
     """The store's handle on this run's report id (folder, lock, fingerprint, checkpoint)."""
     return spec.store.run(
-        spec.knowledge_base_name, spec.report_id, fingerprint=spec.metadata.get("fingerprint")
+        spec.knowledge_base_name,
+        spec.report_id,
+        fingerprint=spec.metadata.get("fingerprint"),
+        force=spec.config.force_resume,
     )
 
 
