@@ -11,13 +11,19 @@ entries, and every error message recorded in a report (``EvaluationScore.error_s
   and must show in its manifest).
 - **URLs.** In any text, the user info of a URL (``https://user:pass@host``) and the values of
   secret-named query parameters (``?api-key=...``, ``&token=...``) are replaced.
-- **Known secrets.** A known secret (the judge's API key, a password from its base URL) is
-  replaced in every form it can be echoed in: as is, JSON-escaped, and percent-encoded
-  (``/``, ``+`` and ``=`` in keys come back as ``%2F``, ``%2B``, ``%3D``).
+  Both also in their percent-encoded forms (a URL inside a URL: ``https%3A%2F%2Fu%3Ap%40h``,
+  ``%3Fkey%3D...``).
+- **Headers.** ``Basic`` / ``Bearer`` credentials (``Authorization: Basic dXNlcjpwYXNz``, an
+  endpoint echoing the header) are replaced.
+- **Known secrets.** A known secret (the judge's API key, a password from its base URL, the
+  Basic credential an HTTP client builds from that URL's user info) is replaced in every form
+  it can be echoed in: as is, JSON-escaped, and percent-encoded (``/``, ``+`` and ``=`` in
+  keys come back as ``%2F``, ``%2B``, ``%3D``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -29,13 +35,27 @@ REDACTED = "***redacted***"
 _SECRET_KEY = re.compile(
     r"(^|[_-])(api[_-]?key|apikey|secret|password|passwd|pwd|credentials?|authorization|"
     r"(access|private|secret|client)[_-]?(key|secret)|"
-    r"(auth|access|refresh|bearer|api|session|id)[_-]?token|signature|sig)$"
-    r"|^(token|code)$",
+    r"(auth|access|refresh|bearer|api|session|id|security|oauth|sas)[_-]?token|signature|sig)$"
+    r"|^(token|code|key)$",
     re.IGNORECASE,
 )
 # scheme://userinfo@ : everything up to the last "@" before the host's path part
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<info>[^\s/?#@\"'<>]+)@")
 _QUERY_PARAM = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&#\s\"'<>]+)=(?P<value>[^&#\s\"'<>]*)")
+# the same two, percent-encoded (a URL carried inside another URL or a form body)
+_USERINFO_ENCODED = re.compile(
+    r"(?i)(?P<scheme>\b[a-z][a-z0-9+.-]*%3A%2F%2F)(?P<info>(?:(?!%2F|%3F|%23|%40)[^\s/?#@\"'<>])+)%40"
+)
+_QUERY_PARAM_ENCODED = re.compile(
+    r"(?i)(?P<sep>%3F|%26|%3B)(?P<key>(?:(?!%3D|%26)[A-Za-z0-9_.~%-])+?)%3D"
+    r"(?P<value>(?:(?!%26|%23|%20)[^&#\s\"'<>])*)"
+)
+# HTTP credentials: "Basic dXNlcjpw...", "Bearer sk-..." (a token has a digit, one of +/=,
+# or mixed case: "Basic authentication failed" stays readable)
+_AUTH_HEADER = re.compile(
+    r"\b(?P<scheme>[Bb]asic|[Bb]earer|BASIC|BEARER)(?P<gap>\s+|%20|\+)"
+    r"(?P<cred>(?=[A-Za-z0-9._~+/-]*(?:\d|[+/=]|[a-z][A-Z]|[A-Z][a-z]))[A-Za-z0-9._~+/-]{6,}=*)"
+)
 
 
 def is_secret_key(key: Any) -> bool:
@@ -60,6 +80,16 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     return value
 
 
+def redact_strings(value: Any) -> Any:
+    """A copy of JSON-like ``value`` with every string passed through :func:`redact_text`
+    (keys and types kept: for stored records, where a key's name says nothing)."""
+    if isinstance(value, Mapping):
+        return {key: redact_strings(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_strings(item) for item in value]
+    return redact_text(value) if isinstance(value, str) else value
+
+
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with URL user info, secret query values and every form of ``secrets`` hidden."""
     for secret in secrets:
@@ -69,6 +99,12 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
     if "=" in text:
         text = _QUERY_PARAM.sub(_hide_param, text)
+    if "%" in text:
+        text = _USERINFO_ENCODED.sub(lambda m: f"{m['scheme']}{REDACTED}%40", text)
+        text = _QUERY_PARAM_ENCODED.sub(_hide_param, text)
+    lowered = text.lower()
+    if "basic" in lowered or "bearer" in lowered:
+        text = _AUTH_HEADER.sub(lambda m: f"{m['scheme']}{m['gap']}{REDACTED}", text)
     return text
 
 
@@ -82,6 +118,9 @@ def url_secrets(url: str | None) -> tuple[str, ...]:
     except ValueError:
         return ()
     found = [unquote(p) for p in (parts.password, parts.username) if p]
+    if parts.username or parts.password:  # the Basic credential an HTTP client builds from them
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
     found += [v for k, v in parse_qsl(parts.query, keep_blank_values=False) if is_secret_key(k)]
     return tuple(found)
 
@@ -104,7 +143,8 @@ def secret_forms(secret: str | None) -> list[str]:
 def _hide_param(match: re.Match[str]) -> str:
     if not is_secret_key(unquote(match["key"])) or not match["value"]:
         return match[0]
-    return f"{match['sep']}{match['key']}={REDACTED}"
+    equals = "=" if match["sep"] in "?&;" else "%3D"
+    return f"{match['sep']}{match['key']}{equals}{REDACTED}"
 
 
 def strip_url(url: str) -> str:
@@ -120,6 +160,7 @@ __all__ = [
     "REDACTED",
     "is_secret_key",
     "redact",
+    "redact_strings",
     "redact_text",
     "secret_forms",
     "strip_url",

@@ -734,8 +734,11 @@ def _score_flags(md: dict[str, Any]) -> tuple[str, str | None, str | None]:
 
 
 def report_header(report: EvaluationReport) -> dict[str, Any]:
-    """Every field of ``report`` except its case results, JSON-ready (unknown fields kept)."""
-    header = report.model_dump(mode="json", exclude={"case_results"})
+    """Every field of ``report`` except its case results, JSON-ready (unknown fields kept),
+    credentials in any string hidden (the one redaction policy)."""
+    from heta_notebook._util.redaction import redact_strings
+
+    header = redact_strings(report.model_dump(mode="json", exclude={"case_results"}))
     header["score_summary"] = {
         k: v for k, v in header.get("score_summary", {}).items() if v is not None
     }

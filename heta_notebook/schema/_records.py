@@ -485,7 +485,7 @@ class EvaluationReport(Record):
             raise ValueError(f"format must be 'heta' or 'columnar', got {format!r}")
         from heta_notebook._util.paths import atomic_write_text
 
-        atomic_write_text(target, self.to_json())
+        atomic_write_text(target, redact_text(self.to_json()))  # credentials never stored
         return target
 
     # -- convenience views ----------------------------------------------------------------
