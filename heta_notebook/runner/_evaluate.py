@@ -20,7 +20,14 @@ from heta_notebook._util.loop import sync_form
 from heta_notebook.benchmarks._loader import load_benchmark
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._inputs import active_evaluators, as_store
-from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner._plan import (
+    CaseGroup,
+    RunSpec,
+    fingerprint,
+    propagate_cancel,
+    resolve_report_id,
+    run_spec,
+)
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkManifest,
@@ -90,7 +97,8 @@ async def aevaluate(
         recipe_manifest={"name": mode, "function": _qualified_name(function)},
         metadata=extra,
     )
-    return await run_spec(spec)
+    report = await run_spec(spec)
+    return propagate_cancel(report, [report])
 
 
 evaluate = sync_form(
