@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from heta_notebook._util.paths import UnsafeNameError, atomic_write_text, safe_join, safe_name
-from heta_notebook._util.redaction import redact_strings, redact_text
+from heta_notebook._util.redaction import redact_strings
 from heta_notebook.schema import _columnar as columnar
 from heta_notebook.schema._records import (
     KNOWLEDGE_BASES,
@@ -147,7 +147,7 @@ class ReportStore:
             self._check_owner(folder, kb, rid)
             open_checkpoint = self._checkpoints.get(folder)  # its run's, if one is open
             if fmt == "heta":
-                self._write(folder / "report.json", redact_text(report.to_json()))
+                self._write(folder / "report.json", report.stored_json())
                 stale: tuple[str, ...] = (columnar.HEADER,)
                 if self._fs is None:
                     stale += tuple(columnar.committed_files(folder))

@@ -170,6 +170,14 @@ def test_every_form_is_hidden_by_the_one_policy(text):
     assert "***redacted***" in clean
 
 
+def test_a_reason_from_a_user_evaluator_is_redacted_too():
+    from heta_notebook.evaluators._decorators import coerce_score
+
+    score = coerce_score({"score": 1, "reason": f"fetched https://bob:{ANSWER_PASS}@h/x"}, "mine")
+    assert ANSWER_PASS not in score.model_dump_json() and "fetched" in score.metadata["reason"]
+
+
 def test_ordinary_text_is_left_alone():
-    for text in ("Basic authentication failed", "Bearer token missing", "max_tokens=5&x=1"):
+    ordinary = ("Basic authentication failed", "basic Navier-Stokes flows", "Bearer token missing")
+    for text in (*ordinary, "basic Theory of Flight", "max_tokens=5&x=1"):
         assert redact_text(text) == text

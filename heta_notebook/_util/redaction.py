@@ -50,11 +50,11 @@ _QUERY_PARAM_ENCODED = re.compile(
     r"(?i)(?P<sep>%3F|%26|%3B)(?P<key>(?:(?!%3D|%26)[A-Za-z0-9_.~%-])+?)%3D"
     r"(?P<value>(?:(?!%26|%23|%20)[^&#\s\"'<>])*)"
 )
-# HTTP credentials: "Basic dXNlcjpw...", "Bearer sk-..." (a token has a digit, one of +/=,
-# or mixed case: "Basic authentication failed" stays readable)
+# HTTP credentials: "Basic dXNlcjpw..." (base64 of "user:password"), "Bearer sk-..." (a
+# token of 8+ characters with a digit): "basic Navier-Stokes", "Bearer token" stay readable
 _AUTH_HEADER = re.compile(
     r"\b(?P<scheme>[Bb]asic|[Bb]earer|BASIC|BEARER)(?P<gap>\s+|%20|\+)"
-    r"(?P<cred>(?=[A-Za-z0-9._~+/-]*(?:\d|[+/=]|[a-z][A-Z]|[A-Z][a-z]))[A-Za-z0-9._~+/-]{6,}=*)"
+    r"(?P<cred>[A-Za-z0-9._~+/-]{6,}(?:=|%3D){0,2})"
 )
 
 
@@ -104,8 +104,20 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         text = _QUERY_PARAM_ENCODED.sub(_hide_param, text)
     lowered = text.lower()
     if "basic" in lowered or "bearer" in lowered:
-        text = _AUTH_HEADER.sub(lambda m: f"{m['scheme']}{m['gap']}{REDACTED}", text)
+        text = _AUTH_HEADER.sub(_hide_credential, text)
     return text
+
+
+def _hide_credential(match: re.Match[str]) -> str:
+    cred = unquote(match["cred"])
+    if match["scheme"].lower() == "basic":
+        try:
+            secret = ":" in base64.b64decode(cred, validate=True).decode("utf-8")
+        except ValueError:  # not base64 (binascii.Error) or not text: an ordinary word
+            secret = False
+    else:
+        secret = len(cred) >= 8 and any(c.isdigit() for c in cred)
+    return f"{match['scheme']}{match['gap']}{REDACTED}" if secret else match[0]
 
 
 def url_secrets(url: str | None) -> tuple[str, ...]:
