@@ -1758,6 +1758,7 @@ __all__ = [
     "FORMAT_VERSION",
     "ColumnarReport",
     "CaseBatches",
+    "CheckpointWarning",
     "CorruptReportError",
     "LazyCaseResults",
     "TableWriter",
