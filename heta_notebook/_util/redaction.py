@@ -10,7 +10,8 @@ entries, and every error message recorded in a report (``EvaluationScore.error_s
   ``token_start``, ``num_tokens`` stay readable (a recipe's ``max_tokens`` changes its results
   and must show in its manifest).
 - **URLs.** In any text, the user info of a URL (``https://user:pass@host``) and the values of
-  secret-named query parameters (``?api-key=...``, ``&token=...``) are replaced.
+  secret-named query parameters (``?api-key=...``, ``&token=...``, a bare ``?key=...``) are
+  replaced.
   Both also in their percent-encoded forms (a URL inside a URL: ``https%3A%2F%2Fu%3Ap%40h``,
   ``%3Fkey%3D...``).
 - **Headers.** ``Basic`` / ``Bearer`` credentials (``Authorization: Basic dXNlcjpwYXNz``, an
@@ -36,7 +37,7 @@ _SECRET_KEY = re.compile(
     r"(^|[_-])(api[_-]?key|apikey|secret|password|passwd|pwd|credentials?|authorization|"
     r"(access|private|secret|client)[_-]?(key|secret)|"
     r"(auth|access|refresh|bearer|api|session|id|security|oauth|sas)[_-]?token|signature|sig)$"
-    r"|^(token|code|key)$",
+    r"|^(token|code)$",
     re.IGNORECASE,
 )
 # scheme://userinfo@ : everything up to the last "@" before the host's path part
@@ -61,6 +62,12 @@ _AUTH_HEADER = re.compile(
 def is_secret_key(key: Any) -> bool:
     """Whether a mapping key names a credential (``api_key``: yes; ``max_tokens``: no)."""
     return bool(_SECRET_KEY.search(str(key)))
+
+
+def is_secret_param(name: Any) -> bool:
+    """Whether a URL query parameter carries a credential: a secret key name, or a bare
+    ``key`` (``?key=...``: Google-style API keys; a mapping's ``key`` is kept readable)."""
+    return is_secret_key(name) or str(name).lower() == "key"
 
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
@@ -133,7 +140,7 @@ def url_secrets(url: str | None) -> tuple[str, ...]:
     if parts.username or parts.password:  # the Basic credential an HTTP client builds from them
         pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
         found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=False) if is_secret_key(k)]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=False) if is_secret_param(k)]
     return tuple(found)
 
 
@@ -153,7 +160,7 @@ def secret_forms(secret: str | None) -> list[str]:
 
 
 def _hide_param(match: re.Match[str]) -> str:
-    if not is_secret_key(unquote(match["key"])) or not match["value"]:
+    if not is_secret_param(unquote(match["key"])) or not match["value"]:
         return match[0]
     equals = "=" if match["sep"] in "?&;" else "%3D"
     return f"{match['sep']}{match['key']}{equals}{REDACTED}"
@@ -171,6 +178,7 @@ def strip_url(url: str) -> str:
 __all__ = [
     "REDACTED",
     "is_secret_key",
+    "is_secret_param",
     "redact",
     "redact_strings",
     "redact_text",
