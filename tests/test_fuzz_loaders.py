@@ -53,7 +53,10 @@ json_values = st.recursive(
     ),
     max_leaves=8,
 )
-ids = st.sampled_from(["d1", "d2", "q1", "", " ", "../x", "a/b", "CON", "é", "1"]) | json_values
+ids = (
+    st.sampled_from(["d1", "d2", "q1", "", " ", "../x", "a/b", "CON", "é", "1", "\ud800"])
+    | json_values
+)
 texts = st.sampled_from(["alpha beta", "", "  ", "gamma delta epsilon"]) | json_values
 grades = st.sampled_from([0, 1, 2, 2.0, 2.7, "3", "high", -1, 4096, True]) | json_values
 

@@ -278,8 +278,10 @@ def _version(root: Mapping[str, Any], articles: list[Any], path: Path) -> int:
 def _questions(articles: list[Any]) -> Any:
     """Every question object, skipping malformed parts (the reader reports those)."""
     for article in articles:
-        for paragraph in article.get("paragraphs") or () if isinstance(article, dict) else ():
-            for qa in paragraph.get("qas") or () if isinstance(paragraph, dict) else ():
+        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+        for paragraph in paragraphs if isinstance(paragraphs, list) else ():
+            qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
+            for qa in qas if isinstance(qas, list) else ():
                 if isinstance(qa, dict):
                     yield qa
 
