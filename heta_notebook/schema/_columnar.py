@@ -931,7 +931,7 @@ def _reorder(tables: dict[str, pa.Table], rows: np.ndarray) -> dict[str, pa.Tabl
     return out
 
 
-CHECKPOINT_SUMS = "cases.arrows.sums"  # per message of the stream: its end offset and sha256
+CHECKPOINT_SUMS = "cases.arrows.sums"  # per message of the stream: end offset, sha256, cases
 
 
 class CheckpointWarning(UserWarning):
