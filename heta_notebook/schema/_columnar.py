@@ -1487,6 +1487,8 @@ def read_header(folder: Path) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise CorruptReportError(path, f"not a {FORMAT} header")
     version = header.get("format_version")
+    if isinstance(version, int) and version < 1:
+        raise CorruptReportError(path, f"columnar format version {version!r} does not exist")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise CorruptReportError(
             path,
@@ -1497,7 +1499,8 @@ def read_header(folder: Path) -> dict[str, Any]:
     for key in ("n_case_results", "generation"):
         if key not in header:
             raise CorruptReportError(path, f"header has no {key!r}")
-    if version >= 2 and header.get(_HEADER_DIGEST) != header_digest(header):
+    digested = version >= 2 or _HEADER_DIGEST in header or "files" in header
+    if digested and header.get(_HEADER_DIGEST) != header_digest(header):
         raise CorruptReportError(
             path, f"its {_HEADER_DIGEST} does not match its content (corrupt or edited)"
         )
