@@ -170,6 +170,47 @@ def test_every_form_is_hidden_by_the_one_policy(text):
     assert "***redacted***" in clean
 
 
+class _SignedUrlKb:
+    """A system under test whose results carry signed URLs and whose errors echo a token."""
+
+    async def query(self, text, *, mode, top_k, options=None):
+        from heta_notebook import QueryResponse, QueryResult
+
+        if text.endswith("3"):
+            raise RuntimeError(f"GET https://h/doc?access_token={QUERY_TOKEN} failed")
+        signed = f"https://bucket.s3/doc?X-Amz-Signature={QUERY_KEY}&X-Amz-Date=1"
+        return QueryResponse(
+            mode=mode,
+            answer="Paris",
+            results=[QueryResult(id="r", text="Paris.", source={"url": signed})],
+            metadata={"fetched": f"https://bob:{ANSWER_PASS}@h/x"},
+        )
+
+
+def test_what_a_system_returns_is_redacted_in_checkpoints_and_reports(tmp_path):
+    """Sources, metadata and errors from the system under test: kept in the report, with
+    their credentials hidden, in the checkpoint and in the saved report alike."""
+    bench = RecordsBenchmark(
+        [{"id": f"c{i}", "query": f"q{i}", "answer": "Paris"} for i in range(4)]
+    )
+    store = ReportStore(tmp_path / "store")
+    result = run_benchmark(
+        benchmark=bench, recipe=_SignedUrlKb(), query_modes=["m"], store=store, progress=False
+    )
+    folder = store.report_dir(result.report.knowledge_base_name, result.report.report_id)
+    saved = store.load(result.report.knowledge_base_name, result.report.report_id)
+    hit = next(r for r in saved.case_results if r.response and r.response.results)
+    assert hit.response.results[0].source["url"].startswith("https://bucket.s3/doc?X-Amz-")
+    assert "X-Amz-Date=1" in hit.response.results[0].source["url"]
+    with store.run("kb", "checkpoint-only") as run:  # a checkpoint of the same records
+        run.append(result.report.case_results)  # (in memory they are as the system gave them)
+        stream = run.stream_path
+    assert any(QUERY_KEY in r.model_dump_json() for r in result.report.case_results)
+    for path in [stream, *(p for p in folder.rglob("*") if p.is_file())]:
+        for secret in (QUERY_KEY, QUERY_TOKEN, ANSWER_PASS):
+            assert secret.encode() not in path.read_bytes(), (secret, path)
+
+
 def test_a_reason_from_a_user_evaluator_is_redacted_too():
     from heta_notebook.evaluators._decorators import coerce_score
 

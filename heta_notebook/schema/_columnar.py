@@ -436,7 +436,43 @@ def case_batches(
     the run holds. ``scores``: the results' ``score_table`` when the scorer kept its
     columns (used when its length matches, else the scores are read off the records)."""
     with paused_gc():
-        return _case_batches(results, first_row, text_ids, scores)
+        return _redacted(_case_batches(results, first_row, text_ids, scores))
+
+
+# Columns that carry what systems, endpoints and evaluators said (errors, sources, metadata,
+# reasons): credentials in them are hidden before anything is stored (the one policy). Texts
+# of documents and answers are data and stay as they are.
+_REDACTED_COLUMNS = {
+    "cases": ("error", "error_json", "response_json", "metadata", "extra"),
+    "results": ("source", "metadata", "extra"),
+    "scores": ("reason", "metadata", "extra"),
+}
+_MAYBE_SECRET = r"://|=|%3[Dd]|[Bb]asic|[Bb]earer|BASIC|BEARER"  # a cheap filter, in Arrow
+
+
+def _redacted(batches: dict[str, pa.RecordBatch]) -> dict[str, pa.RecordBatch]:
+    """``batches`` with credentials hidden in their free-text columns (only the values the
+    filter flags go through Python)."""
+    from heta_notebook._util.redaction import redact_text
+
+    out = dict(batches)
+    for name, batch in batches.items():
+        columns = None
+        for column_name in _REDACTED_COLUMNS[name]:
+            column = batch.column(column_name)
+            if column.null_count == len(column):
+                continue
+            flagged = pc.match_substring_regex(column, _MAYBE_SECRET)
+            if not flagged.true_count:
+                continue
+            values = column.to_pylist()
+            for row in np.flatnonzero(flagged.fill_null(False).to_numpy(False)).tolist():
+                values[row] = redact_text(values[row])
+            columns = columns or list(batch.columns)
+            columns[batch.schema.get_field_index(column_name)] = pa.array(values, column.type)
+        if columns is not None:
+            out[name] = pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+    return out
 
 
 def _case_batches(
