@@ -102,7 +102,7 @@ def test() -> None:
         "-q",
         *parallel_args(),
         "-m",
-        "not browser",
+        "not browser and not soak",
         "tests",
         "notebooks",
         "--nbval-lax",

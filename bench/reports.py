@@ -221,11 +221,12 @@ def folder_bytes(folder: Path, names: tuple[str, ...] | None = None) -> int:
     return sum(
         p.stat().st_size
         for p in folder.iterdir()
-        if p.is_file() and (names is None or p.name in names)
+        if p.is_file()
+        and (names is None or p.name in names or ("*.parquet" in names and p.suffix == ".parquet"))
     )
 
 
-COLUMNAR = ("header.json", "cases.parquet", "results.parquet", "texts.parquet", "scores.parquet")
+COLUMNAR = ("header.json", "*.parquet")  # tables are named per save: cases.{generation}.parquet
 
 _FRESH = """
 import json, resource, sys, time

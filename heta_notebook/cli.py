@@ -32,6 +32,11 @@ def _report_path(text: str) -> Path:
     return path
 
 
+def _short(text: str, width: int = 80) -> str:
+    """A path for a one-line error: long names cut with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _is_part_of(out: Path, report: Path) -> bool:
     """True when writing ``out`` would replace ``report`` or a file of its columnar folder."""
     out, report = out.resolve(), report.resolve()
@@ -71,7 +76,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from heta_notebook._util.paths import atomic_write_text
 
     inputs = [_report_path(text) for text in args.reports]
-    out = _output_path(args.output, inputs, force=args.force)
+    try:
+        out = _output_path(args.output, inputs, force=args.force)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise SystemExit(f"error: cannot write -o {_short(args.output)}: {exc.strerror}") from None
     reports = _load_reports(args.reports)
     if len(reports) == 1:
         html = str(reports[0].to_html())
@@ -223,6 +231,59 @@ GATE_EXIT = {"pass": 0, "regression": 1, "input": 2}
 
 def cmd_gate(args: argparse.Namespace) -> int:
     """Gate NEW against --baseline: 0 pass, 1 significant regression, 2 unusable input."""
+    try:
+        _check_gate_outputs(args)
+        return _gate(args)
+    except UnusableOutput as exc:
+        print(f"gate: unusable input: {exc}", file=sys.stderr)
+    except OSError as exc:  # a path that went bad during the run: still not a regression
+        print(f"gate: unusable input: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+    except Exception as exc:  # exit 1 only ever means a regression, never a crash
+        import traceback
+
+        traceback.print_exc()
+        print(f"gate: could not run ({type(exc).__name__}: {exc})", file=sys.stderr)
+    return GATE_EXIT["input"]
+
+
+class UnusableOutput(ValueError):
+    """An output path the command cannot write (a folder where a file goes, a file in the way)."""
+
+
+def _check_gate_outputs(args: argparse.Namespace) -> None:
+    """Refuse output paths the gate could not write before it runs (exit 2, not 1)."""
+    for flag, value, kind in (
+        ("--junit-xml", args.junit_xml, "file"),
+        ("--summary-md", args.summary_md, "file"),
+        ("--page-dir", args.page_dir, "folder"),
+    ):
+        if value is not None:
+            writable_path(flag, value, kind)
+
+
+def writable_path(flag: str, text: str, kind: str = "file") -> Path:
+    """``text`` as a path this process can create or write as a ``kind``, else UnusableOutput."""
+    path = Path(text)
+    if not text.strip():
+        raise UnusableOutput(f"{flag} needs a path")
+    try:
+        if path.exists() and path.is_dir() != (kind == "folder"):
+            found = "a folder" if path.is_dir() else "a file"
+            raise UnusableOutput(f"{flag} {text} is {found}; expected a {kind}")
+        parent = path if kind == "folder" else path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        target = path if path.exists() else parent
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise UnusableOutput(f"{flag} {_short(text)}: {exc.strerror}") from None
+    if not parent.is_dir():
+        raise UnusableOutput(f"{flag} {text}: {parent} is a file, not a folder")
+    if not os.access(target, os.W_OK):
+        raise UnusableOutput(f"{flag} {text}: {target} is not writable")
+    return path
+
+
+def _gate(args: argparse.Namespace) -> int:
     from heta_notebook.testing._gates import GateInputError, check_regression
 
     try:
@@ -243,11 +304,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
     except GateInputError as exc:
         print(f"gate: unusable input: {exc}", file=sys.stderr)
         if args.summary_md:
+            _parent(args.summary_md)
             Path(args.summary_md).write_text(f"### Regression gate: unusable input\n\n{exc}\n")
         return GATE_EXIT["input"]
     markdown = result.to_markdown()
     if args.summary_md:
-        with open(args.summary_md, "a", encoding="utf-8") as handle:  # CI step summaries append
+        with open(_parent(args.summary_md), "a", encoding="utf-8") as handle:  # CI summaries append
             handle.write(markdown)
         print(result.message())
     else:
@@ -255,6 +317,13 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.junit_xml:
         write_gate_junit(result, Path(args.junit_xml))
     return GATE_EXIT["pass" if result.passed else "regression"]
+
+
+def _parent(text: str) -> Path:
+    """``text`` as a path whose folder exists (created when missing)."""
+    path = Path(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def write_gate_junit(result: Any, path: Path) -> None:

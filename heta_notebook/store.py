@@ -3,12 +3,15 @@
 Layout (heta-framework's keys, so either library finds the other's reports)::
 
     {root}/_heta/knowledge_bases/{kb}/evaluations/{report_id}/
-        header.json, cases/results/texts/scores.parquet   # columnar report (the default,
-                                                          # see heta_notebook.schema._columnar)
+        header.json, {cases,results,texts,scores}.{generation}.parquet
+                           # columnar report (the default, see heta_notebook.schema._columnar):
+                           # each save writes new files and commits by renaming the header
         report.json        # heta-framework's layout (save(..., format="heta"), or theirs)
         summary.json       # listing row, for list()
         cases.arrows       # checkpoint of a run: an Arrow IPC stream, one batch of
                            # report-table rows per append (columnar.CaseBatches)
+        cases.arrows.sums  # one line per message of that stream: end offset, sha256
+                           # (checked before a batch is used; a bad one is cut)
         cases.jsonl        # checkpoint of earlier versions / append_cases / remote
                            # stores: one finished case result per line (still read)
                            # (a run deletes its checkpoint once its complete report
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from heta_notebook._util.paths import UnsafeNameError, atomic_write_text, safe_join, safe_name
+from heta_notebook._util.redaction import redact_strings
 from heta_notebook.schema import _columnar as columnar
 from heta_notebook.schema._records import (
     KNOWLEDGE_BASES,
@@ -56,8 +61,6 @@ from heta_notebook.schema._records import (
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-_COLUMNAR_FILES = (columnar.HEADER, *(f"{t}.parquet" for t in columnar.TABLES))
-
 
 class ReportLockedError(RuntimeError):
     """Another process is writing this report id (running or saving it)."""
@@ -69,6 +72,11 @@ class ReportIdCollisionError(ValueError):
 
 class CheckpointMismatchError(ValueError):
     """A checkpoint was written by a run with other settings (its fingerprint differs)."""
+
+
+class UnverifiedCheckpointError(CheckpointMismatchError):
+    """A checkpoint whose settings cannot be checked (no readable fingerprint): resuming it
+    could mix results of different runs, so it needs ``force=True``."""
 
 
 class ReportWarning(UserWarning):
@@ -151,16 +159,19 @@ class ReportStore:
             self._check_owner(folder, kb, rid)
             open_checkpoint = self._checkpoints.get(folder)  # its run's, if one is open
             if fmt == "heta":
-                self._write(folder / "report.json", report.to_json())
-                stale = _COLUMNAR_FILES
+                self._write(folder / "report.json", report.stored_json())
+                stale: tuple[str, ...] = (columnar.HEADER,)
+                if self._fs is None:
+                    stale += tuple(columnar.committed_files(folder))
             else:
-                self._refuse_links(folder, _COLUMNAR_FILES)
+                self._refuse_links(folder, (columnar.HEADER, *columnar.committed_files(folder)))
                 batches = open_checkpoint.batches if open_checkpoint is not None else None
-                columnar.write_report(folder, report, batches=batches)  # its columns, reused
+                columnar.write_report(folder, report, batches=batches, exclusive=True)
                 stale = ("report.json",)
             if open_checkpoint is not None:
                 open_checkpoint.saved = True  # the report holds (and fsynced) every row
-            self._write(folder / "summary.json", json.dumps(_header(report), indent=2))
+            summary = redact_strings(_header(report))
+            self._write(folder / "summary.json", json.dumps(summary, indent=2))
             for name in stale:  # one format per folder: drop the other one's files
                 if self._fs is None:
                     with contextlib.suppress(FileNotFoundError):
@@ -171,7 +182,7 @@ class ReportStore:
         """Load one report by knowledge base name and report id (columnar ones lazily)."""
         folder = self.report_dir(knowledge_base_name, report_id)
         if self._fs is None and columnar.is_columnar(folder):
-            self._refuse_links(folder, _COLUMNAR_FILES)
+            self._refuse_links(folder, (columnar.HEADER,))  # and each table as it opens
             report = columnar.open_report(folder)
         elif self._exists(folder / "report.json"):
             report = self._load_report(folder / "report.json")
@@ -282,16 +293,23 @@ class ReportStore:
             yield
 
     def run(
-        self, knowledge_base_name: str, report_id: str, *, fingerprint: str | None = None
+        self,
+        knowledge_base_name: str,
+        report_id: str,
+        *,
+        fingerprint: str | None = None,
+        force: bool = False,
     ) -> RunHandle:
         """Open this report id for a run (use as a context manager): the one handle a run
         carries for its folder, lock, fingerprint, checkpoint and Ray shard checkpoints.
 
         Takes the lock, refuses a folder of another name with the same slug or a run with
         another ``fingerprint``, cuts a torn last batch once; then ``append`` costs the same
-        at every case.
+        at every case. A checkpoint without a readable fingerprint (``checkpoint.json``
+        missing, empty or corrupt) is refused with :class:`UnverifiedCheckpointError` unless
+        ``force=True`` (which then records this run's fingerprint).
         """
-        return RunHandle(self, knowledge_base_name, report_id, fingerprint)
+        return RunHandle(self, knowledge_base_name, report_id, fingerprint, force=force)
 
     def checkpoint_path(self, knowledge_base_name: str, report_id: str) -> Path:
         """Where finished case results of an unfinished run are appended."""
@@ -300,8 +318,9 @@ class ReportStore:
     def append_cases(
         self, knowledge_base_name: str, report_id: str, results: Iterable[EvaluationCaseResult]
     ) -> None:
-        """Append finished case results, one JSON line each (opens the file each call; a run
-        uses :meth:`checkpoint`, which keeps it open)."""
+        """Append finished case results, one JSON line each, holding the report's lock like
+        a run (another process writing it: :class:`ReportLockedError`, nothing lost). Opens
+        the file each call; a run uses :meth:`run`, which keeps its checkpoint open."""
         lines = "".join(r.model_dump_json() + "\n" for r in results)
         if not lines:
             return
@@ -310,13 +329,13 @@ class ReportStore:
             with self._fs.open(str(path), "a", encoding="utf-8") as handle:
                 handle.write(lines)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = _open_append(path)
-        try:
-            _cut_torn_tail(fd)
-            os.write(fd, lines.encode("utf-8"))
-        finally:
-            os.close(fd)
+        with self.lock(knowledge_base_name, report_id):
+            fd = _open_append(path)
+            try:
+                _cut_torn_tail(fd)  # only a dead writer's tail: the lock keeps live ones out
+                _write_all(fd, lines.encode("utf-8"))
+            finally:
+                os.close(fd)
 
     def read_checkpoint(
         self, knowledge_base_name: str, report_id: str
@@ -333,7 +352,7 @@ class ReportStore:
                 latest[(result.case_id, result.query_mode)] = result
         stream = path.with_name(columnar.CHECKPOINT)
         if self._fs is None and self._exists(stream):  # cases.arrows: a run's checkpoint
-            tables, texts, _ = columnar.read_checkpoint_stream(self._read(stream), stream)
+            tables, texts = self._scan_stream(stream)[:2]
             for result in columnar.records_of(tables, texts):
                 latest[(result.case_id, result.query_mode)] = result
         return list(latest.values())
@@ -350,10 +369,16 @@ class ReportStore:
                     keys.append((row["case_id"], row["query_mode"]))
         stream = path.with_name(columnar.CHECKPOINT)
         if self._fs is None and self._exists(stream):
-            cases = columnar.read_checkpoint_stream(self._read(stream), stream)[0]["cases"]
+            cases = self._scan_stream(stream).tables["cases"]
             ids, modes = cases.column("case_id").to_pylist(), cases.column("query_mode").to_pylist()
             keys.extend(zip(ids, modes, strict=True))
         return keys
+
+    def _scan_stream(self, stream: Path) -> columnar.CheckpointScan:
+        """A checkpoint stream read and checked against its sums (when it has them)."""
+        sums_path = stream.with_name(columnar.CHECKPOINT_SUMS)
+        sums = self._read(sums_path) if self._exists(sums_path) else None
+        return columnar.scan_checkpoint(self._read(stream), stream, sums)
 
     def _check_owner(self, folder: Path, kb: str, rid: str) -> None:
         """Refuse to write into a folder that belongs to another name with the same slug."""
@@ -460,13 +485,23 @@ class RunHandle:
     """
 
     def __init__(
-        self, store: ReportStore, kb: str, report_id: str, fingerprint: str | None
+        self,
+        store: ReportStore,
+        kb: str,
+        report_id: str,
+        fingerprint: str | None,
+        *,
+        force: bool = False,
     ) -> None:
         self.store, self.kb, self.report_id, self.fingerprint = store, kb, report_id, fingerprint
+        self.force = force
         self.path = store.checkpoint_path(kb, report_id)
         self.stream_path = self.path.with_name(columnar.CHECKPOINT)
+        self.sums_path = self.path.with_name(columnar.CHECKPOINT_SUMS)
         self.batches = columnar.CaseBatches()
         self._fd: int | None = None
+        self._sums_fd: int | None = None
+        self._end = 0  # the stream's length: where the next batch ends up
         self._loaded: tuple[dict[str, Any], list[str]] | None = None
         self._lock: Any = store.lock(kb, report_id)
         self._entered = False
@@ -537,10 +572,17 @@ class RunHandle:
         store, folder = self.store, self.path.parent
         store._check_owner(folder, self.kb, self.report_id)
         identity = folder / "checkpoint.json"
-        if store._exists(identity):
-            before = json.loads(store._read(identity)).get("fingerprint")
+        before, problem = self._recorded_fingerprint(identity)
+        if before is not None:
             check_fingerprint(before, self.fingerprint, self.report_id, identity)
         elif self.fingerprint:
+            if self._has_checkpoint() and not self.force:
+                raise UnverifiedCheckpointError(
+                    f"{identity}: {problem}, so the checkpoint beside it cannot be checked "
+                    f"against this run's settings; resuming could mix results of different "
+                    "runs. Resume it anyway with force=True (BenchmarkRunConfig(force_resume="
+                    "True)), give this run a new report_id, or delete the old checkpoint"
+                )
             store._write(
                 identity,
                 json.dumps(
@@ -562,18 +604,58 @@ class RunHandle:
             self._fd = _open_append(self.stream_path)
             self._open_stream(self._fd)
 
+    def _recorded_fingerprint(self, identity: Path) -> tuple[str | None, str]:
+        """The fingerprint ``checkpoint.json`` records, or None and why there is none."""
+        if not self.store._exists(identity):
+            return None, "missing"
+        try:
+            recorded = json.loads(self.store._read(identity))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return None, f"unreadable ({exc})"
+        fingerprint = recorded.get("fingerprint") if isinstance(recorded, dict) else None
+        if not isinstance(fingerprint, str) or not fingerprint:
+            return None, "records no fingerprint"
+        return fingerprint, ""
+
+    def _has_checkpoint(self) -> bool:
+        """Whether finished cases are checkpointed here (more than an empty stream)."""
+        schema_only = len(columnar.CHECKPOINT_SCHEMA.serialize())
+        for path, empty in ((self.stream_path, schema_only), (self.path, 0)):
+            if self.store._fs is None:
+                if path.is_file() and path.stat().st_size > empty:
+                    return True
+            elif self.store._exists(path) and self.store._fs.size(str(path)) > empty:
+                return True
+        return False
+
     def _open_stream(self, fd: int) -> None:
-        """Read the stream once (its rows continue in ``batches``), cut a torn last batch,
-        and start a new stream with its schema."""
+        """Read the stream once (its rows continue in ``batches``), cut a torn or corrupt
+        last part, rewrite the sums of what is kept, and start a new stream if empty."""
         size = os.fstat(fd).st_size
         data = os.pread(fd, size, 0) if size else b""
-        tables, texts, good = columnar.read_checkpoint_stream(data, self.stream_path)
-        if good < size:
-            os.ftruncate(fd, good)
-        if good == 0:
-            _write_all(fd, columnar.CHECKPOINT_SCHEMA.serialize())
-        self.batches.extend(tables, texts)
-        self._loaded = (tables, texts)
+        sums_path = self.sums_path
+        _refuse_symlink(sums_path)
+        sums = sums_path.read_bytes() if sums_path.exists() else None
+        scan = columnar.scan_checkpoint(data, self.stream_path, sums if size else None)
+        if scan.good < size:
+            os.ftruncate(fd, scan.good)
+        kept = "".join(map(columnar.sums_line, scan.ends, scan.digests, scan.counts))
+        if sums is None or sums != kept.encode():
+            atomic_write_text(sums_path, kept)
+        self._sums_fd = _open_append(sums_path)
+        self._end = scan.good
+        if scan.good == 0:
+            self._append_message(columnar.CHECKPOINT_SCHEMA.serialize())
+        self.batches.extend(scan.tables, scan.texts)
+        self._loaded = (scan.tables, scan.texts)
+
+    def _append_message(self, message: Any, cases: int = 0) -> None:
+        """One message onto the stream, then its end, sha256 and case count onto the sums
+        (a kill between the two leaves a batch without a sum: cut as torn on reopening)."""
+        _write_all(self._fd, message)
+        self._end += len(message)
+        line = columnar.sums_line(self._end, hashlib.sha256(message).hexdigest(), cases)
+        _write_all(self._sums_fd, line.encode())
 
     def read(self) -> list[EvaluationCaseResult]:
         """Case results checkpointed so far (a later one for a case replaces an earlier one)."""
@@ -604,7 +686,7 @@ class RunHandle:
             return
         results = list(results)
         if results:
-            _write_all(self._fd, self.batches.add(results, scores).serialize())
+            self._append_message(self.batches.add(results, scores).serialize(), len(results))
             self.saved = False
 
     def discard(self) -> None:
@@ -618,18 +700,20 @@ class RunHandle:
         """Fsync (unless its report was saved since the last append: the save fsyncs a
         copy of every row) and close the file, and release the lock (idempotent)."""
         fd, self._fd = self._fd, None
+        sums_fd, self._sums_fd = self._sums_fd, None
         lock, self._lock = self._lock, None
         if self.store._checkpoints.get(self.path.parent) is self:
             del self.store._checkpoints[self.path.parent]
         try:
-            if fd is not None:
-                try:
-                    if not self.saved:
-                        os.fsync(fd)
-                finally:
-                    os.close(fd)
+            for handle in (fd, sums_fd):
+                if handle is not None:
+                    try:
+                        if not self.saved:
+                            os.fsync(handle)
+                    finally:
+                        os.close(handle)
             if self._discard:
-                for path in (self.stream_path, self.path):
+                for path in (self.stream_path, self.sums_path, self.path):
                     if self.store._fs is None:
                         path.unlink(missing_ok=True)  # a symlink: the link, never its target
                     elif self.store._exists(path):

@@ -264,9 +264,19 @@ def test_the_shipped_sample():
         ),
         (
             lambda d: d["data"][0]["paragraphs"][0]["qas"][1].update(
-                answers=[{"text": "x", "answer_start": 0}]
+                answers=[{"text": d["data"][0]["paragraphs"][0]["context"][:4], "answer_start": 0}]
             ),
             r"qas\[1\]: is_impossible is true but answers are given",
+        ),
+        (
+            lambda d: d["data"][0]["paragraphs"][0]["qas"][0]["answers"][0].update(
+                answer_start=10**6
+            ),
+            r"qas\[0\]\.answers\[0\]\.answer_start 1000000 \+ its \d+ characters is past the end",
+        ),
+        (
+            lambda d: d["data"][0]["paragraphs"][0]["qas"][0]["answers"][0].update(text="zz"),
+            r"qas\[0\]\.answers\[0\]\.text 'zz' is not the context's text",
         ),
         (lambda d: d.update(version="3.0"), r"version: expected 'v2.0' or '1.1', got '3.0'"),
     ],

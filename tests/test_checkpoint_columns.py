@@ -21,6 +21,7 @@ from heta_notebook.schema._columnar import (
     open_report,
     read_checkpoint_stream,
     records_of,
+    table_paths,
     write_report,
 )
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
@@ -28,13 +29,15 @@ from tests.test_store_columnar import synthetic_report
 
 
 def _tables(folder) -> dict[str, pa.Table]:
-    return {n: pq.read_table(folder / f"{n}.parquet") for n in ("cases", "results", "scores")}
+    files = table_paths(folder)
+    return {n: pq.read_table(files[n]) for n in ("cases", "results", "scores")}
 
 
 def _texts_resolved(folder) -> list:
     """Each result's text (ids resolved), so two saves that number texts alike compare."""
-    texts = pq.read_table(folder / "texts.parquet").column("text").to_pylist()
-    ids = pq.read_table(folder / "results.parquet").column("text").to_pylist()
+    files = table_paths(folder)
+    texts = pq.read_table(files["texts"]).column("text").to_pylist()
+    ids = pq.read_table(files["results"]).column("text").to_pylist()
     return [texts[i] for i in ids]
 
 
@@ -56,7 +59,7 @@ def test_batches_reordered_with_duplicates_and_unknown_records_equal_the_record_
             .equals(b[name].drop_columns(["text"] if name == "results" else []))
         ), name
     assert _texts_resolved(direct) == _texts_resolved(reused)
-    assert pq.ParquetFile(reused / "cases.parquet").metadata.num_row_groups == 4
+    assert pq.ParquetFile(table_paths(reused)["cases"]).metadata.num_row_groups == 4
     assert list(open_report(reused).case_results) == records
 
 

@@ -53,7 +53,10 @@ json_values = st.recursive(
     ),
     max_leaves=8,
 )
-ids = st.sampled_from(["d1", "d2", "q1", "", " ", "../x", "a/b", "CON", "é", "1"]) | json_values
+ids = (
+    st.sampled_from(["d1", "d2", "q1", "", " ", "../x", "a/b", "CON", "é", "1", "\ud800"])
+    | json_values
+)
 texts = st.sampled_from(["alpha beta", "", "  ", "gamma delta epsilon"]) | json_values
 grades = st.sampled_from([0, 1, 2, 2.0, 2.7, "3", "high", -1, 4096, True]) | json_values
 
@@ -313,6 +316,47 @@ def test_fuzz_squad_benchmark_when_present() -> None:
             _loads_or_names_the_file(squad.SquadBenchmark(path, evaluators=()).load, {str(path)})
 
     run()
+
+
+def _beir_folder(tmp: Path, corpus: str) -> Path:
+    (tmp / "qrels").mkdir()
+    (tmp / "corpus.jsonl").write_text(corpus)
+    (tmp / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n')
+    (tmp / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    return tmp
+
+
+_SQUAD_HEAD = (
+    '{"version": "v2.0", "data": [{"title": "t", "paragraphs": [{"context": "abc", "qas": '
+)
+
+
+@pytest.mark.parametrize(
+    "name, content, words",
+    [  # what an adversarial run found (issue 27): each now names the file (and line/field)
+        ("corpus", '{"_id": "\\ud800", "text": "x"}\n', "corpus.jsonl:1: a lone UTF-16 surrogate"),
+        ("corpus", '{"_id": "d1", "text": "x", "n": ' + "7" * 6000 + "}\n", "corpus.jsonl:1: unreadable"),
+        ("squad", '{"data": ' + "[" * 200_000 + "]" * 200_000 + "}", "squad.json: unreadable JSON"),
+        ("squad", _SQUAD_HEAD + '[{"id": "1", "question": "q", "answers": [{"text": "a", "answer_start": ' + "9" * 6000 + "}]}]}]}]}", "squad.json: unreadable JSON"),
+        ("squad", _SQUAD_HEAD + '[{"id": "1", "question": "q\\udc00", "answers": []}]}]}]}', "squad.json: a lone UTF-16 surrogate"),
+        ("squad", _SQUAD_HEAD + '[{"id": "1", "question": "q", "answers": [{"text": "a", "answer_start": 50}]}]}]}]}', "answers[0].answer_start 50 + its 1 characters is past the end"),
+    ],
+)  # fmt: skip
+def test_adversarial_inputs_name_the_file(tmp_path, name, content, words) -> None:
+    from heta_notebook.benchmarks._squad import SquadBenchmark
+
+    if name == "corpus":
+        loader = BeirBenchmark.from_folder(_beir_folder(tmp_path, content)).load
+    else:
+        (tmp_path / "squad.json").write_text(content)
+        loader = SquadBenchmark(tmp_path / "squad.json", evaluators=()).load
+    with pytest.raises(BenchmarkFormatError) as caught:
+        result = loader()
+        if hasattr(result, "__await__"):
+            import asyncio
+
+            asyncio.run(result)
+    assert words in str(caught.value) and str(tmp_path) in str(caught.value)
 
 
 def test_zz_every_fuzzer_spent_its_budget(capsys) -> None:

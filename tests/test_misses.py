@@ -14,7 +14,6 @@ from heta_notebook.analysis._misses import (
     delta_sentence,
     miss_line,
 )
-from heta_notebook.systems import response_stages
 from heta_notebook.schema import (
     BenchmarkEvidence,
     BenchmarkExpected,
@@ -27,6 +26,7 @@ from heta_notebook.schema import (
     QueryResult,
     QueryTraceEvent,
 )
+from heta_notebook.systems import response_stages
 
 
 def _result(doc: str, chunk: int = 0) -> QueryResult:

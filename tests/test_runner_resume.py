@@ -111,8 +111,13 @@ async def test_cancelled_run_persists_partial_report_and_resume_true_finds_it(tm
     while not any(len(_checkpoint_lines(store, rid)) >= 5 for rid in store.report_ids("kb")):
         await asyncio.sleep(0.005)
     task.cancel()
-    with pytest.warns(RuntimeWarning, match="interrupted"):
-        partial = (await task).report
+    with (
+        pytest.warns(RuntimeWarning, match="interrupted"),
+        pytest.raises(asyncio.CancelledError) as caught,
+    ):
+        await task  # cancelled means cancelled (issue 27), once the partial report is saved
+    partial = caught.value.partial.report
+    assert store.load("kb", partial.report_id).is_partial
     assert partial.is_partial and partial.metadata["interrupted"] == "CancelledError"
     assert 5 <= len(partial.case_results) < 24
 

@@ -44,8 +44,12 @@ async def test_cancel_during_builtin_kb_queries_saves_partial_and_resumes_exactl
     while _checkpointed(store, "cran", "stopped") == 0:  # the KB is built, queries under way
         await asyncio.sleep(0.005)  # with queries on the loop this would not run until the end
     run.cancel()
-    with pytest.warns(RuntimeWarning, match="interrupted"):
-        stopped = (await run).report
+    with (
+        pytest.warns(RuntimeWarning, match="interrupted"),
+        pytest.raises(asyncio.CancelledError) as caught,
+    ):
+        await run  # cancelled means cancelled, once the partial report is saved
+    stopped = caught.value.partial.report
     assert stopped.is_partial and stopped.metadata["interrupted"] == "CancelledError"
     assert 0 < len(stopped.case_results) < total
     assert store.load("cran", "stopped").is_partial

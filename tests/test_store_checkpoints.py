@@ -26,7 +26,8 @@ def test_appends_never_reread_the_checkpoint(tmp_path, monkeypatch) -> None:
     store = ReportStore(tmp_path)
     results = make_report().case_results
     store.append_cases("kb", "run", results)
-    with store.run("kb", "run", fingerprint="fp") as checkpoint:
+    # append_cases records no fingerprint: resuming those lines under one needs force
+    with store.run("kb", "run", fingerprint="fp", force=True) as checkpoint:
         reads: list[int] = []
         real_pread = os.pread
         monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append(n) or real_pread(fd, n, at))

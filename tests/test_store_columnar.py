@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,12 @@ from heta_notebook.schema import (
     QueryResponse,
     QueryResult,
 )
-from heta_notebook.schema._columnar import CorruptReportError, LazyCaseResults, write_report
+from heta_notebook.schema._columnar import (
+    CorruptReportError,
+    LazyCaseResults,
+    table_paths,
+    write_report,
+)
 from heta_notebook.store import ReportIdCollisionError
 from tests._heta_helpers import REPORT_JSON
 from tests.test_schema import make_report
@@ -157,7 +163,7 @@ def test_large_synthetic_report_round_trips_and_keeps_unknown_fields(tmp_path, s
 
 def test_texts_are_stored_once_and_the_store_is_much_smaller_than_json(tmp_path, synthetic):
     folder = _save(synthetic, tmp_path / "rep")
-    texts = pd.read_parquet(folder / "texts.parquet")["text"]
+    texts = pd.read_parquet(table_paths(folder)["texts"])["text"]
     assert texts.is_unique and len(texts) <= 400  # 600 × 12 hits share 400 texts
     size = sum(p.stat().st_size for p in folder.iterdir())
     assert size * 8 < len(synthetic.to_json().encode())
@@ -210,9 +216,9 @@ def test_frames_are_built_once_per_report_and_shared(synthetic) -> None:
 def test_a_truncated_table_names_the_file_and_gives_no_partial_report(tmp_path, table) -> None:
     store = ReportStore(tmp_path)
     store.save(make_report())
-    path = store.report_dir("kb", "r1") / f"{table}.parquet"
+    path = table_paths(store.report_dir("kb", "r1"))[table]
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    with pytest.raises(CorruptReportError, match=f"{table}.parquet"):
+    with pytest.raises(CorruptReportError, match=re.escape(path.name)):
         report = store.load("kb", "r1")
         list(report.case_results)  # records need every table
 
@@ -221,10 +227,10 @@ def test_a_missing_header_field_or_a_table_from_another_save_is_refused(tmp_path
     store = ReportStore(tmp_path)
     store.save(make_report())
     folder = store.report_dir("kb", "r1")
-    old_scores = (folder / "scores.parquet").read_bytes()
+    old_scores = table_paths(folder)["scores"].read_bytes()
     store.save(make_report())  # a new generation
-    (folder / "scores.parquet").write_bytes(old_scores)
-    with pytest.raises(CorruptReportError, match=r"scores.parquet: belongs to another save"):
+    table_paths(folder)["scores"].write_bytes(old_scores)
+    with pytest.raises(CorruptReportError, match=r"scores\.[0-9a-f]+\.parquet: sha256 .* differs"):
         store.load("kb", "r1").frames().scores()
     (folder / "header.json").write_text("{not json")
     with pytest.raises(CorruptReportError, match="header.json: corrupt report header"):
@@ -291,8 +297,9 @@ def test_symlinked_files_inside_the_store_are_refused_on_read_and_write(tmp_path
     store.save(make_report())
     store.save(make_report(report_id="r2"))
     folder, other = store.report_dir("kb", "r1"), store.report_dir("kb", "r2")
-    (folder / "scores.parquet").unlink()
-    (folder / "scores.parquet").symlink_to(other / "scores.parquet")
+    scores = table_paths(folder)["scores"]
+    scores.unlink()
+    scores.symlink_to(table_paths(other)["scores"])
     with pytest.raises(UnsafeNameError, match="symlink"):
         store.load("kb", "r1")
     with pytest.raises(UnsafeNameError, match="symlink"):

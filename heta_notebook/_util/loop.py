@@ -8,7 +8,10 @@ such call, never at import; it is the maintained fork that ipykernel 7 itself de
 (nest-asyncio 1.6 hangs "Run All" with ipykernel 7). A loop it cannot patch (uvloop, or
 another event-loop policy) makes the coroutine run on a fresh loop in a helper thread; a
 "different loop" failure there becomes a ``LoopMismatchError`` naming the ``await`` form.
-The stop button cancels the coroutine, which may return a partial result (the runner does).
+The stop button cancels the coroutine. A run that is cancelled saves its partial result and
+raises ``CancelledError`` carrying it (``.partial``, see :func:`cancelled_with`), so
+``task.cancel()`` and ``asyncio.timeout`` work as in any asyncio code; the sync forms catch
+it and return that partial result, as documented.
 """
 
 from __future__ import annotations
@@ -53,6 +56,24 @@ def sync_form(
     return call
 
 
+def cancelled_with(partial: Any) -> asyncio.CancelledError:
+    """The ``CancelledError`` a cancelled run raises once its partial result is saved; the
+    result rides along as ``.partial`` (what the sync forms return)."""
+    error = asyncio.CancelledError("cancelled; the partial result is saved (error.partial)")
+    error.partial = partial  # type: ignore[attr-defined]
+    return error
+
+
+async def _keeping_partial(make: Callable[[], Awaitable[T]]) -> T:
+    """``await make()``; a cancel that left a partial result returns it (the sync forms)."""
+    try:
+        return await make()
+    except asyncio.CancelledError as error:
+        if not hasattr(error, "partial"):
+            raise
+        return error.partial  # type: ignore[no-any-return]
+
+
 def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await form") -> T:
     """Run ``make()`` to completion and return its value, in or out of a running loop.
 
@@ -60,6 +81,8 @@ def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await f
     a helper thread's loop when that loop cannot be patched. A Ctrl-C / stop button cancels
     the run; a (partial) result it still returns is returned rather than lost.
     """
+    original = make
+    make = lambda: _keeping_partial(original)  # noqa: E731 - same shape as the argument
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

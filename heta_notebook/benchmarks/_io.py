@@ -8,6 +8,7 @@ Shared by the JSONL, BEIR and records loaders so every bad input is reported the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -77,7 +78,24 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise BenchmarkFormatError(
                 f"each line must be a JSON object, got {kind}", file=path, line=number
             )
+        check_no_surrogates(line, value, file=path, line=number)
         yield number, value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def check_no_surrogates(text: str, value: Any, *, file: Any, line: int | None = None) -> None:
+    """Refuse a lone UTF-16 surrogate (``"\\ud800"`` in JSON): no UTF-8 text can hold it, so
+    ids and texts made of it fail later, far from the file (pairs decode to one character)."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = f"\\u{ord(exc.object[exc.start]):04x}"
+        problem = f"a lone UTF-16 surrogate escape ({bad}) that no text can hold"
+        raise BenchmarkFormatError(problem, file=file, line=line) from None
 
 
 def relevance_grade(value: Any, *, field: str, file: Any, line: int | None) -> int:

@@ -168,7 +168,12 @@ def _evidence(
         return {"reference_id": text}
     if contexts is None or known:
         return {"text": text}
-    doc_id = contexts.setdefault(text, "ctx_" + sha1(text.encode("utf-8")).hexdigest()[:12])
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        problem = f"{key} holds a lone UTF-16 surrogate that no text can hold"
+        raise BenchmarkFormatError(problem, file=SOURCE, line=row_number) from None
+    doc_id = contexts.setdefault(text, "ctx_" + sha1(data).hexdigest()[:12])
     return {"reference_id": doc_id, "text": text}
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_notebook.benchmarks._base import InMemoryBenchmark, Parsed
-from heta_notebook.benchmarks._io import BenchmarkFormatError, require_file
+from heta_notebook.benchmarks._io import BenchmarkFormatError, check_no_surrogates, require_file
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkDocument,
@@ -101,12 +101,16 @@ class SquadBenchmark(InMemoryBenchmark):
     def _parse(self) -> Parsed:
         path = require_file(self.path, "SQuAD file")
         try:
-            root = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            root = json.loads(text)
         except json.JSONDecodeError as exc:
             problem = f"malformed JSON: {exc.msg}"
             raise BenchmarkFormatError(problem, file=path, line=exc.lineno) from exc
         except UnicodeDecodeError as exc:
             raise BenchmarkFormatError(f"not UTF-8 text: {exc.reason}", file=path) from exc
+        except (ValueError, RecursionError) as exc:  # huge integers, absurd nesting
+            raise BenchmarkFormatError(f"unreadable JSON: {exc}", file=path) from None
+        check_no_surrogates(text, root, file=path)
         if not isinstance(root, dict):
             raise BenchmarkFormatError("the top level must be an object with 'data'", file=path)
         articles = _list(root, "data", "", path)
@@ -229,8 +233,27 @@ class _Reader:
                     f"{at}.answer_start must be a non-negative integer, got {start!r}",
                     file=self.path,
                 )
+            if start is not None:
+                _check_span(context, text, start, at, self.path)
             found.append({"text": text.strip(), "answer_start": start})
         return found
+
+
+def _check_span(context: str, text: str, start: int, at: str, path: Path) -> None:
+    """The answer must be the context's text at ``answer_start`` (spaces aside)."""
+    if start + len(text) > len(context):
+        raise BenchmarkFormatError(
+            f"{at}.answer_start {start} + its {len(text)} characters is past the end of the "
+            f"context ({len(context)} characters)",
+            file=path,
+        )
+    span = context[start : start + len(text)]
+    if span != text and span.split() != text.split():
+        raise BenchmarkFormatError(
+            f"{at}.text {text[:40]!r} is not the context's text at answer_start {start} "
+            f"({span[:40]!r})",
+            file=path,
+        )
 
 
 def squad2_sample_path() -> Path:
@@ -255,8 +278,10 @@ def _version(root: Mapping[str, Any], articles: list[Any], path: Path) -> int:
 def _questions(articles: list[Any]) -> Any:
     """Every question object, skipping malformed parts (the reader reports those)."""
     for article in articles:
-        for paragraph in article.get("paragraphs") or () if isinstance(article, dict) else ():
-            for qa in paragraph.get("qas") or () if isinstance(paragraph, dict) else ():
+        paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+        for paragraph in paragraphs if isinstance(paragraphs, list) else ():
+            qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
+            for qa in qas if isinstance(qas, list) else ():
                 if isinstance(qa, dict):
                     yield qa
 

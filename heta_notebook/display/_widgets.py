@@ -12,11 +12,13 @@ in a plain page through a small model shim (``report.to_html()``, the CLI export
 
 from __future__ import annotations
 
+import atexit
 import base64
 import gzip
 import hashlib
 import json
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from functools import cache
@@ -34,7 +36,7 @@ from heta_notebook.display._explorer_data import (
     encode_preview,
     encode_report,
 )
-from heta_notebook.schema._columnar import ColumnarReport, LazyCaseResults
+from heta_notebook.schema._columnar import LazyCaseResults
 from heta_notebook.schema._records import EvaluationReport
 
 _DATA_ESM = "export default {};"  # a data model has no view
@@ -136,8 +138,23 @@ class ReportDataWidget(anywidget.AnyWidget):
                 self.ready.set()
 
         self._thread = threading.Thread(target=run, name="heta-explorer-payload", daemon=True)
+        _BUILDS.add(self._thread)
         if not defer:
             self.start()
+
+
+_BUILDS: weakref.WeakSet[threading.Thread] = weakref.WeakSet()  # payload threads, for exit
+EXIT_WAIT = 60.0  # seconds, at most, that interpreter exit waits for payload builds
+
+
+@atexit.register
+def _finish_builds() -> None:
+    """Let payload builds end before the interpreter does: a thread still inside pyarrow or
+    numpy when native pools are torn down aborts the process ("terminate called ...")."""
+    deadline = time.monotonic() + EXIT_WAIT
+    for thread in list(_BUILDS):
+        if thread.ident is not None and thread.is_alive():
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 class ExplorerWidget(anywidget.AnyWidget):
@@ -240,7 +257,7 @@ def partial_details(report: EvaluationReport, max_cases: int | None) -> bool:
 def _private_copy(report: EvaluationReport) -> EvaluationReport:
     """The same columnar report with its own table and frames caches (for another thread)."""
     columnar = report.case_results.columnar  # type: ignore[attr-defined]
-    lazy = LazyCaseResults(ColumnarReport(columnar.folder, header=columnar.header))
+    lazy = LazyCaseResults(columnar.copy())
     return report.model_copy(update={"case_results": lazy})
 
 

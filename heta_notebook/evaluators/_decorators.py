@@ -27,6 +27,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from heta_notebook._util.redaction import redact_strings
 from heta_notebook._util.timeout import with_timeout
 from heta_notebook.evaluators._protocol import EvaluatorSettings
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
@@ -192,6 +193,7 @@ def coerce_score(raw: Any, name: str, *, threshold: float | None = None) -> Eval
         score = raw if raw.name == name else raw.model_copy(update={"name": name})
         return _with_threshold(score, threshold)
     value, passed, metadata = _split(raw, name)
+    metadata = redact_strings(metadata) if metadata else metadata  # reasons may echo a URL
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return EvaluationScore.skipped_score(name, f"evaluator returned {value!r}", **metadata)
     score = EvaluationScore(name=name, value=value, passed=passed, metadata=metadata)

@@ -26,7 +26,7 @@ from heta_notebook._util.chat import (
     env_value,
     post_chat,
 )
-from heta_notebook._util.redaction import redact_text, strip_url
+from heta_notebook._util.redaction import redact_text, strip_url, url_secrets
 from heta_notebook.kb._answer import Answer, ChatAnswer, citation_for
 from heta_notebook.schema._records import QueryResult
 
@@ -99,7 +99,7 @@ async def chat_answer(step: ChatAnswer, question: str, results: Sequence[QueryRe
                 chat_endpoint(base_url_of(step)), _body(step, messages), api_key, _policy(step)
             )
         except Exception as exc:  # a dead endpoint costs this answer, not the run (nor the results)
-            message = redact_text(f"{exc}", (api_key or "",))
+            message = redact_text(f"{exc}", _secrets(step, api_key))
             error = {"message": message, "error_type": type(exc).__name__}
             meta.update(abstained=True, error=error, attempts=getattr(exc, "attempts", 0))
             meta["latency_ms"] = _elapsed(started)
@@ -112,14 +112,14 @@ async def chat_answer(step: ChatAnswer, question: str, results: Sequence[QueryRe
     citations = tuple(citation_for(n, contexts[n - 1]) for n in dict.fromkeys(cited))
     meta.update(
         abstained=text is None,
-        raw_reply=redact_text(reply.content, (api_key or "",)),
+        raw_reply=redact_text(reply.content, _secrets(step, api_key)),
         usage=dict(reply.usage),
         attempts=reply.attempts,
         latency_ms=_elapsed(started),
     )
     if len(cited) != len(numbers):
         meta["invalid_citations"] = [n for n in numbers if n not in cited]
-    return Answer(redact_text(text, (api_key or "",)) if text else None, citations, meta)
+    return Answer(redact_text(text, _secrets(step, api_key)) if text else None, citations, meta)
 
 
 def parse_answer(reply: str) -> tuple[str | None, list[int]]:
@@ -192,6 +192,12 @@ def _api_key(step: ChatAnswer) -> str | None:
     return env_value((step.api_key_env,) if step.api_key_env else ENV_API_KEY)
 
 
+def _secrets(step: ChatAnswer, api_key: str | None) -> tuple[str, ...]:
+    """Everything never stored: the key, and the base URL's credentials (user info, secret
+    query values, the Basic credential an HTTP client builds from them), however echoed."""
+    return tuple(filter(None, (api_key, *url_secrets(base_url_of(step)))))
+
+
 def _check_key(step: ChatAnswer, api_key: str | None) -> None:
     if api_key is not None:
         return
@@ -237,7 +243,7 @@ def _store(
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     try:
-        cache.put(key, json.loads(redact_text(json.dumps(entry), (api_key or "",))))
+        cache.put(key, json.loads(redact_text(json.dumps(entry), _secrets(step, api_key))))
     except OSError as exc:  # a read-only or full disk costs the cache, not the answer
         meta["cache_error"] = f"{type(exc).__name__}: {exc}"
 

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from heta_notebook._util.redaction import redact
 from heta_notebook.kb._bm25 import Bm25Index
 from heta_notebook.kb._chunking import ChunkTable
 from heta_notebook.kb._dense import DenseIndex
@@ -40,10 +41,12 @@ def save_knowledge_base(kb: KnowledgeBase, folder: Path) -> Path:
     header = {
         "format": KB_FORMAT,
         "name": kb.name,
-        "recipe": kb.recipe.model_dump(mode="json"),
+        # secrets never stored (e.g. the chat answerer's base_url credentials): a cached KB
+        # is loaded with the caller's live recipe, the one that still holds them
+        "recipe": redact(kb.recipe.model_dump(mode="json")),
         "benchmark": kb.benchmark.to_dict() if kb.benchmark else None,
         "documents": kb.documents,
-        "facts": kb.facts,
+        "facts": redact(kb.facts),
     }
     (folder / "kb.json").write_text(json.dumps(header, ensure_ascii=False, default=str), "utf-8")
     return folder

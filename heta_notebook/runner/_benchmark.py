@@ -28,7 +28,14 @@ from heta_notebook.runner._inputs import (
     named_recipes,
     workspace_for,
 )
-from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner._plan import (
+    CaseGroup,
+    RunSpec,
+    fingerprint,
+    propagate_cancel,
+    resolve_report_id,
+    run_spec,
+)
 from heta_notebook.runner._pool import ThreadedQueries, frozen_results
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
 from heta_notebook.runner._subset import CaseSubset
@@ -119,7 +126,7 @@ class BenchmarkRunner:
             kb_name = knowledge_base_name or f"{loaded.manifest.name}-{label}"
             job = RecipeRun(loaded, recipe, label, kb_name, chosen, **options)
             (result,) = await (executor or LocalExecutor()).run([job])
-            return result
+            return propagate_cancel(result, [result.report])
         adapted = (
             {k: adapt_heta(v, "recipe") for k, v in recipes.items()}
             if isinstance(recipes, Mapping)
@@ -138,7 +145,10 @@ class BenchmarkRunner:
         ]
         done = await (executor or LocalExecutor()).run(jobs)
         # a stop ends ``done`` early: the recipes after the stopped one have no result
-        return RunCollection({job.label: result for job, result in zip(jobs, done, strict=False)})
+        collection = RunCollection(
+            {job.label: result for job, result in zip(jobs, done, strict=False)}
+        )
+        return propagate_cancel(collection, [result.report for result in done])
 
     def run_sync(self, **kwargs: Any) -> BenchmarkRunResult | RunCollection:
         """``run(...)`` for plain code: works in a script and inside Jupyter's running loop."""

@@ -14,6 +14,8 @@ class BenchmarkRunConfig(BaseModel):
     ``report_id`` and ``metadata`` mean what they mean in heta-framework. ``query_timeout``
     and ``evaluator_timeout`` (seconds) bound each call; ``checkpoint_every`` and
     ``checkpoint_interval`` say how often finished cases are appended to the store.
+    ``force_resume`` resumes a checkpoint whose settings cannot be checked (its
+    ``checkpoint.json`` is missing, empty or corrupt), which is refused otherwise.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -31,6 +33,7 @@ class BenchmarkRunConfig(BaseModel):
     checkpoint_every: int = Field(default=25, gt=0)
     checkpoint_interval: float = Field(default=2.0, ge=0)
     bootstrap_resamples: int = Field(default=1000, ge=0)
+    force_resume: bool = False
 
     @field_validator("report_id")
     @classmethod

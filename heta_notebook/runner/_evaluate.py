@@ -20,7 +20,14 @@ from heta_notebook._util.loop import sync_form
 from heta_notebook.benchmarks._loader import load_benchmark
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._inputs import active_evaluators, as_store
-from heta_notebook.runner._plan import CaseGroup, RunSpec, fingerprint, resolve_report_id, run_spec
+from heta_notebook.runner._plan import (
+    CaseGroup,
+    RunSpec,
+    fingerprint,
+    propagate_cancel,
+    resolve_report_id,
+    run_spec,
+)
 from heta_notebook.runner._subset import CaseSubset
 from heta_notebook.schema._records import (
     BenchmarkCase,
@@ -126,7 +133,8 @@ async def aevaluate(
         spec.groups = [CaseGroup(cases=group.cases, answer=answer, metadata=group.metadata)]
         if coverage is not None:
             spec.metadata["id_coverage"] = coverage.to_dict()
-    return await run_spec(spec)
+    report = await run_spec(spec)
+    return propagate_cancel(report, [report])
 
 
 evaluate = sync_form(

@@ -15,8 +15,9 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from heta_notebook._util.loop import cancelled_with
 from heta_notebook.evaluators._protocol import settings_of
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
@@ -41,6 +42,8 @@ from heta_notebook.schema._records import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.store import RunHandle
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,21 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     return report
 
 
+def propagate_cancel(value: T, reports: Sequence[EvaluationReport]) -> T:
+    """``value``, unless a cancel (``task.cancel()``, ``asyncio.timeout``, the stop button)
+    ended a run: then, its partial report saved, a ``CancelledError`` carrying ``value``."""
+    if any(r.metadata.get("interrupted") == "CancelledError" for r in reports):
+        raise cancelled_with(value)
+    return value
+
+
 def open_run(spec: RunSpec) -> RunHandle:
     """The store's handle on this run's report id (folder, lock, fingerprint, checkpoint)."""
     return spec.store.run(
-        spec.knowledge_base_name, spec.report_id, fingerprint=spec.metadata.get("fingerprint")
+        spec.knowledge_base_name,
+        spec.report_id,
+        fingerprint=spec.metadata.get("fingerprint"),
+        force=spec.config.force_resume,
     )
 
 

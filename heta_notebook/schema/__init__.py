@@ -33,6 +33,7 @@ _EXPORTS = {
     "check_schema_version": "heta_notebook.schema._records",
     "report_folder": "heta_notebook.schema._records",
     "report_key": "heta_notebook.schema._records",
+    "CheckpointWarning": "heta_notebook.schema._columnar",
     "CorruptReportError": "heta_notebook.schema._columnar",
     "REASON_KEYS": "heta_notebook.schema._status",
     "STATUSES": "heta_notebook.schema._status",
@@ -46,6 +47,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
     from heta_notebook.schema._columnar import (  # noqa: F401
+        CheckpointWarning,
         CorruptReportError,
     )
     from heta_notebook.schema._heta_json import (  # noqa: F401

@@ -9,15 +9,24 @@ tables directly. Arrow IPC maps into memory faster but stores 3-5x more bytes.
 Layout of one report folder (beside heta-framework's ``report.json`` key)::
 
     header.json      ids, manifests, timestamps, summary, schema_version, row counts,
-                     generation (a random token every table carries: a mixed or torn
-                     save is detected instead of read)
-    cases.parquet    one row per case result: case_id, query, query_mode, latency_ms,
-                     error, answer, response (citations/trace/metadata as JSON), metadata
-    results.parquet  one row per retrieved result: row (case result), rank, id, text
-                     (index into texts), score, kind, source, metadata
-    texts.parquet    each distinct chunk/document text once per report
-    scores.parquet   one row per score: row, name, value, text value, kind, passed,
-                     status, reason, metadata (JSON)
+                     generation (a random token every table carries), and ``files``: the
+                     name, size and sha256 of each table file of this save
+    cases.{generation}.parquet    one row per case result: case_id, query, query_mode,
+                     latency_ms, error, answer, response (citations/trace/metadata as
+                     JSON), metadata
+    results.{generation}.parquet  one row per retrieved result: row (case result), rank,
+                     id, text (index into texts), score, kind, source, metadata
+    texts.{generation}.parquet    each distinct chunk/document text once per report
+    scores.{generation}.parquet   one row per score: row, name, value, text value, kind,
+                     passed, status, reason, metadata (JSON)
+
+Saves are snapshots (as in Delta Lake or Iceberg): a save writes a new generation of
+immutable table files and commits it with one atomic rename of the header; the previous
+generation stays readable until then and is removed after, so a reader sees the whole old
+or the whole new report. Integrity: Parquet page CRCs are written and checked on every
+read, and each file's sha256 is checked against the header when it is first read; a
+mismatch is a :class:`CorruptReportError` naming the file. Format version 1 folders (fixed
+``{table}.parquet`` names, no digests) still load.
 
 Every table has an ``extra`` JSON column for fields the schema does not know (newer
 writers), so a report round-trips losslessly. ``report.case_results`` of an opened report
@@ -30,8 +39,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
+import re
 import secrets
 import tempfile
 from collections import OrderedDict
@@ -61,7 +72,7 @@ from heta_notebook.schema._records import (
 from heta_notebook.schema._status import FLAG_KEYS, STATUSES, status_and_reason
 
 FORMAT = "heta-notebook-columnar"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: tables named per save (``cases.{generation}.parquet``) + sha256
 HEADER = "header.json"
 TABLES = ("cases", "results", "texts", "scores")
 _CASE_TABLES = ("cases", "results", "scores")  # one row group each per case group
@@ -209,7 +220,7 @@ class TableWriter:
         self._text_ids: dict[str, int] = {}  # each text -> its row in the texts table
         self._pending: list[EvaluationCaseResult] = []
         self._writers: dict[str, pq.ParquetWriter] = {}
-        self._tmp: dict[str, str] = {}
+        self._tmp: dict[str, str] = {}  # table -> its file of this save (immutable once named)
 
     def text_id(self, text: str) -> int:
         """The index of ``text`` in the texts table (added once)."""
@@ -272,21 +283,25 @@ class TableWriter:
 
     def _write(self, name: str, table: pa.Table) -> None:
         if name not in self._writers:
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.", suffix=".tmp")
-            os.close(fd)
-            os.chmod(tmp, 0o666 & ~_umask())  # like every other file of a (shared) store
-            self._tmp[name] = tmp
+            path = self.folder / table_file(name, self.generation)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+            os.close(fd)  # 0o666 less the umask, like every other file of a (shared) store
+            self._tmp[name] = str(path)
             self._writers[name] = pq.ParquetWriter(
-                tmp,
+                path,
                 SCHEMAS[name].with_metadata({"generation": self.generation}),
                 compression=_COMPRESSION,
                 use_dictionary=True,
+                write_page_checksum=True,
             )
         size = TEXTS_PER_GROUP if name == "texts" else max(len(table), 1)
         self._writers[name].write_table(table, row_group_size=size)
 
-    def finish(self, header: dict[str, Any]) -> None:
-        """Write the texts, close every table, rename them into place, then the header."""
+    def finish(self, header: dict[str, Any], *, exclusive: bool = False) -> None:
+        """Write the texts and close every table (a new generation of immutable files),
+        then commit: one atomic rename of the header that names them. The previous
+        generation stays readable until then and is removed after; ``exclusive`` (the
+        caller holds the report's lock) also removes what dead saves left behind."""
         self.flush()
         texts = pa.table({"text": pa.array(list(self._text_ids), pa.large_string())})
         self._write("texts", texts)
@@ -296,9 +311,7 @@ class TableWriter:
         try:
             for writer in self._writers.values():
                 writer.close()
-            for name, tmp in self._tmp.items():
-                _fsync_file(tmp)
-                os.replace(tmp, self.folder / f"{name}.parquet")
+            files = {name: _file_entry(Path(path)) for name, path in self._tmp.items()}
         except BaseException:
             self.abort()
             raise
@@ -309,19 +322,93 @@ class TableWriter:
             "generation": self.generation,
             "n_case_results": self.rows,
             "n_texts": len(self._text_ids),
+            "files": files,
         }
+        full[_HEADER_DIGEST] = header_digest(full)
         from heta_notebook._util.paths import atomic_write_text
 
-        atomic_write_text(self.folder / HEADER, json.dumps(full, indent=1, allow_nan=False))
+        previous = committed_files(self.folder)
+        try:
+            atomic_write_text(self.folder / HEADER, json.dumps(full, indent=1, allow_nan=False))
+        except BaseException:
+            self.abort()
+            raise
+        _fsync_folder(self.folder)
+        keep = {entry["name"] for entry in files.values()}
+        for stale in previous - keep:  # the previous generation: no header names it now
+            with contextlib.suppress(FileNotFoundError):
+                (self.folder / stale).unlink()
+        remove_leftovers(self.folder, keep, min_age=0.0 if exclusive else LEFTOVER_AGE)
 
     def abort(self) -> None:
-        """Drop the temporary files of an unfinished write."""
+        """Drop the files of an unfinished write (no header names them)."""
         for writer in self._writers.values():
             with contextlib.suppress(Exception):  # cleaning up after a failure
                 writer.close()
         for tmp in self._tmp.values():
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+LEFTOVER_AGE = 3600.0  # seconds: files of a save that no header names, removed once this old
+
+
+def table_file(table: str, generation: str) -> str:
+    """The file name of ``table`` in the save ``generation`` (never reused)."""
+    return f"{table}.{generation}.parquet"
+
+
+_TABLE_FILE = re.compile(r"^(cases|results|texts|scores)(\.[0-9a-f]{16})?\.parquet$")
+_TEMPORARY = re.compile(r"^\.(cases|results|texts|scores|(header|summary|report)\.json)\..*\.tmp$")
+
+
+def _file_entry(path: Path) -> dict[str, Any]:
+    """A table file's name, size and sha256 (fsynced first: the header commits it)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        size = handle.tell()
+    return {"name": path.name, "bytes": size, "sha256": digest.hexdigest()}
+
+
+def committed_files(folder: Path) -> set[str]:
+    """The table files the folder's current header names (none without a readable one)."""
+    try:
+        header = json.loads((folder / HEADER).read_bytes())
+        return {_checked_name(header, table, folder) for table in TABLES}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return set()
+
+
+def remove_leftovers(folder: Path, keep: set[str], min_age: float = LEFTOVER_AGE) -> list[str]:
+    """Remove the temporary and table files of dead saves (no header names them) that are
+    at least ``min_age`` seconds old (0 when the caller holds the report's lock)."""
+    import time
+
+    removed, now = [], time.time()
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(folder):
+            ours = _TABLE_FILE.match(entry.name) or _TEMPORARY.match(entry.name)
+            if entry.name in keep or not ours:
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                if now - entry.stat(follow_symlinks=False).st_mtime >= min_age:
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+    return removed
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (the commit survives a power cut)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def case_columns(
@@ -349,7 +436,43 @@ def case_batches(
     the run holds. ``scores``: the results' ``score_table`` when the scorer kept its
     columns (used when its length matches, else the scores are read off the records)."""
     with paused_gc():
-        return _case_batches(results, first_row, text_ids, scores)
+        return _redacted(_case_batches(results, first_row, text_ids, scores))
+
+
+# Columns that carry what systems, endpoints and evaluators said (errors, sources, metadata,
+# reasons): credentials in them are hidden before anything is stored (the one policy). Texts
+# of documents and answers are data and stay as they are.
+_REDACTED_COLUMNS = {
+    "cases": ("error", "error_json", "response_json", "metadata", "extra"),
+    "results": ("source", "metadata", "extra"),
+    "scores": ("reason", "metadata", "extra"),
+}
+_MAYBE_SECRET = r"://|=|%3[Dd]|[Bb]asic|[Bb]earer|BASIC|BEARER"  # a cheap filter, in Arrow
+
+
+def _redacted(batches: dict[str, pa.RecordBatch]) -> dict[str, pa.RecordBatch]:
+    """``batches`` with credentials hidden in their free-text columns (only the values the
+    filter flags go through Python)."""
+    from heta_notebook._util.redaction import redact_text
+
+    out = dict(batches)
+    for name, batch in batches.items():
+        columns = None
+        for column_name in _REDACTED_COLUMNS[name]:
+            column = batch.column(column_name)
+            if column.null_count == len(column):
+                continue
+            flagged = pc.match_substring_regex(column, _MAYBE_SECRET)
+            if not flagged.true_count:
+                continue
+            values = column.to_pylist()
+            for row in np.flatnonzero(flagged.fill_null(False).to_numpy(False)).tolist():
+                values[row] = redact_text(values[row])
+            columns = columns or list(batch.columns)
+            columns[batch.schema.get_field_index(column_name)] = pa.array(values, column.type)
+        if columns is not None:
+            out[name] = pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+    return out
 
 
 def _case_batches(
@@ -646,23 +769,12 @@ def _score_flags(md: dict[str, Any]) -> tuple[str, str | None, str | None]:
     return None, None, _json(md)  # "scored"
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def report_header(report: EvaluationReport) -> dict[str, Any]:
-    """Every field of ``report`` except its case results, JSON-ready (unknown fields kept)."""
-    header = report.model_dump(mode="json", exclude={"case_results"})
+    """Every field of ``report`` except its case results, JSON-ready (unknown fields kept),
+    credentials in any string hidden (the one redaction policy)."""
+    from heta_notebook._util.redaction import redact_strings
+
+    header = redact_strings(report.model_dump(mode="json", exclude={"case_results"}))
     header["score_summary"] = {
         k: v for k, v in header.get("score_summary", {}).items() if v is not None
     }
@@ -675,11 +787,15 @@ def write_report(
     *,
     cases_per_group: int = CASES_PER_GROUP,
     batches: CaseBatches | None = None,
+    exclusive: bool = False,
 ) -> None:
-    """Write ``report`` in the columnar layout into ``folder`` (tables first, header last).
+    """Write ``report`` in the columnar layout into ``folder``: a new generation of tables,
+    committed by renaming the header over the old one (readers see the old or the new
+    report, never a mix).
 
     ``batches``: the columns its run built when checkpointing (``CaseBatches``), reused
-    instead of walking the records again."""
+    instead of walking the records again. ``exclusive``: the caller holds the report's
+    lock, so files of dead saves are removed at once."""
     folder.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(folder, cases_per_group)
     try:
@@ -692,7 +808,8 @@ def write_report(
         else:
             for result in source.iter_batches() if isinstance(source, LazyCaseResults) else source:
                 writer.add(result)
-        writer.finish({**report_header(report), "views": report.frames().views()})
+        header = {**report_header(report), "views": report.frames().views()}
+        writer.finish(header, exclusive=exclusive)
     except BaseException:
         writer.abort()
         raise
@@ -850,57 +967,249 @@ def _reorder(tables: dict[str, pa.Table], rows: np.ndarray) -> dict[str, pa.Tabl
     return out
 
 
+CHECKPOINT_SUMS = "cases.arrows.sums"  # per message of the stream: end offset, sha256, cases
+
+
+class CheckpointWarning(UserWarning):
+    """A corrupt checkpoint batch was cut (like a torn tail); names the file and the loss."""
+
+
+class CheckpointScan(NamedTuple):
+    """What a checkpoint stream holds: its rows, texts, and the messages kept (end offsets
+    and sha256 digests; ``good`` is where the kept bytes end)."""
+
+    tables: dict[str, pa.Table]
+    texts: list[str]
+    good: int
+    ends: list[int]
+    digests: list[str]
+    counts: list[int]
+
+
 def read_checkpoint_stream(
-    data: bytes | pa.Buffer, path: Any
+    data: bytes | pa.Buffer, path: Any, sums: bytes | None = None
 ) -> tuple[dict[str, pa.Table], list[str], int]:
-    """Parse a checkpoint stream: its tables, texts and the byte length of its complete
-    batches (a batch torn by a killed process is left out; anything else corrupt raises a
-    ``ValueError`` naming the file)."""
-    source = pa.BufferReader(data)
-    size, good = source.size(), 0
-    batches: list[pa.RecordBatch] = []
-    schema = None
-    while good < size:
-        try:
-            message = pa.ipc.read_message(source)
-        except EOFError:
+    """Parse a checkpoint stream: its tables, texts and the byte length of its kept batches
+    (see :func:`scan_checkpoint`)."""
+    scan = scan_checkpoint(data, path, sums)
+    return scan.tables, scan.texts, scan.good
+
+
+def scan_checkpoint(
+    data: bytes | pa.Buffer, path: Any, sums: bytes | None = None
+) -> CheckpointScan:
+    """Parse and check a checkpoint stream before any of it is used.
+
+    Each message is checked against its sha256 in ``sums`` (the ``cases.arrows.sums``
+    lines; ``None`` for a stream of an earlier version) and each batch validated in full
+    (offsets, lengths, UTF-8, row numbers, text ids). A torn last batch (a killed process)
+    is left out silently; a corrupt one is cut the same way, with a :class:`CheckpointWarning`
+    naming the file and the case results dropped. A stream that is not a checkpoint (or
+    of a newer version) raises a ``ValueError`` naming the file.
+    """
+    data = data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
+    spans = None if sums is None else _sum_lines(sums)
+    reader = _StreamChecker(data, path)
+    problem = None
+    while reader.good < len(data) and problem is None and not reader.done:
+        if spans is not None and len(reader.ends) >= len(spans):
+            break  # bytes without a checksum: an append torn between its two writes
+        span = None if spans is None else spans[len(reader.ends)]
+        problem = reader.next(span)
+    if problem is not None:
+        _warn_cut(path, problem, reader, spans)
+    return reader.result()
+
+
+def _sum_lines(sums: bytes) -> list[tuple[int, str, int]]:
+    """The complete ``end sha256 cases`` lines of a sums file (a bad line ends the list
+    with a span no message matches: the message it covers is cut)."""
+    spans = []
+    for line in sums.split(b"\n")[:-1]:  # the last piece is a torn line or b""
+        parts = line.split(b" ")
+        if len(parts) != 3 or not (parts[0].isdigit() and parts[2].isdigit()):
+            spans.append((-1, "", 0))
             break
-        except (OSError, pa.ArrowInvalid) as exc:
-            if "byte" in str(exc) or "available" in str(exc):  # cut short: a torn last batch
-                break
-            raise ValueError(f"{path}: corrupt checkpoint at byte {good}: {exc}") from exc
+        spans.append((int(parts[0]), parts[1].decode("ascii", "replace"), int(parts[2])))
+    return spans
+
+
+def sums_line(end: int, digest: str, cases: int) -> str:
+    """One line of ``cases.arrows.sums``: where a message ends, its sha256, its case results."""
+    return f"{end} {digest} {cases}\n"
+
+
+class _StreamChecker:
+    """Reads a checkpoint stream message by message, checking each before keeping it."""
+
+    def __init__(self, data: bytes, path: Any) -> None:
+        self.data, self.path = data, path
+        self.good, self.schema = 0, None
+        self.ends: list[int] = []
+        self.digests: list[str] = []
+        self.counts: list[int] = []  # case results per kept message
+        self.batches: list[pa.RecordBatch] = []
+        self.rows = self.n_texts = 0
+        self.done = False
+
+    def next(self, span: tuple[int, str, int] | None) -> str | None:
+        """Check and keep the next message; a reason when it is corrupt, None otherwise
+        (a torn last message of a stream without checksums sets ``done``)."""
+        start = self.good
+        if span is not None:
+            end, digest, _ = span
+            if not start < end <= len(self.data):
+                return f"its checksum list names a message ending at byte {end}"
+            chunk = self.data[start:end]
+            if hashlib.sha256(chunk).hexdigest() != digest:
+                return f"the message at byte {start} does not match its sha256"
+        else:
+            chunk = self.data[start:]
         try:
+            source = pa.BufferReader(chunk)
+            message = pa.ipc.read_message(source)
+            size = source.tell()
+        except EOFError:
+            self.done = span is None
+            return None if span is None else f"a truncated message at byte {start}"
+        except (OSError, pa.ArrowException) as exc:
+            if span is None and ("byte" in str(exc) or "available" in str(exc)):
+                self.done = True  # cut short: a torn last batch
+                return None
+            return f"unreadable message at byte {start}: {exc}"
+        if span is not None and size != len(chunk):
+            return f"the message at byte {start} does not end where its checksum says"
+        rows = self.rows
+        problem = self._keep(message, start)
+        if problem is None:
+            self.counts.append(self.rows - rows)
+            self.good = start + size
+            self.ends.append(self.good)
+            digest = span[1] if span is not None else hashlib.sha256(chunk[:size]).hexdigest()
+            self.digests.append(digest)
+        return problem
+
+    def _keep(self, message: Any, start: int) -> str | None:
+        try:
+            if self.schema is None:
+                schema = pa.ipc.read_schema(message)
+                _check_checkpoint_schema(schema, self.path)
+                self.schema = schema
+                return None
+            batch = pa.ipc.read_record_batch(message, self.schema)
+            self.rows, self.n_texts = _check_batch(batch, self.rows, self.n_texts)
+        except _CheckpointRefused:
+            raise
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            return f"corrupt batch at byte {start}: {exc}"
+        self.batches.append(batch)
+        return None
+
+    def result(self) -> CheckpointScan:
+        if self.schema is None:
+            empty = {n: pa.Table.from_batches([_empty(SCHEMAS[n])]) for n in _CASE_TABLES}
+            return CheckpointScan(empty, [], 0, [], [], [])
+        table = pa.Table.from_batches(self.batches, schema=self.schema)
+        tables = {}
+        for name in _CASE_TABLES:
+            values = table.column(name).combine_chunks().flatten()
+            tables[name] = pa.Table.from_arrays(values.flatten(), schema=SCHEMAS[name])
+        texts = table.column("texts").combine_chunks().flatten().to_pylist()
+        return CheckpointScan(tables, texts, self.good, self.ends, self.digests, self.counts)
+
+
+class _CheckpointRefused(ValueError):
+    """Not a checkpoint this version reads (foreign or newer): an error, never a cut."""
+
+
+def _check_batch(batch: pa.RecordBatch, rows: int, n_texts: int) -> tuple[int, int]:
+    """Validate one appended batch in full; the row and text counts after it."""
+    batch.validate(full=True)  # offsets, lengths, UTF-8
+    cases = batch.column("cases").flatten()
+    counts = {}
+    for name, count in (("results", "n_results"), ("scores", "n_scores")):
+        numbers = cases.field(count)
+        if numbers.null_count or (len(numbers) and pc.min(numbers).as_py() < 0):
+            raise ValueError(f"cases.{count} holds a null or a negative count")
+        counts[name] = numbers.to_numpy()
+    n = len(cases)
+    if cases.field("case_id").null_count or cases.field("query_mode").null_count:
+        raise ValueError("a case without a case_id or query_mode")
+    new_texts = batch.column("texts").flatten()
+    if new_texts.null_count:
+        raise ValueError("a null text")
+    for name in ("results", "scores"):
+        table = batch.column(name).flatten()
+        if int(counts[name].sum(dtype=np.int64)) != len(table):  # before any allocation
+            raise ValueError(f"cases' counts of {name} do not add up to the {name} written")
+        expected = np.repeat(np.arange(rows, rows + n, dtype=np.int64), counts[name])
+        row = table.field("row")
+        if row.null_count or not np.array_equal(row.to_numpy(), expected):
+            raise ValueError(f"{name} rows do not match their cases' counts")
+    text_ids = batch.column("results").flatten().field("text").drop_null()
+    limit = n_texts + len(new_texts)
+    if len(text_ids) and not 0 <= pc.min(text_ids).as_py() <= pc.max(text_ids).as_py() < limit:
+        raise ValueError(f"a result names a text outside the {limit} texts written")
+    kinds = batch.column("scores").flatten().field("kind").drop_null()
+    if len(kinds) and not 0 <= pc.min(kinds).as_py() <= pc.max(kinds).as_py() <= TEXT:
+        raise ValueError("a score of an unknown kind")
+    return rows + n, limit
+
+
+def _warn_cut(path: Any, problem: str, reader: _StreamChecker, spans: Any) -> None:
+    """Say which file was cut where, and how many case results the cut drops (from the
+    sums; a stream without sums: counted in the batches that still validate)."""
+    import warnings
+
+    if spans is not None:
+        later = spans[len(reader.ends) :]
+        dropped = sum(count for *_, count in later)
+        known = later and later[-1][0] >= 0 and later[-1][0] == len(reader.data)
+        count = f"{dropped} case result(s)" if known else f"at least {dropped} case result(s)"
+    else:
+        dropped, unreadable = _count_later_cases(reader)
+        more = f" and {unreadable} unreadable batch(es)" if unreadable else ""
+        count = f"{dropped} case result(s){more}"
+    warnings.warn(
+        f"{path}: {problem}; the checkpoint is cut there like a torn tail, dropping "
+        f"{count} (they run again on resume)",
+        CheckpointWarning,
+        stacklevel=4,
+    )
+
+
+def _count_later_cases(reader: _StreamChecker) -> tuple[int, int]:
+    """Case results in the batches after a cut that still validate, and the batches that
+    do not (the first unreadable one ends the count: nothing frames the bytes after it)."""
+    dropped, position, data, schema = 0, reader.good, reader.data, reader.schema
+    while position < len(data):
+        try:
+            source = pa.BufferReader(data[position:])
+            message = pa.ipc.read_message(source)
             if schema is None:
                 schema = pa.ipc.read_schema(message)
-                _check_checkpoint_schema(schema, path)
             else:
-                batches.append(pa.ipc.read_record_batch(message, schema))
-        except (OSError, pa.ArrowException) as exc:
-            raise ValueError(f"{path}: corrupt checkpoint batch at byte {good}: {exc}") from exc
-        good = source.tell()
-    if schema is None:
-        return {n: pa.Table.from_batches([_empty(SCHEMAS[n])]) for n in _CASE_TABLES}, [], 0
-    table = pa.Table.from_batches(batches, schema=schema)
-    tables = {}
-    for name in _CASE_TABLES:
-        values = table.column(name).combine_chunks().flatten()
-        tables[name] = pa.Table.from_arrays(values.flatten(), schema=SCHEMAS[name])
-    texts = table.column("texts").combine_chunks().flatten().to_pylist()
-    return tables, texts, good
+                batch = pa.ipc.read_record_batch(message, schema)
+                batch.validate(full=True)
+                dropped += len(batch.column("cases").flatten())
+            position += source.tell()
+        except Exception:  # noqa: BLE001 - counting only; the cut is decided
+            return dropped, 1
+    return dropped, 0
 
 
 def _check_checkpoint_schema(schema: pa.Schema, path: Any) -> None:
     meta = schema.metadata or {}
     if meta.get(b"format") != CHECKPOINT_FORMAT.encode():
-        raise ValueError(f"{path}: not a {CHECKPOINT_FORMAT} stream")
+        raise _CheckpointRefused(f"{path}: not a {CHECKPOINT_FORMAT} stream")
     version = meta.get(b"format_version", b"")
     if not version.isdigit() or int(version) > CHECKPOINT_VERSION:
-        raise ValueError(
+        raise _CheckpointRefused(
             f"{path}: checkpoint format version {version.decode(errors='replace')!r} is newer "
             f"than this heta-notebook reads ({CHECKPOINT_VERSION}); upgrade heta-notebook"
         )
     if schema.remove_metadata() != CHECKPOINT_SCHEMA.remove_metadata():
-        raise ValueError(f"{path}: checkpoint columns differ from this heta-notebook's")
+        raise _CheckpointRefused(f"{path}: checkpoint columns differ from this heta-notebook's")
 
 
 def records_of(tables: dict[str, pa.Table], texts: list[str]) -> list[EvaluationCaseResult]:
@@ -929,10 +1238,17 @@ class ColumnarReport:
     Any missing, truncated or foreign table raises :class:`CorruptReportError` naming it.
     """
 
-    def __init__(self, folder: str | os.PathLike[str], header: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        header: dict[str, Any] | None = None,
+        sources: dict[str, pa.NativeFile] | None = None,
+    ):
         self.folder = Path(folder)
         self.header = header if header is not None else read_header(self.folder)
         self.n_rows = int(self.header["n_case_results"])
+        self._sources: dict[str, pa.NativeFile] = dict(sources or {})  # open: a re-save
+        self._verified: set[str] = set()  # can remove the files, never these handles
         self._files: dict[str, pq.ParquetFile] = {}
         self._columns: dict[tuple[str, str], pa.ChunkedArray] = {}
         self._group_starts: dict[str, np.ndarray] = {}
@@ -942,18 +1258,63 @@ class ColumnarReport:
         return f"ColumnarReport({str(self.folder)!r}, rows={self.n_rows})"
 
     def path(self, table: str) -> Path:
-        """The Parquet file of ``table``."""
-        return self.folder / f"{table}.parquet"
+        """The Parquet file of ``table`` (named by the header)."""
+        return self.folder / _checked_name(self.header, table, self.folder)
 
-    def file(self, table: str) -> pq.ParquetFile:
-        """The opened Parquet file of ``table`` (footer checked against the header)."""
-        if table not in self._files:
+    def copy(self) -> ColumnarReport:
+        """The same report with its own caches (for another thread), sharing the open files."""
+        self.open_all()
+        return ColumnarReport(self.folder, self.header, self._sources)
+
+    def open_all(self) -> None:
+        """Open every table file now: a later save removes the files, not these handles."""
+        for table in TABLES:
+            self.source(table)
+
+    def source(self, table: str) -> pa.NativeFile:
+        """The open file of ``table`` (opened once; read with positional reads)."""
+        if table not in self._sources:
             path = self.path(table)
             _refuse_symlink(path)
             try:
-                handle = pq.ParquetFile(path)
+                self._sources[table] = pa.OSFile(str(path))
             except FileNotFoundError:
                 raise CorruptReportError(path, "missing table of the report") from None
+            except (OSError, pa.ArrowException) as exc:
+                raise CorruptReportError(path, f"cannot open the table: {exc}") from exc
+        return self._sources[table]
+
+    def verify(self, table: str) -> None:
+        """Check ``table``'s size and sha256 against the header (once per opened report)."""
+        entry = (self.header.get("files") or {}).get(table)
+        if table in self._verified or entry is None:
+            return
+        source, path = self.source(table), self.path(table)
+        digest, size, position = hashlib.sha256(), source.size(), 0
+        if size != entry.get("bytes"):
+            raise CorruptReportError(
+                path, f"has {size} bytes, {HEADER} says {entry.get('bytes')} (truncated or changed)"
+            )
+        while position < size:
+            block = source.read_at(min(1 << 22, size - position), position)
+            digest.update(block)
+            position += len(block)
+        if digest.hexdigest() != entry.get("sha256"):
+            raise CorruptReportError(
+                path,
+                f"sha256 {digest.hexdigest()[:16]}… differs from {HEADER}'s "
+                f"{str(entry.get('sha256'))[:16]}… (the file is corrupt or was changed)",
+            )
+        self._verified.add(table)
+
+    def file(self, table: str) -> pq.ParquetFile:
+        """The opened Parquet file of ``table`` (its sha256 and footer checked against the
+        header; every page read checks its CRC)."""
+        if table not in self._files:
+            path = self.path(table)
+            self.verify(table)
+            try:
+                handle = pq.ParquetFile(self.source(table), page_checksum_verification=True)
             except (OSError, pa.ArrowException) as exc:
                 raise CorruptReportError(path, f"corrupt or truncated Parquet file: {exc}") from exc
             meta = handle.schema_arrow.metadata or {}
@@ -992,7 +1353,10 @@ class ColumnarReport:
         handle = self.file(table)
         try:
             reader = pq.ParquetFile(
-                self.path(table), metadata=handle.metadata, read_dictionary=[name]
+                self.source(table),
+                metadata=handle.metadata,
+                read_dictionary=[name],
+                page_checksum_verification=True,
             )
             column = reader.read(columns=[name], use_threads=False).column(0)
             column = column.unify_dictionaries()
@@ -1125,6 +1489,27 @@ def _refuse_symlink(path: Path) -> None:
         )
 
 
+def _checked_name(header: dict[str, Any], table: str, folder: Path) -> str:
+    """The file name the header gives ``table`` (fixed names before format version 2),
+    refused unless it is one of ours (no path, no other file)."""
+    files = header.get("files")
+    if files is None and header.get("format_version", 1) < 2:
+        return f"{table}.parquet"
+    entry = files.get(table) if isinstance(files, dict) else None
+    name = entry.get("name") if isinstance(entry, dict) else None
+    match = _TABLE_FILE.match(name) if isinstance(name, str) else None
+    if match is None or match.group(1) != table:
+        raise CorruptReportError(folder / HEADER, f"names no valid file for the {table} table")
+    return name
+
+
+def table_paths(folder: str | os.PathLike[str]) -> dict[str, Path]:
+    """The file of each table of the report committed in ``folder`` (its header names them)."""
+    folder = Path(folder)
+    header = read_header(folder)
+    return {table: folder / _checked_name(header, table, folder) for table in TABLES}
+
+
 def read_header(folder: Path) -> dict[str, Any]:
     """The header of a columnar report, checked (format, version, schema_version)."""
     path = folder / HEADER
@@ -1138,6 +1523,8 @@ def read_header(folder: Path) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise CorruptReportError(path, f"not a {FORMAT} header")
     version = header.get("format_version")
+    if isinstance(version, int) and version < 1:
+        raise CorruptReportError(path, f"columnar format version {version!r} does not exist")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise CorruptReportError(
             path,
@@ -1148,17 +1535,39 @@ def read_header(folder: Path) -> dict[str, Any]:
     for key in ("n_case_results", "generation"):
         if key not in header:
             raise CorruptReportError(path, f"header has no {key!r}")
+    digested = version >= 2 or _HEADER_DIGEST in header or "files" in header
+    if digested and header.get(_HEADER_DIGEST) != header_digest(header):
+        raise CorruptReportError(
+            path, f"its {_HEADER_DIGEST} does not match its content (corrupt or edited)"
+        )
     return header
 
 
+_HEADER_DIGEST = "header_sha256"
+
+
+def header_digest(header: dict[str, Any]) -> str:
+    """The sha256 of a header's content (every key but the digest, canonical JSON)."""
+    content = {k: v for k, v in header.items() if k != _HEADER_DIGEST}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
-    """Open a columnar report: the header now, case results lazily (``LazyCaseResults``)."""
-    columnar = ColumnarReport(folder)
-    header = {
-        k: v
-        for k, v in columnar.header.items()
-        if k not in {"format", "format_version", "generation", "n_case_results", "n_texts", "views"}
-    }
+    """Open a columnar report: the header and its files now (a save meanwhile commits a
+    new generation: opened again), case results lazily (``LazyCaseResults``)."""
+    for attempt in range(_OPEN_ATTEMPTS):
+        columnar = ColumnarReport(folder)
+        try:
+            columnar.open_all()
+            break
+        except CorruptReportError:
+            if attempt + 1 == _OPEN_ATTEMPTS or _current_generation(folder) in {
+                None,
+                columnar.header.get("generation"),
+            }:
+                raise  # not a save in between: the files really are missing
+    header = {k: v for k, v in columnar.header.items() if k not in _HEADER_ONLY}
     try:
         shell = EvaluationReport.model_validate({**header, "case_results": ()})
     except ValueError as exc:
@@ -1167,6 +1576,26 @@ def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
         ) from exc
     columnar.file("cases")  # fail now, not on first access, when the cases table is bad
     return shell.model_copy(update={"case_results": LazyCaseResults(columnar)})
+
+
+_HEADER_ONLY = {
+    "header_sha256",
+    "format",
+    "format_version",
+    "generation",
+    "n_case_results",
+    "n_texts",
+    "views",
+    "files",
+}
+_OPEN_ATTEMPTS = 20  # a header replaced this often while a report opens: give up
+
+
+def _current_generation(folder: str | os.PathLike[str]) -> str | None:
+    try:
+        return json.loads((Path(folder) / HEADER).read_bytes()).get("generation")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class LazyCaseResults(Sequence[EvaluationCaseResult]):
@@ -1368,11 +1797,13 @@ __all__ = [
     "FORMAT_VERSION",
     "ColumnarReport",
     "CaseBatches",
+    "CheckpointWarning",
     "CorruptReportError",
     "LazyCaseResults",
     "TableWriter",
     "is_columnar",
     "open_report",
     "read_header",
+    "table_paths",
     "write_report",
 ]

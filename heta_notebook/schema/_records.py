@@ -15,6 +15,7 @@ is written as JSON ``null``. A report whose ``schema_version`` is newer than
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from os import PathLike
@@ -32,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from heta_notebook._util.redaction import redact_text
+from heta_notebook._util.redaction import redact_strings, redact_text
 from heta_notebook.schema._status import judge_reason, status_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -472,6 +473,13 @@ class EvaluationReport(Record):
         """Serialise to JSON text (the ``report.json`` layout)."""
         return self.model_dump_json(indent=indent)
 
+    def stored_json(self) -> str:
+        """``to_json()`` as written to disk: credentials hidden in every string outside the
+        case results (manifests, metadata, label), as in the columnar header."""
+        data = json.loads(self.to_json())
+        cases = data.pop("case_results", [])
+        return json.dumps({**redact_strings(data), "case_results": cases}, indent=2)
+
     def save(self, path: str | PathLike[str], *, format: str = "heta") -> Path:  # noqa: A002
         """Write the report to ``path`` and return the path: ``format="heta"`` writes
         heta-framework's ``report.json`` (atomically); ``"columnar"`` a report folder."""
@@ -485,7 +493,7 @@ class EvaluationReport(Record):
             raise ValueError(f"format must be 'heta' or 'columnar', got {format!r}")
         from heta_notebook._util.paths import atomic_write_text
 
-        atomic_write_text(target, self.to_json())
+        atomic_write_text(target, self.stored_json())  # credentials never stored
         return target
 
     def to_trec(

@@ -16,6 +16,7 @@ gives CI an exit code (0 pass, 1 regression, 2 unusable input).
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import os
 import re
@@ -162,14 +163,13 @@ def check_regression(
     from heta_notebook.analysis import _stats as stats
     from heta_notebook.analysis._compare import compare
 
+    _check_settings(max_drop, alpha, n_resamples)
     new, old = load_report(report, "report"), load_report(baseline, "baseline")
     if old.benchmark.key != new.benchmark.key:
         raise GateInputError(
             f"different benchmarks: baseline is {old.benchmark.key}, the new report is "
             f"{new.benchmark.key}; a gate compares the same cases (name:version:split)"
         )
-    if max_drop < 0 or not 0 < alpha < 1:
-        raise GateInputError(f"max_drop must be >= 0 and 0 < alpha < 1 (got {max_drop}, {alpha})")
     try:
         stats.check_test(test)
         stats.check_family(family)
@@ -208,6 +208,18 @@ def check_regression(
         page = write_gate_page(result, comparison, gate_dir(output_dir), _page_stem(old, new))
         result = GateResult(result.kind, rows, result.passed, page, notes, settings)
     return result
+
+
+def _check_settings(max_drop: float, alpha: float, n_resamples: int) -> None:
+    """Refuse settings under which a gate could not fail (NaN compares False with every drop)."""
+    if not (isinstance(max_drop, numbers.Real) and math.isfinite(max_drop) and max_drop >= 0):
+        raise GateInputError(f"max_drop must be a finite number >= 0 (got {max_drop!r})")
+    if not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
+        raise GateInputError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral):
+        raise GateInputError(f"n_resamples must be a whole number >= 1 (got {n_resamples!r})")
+    if n_resamples < 1:
+        raise GateInputError(f"n_resamples must be a whole number >= 1 (got {n_resamples!r})")
 
 
 def check_scores(

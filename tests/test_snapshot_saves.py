@@ -1,0 +1,148 @@
+"""A save is a snapshot: killed at any point, the folder still loads as the old or the new
+report, and a reader during saves never sees an error (issue 27, part 1).
+
+Budget: ``KILLS`` SIGKILLs at random points of a re-save per run; ``-m soak`` does 1,000.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from heta_notebook import ReportStore
+from heta_notebook.schema._columnar import HEADER, TABLES, open_report, table_paths
+from tests._kill_helpers import KB, REPORT_ID, versions
+
+ROOT = Path(__file__).resolve().parents[1]
+KILLS = 50
+
+
+@pytest.fixture(scope="module")
+def reports():
+    found = versions()
+    return {name: (report, list(report.case_results)) for name, report in found.items()}
+
+
+class Zygote:
+    """The ``tests._kill_helpers`` process: forks savers on demand."""
+
+    def __init__(self, root: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests._kill_helpers", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
+
+    def saver(self, first: str = "A") -> int:
+        self.proc.stdin.write(f"go {first}\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline())
+
+    def kill(self, pid: int) -> None:
+        os.kill(pid, signal.SIGKILL)
+        assert self.proc.stdout.readline().strip() == "dead"
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def _which(folder: Path, reports) -> str:
+    """'A' or 'B': the whole report the folder holds (every record compared)."""
+    loaded = open_report(folder)
+    version = loaded.metadata["version"]
+    assert list(loaded.case_results) == reports[version][1]
+    return version
+
+
+def _our_files(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()} - {".lock", "summary.json"}
+
+
+@pytest.mark.parametrize("kills", [KILLS, pytest.param(1000, marks=pytest.mark.soak)])
+def test_a_save_killed_anywhere_leaves_the_old_or_the_new_report(tmp_path, reports, kills):
+    store = ReportStore(tmp_path)
+    store.save(reports["A"][0])
+    started = time.perf_counter()
+    store.save(reports["A"][0])
+    one_save = time.perf_counter() - started  # warm: kills land within the first two saves
+    folder = store.report_dir(KB, REPORT_ID)
+    zygote = Zygote(tmp_path)
+    rng = random.Random(27)
+    seen, leftovers, held = set(), 0, "A"
+    try:
+        for _ in range(kills):
+            pid = zygote.saver(first="B" if held == "A" else "A")  # a save that changes it
+            time.sleep(rng.uniform(0.0, 2.5 * one_save))
+            zygote.kill(pid)
+            held = _which(folder, reports)
+            seen.add(held)
+            leftovers += len(_our_files(folder)) > 1 + len(TABLES)
+    finally:
+        zygote.close()
+    assert seen == {"A", "B"}  # kills landed before and after commits
+    assert leftovers > 0  # and inside saves (files of a dead save were left)
+    store.save(reports["B"][0])  # the next save removes what dead saves left
+    assert _our_files(folder) == {HEADER, *(p.name for p in table_paths(folder).values())}
+    assert _which(folder, reports) == "B"
+
+
+def test_a_reader_during_saves_sees_no_error(tmp_path, reports):
+    store = ReportStore(tmp_path)
+    store.save(reports["A"][0])
+    folder = store.report_dir(KB, REPORT_ID)
+    errors, reads, stop = [], [0], threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                _which(folder, reports)
+                store.load(KB, REPORT_ID).summary()
+                reads[0] += 1
+            except Exception as exc:  # noqa: BLE001 - every error is a failure here
+                errors.append(repr(exc))
+
+    zygote = Zygote(tmp_path)
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for _ in range(3):
+            pid = zygote.saver()
+            time.sleep(1.0)
+            zygote.kill(pid)
+    finally:
+        stop.set()
+        reader.join()
+        zygote.close()
+    assert errors == [] and reads[0] > 10
+
+
+def test_leftovers_of_dead_saves_are_removed_only_when_safe(tmp_path, reports):
+    """Without the lock (``EvaluationReport.save`` to a folder) a stranger's files are left
+    alone until they are an hour old; the store's save (under the lock) removes them."""
+    report = reports["A"][0]
+    folder = tmp_path / "r"
+    report.save(folder, format="columnar")
+    stray = [folder / "cases.0123456789abcdef.parquet", folder / ".texts.x1.tmp"]
+    for path in stray:
+        path.write_bytes(b"half a save")
+    report.save(folder, format="columnar")
+    assert all(p.exists() for p in stray)
+    old = time.time() - 7200
+    for path in stray:
+        os.utime(path, (old, old))
+    report.save(folder, format="columnar")
+    assert not any(p.exists() for p in stray)
+    assert len(_our_files(folder)) == 1 + len(TABLES)
