@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
+from heta_notebook.schema._lazy_results import LazyResults
 from heta_notebook.schema._records import BenchmarkEvidence, QueryResult
 
 MatchedBy = Literal["locator", "reference_id", "text", "document"]
@@ -115,6 +116,8 @@ def document_scores(results: Iterable[QueryResult]) -> tuple[list[str], list[flo
     as a ``{doc: score}`` run given to trec_eval would hold it. Scores are None when any
     result has no score (the returned order is then all there is).
     """
+    if isinstance(results, LazyResults):  # the embedded KB's array results: no records built
+        return results.columns.document_scores()
     best: dict[str, float] = {}
     get = best.get
     only_benchmark_id = _OTHER_ID_FIELDS.isdisjoint
