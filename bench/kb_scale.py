@@ -67,7 +67,7 @@ def generate(folder: Path, docs: int, queries: int) -> None:
     words = np.array([word(r) for r in range(vocabulary)], dtype=object)
     lengths = np.maximum(rng.poisson(WORDS_PER_DOC, docs), 5)
     folder.mkdir(parents=True, exist_ok=True)
-    sample_docs = rng.choice(docs, queries, replace=False)
+    sample_docs = rng.choice(docs, queries, replace=False)  # = query_documents(docs, queries)
     wanted = {int(d): i for i, d in enumerate(sample_docs)}
     query_texts: list[str] = [""] * queries
     with (folder / "docs.txt").open("w", encoding="utf-8") as handle:
@@ -88,6 +88,13 @@ def generate(folder: Path, docs: int, queries: int) -> None:
     (folder / "queries.txt").write_text("\n".join(query_texts) + "\n", encoding="utf-8")
     facts = {"docs": docs, "queries": queries, "vocabulary": vocabulary, "seed": SEED}
     (folder / "corpus.json").write_text(json.dumps(facts))
+
+
+def query_documents(docs: int, queries: int) -> np.ndarray:
+    """The document each query was drawn from (``generate``'s draws, replayed): its qrels."""
+    rng = np.random.default_rng(SEED)
+    rng.poisson(WORDS_PER_DOC, docs)
+    return rng.choice(docs, queries, replace=False)
 
 
 def read_lines(path: Path) -> list[str]:
@@ -387,12 +394,63 @@ def step_numpy(work: Path) -> dict:
     return out
 
 
+def step_run(work: Path, repeats: int = int(os.environ.get("REPEATS", 3))) -> dict:
+    """A full run: every query x 3 modes, top_k 100, the 25 BEIR metrics, a checkpointing
+    store; its CPU time next to the sum of the three modes' floors for the same queries,
+    measured in this process before, between and after the runs (median of each)."""
+    from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+    from heta_notebook.benchmarks._records import RecordsBenchmark
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
+    from heta_notebook.kb._knowledge_base import KnowledgeBase
+    from heta_notebook.kb._threads import one_blas_thread
+
+    queries = read_lines(work / "queries.txt")
+    corpus = json.loads((work / "corpus.json").read_text())
+    sources = query_documents(corpus["docs"], corpus["queries"])
+    records = [
+        {"case_id": f"q{i}", "query": q, "reference_ids": [f"d{int(d)}"]}
+        for i, (q, d) in enumerate(zip(queries, sources, strict=True))
+    ]
+    benchmark = RecordsBenchmark(records, manifest="kb_scale")
+    kb = KnowledgeBase.load(work / "kb")
+    depth, k = max(kb.recipe.hybrid.candidates, 100), 100
+
+    def floors(qs):  # full text + vector at k, hybrid's two parts at its depth
+        with one_blas_thread():
+            bm25_floor(kb, qs, k)
+            dense_floor(kb, qs, k)
+            bm25_floor(kb, qs, depth)
+            dense_floor(kb, qs, depth)
+
+    def run(qs):
+        shutil.rmtree(work / "store", ignore_errors=True)
+        return BenchmarkRunner().run_sync(
+            benchmark=benchmark,
+            recipe=kb,
+            evaluators=beir_default_metrics(),
+            config=BenchmarkRunConfig(top_k=k),
+            store=ReportStore(work / "store"),
+            progress=False,
+        )
+
+    floors(queries[:20])
+    out: dict = {"queries": len(queries), "modes": len(MODES)}
+    interleaved(out, {"floors_s": floors, "run_s": run}, queries, repeats)
+    report = run(queries).report
+    out["ndcg@10"] = {m: report.score_summary[f"{m}.beir_ndcg@10"] for m in MODES}
+    out["case_results"] = len(report.case_results)
+    out["scores"] = len(report.score_names)
+    out["peak_rss"] = peak()
+    return out
+
+
 STEPS = {
     "bm25s": step_bm25s,
     "kb-bm25": step_kb_bm25,
     "kb-default": step_kb_default,
     "kb-load": step_kb_load,
     "numpy": step_numpy,
+    "run": step_run,
 }
 
 
