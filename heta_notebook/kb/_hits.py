@@ -9,6 +9,7 @@ yields (``RowFacts``: its id, text, provenance as JSON, benchmark documents), ke
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -76,14 +77,13 @@ class KbHits:
     def hit_columns(self) -> HitColumns:
         """The report's ``results`` columns of these hits, as written from their records."""
         facts = row_facts(self.kb, self.rows)
-        head = _METADATA_HEAD[self.mode]
-        fusion = self.fusion
-        metadata = [
-            f'{{"rank":{rank}{head}{f.title_json}'
-            + (_fused(fusion[rank - 1]) if fusion else "")
-            + "}"
-            for rank, f in enumerate(facts, start=1)
-        ]
+        heads = _heads(self.mode, len(facts))
+        titles = [f.title_json for f in facts]
+        if self.fusion:
+            tails = [_fused(*ranks) for ranks in self.fusion]
+            metadata = list(map("".join, zip(heads, titles, tails, strict=True)))
+        else:
+            metadata = list(map("".join, zip(heads, titles, ["}"] * len(facts), strict=True)))
         return HitColumns(
             ids=[f.chunk_id for f in facts],
             texts=[f.text for f in facts],
@@ -123,9 +123,17 @@ def _json(value: Any) -> str:
     return to_json(value, inf_nan_mode="null").decode("utf-8")
 
 
-def _fused(ranks: list[int | None]) -> str:
-    lexical, dense = ("null" if r is None else str(r) for r in ranks)
-    return f',"fused_ranks":{{"{FULL_TEXT}":{lexical},"{VECTOR}":{dense}}}'
+@functools.lru_cache(maxsize=65536)
+def _fused(lexical: int | None, dense: int | None) -> str:
+    """The end of a hybrid result's metadata JSON: its rank in each part, then ``}``."""
+    a, b = ("null" if r is None else str(r) for r in (lexical, dense))
+    return f',"fused_ranks":{{"{FULL_TEXT}":{a},"{VECTOR}":{b}}}}}'
+
+
+@functools.lru_cache(maxsize=16)
+def _heads(mode: str, n: int) -> list[str]:
+    """The start of the metadata JSON of ranks 1..n in ``mode`` (rank, retrieval method)."""
+    return [f'{{"rank":{rank}{_METADATA_HEAD[mode]}' for rank in range(1, n + 1)]
 
 
 METHODS = {FULL_TEXT: "bm25", VECTOR: "dense_cosine", HYBRID: "reciprocal_rank_fusion"}
