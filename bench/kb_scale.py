@@ -310,13 +310,14 @@ def interleaved(out: dict, runs: dict, queries, repeats: int) -> None:
         out[key + "_wall"] = float(np.median(wall[key]))
 
 
-def step_kb_load(work: Path, repeats: int = 5) -> dict:
-    """Load the cached KB; every mode at top_k 10 and 100 interleaved with its floors."""
+def step_kb_load(work: Path, repeats: int = int(os.environ.get("REPEATS", 5))) -> dict:
+    """Load the cached KB; every mode at top_k 10 and 100 interleaved with its floors
+    (the first 1,000 queries)."""
     from heta_notebook.kb._embedders import normalize_rows
     from heta_notebook.kb._knowledge_base import KnowledgeBase
     from heta_notebook.kb._threads import one_blas_thread
 
-    queries = read_lines(work / "queries.txt")
+    queries = read_lines(work / "queries.txt")[:1000]
     base = rss()
     started = time.perf_counter()
     kb = KnowledgeBase.load(work / "kb")
