@@ -15,12 +15,18 @@ Each measured step runs in its own child process, so every peak RSS is that step
   provenance included), then ``query_many`` in ``full_text_search``.
 - ``kb-default``: the default recipe (BM25 + LSA + hybrid): build, save (index size on disk).
 - ``kb-load``: ``KnowledgeBase.load`` of that folder (memory-mapped), then every mode at
-  ``top_k`` 10 and 100; also writes the query vectors for the dense floor.
-- ``numpy``: the floor for dense: ``queries @ embeddings.T`` (float32, the KB's own saved
-  embeddings and query vectors, same query blocks) + ``argpartition`` + sorting the top k.
+  ``top_k`` 10 and 100 on the first 1,000 queries, **interleaved in the same process with the
+  floors** on the same index and embeddings, ``REPEATS`` rounds (median and range):
+  bm25s ``tokenize`` + ``retrieve`` on the KB's own bm25s index; bm25s's scoring alone (no
+  top-k: a tighter floor); the KB's query embedder + float32 matmul + ``argpartition`` per
+  block of 64 queries on the KB's own embeddings; hybrid: both floors at the fusion depth.
+- ``numpy``: the older separate-process dense floor (query blocks as large as the KB's).
+- ``run``: a full run on every query x 3 modes, ``top_k`` 100, the 25 BEIR metrics, a
+  checkpointing ``ReportStore``, at 8 (the default) and 64 concurrent queries, interleaved
+  with the sum of the floors for the same queries; peak RSS.
 
-Latency is the mean per query over one batched call (``query_many``) of ``--queries`` queries,
-BLAS on one thread everywhere (the KB's own setting; the box is shared).
+Latency is the CPU time per query of one batched call (``query_many``), BLAS on one thread
+everywhere (the KB's own setting; the box is shared).
 """
 
 from __future__ import annotations
