@@ -216,3 +216,16 @@ async def test_a_checkpointed_run_with_the_beir_metrics_builds_no_record(tmp_pat
     assert len(responses) == 60 and all(len(r.results) for r in responses)
     assert not any(r.results.built for r in responses)
     assert result.report.score_summary["hybrid_search.beir_recall@100"] > 0.5
+
+
+def test_the_per_chunk_cache_is_bounded_and_refills(monkeypatch):
+    from heta_notebook.kb import _hits
+
+    monkeypatch.setattr(_hits, "KEEP_ROWS", 5)
+    _, documents, _ = cranfield()
+    kb = KnowledgeBase.build_sync(Recipe(name="bm25", dense=None, hybrid=None), documents)
+    (response,) = kb.query_many(["boundary layer"], mode="full_text_search", top_k=20)
+    columns = response.results.columns
+    assert len(kb._row_facts) <= 20
+    assert columns.hit_columns().ids == [r.id for r in response.results]
+    assert document_scores(response.results) == document_scores(tuple(response.results))

@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.kb._knowledge_base import KnowledgeBase
 
 
+KEEP_ROWS = 200_000  # chunk rows whose facts a KB keeps (~1 KB each with its text)
+
+
 class RowFacts(NamedTuple):
     """What every result of one chunk row shares, whatever the query."""
 
@@ -100,6 +103,8 @@ def row_facts(kb: KnowledgeBase, rows: np.ndarray) -> list[RowFacts]:
     keys = rows.tolist()
     missing = [row for row in dict.fromkeys(keys) if row not in cache]
     if missing:
+        if len(cache) + len(missing) > KEEP_ROWS:  # bounded memory on a large corpus
+            cache.clear()
         for row, chunk in zip(missing, kb.chunks.rows(missing), strict=True):
             cache[row] = _facts_of(kb, chunk)
     return list(map(cache.__getitem__, keys))
