@@ -125,11 +125,4 @@ class LazyResults(Sequence[QueryResult]):
         return repr(self.records())
 
 
-def plain_results(results: Sequence[QueryResult]) -> tuple[QueryResult, ...]:
-    """``results`` as a plain tuple (records built when lazy)."""
-    if isinstance(results, LazyResults):
-        return results.records()
-    return results if isinstance(results, tuple) else tuple(results)
-
-
-__all__ = ["HitColumns", "LazyResults", "ResultColumns", "plain_results"]
+__all__ = ["HitColumns", "LazyResults", "ResultColumns"]
