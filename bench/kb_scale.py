@@ -15,12 +15,18 @@ Each measured step runs in its own child process, so every peak RSS is that step
   provenance included), then ``query_many`` in ``full_text_search``.
 - ``kb-default``: the default recipe (BM25 + LSA + hybrid): build, save (index size on disk).
 - ``kb-load``: ``KnowledgeBase.load`` of that folder (memory-mapped), then every mode at
-  ``top_k`` 10 and 100; also writes the query vectors for the dense floor.
-- ``numpy``: the floor for dense: ``queries @ embeddings.T`` (float32, the KB's own saved
-  embeddings and query vectors, same query blocks) + ``argpartition`` + sorting the top k.
+  ``top_k`` 10 and 100 on the first 1,000 queries, **interleaved in the same process with the
+  floors** on the same index and embeddings, ``REPEATS`` rounds (median and range):
+  bm25s ``tokenize`` + ``retrieve`` on the KB's own bm25s index; bm25s's scoring alone (no
+  top-k: a tighter floor); the KB's query embedder + float32 matmul + ``argpartition`` per
+  block of 64 queries on the KB's own embeddings; hybrid: both floors at the fusion depth.
+- ``numpy``: the older separate-process dense floor (query blocks as large as the KB's).
+- ``run``: a full run on every query x 3 modes, ``top_k`` 100, the 25 BEIR metrics, a
+  checkpointing ``ReportStore``, at 8 (the default) and 64 concurrent queries, interleaved
+  with the sum of the floors for the same queries; peak RSS.
 
-Latency is the mean per query over one batched call (``query_many``) of ``--queries`` queries,
-BLAS on one thread everywhere (the KB's own setting; the box is shared).
+Latency is the CPU time per query of one batched call (``query_many``), BLAS on one thread
+everywhere (the KB's own setting; the box is shared).
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ def generate(folder: Path, docs: int, queries: int) -> None:
     words = np.array([word(r) for r in range(vocabulary)], dtype=object)
     lengths = np.maximum(rng.poisson(WORDS_PER_DOC, docs), 5)
     folder.mkdir(parents=True, exist_ok=True)
-    sample_docs = rng.choice(docs, queries, replace=False)
+    sample_docs = rng.choice(docs, queries, replace=False)  # = query_documents(docs, queries)
     wanted = {int(d): i for i, d in enumerate(sample_docs)}
     query_texts: list[str] = [""] * queries
     with (folder / "docs.txt").open("w", encoding="utf-8") as handle:
@@ -88,6 +94,13 @@ def generate(folder: Path, docs: int, queries: int) -> None:
     (folder / "queries.txt").write_text("\n".join(query_texts) + "\n", encoding="utf-8")
     facts = {"docs": docs, "queries": queries, "vocabulary": vocabulary, "seed": SEED}
     (folder / "corpus.json").write_text(json.dumps(facts))
+
+
+def query_documents(docs: int, queries: int) -> np.ndarray:
+    """The document each query was drawn from (``generate``'s draws, replayed): its qrels."""
+    rng = np.random.default_rng(SEED)
+    rng.poisson(WORDS_PER_DOC, docs)
+    return rng.choice(docs, queries, replace=False)
 
 
 def read_lines(path: Path) -> list[str]:
@@ -258,12 +271,73 @@ def step_kb_default(work: Path) -> dict:
     return out
 
 
-def step_kb_load(work: Path) -> dict:
+def bm25_floor(kb, queries, k: int):
+    """bm25s on the KB's own index and tokens: ``tokenize`` + ``retrieve`` (its own top-k)."""
+    from heta_notebook.kb._bm25 import tokenize
+
+    tokens = tokenize(queries, kb.bm25.config)
+    return kb.bm25.retriever.retrieve(tokens, k=k, show_progress=False, n_threads=0)[0]
+
+
+def bm25_scores_floor(kb, queries) -> None:
+    """The tighter BM25 floor: bm25s's scoring of every chunk alone, no selection at all.
+
+    bm25s's own top-k (``np.argpartition`` over scores that are mostly zeros) costs more than
+    its scoring on this numpy (introselect on many equal values)."""
+    from heta_notebook.kb._bm25 import tokenize
+
+    retriever = kb.bm25.retriever
+    for tokens in tokenize(queries, kb.bm25.config):
+        ids = retriever.get_tokens_ids(tokens)
+        if ids:
+            retriever.get_scores_from_ids(ids)
+
+
+FLOOR_BLOCK = 64  # queries per matmul block: a 64 x n float32 score matrix stays cache-friendly
+
+
+def dense_floor(kb, queries, k: int) -> np.ndarray:
+    """The tight dense floor on the KB's own embeddings: embed the queries (the same embedder),
+    then per block of queries one float32 matmul + ``argpartition`` + sorting the top k."""
+    from heta_notebook.kb._embedders import normalize_rows
+
+    vectors = normalize_rows(kb.dense.embedder.embed(list(queries)))
+    embeddings, out = kb.dense.embeddings, []
+    for start in range(0, len(vectors), FLOOR_BLOCK):
+        scores = vectors[start : start + FLOOR_BLOCK] @ embeddings.T
+        top = np.argpartition(scores, -k, axis=1)[:, -k:]
+        order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1)
+        out.append(np.take_along_axis(top, order, axis=1))
+    return np.concatenate(out)
+
+
+def interleaved(out: dict, runs: dict, queries, repeats: int) -> None:
+    """Time every ``runs[key](queries)`` once per round, ``repeats`` rounds, rotated so no
+    function always runs first; store CPU seconds per query: median, min, max (``key``,
+    ``key_min``, ``key_max``) and the median wall time (``key_wall``)."""
+    cpu: dict[str, list[float]] = {key: [] for key in runs}
+    wall: dict[str, list[float]] = {key: [] for key in runs}
+    keys = list(runs)
+    for round_ in range(repeats):
+        for key in keys[round_ % len(keys) :] + keys[: round_ % len(keys)]:
+            with Clock() as clock:
+                runs[key](queries)
+            cpu[key].append(clock.cpu / len(queries))
+            wall[key].append(clock.wall / len(queries))
+    for key in runs:
+        out[key] = float(np.median(cpu[key]))
+        out[key + "_min"], out[key + "_max"] = min(cpu[key]), max(cpu[key])
+        out[key + "_wall"] = float(np.median(wall[key]))
+
+
+def step_kb_load(work: Path, repeats: int = int(os.environ.get("REPEATS", 5))) -> dict:
+    """Load the cached KB; every mode at top_k 10 and 100 interleaved with its floors
+    (the first 1,000 queries)."""
     from heta_notebook.kb._embedders import normalize_rows
     from heta_notebook.kb._knowledge_base import KnowledgeBase
     from heta_notebook.kb._threads import one_blas_thread
 
-    queries = read_lines(work / "queries.txt")
+    queries = read_lines(work / "queries.txt")[:1000]
     base = rss()
     started = time.perf_counter()
     kb = KnowledgeBase.load(work / "kb")
@@ -278,15 +352,37 @@ def step_kb_load(work: Path) -> dict:
     )
     with one_blas_thread():
         vectors = normalize_rows(kb.dense.embedder.embed(queries))
-    np.save(work / "query_vectors.npy", vectors)
-    for mode in MODES:
-        kb.query_many(queries[:20], mode=mode, top_k=10)  # warm up
+        np.save(work / "query_vectors.npy", vectors)
+        depth = kb.recipe.hybrid.candidates
         for k in TOP_KS:
-            search = lambda qs, k, mode=mode: kb.query_many(qs, mode=mode, top_k=k)  # noqa: E731
-            responses = timed_queries(out, f"{mode}_s@{k}", search, queries, k)
-            if mode == "vector_search":
-                ids = [[int(r.id[1:].split("#")[0]) for r in resp.results] for resp in responses]
-                np.save(work / f"dense_ids@{k}.npy", np.array(ids))
+            runs = {
+                f"floor_bm25_s@{k}": lambda qs, k=k: bm25_floor(kb, qs, k),
+                f"floor_bm25_scores_s@{k}": lambda qs: bm25_scores_floor(kb, qs),
+                f"floor_dense_s@{k}": lambda qs, k=k: dense_floor(kb, qs, k),
+                f"floor_hybrid_s@{k}": lambda qs, k=k: (
+                    bm25_floor(kb, qs, max(depth, k)),
+                    dense_floor(kb, qs, max(depth, k)),
+                ),
+            }
+            for mode in MODES:
+                runs[f"{mode}_s@{k}"] = lambda qs, k=k, m=mode: kb.query_many(qs, mode=m, top_k=k)
+            for run in runs.values():
+                run(queries[:20])  # warm up
+            interleaved(out, runs, queries, repeats)
+            ids = [
+                [int(r.id[1:].split("#")[0]) for r in resp.results]
+                for resp in kb.query_many(queries, mode="vector_search", top_k=k)
+            ]
+            np.save(work / f"dense_ids@{k}.npy", np.array(ids))
+            floor = dense_floor(kb, queries, k)
+            out[f"dense_same_top1@{k}"] = float(np.mean(floor[:, 0] == np.array(ids)[:, 0]))
+            ours = kb.query_many(queries, mode="full_text_search", top_k=k)
+            floor = bm25_floor(kb, queries, k)
+            same = [
+                bool(r.results) and r.results[0].id == kb.chunks.rows([int(f[0])])[0].chunk_id
+                for r, f in zip(ours, floor, strict=True)
+            ]
+            out[f"bm25_same_top1@{k}"] = float(np.mean(same))
     out["peak_rss"] = peak()
     return out
 
@@ -320,12 +416,68 @@ def step_numpy(work: Path) -> dict:
     return out
 
 
+def step_run(work: Path, repeats: int = int(os.environ.get("REPEATS", 3))) -> dict:
+    """A full run: every query x 3 modes, top_k 100, the 25 BEIR metrics, a checkpointing
+    store; its CPU time next to the sum of the three modes' floors for the same queries,
+    measured in this process before, between and after the runs (median of each)."""
+    from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+    from heta_notebook.benchmarks._records import RecordsBenchmark
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
+    from heta_notebook.kb._knowledge_base import KnowledgeBase
+    from heta_notebook.kb._threads import one_blas_thread
+
+    queries = read_lines(work / "queries.txt")
+    corpus = json.loads((work / "corpus.json").read_text())
+    sources = query_documents(corpus["docs"], corpus["queries"])
+    records = [
+        {"case_id": f"q{i}", "query": q, "reference_ids": [f"d{int(d)}"]}
+        for i, (q, d) in enumerate(zip(queries, sources, strict=True))
+    ]
+    benchmark = RecordsBenchmark(records, manifest="kb_scale")
+    kb = KnowledgeBase.load(work / "kb")
+    depth, k = max(kb.recipe.hybrid.candidates, 100), 100
+
+    def floors(qs):  # full text + vector at k, hybrid's two parts at its depth
+        with one_blas_thread():
+            bm25_floor(kb, qs, k)
+            dense_floor(kb, qs, k)
+            bm25_floor(kb, qs, depth)
+            dense_floor(kb, qs, depth)
+
+    reports = []
+
+    def run(qs, concurrency: int):
+        shutil.rmtree(work / "store", ignore_errors=True)
+        result = BenchmarkRunner().run_sync(
+            benchmark=benchmark,
+            recipe=kb,
+            evaluators=beir_default_metrics(),
+            config=BenchmarkRunConfig(top_k=k, max_concurrent_queries=concurrency),
+            store=ReportStore(work / "store"),
+            progress=False,
+        )
+        reports[:] = [result.report]
+
+    floors(queries[:20])
+    out: dict = {"queries": len(queries), "modes": len(MODES)}
+    runs = {"floors_s": floors, "run_s": lambda qs: run(qs, 8)}  # 8: the default concurrency
+    runs["run64_s"] = lambda qs: run(qs, 64)  # 64 queries per batched KB call
+    interleaved(out, runs, queries, repeats)
+    (report,) = reports
+    out["ndcg@10"] = {m: report.score_summary[f"{m}.beir_ndcg@10"] for m in MODES}
+    out["case_results"] = len(report.case_results)
+    out["scores"] = len(report.score_names)
+    out["peak_rss"] = peak()
+    return out
+
+
 STEPS = {
     "bm25s": step_bm25s,
     "kb-bm25": step_kb_bm25,
     "kb-default": step_kb_default,
     "kb-load": step_kb_load,
     "numpy": step_numpy,
+    "run": step_run,
 }
 
 
@@ -413,6 +565,48 @@ def report(work: Path, r: dict) -> str:
     return "\n".join(lines)
 
 
+def floors_report(load: dict | None, run: dict | None) -> str:
+    """Ours next to the floors measured in the same process, interleaved (``kb-load``, ``run``)."""
+    lines = []
+    ms = lambda x, key: (  # noqa: E731
+        f"{x[key] * 1e3:.2f} [{x[key + '_min'] * 1e3:.2f}–{x[key + '_max'] * 1e3:.2f}]"
+    )
+    if load is not None and "floor_bm25_s@10" in load:
+        lines += [
+            "| ms per query, CPU, median [min–max] | top_k 10 | floor | ratio | top_k 100 | floor | ratio |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        rows = list(zip(MODES, ("bm25", "dense", "hybrid"), strict=True))
+        if "floor_bm25_scores_s@10" in load:
+            rows.insert(1, ("full_text_search", "bm25_scores"))
+        for mode, floor in rows:
+            cells = []
+            for k in TOP_KS:
+                ours, base = f"{mode}_s@{k}", f"floor_{floor}_s@{k}"
+                cells += [ms(load, ours), ms(load, base), f"{load[ours] / load[base]:.2f}×"]
+            label = f"{mode} vs bm25s scoring only" if floor == "bm25_scores" else mode
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(
+            "\nFloors: bm25s `tokenize` + `retrieve` on the KB's own index; the KB's embedder + "
+            f"float32 matmul + argpartition in blocks of {FLOOR_BLOCK} queries on its own "
+            "embeddings; hybrid: both at the fusion depth. Same top-1: "
+            + ", ".join(f"{key} {value:.3f}" for key, value in load.items() if "same_top1" in key)
+        )
+    if run is not None:
+        lines += [
+            "",
+            f"Full run: {run['queries']:,} queries × {run['modes']} modes, top_k 100, "
+            f"{run['scores']} metrics, checkpointing store, ms CPU per query (all modes): "
+            f"floors {ms(run, 'floors_s')}; run at the default concurrency (8) "
+            f"{ms(run, 'run_s')}: **{run['run_s'] / run['floors_s']:.2f}×** (wall "
+            f"{run['run_s_wall'] * 1e3:.2f} ms); at concurrency 64 {ms(run, 'run64_s')}: "
+            f"**{run['run64_s'] / run['floors_s']:.2f}×** (wall {run['run64_s_wall'] * 1e3:.2f} ms); "
+            f"peak RSS {gib(run['peak_rss'])}; "
+            f"nDCG@10 {json.dumps({m: round(v, 4) for m, v in run['ndcg@10'].items()})}.",
+        ]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, nargs="+", default=[100_000])
@@ -441,7 +635,11 @@ def main() -> None:
                 continue
             print(f"[{docs:,}] {name} ...", flush=True)
             results[name] = run_step(name, work)
-        text = report(work, results)
+        if all(name in results for name in STEPS if name != "run"):
+            text = report(work, results) + "\n\n"
+        else:
+            text = ""
+        text += floors_report(results.get("kb-load"), results.get("run"))
         (work / "report.md").write_text(text + "\n")
         print(text, flush=True)
 

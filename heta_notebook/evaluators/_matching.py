@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
+from heta_notebook.schema._lazy_results import LazyResults
 from heta_notebook.schema._records import BenchmarkEvidence, QueryResult
 
 MatchedBy = Literal["locator", "reference_id", "text", "document"]
@@ -134,6 +135,8 @@ def document_scores(
     case's qrels), a result that names no document is the one its id names, as in
     :func:`ranked_document_ids`.
     """
+    if isinstance(results, LazyResults):  # the embedded KB's array results: no records built
+        return results.columns.document_scores()
     best: dict[str, float] = {}
     get = best.get
     only_benchmark_id = _OTHER_ID_FIELDS.isdisjoint

@@ -21,6 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from heta_notebook._util.loop import run_sync
 from heta_notebook.kb._answer import answer_response, answer_response_sync
 from heta_notebook.kb._bm25 import Bm25Index, tokenize
@@ -29,7 +31,10 @@ from heta_notebook.kb._corpus import corpus_hash
 from heta_notebook.kb._dense import DenseIndex
 from heta_notebook.kb._embedders import Embedder, LsaEmbedder, embedder_for
 from heta_notebook.kb._fusion import reciprocal_rank_fusion
-from heta_notebook.kb._recipe import FULL_TEXT, HYBRID, VECTOR, Recipe
+from heta_notebook.kb._hits import METHODS as _METHOD
+from heta_notebook.kb._hits import KbHits, RowFacts
+from heta_notebook.kb._recipe import FULL_TEXT, VECTOR, Recipe
+from heta_notebook.schema._lazy_results import LazyResults
 from heta_notebook.schema._records import (
     BenchmarkDocument,
     BenchmarkManifest,
@@ -65,6 +70,7 @@ class KnowledgeBase:
         self.name = name or recipe.name
         self.benchmark = benchmark
         self.facts = dict(facts or {})
+        self._row_facts: dict[int, RowFacts] = {}  # per chunk row, for array results (kb._hits)
 
     # -- building ------------------------------------------------------------------------
 
@@ -214,13 +220,9 @@ class KnowledgeBase:
     def _response(
         self, mode: str, hit: tuple, top_k: int, options: Mapping[str, Any]
     ) -> QueryResponse:
-        indices, scores = hit[0], hit[1]
-        fusion = hit[2] if len(hit) > 2 else None
-        chunks = self.chunks.rows(indices)
-        results = tuple(
-            self._result(chunk, float(s), rank, mode, fusion[rank - 1] if fusion else None)
-            for rank, (chunk, s) in enumerate(zip(chunks, scores, strict=True), start=1)
-        )
+        rows = np.asarray(hit[0], dtype=np.int64)
+        scores = np.asarray(hit[1])
+        results = LazyResults(KbHits(self, mode, rows, scores, hit[2] if len(hit) > 2 else None))
         metadata: dict[str, Any] = {
             "knowledge_base": self.name,
             "recipe": self.recipe.name,
@@ -234,7 +236,10 @@ class KnowledgeBase:
             message=f"{_METHOD[mode]}: {len(results)} of {len(self.chunks)} chunks",
             metadata={"method": _METHOD[mode]},
         )
-        return QueryResponse(mode=mode, results=results, trace=(trace,), metadata=metadata)
+        # constructed: a validated response would turn the lazy results into records
+        return QueryResponse.model_construct(
+            mode=mode, results=results, trace=(trace,), metadata=metadata
+        )
 
     def _result(
         self, chunk: Chunk, score: float, rank: int, mode: str, fusion: list[int | None] | None
@@ -342,8 +347,6 @@ def _result(**fields: Any) -> QueryResult:
     object.__setattr__(result, "__pydantic_private__", None)
     return result
 
-
-_METHOD = {FULL_TEXT: "bm25", VECTOR: "dense_cosine", HYBRID: "reciprocal_rank_fusion"}
 
 _WORD = re.compile(r"\w\w")
 

@@ -61,6 +61,7 @@ from pydantic_core import to_json
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.schema._construct import ConstructedScores
+from heta_notebook.schema._lazy_results import LazyResults
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationReport,
@@ -487,9 +488,10 @@ def _case_batches(
     errors = list(map(_ERROR, records))
     hit_lists = [() if r is None else r.results for r in responses]
     score_lists = list(map(_SCORES, records))
-    hits = list(chain.from_iterable(hit_lists))
-    n_hits = len(hits)
     hit_counts = np.fromiter(map(len, hit_lists), np.int64, n)
+    n_hits = int(hit_counts.sum())
+    hit_fields = _lazy_hit_fields(hit_lists, n_hits)  # array results: no record built
+    hits = [] if hit_fields is not None else list(chain.from_iterable(hit_lists))
     score_counts = np.fromiter(map(len, score_lists), np.int64, n)
     n_scores = int(score_counts.sum())
     if scores is None or len(scores) != n_scores:
@@ -505,9 +507,9 @@ def _case_batches(
         ]
     else:
         error_columns = [n] * 3  # all null
-    fields = zip(*map(_HIT_FIELDS, map(_DICT, hits)), strict=True) if hits else [()] * 6
-    ids, text, hit_score, kind, source, hit_metadata = fields
-    hit_extras = list(map(_EXTRA, hits))
+    if hit_fields is None:
+        hit_fields = _record_hit_fields(hits)
+    ids, text, hit_scores, kind_column, source_column, metadata_column, extra_column = hit_fields
     strings = _arrow(
         pa.string(),
         [
@@ -521,13 +523,13 @@ def _case_batches(
             _json_shared(map(_METADATA_KEY, records)),
             _json_shared(map(_EXTRA, results)) if any(map(_EXTRA, results)) else n,
             ids,  # results
-            _Same(kind[0], n_hits) if hits and kind.count(kind[0]) == n_hits else kind,
-            _json_shared(source),
-            _json_shared(hit_metadata) if any(hit_metadata) else n_hits,
-            _json_shared(hit_extras) if any(hit_extras) else n_hits,
+            kind_column,
+            source_column,
+            metadata_column,
+            extra_column,
         ],
     )
-    latency, hit_scores = _floats([list(map(_LATENCY, records)), hit_score], finite=(True, True))
+    (latency,) = _floats([list(map(_LATENCY, records))], finite=(True,))
     (has_response,) = _arrow(pa.bool_(), [[r is not None for r in responses]])
     case_rows = np.arange(first_row, first_row + n, dtype=np.int32)
     found = list(map(text_ids.get, text))  # most texts were seen before: one C-level pass
@@ -572,6 +574,46 @@ def _case_batches(
 
 
 _SCORE_COLUMNS = pa.schema(list(SCORES_SCHEMA)[1:])  # a score table without ``row``
+
+
+def _record_hit_fields(hits: list[Any]) -> tuple[Any, ...]:
+    """The ``results`` columns of result records: ids, texts, scores (Arrow), and kind,
+    source, metadata and extra as ``_arrow`` columns."""
+    n_hits = len(hits)
+    fields = zip(*map(_HIT_FIELDS, map(_DICT, hits)), strict=True) if hits else [()] * 6
+    ids, text, hit_score, kind, source, hit_metadata = fields
+    hit_extras = list(map(_EXTRA, hits))
+    (scores,) = _floats([hit_score], finite=(True,))
+    return (
+        ids,
+        text,
+        scores,
+        _Same(kind[0], n_hits) if hits and kind.count(kind[0]) == n_hits else kind,
+        _json_shared(source),
+        _json_shared(hit_metadata) if any(hit_metadata) else n_hits,
+        _json_shared(hit_extras) if any(hit_extras) else n_hits,
+    )
+
+
+def _lazy_hit_fields(hit_lists: list[Any], n_hits: int) -> tuple[Any, ...] | None:
+    """``_record_hit_fields`` read from the columns of array results (``LazyResults``), or
+    None when some results are records (then every hit is read as a record)."""
+    if not n_hits or not all(isinstance(h, LazyResults) or not h for h in hit_lists):
+        return None
+    parts = [h.columns.hit_columns() for h in hit_lists if h]
+    kinds = {part.kind for part in parts}
+    scores = np.concatenate([part.scores for part in parts])
+    return (
+        list(chain.from_iterable(part.ids for part in parts)),
+        list(chain.from_iterable(part.texts for part in parts)),
+        pa.array(scores, pa.float64(), mask=~np.isfinite(scores)),
+        _Same(kinds.pop(), n_hits)
+        if len(kinds) == 1
+        else list(chain.from_iterable([part.kind] * len(part.ids) for part in parts)),
+        list(chain.from_iterable(part.sources for part in parts)),
+        list(chain.from_iterable(part.metadata for part in parts)),
+        n_hits,  # no unknown fields
+    )
 
 
 def _score_arrays(scores: list[Any]) -> list[pa.Array]:

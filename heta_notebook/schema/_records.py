@@ -254,6 +254,11 @@ class QueryResponse(Record):
     trace: tuple[QueryTraceEvent, ...] = ()
     metadata: JsonDict = Field(default_factory=dict)
 
+    @field_serializer("results", mode="wrap")
+    def _results_as_tuple(self, results: Any, handler: Any) -> Any:
+        # The embedded KB's results are a ``LazyResults`` (a tuple held as columns).
+        return handler(results if type(results) is tuple else tuple(results))
+
 
 # --------------------------------------------------------------------------- scores and results
 
