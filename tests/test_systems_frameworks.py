@@ -115,7 +115,8 @@ def test_a_llamaindex_retriever_maps_nodes_to_their_documents(li_index) -> None:
     retriever = li_index.as_retriever(similarity_top_k=10)
     report = _run(retriever)
     assert report.recipe_manifest["kind"] == "llamaindex-retriever"
-    expected = _reference(lambda t: [n.node.ref_doc_id for n in retriever.retrieve(t)])
+    # (id, score) pairs: the metrics rank by score under the trec_eval tie rule, as for the nodes
+    expected = _reference(lambda t: [(n.node.ref_doc_id, n.score) for n in retriever.retrieve(t)])
     assert per_case_scores(report) == expected
     result = report.case_results[0].response.results[0]
     known = {d.document_id for d in cranfield().documents}

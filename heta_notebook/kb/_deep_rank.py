@@ -339,8 +339,13 @@ def add_deep_ranks(
 
 
 def _unfound(response: Any, judged: Sequence[str]) -> list[str]:
-    """The judged documents none of ``response``'s chunks comes from."""
-    returned = {r.source.get("document_id") for r in response.results}
+    """The judged documents none of ``response``'s chunks comes from (read from the array
+    results' columns when the KB returned them: no record is built for this)."""
+    columns = getattr(response.results, "columns", None)
+    if columns is not None:
+        returned = set(columns.document_scores()[0])
+    else:
+        returned = {r.source.get("document_id") for r in response.results}
     return [doc for doc in judged if doc not in returned]
 
 

@@ -16,6 +16,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from heta_notebook._util.jsondata import json_safe
 from heta_notebook._util.loop import sync_form
 from heta_notebook.benchmarks._loader import load_benchmark
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
@@ -179,7 +180,7 @@ def _case(row: Any, number: int, case_from_record: Callable[..., BenchmarkCase])
     """
     if not (isinstance(row, dict) and ("inputs" in row or "ground_truth" in row)):
         return case_from_record(row, number)
-    inputs, truth = _json_safe(row.get("inputs")), _json_safe(row.get("ground_truth"))
+    inputs, truth = json_safe(row.get("inputs")), json_safe(row.get("ground_truth"))
     case = case_from_record(
         {
             **row,
@@ -306,9 +307,9 @@ def response_from_outputs(value: Any, mode: str) -> QueryResponse:
     if not isinstance(value, (str, dict)):  # results, (answer, results), records...
         response = normalize_response(value, mode, system="the function")
         return response.model_copy(
-            update={"metadata": {**response.metadata, "outputs": _json_safe(value)}}
+            update={"metadata": {**response.metadata, "outputs": json_safe(value)}}
         )
-    outputs = {"answer": value} if isinstance(value, str) else _json_safe(value)
+    outputs = {"answer": value} if isinstance(value, str) else json_safe(value)
     answer = outputs.get("answer") if isinstance(outputs, dict) else None
     return QueryResponse(
         mode=mode,
@@ -327,23 +328,6 @@ def _results(outputs: Any) -> tuple[QueryResult, ...]:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _json_safe(value: Any) -> Any:
-    """``value`` unchanged when it is JSON data, else a JSON copy (numpy → lists, others → str)."""
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(value, default=_jsonable))
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    return str(value)
 
 
 def _function_label(function: Any) -> str:

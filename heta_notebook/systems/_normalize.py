@@ -10,11 +10,11 @@ Anything else is one :class:`SystemOutputError` naming the type it got and these
 
 from __future__ import annotations
 
-import json
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from heta_notebook._util.jsondata import json_safe
 from heta_notebook.schema._records import QueryCitation, QueryResponse, QueryResult
 
 ACCEPTED_FORMS = (
@@ -100,7 +100,7 @@ def _from_dict(value: Mapping[str, Any], mode: str, system: str, id_key: str | N
         ]
     results = as_results(items, system, id_key) if key else ()
     answer = value.get("answer")
-    extra = {k: _json_safe(v) for k, v in value.items() if k not in known}
+    extra = {k: json_safe(v) for k, v in value.items() if k not in known}
     metadata = {**dict(value.get("metadata") or {}), **extra}
     try:
         return QueryResponse(
@@ -109,7 +109,7 @@ def _from_dict(value: Mapping[str, Any], mode: str, system: str, id_key: str | N
             answer=None if answer is None else str(answer),
             citations=citations_for(value.get("citations") or (), results),
             trace=tuple(value.get("trace") or ()),
-            metadata=_json_safe(metadata),
+            metadata=json_safe(metadata),
         )
     except ValueError as exc:
         raise SystemOutputError(system, value, f"unreadable fields: {exc}") from None
@@ -181,15 +181,15 @@ def _dict_result(item: Mapping[str, Any], rank: int, system: str) -> QueryResult
             text="" if text is None else str(text),
             score=item.get("score"),
             kind=item.get("kind") or "chunk",
-            source=_json_safe(source),
-            metadata=_json_safe(metadata),
+            source=json_safe(source),
+            metadata=json_safe(metadata),
         )
     except ValueError as exc:
         raise SystemOutputError(system, dict(item), f"result {rank}: {exc}") from None
 
 
 def _langchain_result(document: Any, rank: int, id_key: str | None) -> QueryResult:
-    metadata = _json_safe(dict(getattr(document, "metadata", None) or {}))
+    metadata = json_safe(dict(getattr(document, "metadata", None) or {}))
     named = metadata.get(id_key) if id_key else None
     rid = named or getattr(document, "id", None) or f"result-{rank}"
     score = metadata.get("score")
@@ -210,7 +210,7 @@ def _llamaindex_result(node: Any, score: Any) -> QueryResult:
         text=str(text),
         score=float(score) if _is_score(score) else None,
         source=source,
-        metadata=_json_safe(dict(getattr(node, "metadata", None) or {})),
+        metadata=json_safe(dict(getattr(node, "metadata", None) or {})),
     )
 
 
@@ -259,23 +259,6 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
         return result
     source = {**result.source, "benchmark_document_id": str(found).strip()}
     return result.model_copy(update={"source": source})
-
-
-def _json_safe(value: Any) -> Any:
-    """``value`` when it is JSON data, else a JSON copy (numpy → lists, others → str)."""
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(value, default=_jsonable))
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    return str(value)
 
 
 __all__ = [
