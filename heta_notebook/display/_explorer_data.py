@@ -88,6 +88,18 @@ def _json_text(data: Any) -> str | None:
     return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True) if data else None
 
 
+# Response metadata the explorers already show in their own place: each evidence item's miss
+# class and deep rank (its badge) and its rank at every recorded stage (and the trace).
+_SHOWN_ELSEWHERE = frozenset(("deep_ranks", "stages"))
+
+
+def _response_meta(response: Any) -> str | None:
+    """The response's metadata block for the detail pane, without what is shown elsewhere."""
+    if response is None or not response.metadata:
+        return None
+    return _json_text({k: v for k, v in response.metadata.items() if k not in _SHOWN_ELSEWHERE})
+
+
 def score_note(score: Any) -> str | None:
     """What explains a score: the judge's reason, an evaluator error or a skip reason."""
     return metadata_note(score.metadata)
@@ -645,9 +657,7 @@ class _ColumnarDetails:
             )
             trace = response.trace if response is not None else ()
             cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
-            cols["response_meta"][i] = s.add(
-                _json_text(response.metadata if response is not None else None), MAX_META
-            )
+            cols["response_meta"][i] = s.add(_response_meta(response), MAX_META)
             notes = self.scores.get(row)
             by_name = dict(zip(notes["name"], notes["metadata"], strict=True)) if notes else {}
             for name, col in scores.items():
@@ -843,9 +853,7 @@ def _encode_details(
     ]
     trace = response.trace if response is not None else ()
     cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
-    cols["response_meta"][i] = s.add(
-        _json_text(response.metadata if response is not None else None), MAX_META
-    )
+    cols["response_meta"][i] = s.add(_response_meta(response), MAX_META)
     by_name = {score.name: score for score in result.scores}
     for name, col in scores.items():
         score = by_name.get(name)
