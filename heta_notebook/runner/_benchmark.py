@@ -9,13 +9,14 @@ interrupted run returns a partial report and resumes where it stopped.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from heta_notebook._util.loop import run_sync, sync_form
+from heta_notebook._util.loop import cancelled_with, run_sync, sync_form
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
@@ -143,16 +144,24 @@ class BenchmarkRunner:
             )
             for label, each in named_recipes(adapted).items()
         ]
-        done = await (executor or LocalExecutor()).run(jobs)
-        # a stop ends ``done`` early: the recipes after the stopped one have no result
-        collection = RunCollection(
-            {job.label: result for job, result in zip(jobs, done, strict=False)}
-        )
-        return propagate_cancel(collection, [result.report for result in done])
+        try:
+            done = await (executor or LocalExecutor()).run(jobs)
+        except asyncio.CancelledError as exc:  # an executor that says the cancel itself
+            if not hasattr(exc, "partial"):
+                raise
+            raise cancelled_with(_collection(jobs, exc.partial)) from None
+        return propagate_cancel(_collection(jobs, done), [result.report for result in done])
 
     def run_sync(self, **kwargs: Any) -> BenchmarkRunResult | RunCollection:
         """``run(...)`` for plain code: works in a script and inside Jupyter's running loop."""
         return run_sync(lambda: self.run(**kwargs), await_form="await BenchmarkRunner().run(...)")
+
+
+def _collection(jobs: list[RecipeRun], done: list[BenchmarkRunResult | None]) -> RunCollection:
+    """The results by label; a stop ends ``done`` early or leaves None for a recipe that had
+    not begun (it has no result)."""
+    pairs = zip(jobs, done, strict=False)
+    return RunCollection({job.label: result for job, result in pairs if result is not None})
 
 
 run_benchmark = sync_form(

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from heta_notebook._util.loop import cancelled_with
 from heta_notebook.runner._executors import RecipeRun
 from heta_notebook.runner._plan import (
     CaseGroup,
@@ -96,9 +97,11 @@ class RayExecutor:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         window = self.max_in_flight or 2 * cpus
         tasks = [asyncio.ensure_future(_RecipeOnRay(job, self, window, cpus).run()) for job in runs]
+        stop: BaseException | None = None
         try:
             await asyncio.wait(tasks)
-        except (asyncio.CancelledError, KeyboardInterrupt):  # a stop: partial reports saved
+        except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # partial reports saved
+            stop = exc
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks)
@@ -107,6 +110,10 @@ class RayExecutor:
             if task.cancelled():  # stopped before its shards began: nothing to report
                 break
             results.append(task.result())
+        if isinstance(stop, asyncio.CancelledError):
+            # every recipe ran at once: one stopped before its shards began has no result,
+            # the others keep theirs (None in its place), and the cancel is said here
+            raise cancelled_with([None if t.cancelled() else t.result() for t in tasks])
         return results
 
 
