@@ -149,3 +149,55 @@ def test_the_stored_columns_fast_path_matches_like_match_evidence() -> None:
     )
     assert stored == match_evidence(evidence, results)
     assert [m.rank for m in stored] == [2, 1, 3, 4, None]
+
+
+def _rank_by_rank(evidence, results):
+    """The matching rule as documented: the first rank whose result ``match_result`` accepts."""
+    from heta_notebook.evaluators._matching import match_result
+
+    out = []
+    for item in evidence:
+        found = next(
+            (
+                (rank, r.id, how)
+                for rank, r in enumerate(results, 1)
+                if (how := match_result(item, r)) is not None
+            ),
+            (None, None, None),
+        )
+        out.append(found)
+    return out
+
+
+def test_reference_evidence_is_matched_as_rank_by_rank_on_every_input() -> None:
+    """Reference-id evidence reads one table of first ranks (records, stored columns): the
+    same ranks, result ids and rules as trying ``match_result`` rank by rank, including a
+    ``doc#n`` chunk id and a document named both directly and through a chunk."""
+    import json
+    import random
+
+    from heta_notebook.evaluators._matching import match_stored
+
+    rng = random.Random(7)
+    forms = [
+        lambda d, i: QueryResult(id=f"{d}#{i}", text="t"),
+        lambda d, i: QueryResult(id=d, text="t"),
+        lambda d, i: QueryResult(id=f"c{i}", text="t", source={"benchmark_document_id": d}),
+        lambda d, i: QueryResult(id=f"c{i}", text="t", source={"document_id": d}),
+        lambda d, i: QueryResult(id=f"c{i}", text="t", metadata={"beir_document_id": d}),
+        lambda d, i: QueryResult(id=f"{d}#{i}", text="t", source={"benchmark_document_id": "z"}),
+    ]
+    docs = [f"d{n}" for n in range(8)]
+    for _ in range(200):
+        results = [rng.choice(forms)(rng.choice(docs), i) for i in range(rng.randint(0, 12))]
+        evidence = [BenchmarkEvidence(reference_id=d) for d in rng.sample(docs, 4)]
+        expected = _rank_by_rank(evidence, results)
+        live = match_evidence(evidence, results)
+        assert [(m.rank, m.result_id, m.matched_by) for m in live] == expected
+        stored = match_stored(
+            evidence,
+            [r.id for r in results],
+            [json.dumps(r.source) if r.source else None for r in results],
+            [json.dumps(r.metadata) if r.metadata else None for r in results],
+        )
+        assert stored == live

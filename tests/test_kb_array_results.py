@@ -18,12 +18,12 @@ import pytest
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe, ReportStore
 from heta_notebook.benchmarks._beir import BeirBenchmark
 from heta_notebook.benchmarks._records import RecordsBenchmark
-from heta_notebook.evaluators._matching import document_scores
+from heta_notebook.evaluators._matching import document_scores, match_evidence
 from heta_notebook.evaluators._retrieval import beir_default_metrics
 from heta_notebook.kb._answer import answer_response_sync
 from heta_notebook.kb._knowledge_base import KnowledgeBase
 from heta_notebook.kb._recipe import Chunking
-from heta_notebook.schema import EvaluationScore, QueryResponse
+from heta_notebook.schema import BenchmarkEvidence, EvaluationScore, QueryResponse
 from heta_notebook.schema._columnar import table_paths
 from heta_notebook.schema._lazy_results import LazyResults
 from tests._kb_helpers import cranfield
@@ -135,7 +135,7 @@ def report_folder(folder: Path) -> Path:
     return found
 
 
-@pytest.mark.parametrize("top_k", [10, 100])
+@pytest.mark.parametrize("top_k", [100])  # top 10: on the synthetic corpus below
 async def test_cranfield_reports_from_arrays_equal_the_record_path(tmp_path, top_k):
     manifest, documents, cases = cranfield()
     benchmark = BeirBenchmark.cranfield()
@@ -164,13 +164,14 @@ async def test_cranfield_reports_from_arrays_equal_the_record_path(tmp_path, top
     same_cases(*loaded)
 
 
-async def test_synthetic_reports_with_ties_chunks_and_titles_equal_the_record_path(tmp_path):
+@pytest.mark.parametrize("top_k", [10, 50])
+async def test_synthetic_reports_with_ties_chunks_and_titles_equal_the_record_path(tmp_path, top_k):
     benchmark = synthetic_corpus()
     _, documents, _ = benchmark.load()
     chunking = Chunking(unit="words", size=20, overlap=5)
     recipe = Recipe(name="chunked", chunking=chunking, answer=None)
     (arrays, seen_a), (records, seen_r) = (
-        await run_both(tmp_path, benchmark, documents, recipe, 50)
+        await run_both(tmp_path, benchmark, documents, recipe, top_k)
     )[0]
     same_cases(arrays, records)
     assert seen_a.results == seen_r.results
@@ -199,6 +200,12 @@ def test_lazy_results_behave_as_the_tuple_of_records():
         for copied in (pickle.loads(pickle.dumps(response)), copy.deepcopy(response)):
             assert copied == plain and type(copied.results) is tuple
         assert repr(lazy) == repr(records)
+        # evidence matched by reference id reads the arrays: the records' ranks and rules
+        ids = [r.source["benchmark_document_id"] for r in records[::3]]
+        evidence = [BenchmarkEvidence(reference_id=d) for d in [*ids, "not-a-document"]]
+        fresh = kb.query_many(["wing flutter"], mode=mode, top_k=7)[0].results
+        assert match_evidence(evidence, fresh) == match_evidence(evidence, records)
+        assert not fresh.built
 
 
 def test_the_answer_step_reads_only_the_results_it_quotes():

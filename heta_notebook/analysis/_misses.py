@@ -118,7 +118,7 @@ def classify_case(
     results = response.results
     requested = _int(response.metadata.get("top_k")) or requested
     k = k or requested or len(results)
-    matches = _matches(expected.evidence, results)
+    matches = matching.match_evidence(expected.evidence, results)
     stages = response_stages(response)
     by_id = {r.id: r for r in results}
     deep = response.metadata.get("deep_ranks")
@@ -151,38 +151,6 @@ def classify_case(
             _classify_miss(row, item, results[k:], stages, stage_ranks, info, exhausted)
         rows.append({c: row.get(c) for c in EVIDENCE_COLUMNS})
     return rows
-
-
-def _matches(
-    evidence: Sequence[BenchmarkEvidence], results: Sequence[QueryResult]
-) -> list[matching.EvidenceMatch]:
-    """``matching.match_evidence``, each result's reference keys built once when every item
-    is matched by reference id alone (qrels): the same ranks, ~8x cheaper at 10 items."""
-    if any(item.locator or item.text is not None or item.reference_id is None for item in evidence):
-        return matching.match_evidence(evidence, results)
-    first: dict[str, tuple[int, str]] = {}
-    wanted = {item.reference_id for item in evidence}
-    for rank, result in enumerate(results, start=1):
-        for key in matching.reference_keys(result) & wanted:
-            first.setdefault(key, (rank, result.id))
-        if len(first) == len(wanted):
-            break
-    out = []
-    for index, item in enumerate(evidence):
-        rank, result_id = first.get(item.reference_id, (None, None))
-        out.append(
-            matching.EvidenceMatch(
-                index=index,
-                label=item.label(),
-                matched=rank is not None,
-                rank=rank,
-                result_id=result_id,
-                matched_by=None,  # not shown here: which rule is matching's business
-                relevance=_grade(item),
-                reference_id=item.reference_id,
-            )
-        )
-    return out
 
 
 def _grade(item: BenchmarkEvidence) -> int:

@@ -198,10 +198,14 @@ def _collect(candidates: list[Mapping[str, Any]], keys: Sequence[str], parse: An
     found: list[str] = []
     for candidate in candidates:
         for key in keys:
-            for value in (*_as_values(candidate.get(key)), *_as_values(candidate.get(key + "s"))):
-                text = parse(value) if parse else _text(value)
-                if text and text not in found:
-                    found.append(text)
+            for name in (key, key + "s"):
+                value = candidate.get(name)
+                if value is None:
+                    continue
+                for item in _as_values(value):
+                    text = parse(item) if parse else _text(item)
+                    if text and text not in found:
+                        found.append(text)
     return found
 
 
@@ -238,10 +242,65 @@ def match_evidence(
 ) -> list[EvidenceMatch]:
     """Match each expected evidence item against the top ``k`` results (all when None).
 
-    The best (lowest) rank that matches wins; ``matched_by`` says which rule matched.
+    The best (lowest) rank that matches wins; ``matched_by`` says which rule matched. Items
+    matched by reference id alone (qrels) read one table of first ranks, built once per list.
     """
+    by_reference = bool(evidence) and all(
+        not e.locator and e.text is None and e.reference_id for e in evidence
+    )
+    if by_reference and isinstance(results, LazyResults):
+        keys = results.columns.reference_keys()[:k]  # array results: no record built
+        firsts = _FirstRanks([rid for rid, _, _ in keys], [(d, n) for _, d, n in keys])
+        return [firsts.match(index, item) for index, item in enumerate(evidence)]
     top = list(results if k is None else results[:k])
-    return [_match_one(index, item, top) for index, item in enumerate(evidence)]
+    lazy: _FirstRanks | None = None
+    out = []
+    for index, item in enumerate(evidence):
+        if item.locator or item.text is not None or item.reference_id is None:
+            out.append(_match_one(index, item, top))
+            continue
+        lazy = lazy or _FirstRanks([r.id for r in top], map(reference_keys, top))
+        out.append(lazy.match(index, item))
+    return out
+
+
+def reference_keys(result: QueryResult) -> tuple[frozenset[str], tuple[str, ...]]:
+    """What the reference rule reads of a result besides its id: the keys a reference id
+    equals directly (document id / source key fields) and the documents it names."""
+    direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
+    return frozenset(direct), document_ids(result)
+
+
+class _FirstRanks:
+    """The first rank at which each key matches by ``reference_id`` and by ``document``, over a
+    ranked list: :func:`_reference_match` tried rank by rank, for many items at once."""
+
+    def __init__(
+        self, ids: Sequence[str], keys: Iterable[tuple[Collection[str], Sequence[str]]]
+    ) -> None:
+        self.ids = ids
+        self.by_ref: dict[str, int] = {}
+        self.by_doc: dict[str, int] = {}
+        for rank, (rid, (direct, named)) in enumerate(zip(ids, keys, strict=True), start=1):
+            self.by_ref.setdefault(rid, rank)
+            for key in direct:
+                self.by_ref.setdefault(key, rank)
+            for key in named:
+                self.by_doc.setdefault(key, rank)
+            head, sep, _ = rid.rpartition("#")
+            if not named and sep:
+                self.by_doc.setdefault(head, rank)  # a ``doc#n`` chunk id names ``doc``
+
+    def match(self, index: int, item: BenchmarkEvidence) -> EvidenceMatch:
+        ref = item.reference_id
+        by_ref, by_doc = self.by_ref.get(ref), self.by_doc.get(ref)  # type: ignore[arg-type]
+        if by_ref is not None and (by_doc is None or by_ref <= by_doc):
+            rank, how = by_ref, "reference_id"
+        elif by_doc is not None:
+            rank, how = by_doc, "document"
+        else:
+            return _evidence_match(index, item, None, None, None)
+        return _evidence_match(index, item, rank, self.ids[rank - 1], how)  # type: ignore[arg-type]
 
 
 def _match_one(
@@ -330,22 +389,14 @@ def _locator_value_matches(key: str, expected: object, actual: set[str]) -> bool
 def _reference_match(reference_id: str, result: QueryResult) -> MatchedBy | None:
     if reference_id == result.id:
         return "reference_id"
-    direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
+    direct, named = reference_keys(result)
     if reference_id in direct:
         return "reference_id"
-    named = document_ids(result)
     if reference_id in named:
         return "document"
     if not named and id_document(result.id, (reference_id,)) is not None:
         return "document"  # a ``doc#n`` chunk id of the expected document
     return None
-
-
-def reference_keys(result: QueryResult) -> frozenset[str]:
-    """Every reference id that ``_reference_match`` matches to ``result`` (its id, direct
-    document/key fields, its document ids): one set per result, for matching many items."""
-    direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
-    return frozenset((result.id, *direct, *document_ids(result)))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -368,30 +419,16 @@ def match_stored(
     """:func:`match_evidence` over a stored report's result columns (ids, source and metadata
     JSON in rank order), for evidence matched by ``reference_id`` (the rule a report's
     columns can decide without building records): the same ranks and ``matched_by``."""
-    first_ref: dict[str, int] = {}
-    first_doc: dict[str, int] = {}
-    if evidence:
-        for rank, (rid, source, meta) in enumerate(zip(ids, sources, metadatas, strict=True), 1):
-            docs, direct = stored_keys(source, meta)
-            first_ref.setdefault(rid, rank)
-            for key in direct:
-                first_ref.setdefault(key, rank)
-            for key in docs:
-                first_doc.setdefault(key, rank)
-    out = []
-    for index, item in enumerate(evidence):
-        ref = item.reference_id
-        by_ref = first_ref.get(ref) if ref is not None else None
-        by_doc = first_doc.get(ref) if ref is not None else None
-        how: MatchedBy | None
-        if by_ref is not None and (by_doc is None or by_ref <= by_doc):
-            rank, how = by_ref, "reference_id"
-        elif by_doc is not None:
-            rank, how = by_doc, "document"
-        else:
-            rank, how = None, None
-        out.append(_evidence_match(index, item, rank, ids[rank - 1] if rank else None, how))
-    return out
+    if not evidence:
+        return []
+    keys = (stored_keys(s, m)[::-1] for s, m in zip(sources, metadatas, strict=True))
+    firsts = _FirstRanks(ids, keys)
+    return [
+        firsts.match(index, item)
+        if item.reference_id is not None
+        else _evidence_match(index, item, None, None, None)
+        for index, item in enumerate(evidence)
+    ]
 
 
 def normalize_text(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from pydantic_core import to_json
 
-from heta_notebook.evaluators._matching import document_ids
+from heta_notebook.evaluators._matching import reference_keys
 from heta_notebook.kb._recipe import FULL_TEXT, HYBRID, VECTOR
 from heta_notebook.schema._lazy_results import HitColumns
 from heta_notebook.schema._records import QueryResult
@@ -34,6 +34,7 @@ class RowFacts(NamedTuple):
     text: str
     source_json: str
     documents: tuple[str, ...]  # benchmark document ids (``evaluators._matching``)
+    direct: frozenset[str]  # what a reference id equals directly (``_matching.reference_keys``)
     title_json: str  # ``,"document_title":...`` or ""
 
 
@@ -77,6 +78,10 @@ class KbHits:
                     best[doc] = score
         return list(best), list(best.values())
 
+    def reference_keys(self) -> list[tuple[str, frozenset[str], tuple[str, ...]]]:
+        """Per hit: chunk id, direct reference keys and documents, as matching reads records."""
+        return [(f.chunk_id, f.direct, f.documents) for f in row_facts(self.kb, self.rows)]
+
     def hit_columns(self) -> HitColumns:
         """The report's ``results`` columns of these hits, as written from their records."""
         facts = row_facts(self.kb, self.rows)
@@ -114,11 +119,13 @@ def _facts_of(kb: KnowledgeBase, chunk: Any) -> RowFacts:
     source = kb.source(chunk)
     bare = QueryResult.model_construct(id=chunk.chunk_id, source=source, metadata={})
     title = kb.documents.get(chunk.document_id, {}).get("metadata", {}).get("title")
+    direct, documents = reference_keys(bare)  # result metadata never names a document here
     return RowFacts(
         chunk_id=chunk.chunk_id,
         text=chunk.text,
         source_json=_json(source),
-        documents=document_ids(bare),  # result metadata never names a document here
+        documents=documents,
+        direct=direct,
         title_json=f',"document_title":{_json(title)}' if title else "",
     )
 

@@ -50,6 +50,11 @@ class ResultColumns(Protocol):
         """The results' table columns, equal to those written from the records."""
         ...
 
+    def reference_keys(self) -> list[tuple[str, frozenset[str], tuple[str, ...]]]:
+        """Per result: its id, the keys a reference id equals directly and the documents it
+        names (``evaluators._matching``'s reference rule), without building records."""
+        ...
+
 
 class LazyResults(Sequence[QueryResult]):
     """A tuple of ``QueryResult`` held as columns; records are built once, on first access."""
