@@ -1,6 +1,11 @@
-"""A process that builds an explorer exits cleanly, even under CPU load: no payload thread is
-still inside pyarrow or numpy when the interpreter tears its native pools down (that aborted
-with "terminate called without an active exception") (issue 27, part 8)."""
+"""A process that builds an explorer exits cleanly while the explorer's payload thread is still
+building: no payload thread is still inside pyarrow or numpy when the interpreter tears its
+native pools down (that aborted with "terminate called without an active exception") (issue
+27, part 8).
+
+The script ends right after the first page, so the payload thread (~2 s for 3,000 cases) is
+still running at exit; the test checks that it was, rather than loading the CPU to make it
+likely (CPU burners took the other test worker's cores for a minute)."""
 
 from __future__ import annotations
 
@@ -28,22 +33,15 @@ explorer.widget  # encodes the first page now, the rest in a payload thread
 print("building:", [t.name for t in threading.enumerate() if t.name == "heta-explorer-payload"])
 """
 
-_BURN = "import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass\n"
-
 
 @pytest.mark.slow
-def test_building_an_explorer_then_exiting_under_load_exits_cleanly(tmp_path):
-    burners = [subprocess.Popen([sys.executable, "-c", _BURN.format(seconds=60)]) for _ in range(2)]
-    try:
-        for attempt in range(3):
-            script = _BUILD.format(root=str(ROOT), folder=str(tmp_path / f"r{attempt}"))
-            run = subprocess.run(
-                [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
-            )
-            assert run.returncode == 0, run.stderr[-2000:]
-            assert "terminate called" not in run.stderr
-            assert "alive at exit: []" in run.stdout, run.stdout  # waited for, not killed
-    finally:
-        for burner in burners:
-            burner.kill()
-            burner.wait()
+def test_exiting_while_an_explorer_payload_builds_exits_cleanly(tmp_path):
+    for attempt in range(2):
+        script = _BUILD.format(root=str(ROOT), folder=str(tmp_path / f"r{attempt}"))
+        run = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "building: ['heta-explorer-payload']" in run.stdout  # alive when the script ended
+        assert "terminate called" not in run.stderr
+        assert "alive at exit: []" in run.stdout, run.stdout  # waited for, not killed
