@@ -41,6 +41,17 @@ class SystemOutputError(TypeError):
             f"Return {ACCEPTED_FORMS}."
         )
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # pickled by its message: a Ray worker's dry run hands it to the driver
+        return _output_error, (str(self),)
+
+
+def _output_error(message: str) -> SystemOutputError:
+    """A :class:`SystemOutputError` with ``message`` as it was (the unpickling side)."""
+    error = SystemOutputError.__new__(SystemOutputError)
+    TypeError.__init__(error, message)
+    return error
+
 
 def normalize_response(
     value: Any,
