@@ -248,7 +248,8 @@ def _scores(result: EvaluationCaseResult) -> Markup:
     for s in result.scores:
         meta = {k: v for k, v in s.metadata.items() if k not in REASON_KEYS}
         meta_html = details("metadata", json_block(meta)) if meta else "–"
-        rows.append([s.name, _value_badge(s), _score_note(s), meta_html])
+        note = "" if s.status == "skipped" else _score_note(s)  # its badge says why
+        rows.append([s.name, _value_badge(s), note, meta_html])
     if not rows:
         return raw("")
     return tag(

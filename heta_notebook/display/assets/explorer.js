@@ -526,7 +526,7 @@ function scoresTable(scores, data) {
   return h("div", {}, h("h4", {}, "Scores"), h("table", {},
     h("thead", {}, h("tr", {}, ["score", "value", "reason", "metadata"].map((t) => h("th", {}, t)))),
     h("tbody", {}, scores.map((s) => h("tr", {}, h("td", {}, s.name), h("td", {}, scoreBadge(s)),
-      h("td", {}, data.textNode(s.noteIndex) || ""),
+      h("td", {}, s.status === "skipped" ? "" : data.textNode(s.noteIndex) || ""),  // its badge says why
       h("td", {}, s.meta ? h("details", {}, h("summary", {}, "metadata"), h("pre", {}, data.textNode(s.metaIndex))) : "–"))))));
 }
 
