@@ -108,6 +108,7 @@ _EXPORTS: dict[str, str] = {
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
+    "Abstain": "heta_notebook.systems._normalize",
     "token_usage": "heta_notebook.analysis._usage",
 }  # fmt: skip
 
@@ -293,6 +294,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         HttpSystem,
     )
     from heta_notebook.systems._normalize import (  # noqa: F401
+        Abstain,
         SystemOutputError,
     )
     from heta_notebook.systems._stages import (  # noqa: F401

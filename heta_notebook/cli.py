@@ -1,5 +1,8 @@
 """The command line: share reports and notebooks without opening Jupyter.
 
+python -m heta_notebook run BENCHMARK [--recipe default|bm25|module:attr] [--limit N]
+                            [--sample N --seed S] [--case-id ID ...] [--label KEY=VALUE ...]
+                            [--top-k K] [--mode M ...] [--out STORE]
 python -m heta_notebook export REPORT.json [MORE.json ...] -o report.html [--force]
 python -m heta_notebook ls STORE [--long | --json]
 python -m heta_notebook run-notebook NOTEBOOK.ipynb -o OUTDIR
@@ -226,6 +229,124 @@ def cmd_run_notebook(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- run
+
+NAMED_BENCHMARKS = ("cranfield", "squad2-sample")
+NAMED_RECIPES = ("default", "bm25")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a benchmark against a recipe or system; print the card's summary (exit 0)."""
+    from heta_notebook.runner._benchmark import run_benchmark
+    from heta_notebook.systems._normalize import SystemOutputError
+
+    benchmark, recipe = open_benchmark(args.benchmark, args.split), open_recipe(args.recipe)
+    labels = _labels_option(args.label)
+    try:
+        result = run_benchmark(
+            benchmark=benchmark,
+            recipe=recipe,
+            config={"top_k": args.top_k},
+            query_modes=args.mode or None,
+            store=args.out,
+            limit=args.limit,
+            sample=args.sample,
+            seed=args.seed,
+            case_ids=args.case_id or None,
+            labels=labels,
+            progress=sys.stderr.isatty(),
+        )
+    except SystemOutputError as exc:  # a user's system returned a shape we cannot read
+        raise ValueError(str(exc)) from None
+    print(run_summary(result.report, result.report_path))
+    return 0
+
+
+def open_benchmark(text: str, split: str = "test") -> Any:
+    """A benchmark from the command line: a name (``cranfield``, ``squad2-sample``), a BEIR
+    folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``) or a SQuAD ``.json`` file."""
+    from heta_notebook.benchmarks._beir import BeirBenchmark
+    from heta_notebook.benchmarks._squad import SquadBenchmark
+
+    if text == "cranfield":
+        return BeirBenchmark.cranfield()
+    if text == "squad2-sample":
+        return SquadBenchmark.sample()
+    path = Path(text)
+    if path.is_dir() and (path / "corpus.jsonl").is_file():
+        return BeirBenchmark.from_folder(path, split=split)
+    if path.is_file() and path.suffix == ".json":
+        return SquadBenchmark(path)
+    raise ValueError(
+        f"no benchmark at {_short(text)}: give one of {', '.join(NAMED_BENCHMARKS)}, a BEIR "
+        "folder (corpus.jsonl, queries.jsonl, qrels/) or a SQuAD .json file"
+    )
+
+
+def open_recipe(text: str) -> Any:
+    """``default`` (the embedded recipe), ``bm25`` (BM25 only: fast) or ``module:attr``, an
+    import path to a Recipe, a system (a function, an object with ``query``, ...) or a
+    function that takes no arguments and returns one."""
+    from heta_notebook.kb._recipe import Recipe
+
+    if text == "default":
+        return Recipe(name="default")
+    if text == "bm25":
+        return Recipe(name="bm25", dense=None, hybrid=None)
+    module_name, sep, attr = text.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(
+            f"--recipe {text!r}: give one of {', '.join(NAMED_RECIPES)} or module:attr "
+            "(e.g. my_pipeline:search)"
+        )
+    import importlib
+
+    sys.path.insert(0, os.getcwd())  # a module next to where the command runs
+    found: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"--recipe {text!r}: {module_name} has no attribute {attr!r}")
+        found = getattr(found, part)
+    return found
+
+
+def _labels_option(items: Sequence[str] | None) -> dict[str, list[str]] | None:
+    """``--label key=value`` (repeatable; values of one key are alternatives)."""
+    if not items:
+        return None
+    labels: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--label {item!r}: expected KEY=VALUE, e.g. --label topic=physics")
+        labels.setdefault(key.strip(), []).append(value.strip())
+    return labels
+
+
+def run_summary(report: Any, path: Any = None) -> str:
+    """The card in plain text: what ran, counts, id coverage, and each score per mode."""
+    frames = report.frames()
+    counts = frames.case_counts()
+    lines = [
+        f"{report.label} on {report.benchmark.name} ({report.benchmark.split}): "
+        f"{counts['n_cases']} cases, {counts['n_case_results']} case x mode, "
+        f"{counts['n_errors']} query errors" + (" (PARTIAL)" if report.is_partial else ""),
+    ]
+    abstained = sum(frames.abstentions().values())
+    if abstained:
+        lines.append(f"abstained: {abstained}")
+    coverage = report.metadata.get("id_coverage")
+    if isinstance(coverage, dict) and coverage.get("share", 1.0) < 1.0:
+        lines.append(f"id coverage: {coverage['share']:.0%} of results map to documents")
+    summary = report.summary()
+    if not summary.empty:
+        table = summary[["query_mode", "score", "mean", "n", "n_skipped", "n_error"]]
+        lines.append(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    if path is not None:
+        lines.append(f"saved {path}")
+    return "\n".join(lines)
+
+
 GATE_EXIT = {"pass": 0, "regression": 1, "input": 2}
 
 
@@ -400,6 +521,40 @@ def add_gate_parser(sub: Any) -> None:
     gate.set_defaults(func=cmd_gate)
 
 
+def add_run_parser(sub: Any) -> None:
+    """The ``run`` subcommand: a benchmark against a recipe or system, a subset at a time."""
+    run = sub.add_parser("run", help="run a benchmark against a recipe or your own system")
+    run.add_argument(
+        "benchmark",
+        help=f"{' or '.join(NAMED_BENCHMARKS)}, a BEIR folder or a SQuAD .json file",
+    )
+    run.add_argument(
+        "--recipe",
+        default="default",
+        help="default (embedded BM25 + dense + hybrid), bm25, or module:attr (a Recipe or a "
+        "system: a function, an object with query, an HttpSystem...)",
+    )
+    run.add_argument("--split", default="test", help="a BEIR folder's qrels split (default test)")
+    run.add_argument("--limit", type=_positive, help="only the first N cases")
+    run.add_argument("--sample", type=_positive, help="N cases drawn at random (see --seed)")
+    run.add_argument("--seed", type=int, help="the --sample draw's seed (default 0)")
+    run.add_argument("--case-id", action="append", help="only this case (repeatable)")
+    run.add_argument(
+        "--label", action="append", help="only cases with this KEY=VALUE label (repeatable)"
+    )
+    run.add_argument("--top-k", type=_positive, default=10, help="results per query (10)")
+    run.add_argument("--mode", action="append", help="query mode (repeatable; default: all)")
+    run.add_argument("--out", help="a report store folder to save the report in")
+    run.set_defaults(func=cmd_run)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors on one line (the full usage is one ``--help`` away)."""
 
@@ -415,6 +570,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
+
+    add_run_parser(sub)
 
     export = sub.add_parser("export", help="report(s) -> one self-contained HTML file")
     export.add_argument("reports", nargs="+", help="report.json files (or folders holding one)")

@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe, ReportStore, run_benchmark
+from heta_notebook import (
+    BenchmarkRunConfig,
+    BenchmarkRunner,
+    IdCoverageError,
+    Recipe,
+    ReportStore,
+    run_benchmark,
+)
 from heta_notebook.benchmarks._beir import BeirBenchmark
 from heta_notebook.evaluators._retrieval import beir_default_metrics
 from heta_notebook.kb._recipe import Bm25
@@ -228,3 +235,49 @@ def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, tmp_path):
         assert not resumed[label].is_partial
         assert comparable(resumed[label]) == comparable(local[label])
         assert resumed[label].score_summary == local[label].score_summary
+
+
+class _LoggedIds:
+    """A user's system (picklable, so Ray ships it to workers): ids ``prefix + n`` for the
+    first document numbers, each query logged to a file (workers are other processes)."""
+
+    def __init__(self, log: Path, prefix: str) -> None:
+        self.log, self.prefix = log, prefix
+
+    def __call__(self, text: str) -> list[str]:
+        with open(self.log, "a", encoding="utf-8") as handle:
+            handle.write(text.replace("\n", " ") + "\n")
+        return [f"{self.prefix}{n}" for n in range(1, 6)] + [str(n) for n in range(6, 11)]
+
+
+def test_a_ray_run_checks_a_system_s_ids_before_any_shard(cluster, cranfield, tmp_path):
+    """The pre-run id check runs on the Ray path too: no mapping is one error before a shard
+    is dispatched (only the dry run asked anything); a partial one a warning, recorded."""
+    options = dict(
+        benchmark=cranfield,
+        evaluators=beir_default_metrics(),
+        workspace=tmp_path / "kb",
+        progress=False,
+        limit=30,
+        executor=RayExecutor(shard_size=8, max_in_flight=2),
+    )
+    log = tmp_path / "asked.txt"
+    with pytest.raises(IdCoverageError, match="first 20 queries"):
+        run_benchmark(recipe=_NoMatch(log), **options)
+    assert len(log.read_text().splitlines()) == 20  # the dry run alone: no shard ran
+
+    with pytest.warns(UserWarning, match="map to a benchmark document"):
+        report = run_benchmark(recipe=_LoggedIds(tmp_path / "half.txt", "web-"), **options).report
+    assert report.metadata["id_coverage"]["share"] == pytest.approx(0.5)
+    assert len(report.case_results) == 30 and report.metadata["executor"] == "ray"
+
+
+class _NoMatch(_LoggedIds):
+    """Ids no benchmark document has."""
+
+    def __init__(self, log: Path) -> None:
+        super().__init__(log, "vec-")
+
+    def __call__(self, text: str) -> list[str]:
+        super().__call__(text)
+        return [f"vec-{n}" for n in range(1, 11)]

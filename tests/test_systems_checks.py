@@ -44,7 +44,7 @@ def test_ids_that_match_nothing_fail_before_the_run_showing_both_sides() -> None
     assert f"'vec-{first}'" in message  # the system's ids
     assert "'1'" in message or "'10'" in message  # beside the benchmark's
     assert "document_id=" in message
-    assert len(calls) <= 5  # the dry run only: no full batch was sent
+    assert len(calls) == 20  # the dry run, widened to 4 x 5 before the error: no full batch
 
 
 def test_partial_coverage_warns_and_is_recorded_and_shown() -> None:
@@ -158,3 +158,37 @@ def test_a_stop_during_the_dry_run_keeps_what_was_answered(tmp_path) -> None:
         report = _run(stops_on_the_third, limit=10, store=tmp_path)
     assert report.is_partial and len(report.case_results) == 2
     assert len(calls) == 3
+
+
+def test_first_answers_that_miss_but_later_ones_match_is_a_warning_not_an_error() -> None:
+    """Nothing maps in the first 5 queries, the 7th does: partial coverage, so a warning and a
+    run (the dry run went on only until a query mapped, and its answers are reused)."""
+    calls = []
+    first = {c.query for c in cranfield().cases[:6]}
+
+    def late(text: str) -> list[str]:
+        calls.append(text)
+        return [f"web-{d}" if text in first else d for d in ranked_ids(text)]
+
+    with pytest.warns(UserWarning, match="first 7 queries map to a benchmark document"):
+        report = _run(late, limit=12)
+    assert report.metadata["id_coverage"]["checked_queries"] == 7
+    assert len(report.case_results) == 12 and len(calls) == 12  # nothing asked twice
+
+
+def test_the_dry_run_size_is_a_setting_and_zero_turns_the_check_off() -> None:
+    def own_ids(text: str) -> list[str]:
+        return [f"vec-{d}" for d in ranked_ids(text)]
+
+    calls = []
+
+    def counted(text: str) -> list[str]:
+        calls.append(text)
+        return own_ids(text)
+
+    with pytest.raises(IdCoverageError, match="first 8 queries"):
+        _run(counted, limit=30, config={"preflight_queries": 2})
+    assert len(calls) == 8
+    report = _run(own_ids, limit=3, config={"preflight_queries": 0})
+    assert "id_coverage" not in report.metadata
+    assert len(report.case_results) == 3

@@ -36,12 +36,14 @@ from heta_notebook.evaluators._aggregation import (
 )
 from heta_notebook.schema._columnar import ColumnarReport, CorruptReportError, LazyCaseResults
 from heta_notebook.schema._records import (
+    ABSTAINED,
     BenchmarkEvidence,
     BenchmarkExpected,
     EvaluationCaseResult,
     EvaluationReport,
+    abstention_of,
 )
-from heta_notebook.schema._status import FLAG_KEYS, STATUSES, status_and_reason
+from heta_notebook.schema._status import FLAG_KEYS, SKIPPED, STATUSES, status_and_reason
 
 CASE_COLUMNS = (
     "row",
@@ -52,6 +54,8 @@ CASE_COLUMNS = (
     "error",
     "error_type",
     "answer",
+    "abstained",
+    "abstain_reason",
     "n_results",
 )
 SUMMARY_COLUMNS = (
@@ -144,7 +148,9 @@ class ReportFrames:
         return self._cached("cases", self._build_cases).copy()
 
     def scores(self) -> pd.DataFrame:
-        """Long format: one row per score (value, text, passed, status, reason)."""
+        """Long format: one row per score (value, text, passed, status, reason, and
+        ``skip_reason``: why an evaluator skipped the case, e.g. "case has no expected
+        answers"; None unless skipped)."""
         return self._cached("scores", self._build_scores).copy()
 
     def evidence(self) -> pd.DataFrame:
@@ -185,6 +191,15 @@ class ReportFrames:
             return pd.DataFrame(view or [], columns=list(COLUMNS))
         return self._cached("ties", lambda: tie_effects(self)).copy()
 
+    def abstentions(self) -> dict[str, int]:
+        """Per query mode, how many responses abstained (``Abstain``: no answer, on purpose);
+        modes without any are left out. A columnar report reads it from its header."""
+        view = self._view("abstentions")
+        if view is not None:
+            return dict(view)
+        flagged = self.case_column("abstained")
+        return dict(Counter(self._case_modes()[flagged].tolist())) if flagged.any() else {}
+
     def case_counts(self) -> dict[str, int]:
         """``n_cases`` (distinct case ids), ``n_case_results`` and ``n_errors`` (failed queries)."""
         view = self._view("case_counts")
@@ -208,6 +223,7 @@ class ReportFrames:
             "score_names": self.score_names,
             "case_counts": self.case_counts(),
             "ties": _records(self.ties()),
+            "abstentions": self.abstentions(),
         }
 
     def _view(self, key: str) -> Any:
@@ -236,8 +252,9 @@ class ReportFrames:
 
     def case_column(self, name: str) -> np.ndarray:
         """One per-case-result column (``case_id``, ``query_mode``, ``query``, ``latency_ms``,
-        ``error``, ``error_type``, ``answer``, ``n_results``, ``n_scores``) without building
-        the whole cases frame (cheap on very large reports)."""
+        ``error``, ``error_type``, ``answer``, ``abstained``, ``abstain_reason``,
+        ``n_results``, ``n_scores``) without building the whole cases frame (cheap on very
+        large reports)."""
         if name not in CASE_TABLE_COLUMNS:
             raise KeyError(f"unknown case column {name!r}")
         return self._cached(f"col:{name}", lambda: self._case_column(name))
@@ -443,6 +460,14 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
         return _objects(None if r.error is None else getattr(r.error, attr) for r in case_results)
     if name == "answer":
         return _objects(None if r.response is None else r.response.answer for r in case_results)
+    if name == "abstained":
+        return np.fromiter(
+            (r.response is not None and r.response.abstained for r in case_results),
+            bool,
+            len(case_results),
+        )
+    if name == "abstain_reason":
+        return _objects(r.response.abstain_reason if r.response else None for r in case_results)
     if name == "has_response":
         return np.fromiter((r.response is not None for r in case_results), bool, len(case_results))
     if name in {"n_results", "n_scores"}:
@@ -477,7 +502,20 @@ def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
         return columnar.numpy("cases", name).astype(float)
     if name == "has_response":
         return columnar.numpy("cases", name).astype(bool)
+    if name in {"abstained", "abstain_reason"}:
+        return _columnar_abstentions(columnar)[name]
     return columnar.numpy("cases", name)
+
+
+def _columnar_abstentions(columnar: ColumnarReport) -> dict[str, np.ndarray]:
+    """``abstained`` / ``abstain_reason`` from the response JSON by the one rule
+    (``abstention_of``), parsed only where the flag's key appears."""
+    texts = columnar.numpy("cases", "response_json")
+    flagged = np.zeros(len(texts), dtype=bool)
+    reasons = np.full(len(texts), None, dtype=object)
+    for row in np.flatnonzero([t is not None and f'"{ABSTAINED}"' in t for t in texts]):
+        flagged[row], reasons[row] = abstention_of(json.loads(texts[row]).get("metadata") or {})
+    return {"abstained": flagged, "abstain_reason": reasons}
 
 
 def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
@@ -637,6 +675,7 @@ def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd
             "passed": pd.arrays.BooleanArray(cols["passed"] == 1, cols["passed"] == 2),
             "status": pd.Categorical.from_codes(cols["status"], categories=list(STATUSES)),
             "reason": cols["reason"],
+            "skip_reason": np.where(cols["status"] == SKIPPED, cols["reason"], None),
             "metadata": cols["metadata"],
         }
     )

@@ -2,7 +2,7 @@
 
 Benchmark, knowledge base and recipe, query modes, a metrics table (scores as rows, modes as
 columns, best per row highlighted, n and 95% CI in small print and on hover), query errors,
-latency p50/p95 and run time. Every value that came from data is escaped.
+abstentions per mode (when any), latency p50/p95 and run time. Every value that came from data is escaped.
 """
 
 from __future__ import annotations
@@ -219,6 +219,9 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
     header = ["score", *modes]
     rows = [_metric_row(name, group, modes) for name, group in _by_score(summary, frames)]
     rows += _latency_rows(frames, modes)
+    abstained = frames.abstentions()
+    if abstained:  # a deliberate no-answer is not an error: counted on its own row
+        rows.append([tag("i", "abstained"), *(fmt_int(abstained.get(m, 0)) for m in modes)])
     note = tag(
         "div",
         "Mean over scored cases; small print: n scored and 95% CI. Hover a cell for details. "

@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
-from heta_notebook.display._explorer_data import answer_state, expects_abstention, score_note
+from heta_notebook.display._explorer_data import (
+    abstain_reason,
+    answer_state,
+    expects_abstention,
+    score_note,
+)
 from heta_notebook.display._html import (
     Markup,
     badge,
@@ -87,19 +92,25 @@ def _error_block(result: EvaluationCaseResult) -> Markup:
     return tag("div", tag("b", "Error"), tag("div", text, class_="hn-error"))
 
 
-NO_ANSWER = ("no answer (retrieval only)", "abstained: the answer step found no answer")
+NO_ANSWER = "no answer (retrieval only)"
 NO_EXPECTED = ("no expected answers recorded", "unanswerable: the right answer is to abstain")
+
+
+def abstention_badge(result: EvaluationCaseResult | None) -> Markup | None:
+    """ "abstained: reason" for a response that abstained on purpose, else None."""
+    if result is None or not answer_state(result):
+        return None
+    why = abstain_reason(result)
+    return badge(f"abstained: {why}" if why else "abstained", "warn", title="no answer, on purpose")
 
 
 def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
     answer = result.response.answer if result.response is not None else None
     wanted = list(expected.answers) if expected is not None else []
+    abstained = abstention_badge(result)
     if not wanted and not expects_abstention(expected):  # nothing to compare the answer with
-        return (
-            tag("div", tag("h4", "Answer"), tag("div", answer, class_="hn-answer"))
-            if answer
-            else raw("")
-        )
+        shown = tag("div", answer, class_="hn-answer") if answer else abstained
+        return tag("div", tag("h4", "Answer"), shown) if shown is not None else raw("")
     expected_html = (
         tag("ul", *(tag("li", a) for a in wanted))
         if wanted
@@ -108,7 +119,7 @@ def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
     answer_html = (
         tag("div", answer, class_="hn-answer")
         if answer
-        else tag("div", NO_ANSWER[answer_state(result)], class_="hn-note")
+        else abstained or tag("div", NO_ANSWER, class_="hn-note")
     )
     return tag(
         "div",
@@ -150,8 +161,10 @@ def _reason(score: Any) -> Markup:
 def _value_badge(score: Any) -> Markup:
     kind = {True: "ok", False: "bad"}.get(score.passed, "muted")
     verdict = {True: " · passed", False: " · failed"}.get(score.passed, "")
+    if score.status == "skipped":  # why it was skipped, next to it
+        return badge(_score_text(score), "warn")
     if score.status != "scored":
-        return badge(score.status, "warn" if score.status == "skipped" else "bad")
+        return badge(score.status, "bad")
     return badge(f"{fmt_num(score.value)}{verdict}", kind)
 
 
@@ -235,7 +248,8 @@ def _scores(result: EvaluationCaseResult) -> Markup:
     for s in result.scores:
         meta = {k: v for k, v in s.metadata.items() if k not in REASON_KEYS}
         meta_html = details("metadata", json_block(meta)) if meta else "–"
-        rows.append([s.name, _value_badge(s), _score_note(s), meta_html])
+        note = "" if s.status == "skipped" else _score_note(s)  # its badge says why
+        rows.append([s.name, _value_badge(s), note, meta_html])
     if not rows:
         return raw("")
     return tag(
@@ -321,6 +335,8 @@ def _side(title, variant, result, evidence, found_other, score, gained: bool) ->
         )
     if result.response is not None and result.response.answer:
         parts += [tag("b", "answer"), tag("div", result.response.answer, class_="hn-answer")]
+    elif (abstained := abstention_badge(result)) is not None:
+        parts += [tag("b", "answer"), tag("div", abstained)]
     parts += _side_reasons(result)
     parts.append(_evidence_list(evidence, found_other, gained))
     parts.append(_results_list(result))
@@ -330,6 +346,9 @@ def _side(title, variant, result, evidence, found_other, score, gained: bool) ->
 def _score_text(score: Any) -> str:
     if score is None:
         return "–"
+    if score.status == "skipped":
+        why = score_note(score)
+        return f"skipped: {why}" if why and why != "skipped" else "skipped"
     if score.status != "scored":
         return score.status
     return fmt_num(score.value)

@@ -161,6 +161,7 @@ INDEX_COLUMNS = ("case_id", "mode", "query", "latency", "error", "labels")
 DETAIL_COLUMNS = (
     "answer",
     "abstained",
+    "abstain_reason",
     "expected",
     "expects_abstention",
     "evidence",
@@ -637,6 +638,7 @@ class _ColumnarDetails:
             response = record.response
             cols["answer"][i] = s.add(response.answer if response is not None else None)
             cols["abstained"][i] = answer_state(record)
+            cols["abstain_reason"][i] = s.add(abstain_reason(record))
             cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
             cols["expects_abstention"][i] = expects_abstention(expected)
             hits = found if response is not None and found is not None else _NO_RESULTS
@@ -805,9 +807,14 @@ def _records(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationC
 
 
 def answer_state(result: EvaluationCaseResult) -> int:
-    """1 when the recipe's answer step abstained, 0 when there was no answer step."""
-    meta = result.response.metadata.get("answer") if result.response is not None else None
-    return int(isinstance(meta, dict) and bool(meta.get("abstained")))
+    """1 when the response abstained (a system's ``Abstain`` or the answer step's), else 0
+    (no answer at all: retrieval only)."""
+    return int(result.response is not None and result.response.abstained)
+
+
+def abstain_reason(result: EvaluationCaseResult) -> str | None:
+    """Why the response abstained, as the explorers' badge says it (None unless it did)."""
+    return result.response.abstain_reason if result.response is not None else None
 
 
 def expects_abstention(expected: Any) -> int:
@@ -826,6 +833,7 @@ def _encode_details(
         matches = match_evidence(expected.evidence, response.results)
     cols["answer"][i] = s.add(response.answer if response is not None else None)
     cols["abstained"][i] = answer_state(result)
+    cols["abstain_reason"][i] = s.add(abstain_reason(result))
     cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
     cols["expects_abstention"][i] = expects_abstention(expected)
     cols["evidence"][i] = [

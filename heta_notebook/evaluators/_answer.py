@@ -6,7 +6,8 @@ and the articles a/an/the (SQuAD's rule). ``casefold=True`` asks for ``str.casef
 ("deßau" → "dessau", heta-framework's rule).
 ``AnswerTokenF1`` is SQuAD's token F1 (best over the expected answers) and normalises the
 SQuAD way by default. A case with no expected answers gets a skipped score; a response without
-an answer scores 0 with a reason.
+an answer scores 0 with a reason; so does an abstention (``Abstain``), whose reason says it
+abstained and why (SQuAD's metrics score an abstention as the empty answer instead).
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ class _AnswerEvaluator(SyncScorer):
         expected = case.expected.answers
         if not expected:
             return EvaluationScore.skipped_score(self.name, NO_ANSWERS)
+        if response.abstained:  # on purpose: wrong when answers are expected, and said so
+            why = response.abstain_reason
+            reason = f"abstained: {why}" if why else "abstained"
+            return self._result(
+                self.zero, {"reason": reason, "abstained": True, "matched_answers": []}
+            )
         answer = response.answer or ""
         if not answer.strip():
             return self._result(self.zero, {"reason": NO_ANSWER, "matched_answers": []})

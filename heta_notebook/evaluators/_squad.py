@@ -4,8 +4,8 @@
   whitespace (the script's ``normalize_answer``).
 - ``SquadExactMatch`` / ``SquadTokenF1``: best over the reference answers. A question without
   a usable reference (v2's unanswerable ones) has the single reference ``""``, so it scores 1
-  exactly when the response abstains (no answer, or one that normalises to nothing), as in
-  the script. An answerable question answered with nothing scores 0.
+  exactly when the response abstains (a flagged abstention, no answer, or one that normalises
+  to nothing), as in the script. An answerable question answered with nothing scores 0.
 - ``AbstentionAccuracy``: 1 when the response abstained exactly when the case expects it.
 
 Which cases expect abstention: ``case.expected.metadata["abstain"]`` (``SquadBenchmark`` sets it
@@ -60,8 +60,9 @@ def expects_abstention(case: BenchmarkCase) -> bool | None:
 
 
 def abstained(response: QueryResponse) -> bool:
-    """The response gave no answer (None, blank, or text that normalises to nothing)."""
-    return not squad_normalize(response.answer or "")
+    """The response gave no answer: a flagged abstention (``Abstain``), None, blank, or text
+    that normalises to nothing (the official script's empty prediction)."""
+    return response.abstained or not squad_normalize(response.answer or "")
 
 
 def references(case: BenchmarkCase) -> list[str] | None:

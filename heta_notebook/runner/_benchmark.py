@@ -179,9 +179,7 @@ async def run_recipe(job: RecipeRun) -> BenchmarkRunResult:
     )
     spec = recipe_spec(job, groups, kbs)
     if not _seen_before(job, spec):  # a resumed run was checked when it first ran
-        spec.groups, coverage = await _checked(
-            groups, kbs, spec.query_modes, job.config.query_timeout
-        )
+        spec.groups, coverage = await _checked(groups, kbs, spec.query_modes, job.config)
         if coverage is not None:
             spec.metadata["id_coverage"] = coverage
     report = await run_spec(spec)
@@ -295,7 +293,7 @@ def _seen_before(job: RecipeRun, spec: RunSpec) -> bool:
 
 
 async def _checked(
-    groups: list[CaseGroup], kbs: list[Any], modes: Sequence[str], timeout: float | None
+    groups: list[CaseGroup], kbs: list[Any], modes: Sequence[str], config: BenchmarkRunConfig
 ) -> tuple[list[CaseGroup], dict[str, Any] | None]:
     """Dry-run a system's first cases (kept for the run): its output shape and id coverage."""
     if not groups or not isinstance(kbs[0], System):
@@ -308,7 +306,8 @@ async def _checked(
             modes,
             system.benchmark_documents,
             system=f"system {system.name!r}",
-            timeout=timeout,
+            n=config.preflight_queries,
+            timeout=config.query_timeout,
         )
     checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)
     return [checked, *groups[1:]], None if coverage is None else coverage.to_dict()

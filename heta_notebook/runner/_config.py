@@ -16,6 +16,9 @@ class BenchmarkRunConfig(BaseModel):
     ``checkpoint_interval`` say how often finished cases are appended to the store.
     ``force_resume`` resumes a checkpoint whose settings cannot be checked (its
     ``checkpoint.json`` is missing, empty or corrupt), which is refused otherwise.
+    ``preflight_queries`` is the size of the dry run that checks a user's system before the
+    run (its output shape and id coverage; up to 4x as many when none of the first maps, 0
+    turns the check off); the dry run's answers are reused, so it changes no result.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -34,6 +37,7 @@ class BenchmarkRunConfig(BaseModel):
     checkpoint_interval: float = Field(default=2.0, ge=0)
     bootstrap_resamples: int = Field(default=1000, ge=0)
     force_resume: bool = False
+    preflight_queries: int = Field(default=5, ge=0)
 
     @field_validator("report_id")
     @classmethod

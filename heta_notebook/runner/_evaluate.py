@@ -129,6 +129,7 @@ async def aevaluate(
             (mode,),
             frozenset(documents),
             system=f"function {mode!r}",
+            n=active.preflight_queries,
             timeout=active.query_timeout,
         )
         spec.groups = [CaseGroup(cases=group.cases, answer=answer, metadata=group.metadata)]

@@ -5,6 +5,11 @@
 1. **Build tasks**, one per (recipe, run unit): the KB is built (or loaded from the build
    cache) in the shared ``workspace``; the task returns the query modes it offers and the
    manifests. The driver then fixes the report id and fingerprint as ``run_recipe`` does.
+   A user's system (not the embedded KB) is then checked as in a local run, before any shard
+   is dispatched: a **dry-run task** asks its first queries on a worker
+   (``systems._check.dry_run``) and the driver judges the id coverage (one error, or a
+   warning and ``report.metadata["id_coverage"]``). Unlike a local run, the shards ask those
+   few queries again (their answers stay on the worker).
 2. **Shard tasks**: the (case, mode) items still to do, in benchmark order × mode order, cut
    into shards of ``shard_size``. A shard loads its recipe's KB (once per worker process,
    from the build cache), answers and scores its items with the local pool, appends each
@@ -137,6 +142,7 @@ class _Context:
     config: Any
     evaluators: tuple[Any, ...]
     documents: dict[str, Any]  # unit KB name -> ObjectRef of its documents (resolved lazily)
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)  # this recipe run's
 
 
 @dataclass(frozen=True)
@@ -172,7 +178,7 @@ class _RecipeOnRay:
         """Build, plan, run the shards, and assemble the report (partial when stopped)."""
         import ray
 
-        from heta_notebook.runner._benchmark import recipe_result, recipe_spec
+        from heta_notebook.runner._benchmark import _seen_before, recipe_result, recipe_spec
 
         started_at, clock = utc_now(), time.perf_counter()
         job = self.job
@@ -204,6 +210,10 @@ class _RecipeOnRay:
         kbs = [_BuiltKB(tuple(modes), manifest) for modes, manifest, _ in built]
         spec = recipe_spec(job, groups, kbs, recipe_manifest=built[0][2])
         spec.metadata["executor"] = "ray"
+        if not _seen_before(job, spec):  # a resumed run was checked when it first ran
+            coverage = await _checked_on_worker(context_ref, names[0], units[0], spec)
+            if coverage is not None:
+                spec.metadata["id_coverage"] = coverage
         report = await self._execute(spec, context_ref, names, started_at, clock)
         return recipe_result(job, spec, report)
 
@@ -336,6 +346,30 @@ class _RecipeOnRay:
         return _report(spec, results, columns, execution, started_at, seconds, resumed)
 
 
+async def _checked_on_worker(
+    context_ref: Any, unit_kb: str, unit: tuple[Any, Any, Any], spec: RunSpec
+) -> dict[str, Any] | None:
+    """The pre-run check of a user's system (as ``run_recipe`` does it locally): its first
+    queries asked on a worker, the coverage judged here (one error, or a warning)."""
+    from heta_notebook.systems._check import ESCALATION, check_coverage
+
+    _, documents, cases = unit
+    n = spec.config.preflight_queries
+    if n <= 0 or not cases:
+        return None
+    ref = _dry_run_task.options(max_retries=0).remote(
+        context_ref, unit_kb, list(cases[: n * ESCALATION]), tuple(spec.query_modes)
+    )
+    outcome = await _wait(ref)
+    if outcome is None:  # the embedded KB, or no results to judge
+        return None
+    if isinstance(outcome, BaseException):
+        raise outcome
+    coverage, system = outcome
+    check_coverage(coverage, {d.document_id for d in documents}, system)
+    return coverage.to_dict()
+
+
 async def _wait(ref: Any) -> Any:
     return await asyncio.wrap_future(ref.future())
 
@@ -361,7 +395,7 @@ def _auto_shard_size(pending: int, cpus: int) -> int:
 
 # -- the worker side ----------------------------------------------------------------------
 
-_KBS: OrderedDict[tuple[str, str, str], Any] = OrderedDict()  # per worker process
+_KBS: OrderedDict[tuple[str, str, str, str], Any] = OrderedDict()  # per worker process
 _KEEP_KBS = 4
 
 
@@ -372,7 +406,11 @@ async def _knowledge_base(context: _Context, unit_kb: str, rebuild: bool = False
     from heta_notebook.runner._benchmark import _knowledge_base as build
     from heta_notebook.runner._inputs import json_manifest
 
-    key = (unit_kb, str(context.workspace), repr(json_manifest(context.recipe)))
+    # a recipe's build is known by its manifest; a user's system (a function, an object) is
+    # not, so it is known by the run that shipped it (two functions never share a cache entry)
+    recipe = context.recipe
+    own = context.token if not hasattr(recipe, "build_knowledge_base") else ""
+    key = (unit_kb, str(context.workspace), repr(json_manifest(recipe)), own)
     if key in _KBS and not rebuild:
         _KBS.move_to_end(key)
         return _KBS[key]
@@ -395,6 +433,37 @@ def _build(context: _Context, unit_kb: str, rebuild: bool, label: str) -> tuple[
         kb = await _knowledge_base(context, unit_kb, rebuild)
         modes = tuple(getattr(kb, "query_modes", ()) or ())
         return modes, json_manifest(kb), _recipe_manifest(context.recipe, kb, label)
+
+    return asyncio.run(go())
+
+
+def _dry_run(
+    context: _Context, unit_kb: str, cases: list[BenchmarkCase], modes: tuple[str, ...]
+) -> Any:
+    """A user's system's dry run on this worker: ``(IdCoverage, its label)``, the error that
+    stops the run (returned, so the driver raises it as it is), or None (nothing to judge)."""
+    from heta_notebook.runner._benchmark import _answerer
+    from heta_notebook.systems._adapt import System
+    from heta_notebook.systems._check import dry_run
+
+    async def go() -> Any:
+        kb = await _knowledge_base(context, unit_kb)
+        if not isinstance(kb, System):
+            return None
+        label, config = f"system {kb.name!r}", context.config
+        try:
+            _, coverage, _ = await dry_run(
+                _answerer(kb, config),
+                cases,
+                modes,
+                kb.benchmark_documents,
+                system=label,
+                n=config.preflight_queries,
+                timeout=config.query_timeout,
+            )
+        except (TypeError, RuntimeError) as exc:  # the shape error; every query failing
+            return exc
+        return None if coverage is None else (coverage, label)
 
     return asyncio.run(go())
 
@@ -471,5 +540,6 @@ def _remote(function: Any) -> Any:
 
 _build_task = _remote(_build)
 _shard_task = _remote(_run_shard)
+_dry_run_task = _remote(_dry_run)
 
 __all__ = ["RayExecutor"]

@@ -244,8 +244,36 @@ class QueryTraceEvent(Record):
     metadata: JsonDict = Field(default_factory=dict)
 
 
+ABSTAINED = "abstained"  # metadata key: the system chose not to answer (True)
+ABSTAIN_REASON = "abstain_reason"  # metadata key: why (free text, optional)
+ANSWER_STEP_ABSTAINED = "the answer step found no answer"  # the embedded step's default reason
+
+
+def abstention_of(metadata: Mapping[str, Any]) -> tuple[bool, str | None]:
+    """The one abstention rule, from a response's metadata: ``abstained`` is True (a
+    system's ``Abstain``), or the embedded answer step abstained without failing
+    (``metadata["answer"]["abstained"]``); and the reason given, if any."""
+    if metadata.get(ABSTAINED) is True:
+        return True, _text_or_none(metadata.get(ABSTAIN_REASON))
+    step = metadata.get("answer")
+    if isinstance(step, Mapping) and step.get("abstained") and not step.get("error"):
+        return True, _text_or_none(step.get("reason")) or ANSWER_STEP_ABSTAINED
+    return False, None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None or str(value).strip() == "" else str(value)
+
+
 class QueryResponse(Record):
-    """What ``kb.query(...)`` returns: ranked results, optional answer, citations, trace."""
+    """What ``kb.query(...)`` returns: ranked results, optional answer, citations, trace.
+
+    An **abstention** (the system chose not to answer, which is the right answer to an
+    unanswerable question) is ``answer=None`` with ``metadata["abstained"] = True`` and an
+    optional ``metadata["abstain_reason"]``: kept in ``metadata`` so heta-framework's
+    ``report.json`` layout is unchanged. :meth:`abstention` builds one; systems return
+    ``Abstain(reason)`` (see ``heta_notebook.systems``).
+    """
 
     mode: RequiredText
     results: tuple[QueryResult, ...] = ()
@@ -258,6 +286,36 @@ class QueryResponse(Record):
     def _results_as_tuple(self, results: Any, handler: Any) -> Any:
         # The embedded KB's results are a ``LazyResults`` (a tuple held as columns).
         return handler(results if type(results) is tuple else tuple(results))
+
+    @model_validator(mode="after")
+    def _abstention_has_no_answer(self) -> QueryResponse:
+        if self.metadata.get(ABSTAINED) is True and self.answer is not None:
+            raise ValueError(
+                "an abstention has no answer: set answer=None (or drop metadata.abstained)"
+            )
+        return self
+
+    @property
+    def abstained(self) -> bool:
+        """Whether the response abstains (no answer, on purpose): see :func:`abstention_of`."""
+        return abstention_of(self.metadata)[0]
+
+    @property
+    def abstain_reason(self) -> str | None:
+        """Why the response abstained (None when it did not, or gave no reason)."""
+        return abstention_of(self.metadata)[1]
+
+    @classmethod
+    def abstention(
+        cls,
+        mode: str,
+        reason: str | None = None,
+        results: Sequence[QueryResult] = (),
+        **metadata: Any,
+    ) -> QueryResponse:
+        """A response that abstains (no answer, flagged), keeping whatever was retrieved."""
+        flag = {ABSTAINED: True, **({ABSTAIN_REASON: str(reason)} if reason else {})}
+        return cls(mode=mode, results=tuple(results), metadata={**metadata, **flag})
 
 
 # --------------------------------------------------------------------------- scores and results
@@ -692,7 +750,10 @@ def report_key(knowledge_base_name: str, report_id: str) -> str:
 
 
 __all__ = [
+    "ABSTAINED",
+    "ABSTAIN_REASON",
     "EVALUATION_SCHEMA_VERSION",
+    "abstention_of",
     "BenchmarkCase",
     "BenchmarkDocument",
     "BenchmarkEvidence",

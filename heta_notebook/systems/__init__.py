@@ -21,6 +21,7 @@ _EXPORTS = {
     "HttpSystem": "heta_notebook.systems._http",
     "HttpSystemError": "heta_notebook.systems._http",
     "ACCEPTED_FORMS": "heta_notebook.systems._normalize",
+    "Abstain": "heta_notebook.systems._normalize",
     "SystemOutputError": "heta_notebook.systems._normalize",
     "normalize_response": "heta_notebook.systems._normalize",
     "Stage": "heta_notebook.systems._stages",
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.systems._normalize import (  # noqa: F401
         ACCEPTED_FORMS,
+        Abstain,
         SystemOutputError,
         normalize_response,
     )

@@ -1,12 +1,17 @@
 """Checked before it runs: a dry run of the first queries, and how many ids map to documents.
 
-``preflight`` asks the run's first few (case, mode) queries once (their responses are kept and reused by the
-run, so nothing is asked twice). A shape the adapter cannot read, or a system that fails on
-every one of them, stops the run with that one error. **Id coverage** is the share of the
-returned results that map to one of the benchmark's documents (by the one matching rule,
-:func:`heta_notebook.evaluators._matching.document_ids`): none → :class:`IdCoverageError`
-before the run, showing the system's ids beside the benchmark's and how to map them;
-some → a warning, and the coverage goes into the report's ``metadata["id_coverage"]``.
+``preflight`` asks the run's first ``n`` (case, mode) queries once (``n`` is
+``BenchmarkRunConfig.preflight_queries``, 5 by default, 0 for no dry run; their responses are
+kept and reused by the run, so nothing is asked twice). A shape the adapter cannot read, or a
+system that fails on every one of them, stops the run with that one error. **Id coverage** is
+the share of the returned results that map to one of the benchmark's documents (by the one
+matching rule, :func:`heta_notebook.evaluators._matching.document_ids`): some → a warning, and
+the coverage goes into the report's ``metadata["id_coverage"]``; none → before calling that an
+error, the dry run goes on, up to ``ESCALATION`` × ``n`` queries (20 by default), and stops at
+the first query whose results do map. A system whose first answers happen to miss but later
+ones match is partial coverage (a warning), not a broken mapping; one that maps nothing in
+all those queries gets :class:`IdCoverageError` before the run, showing the system's ids
+beside the benchmark's and how to map them.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from heta_notebook._util.timeout import with_timeout
@@ -24,6 +30,7 @@ from heta_notebook.schema._records import BenchmarkCase, QueryResponse
 from heta_notebook.systems._normalize import SystemOutputError
 
 DRY_RUN_CASES = 5
+ESCALATION = 4  # when the first n map nothing, ask up to ESCALATION * n before an error
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
 
 
@@ -74,15 +81,37 @@ async def preflight(
     n: int = DRY_RUN_CASES,
     timeout: float | None = None,
 ) -> tuple[Answer, IdCoverage | None]:
-    """Dry-run the run's first ``n`` (case, mode) items, in the run's order (each within
-    ``timeout`` seconds, the run's query timeout); return an ``answer`` that reuses their
-    responses and the id coverage (None when the system returned no results or the
-    benchmark has no documents)."""
+    """Dry-run the run's first ``n`` (case, mode) items (more when none maps, see the module
+    docstring), in the run's order (each within ``timeout`` seconds, the run's query timeout);
+    return an ``answer`` that reuses their responses and the id coverage (None when the
+    system returned no results, the benchmark has no documents or ``n`` is 0)."""
+    kept, coverage, stopped = await dry_run(
+        answer, cases, modes, benchmark_documents, system=system, n=n, timeout=timeout
+    )
+    if coverage is not None and stopped is None:
+        check_coverage(coverage, benchmark_documents, system)
+    return _reusing(answer, kept, stopped=stopped), coverage
+
+
+async def dry_run(
+    answer: Answer,
+    cases: Sequence[BenchmarkCase],
+    modes: Sequence[str],
+    benchmark_documents: Collection[str],
+    *,
+    system: str,
+    n: int = DRY_RUN_CASES,
+    timeout: float | None = None,
+) -> tuple[dict[tuple[str, str], Measured], IdCoverage | None, BaseException | None]:
+    """The dry run's answers by (case id, mode), their id coverage, and the stop that ended
+    it early (None). Raises the one shape error, or one error when every query failed; does
+    not judge the coverage (:func:`check_coverage` does), so a worker can run it too."""
     kept: dict[tuple[str, str], Measured] = {}
     failures: list[BaseException] = []
-    stopped: BaseException | None = None
-    first = [(case, mode) for case in cases[:n] for mode in modes][:n]
-    for case, mode in first:
+    pairs = islice(((case, mode) for case in cases for mode in modes), max(n, 0) * ESCALATION)
+    for number, (case, mode) in enumerate(pairs):
+        if number >= n and not _maps_nothing_yet(kept, benchmark_documents):
+            break
         started = time.perf_counter()
         try:
             value = await with_timeout(answer(case, mode), timeout, f"query {case.case_id!r}")
@@ -93,23 +122,24 @@ async def preflight(
         except Exception as exc:  # noqa: BLE001 - judged below: all failing stops the run
             failures.append(exc)
         except asyncio.CancelledError:  # the stop button cancels the run's task
-            stopped = KeyboardInterrupt()
-            break
+            return kept, None, KeyboardInterrupt()
         except BaseException as exc:  # a stop (KeyboardInterrupt...): the run keeps what was
-            stopped = exc  # answered, then stops the way a stop in the run does
-            break
-    if stopped is not None:
-        return _reusing(answer, kept, stopped=stopped), None
+            return kept, None, exc  # answered, then stops the way a stop in the run does
     if failures and not kept:
         first = failures[0]
         raise RuntimeError(
             f"{system} failed on each of the first {len(failures)} queries before the run "
             f"started; the first error: {type(first).__name__}: {first}"
         ) from first
+    return kept, id_coverage([m.value for m in kept.values()], benchmark_documents), None
+
+
+def _maps_nothing_yet(
+    kept: dict[tuple[str, str], Measured], benchmark_documents: Collection[str]
+) -> bool:
+    """Whether the answers so far returned results and none of them maps (go on asking)."""
     coverage = id_coverage([m.value for m in kept.values()], benchmark_documents)
-    if coverage is not None:
-        check_coverage(coverage, benchmark_documents, system)
-    return _reusing(answer, kept), coverage
+    return coverage is not None and coverage.matched == 0
 
 
 def id_coverage(
@@ -139,7 +169,7 @@ def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], s
         ours = ", ".join(repr(d) for d in sorted(benchmark_documents)[:5])
         raise IdCoverageError(
             f"none of the {coverage.results} results {system} returned for the first "
-            f"{coverage.queries} queries names a benchmark document, so every retrieval metric "
+            f"{coverage.queries} queries (the dry run; preflight_queries= sets its size) names a benchmark document, so every retrieval metric "
             f"would be 0. The system's ids: {theirs}; the benchmark's document ids: {ours}. "
             "Return the benchmark's document ids as result ids (or 'doc#n' chunk ids), put "
             "them in a result's 'document_id' field or metadata['benchmark_document_id'], or "
@@ -177,10 +207,12 @@ def _reusing(
 
 __all__ = [
     "DRY_RUN_CASES",
+    "ESCALATION",
     "IdCoverage",
     "IdCoverageError",
     "Measured",
     "check_coverage",
+    "dry_run",
     "id_coverage",
     "preflight",
 ]

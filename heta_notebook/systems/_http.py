@@ -4,11 +4,13 @@
                body={"q": "{query}", "k": "{top_k}"},      # the request template
                results="data.hits", answer="data.answer",  # where the reply keeps them
                metadata="metadata",                        # (default) e.g. its stages
+               abstain="abstain", abstain_reason="reason", # (default) a deliberate no-answer
                fields={"id": "doc_id", "text": "content"}) # result field names, if not ours
 
 Placeholders ``{query}``, ``{top_k}`` and ``{mode}`` are filled anywhere in ``body`` (a value that
 is exactly ``"{top_k}"`` stays a number); with ``method="GET"`` the filled template is the query
-string. A reply status >= 400 or a timeout fails that case with an error naming the URL.
+string. A reply whose ``abstain`` value is true (or a reason text) is an abstention: no answer,
+flagged, with the reply's ``abstain_reason`` (see ``Abstain``). A reply status >= 400 or a timeout fails that case with an error naming the URL.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class HttpSystem:
         answer: str | None = "answer",
         citations: str | None = None,
         metadata: str | None = "metadata",
+        abstain: str | None = "abstain",
+        abstain_reason: str | None = "reason",
         fields: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         name: str | None = None,
@@ -58,6 +62,8 @@ class HttpSystem:
             "answer": answer,
             "citations": citations,
             "metadata": metadata,
+            "abstain": abstain,
+            "abstain_reason": abstain_reason,
         }
         self.fields = dict(fields or {})
         self.timeout = timeout
@@ -95,6 +101,9 @@ class HttpSystem:
             out["results"] = []
         if not isinstance(out.get("metadata"), Mapping):  # e.g. {"stages": [...]}: kept
             out.pop("metadata", None)
+        if not out.get("abstain"):  # a reason only means something with an abstention
+            out.pop("abstain", None)
+            out.pop("abstain_reason", None)
         return out
 
     def _renamed(self, item: Any) -> Any:

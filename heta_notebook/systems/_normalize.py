@@ -5,6 +5,9 @@ Accepted (``ACCEPTED_FORMS`` says the same to users): a ``QueryResponse``; a lis
 LlamaIndex ``NodeWithScore``s); ``(answer, results)``; a dict ``{"answer", "results" |
 "contexts" (texts) | "context" | "source_documents", "citations", ...}``; an answer string; a
 LlamaIndex response (``.response`` + ``.source_nodes``); a record with ``to_dict()``.
+An **abstention** (no answer, on purpose) is ``Abstain(reason)``, ``(Abstain(reason), results)``
+or a dict with ``"abstain": True`` (or the reason as its value) and an optional ``"reason"``;
+it becomes ``QueryResponse.abstention`` (``answer=None``, ``metadata.abstained``).
 Anything else is one :class:`SystemOutputError` naming the type it got and these forms.
 """
 
@@ -12,21 +15,44 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from heta_notebook._util.jsondata import json_safe
-from heta_notebook.schema._records import QueryCitation, QueryResponse, QueryResult
+from heta_notebook.schema._records import (
+    ABSTAIN_REASON,
+    ABSTAINED,
+    QueryCitation,
+    QueryResponse,
+    QueryResult,
+)
 
 ACCEPTED_FORMS = (
     "a QueryResponse; a list of results, each a QueryResult, an id string, an (id, score) "
     "pair, a dict with 'id' (and optional 'text', 'score', 'document_id', 'metadata'), a "
     "LangChain Document or a LlamaIndex NodeWithScore; an (answer, results) pair; a dict "
     "{'answer': ..., 'results': [...] or 'contexts': [texts], 'citations': [...]}; an answer string; "
-    "a LlamaIndex response with source_nodes"
+    "a LlamaIndex response with source_nodes; to abstain, Abstain(reason), (Abstain(reason), "
+    "results) or {'abstain': True, 'reason': ..., 'results': [...]}"
 )
 _RESULT_KEYS = ("results", "contexts", "context", "source_documents", "source_nodes")
 _RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata", "document_id")
 DocumentId = str | Callable[[QueryResult], Any] | None
+
+
+@dataclass(frozen=True)
+class Abstain:
+    """What a system returns to abstain: no answer, on purpose, and why.
+
+    ``return Abstain("no passage mentions the launch date")`` (or ``Abstain(reason,
+    results=hits)`` to keep what was retrieved, or ``(Abstain(reason), hits)``). The response
+    is recorded as an abstention: SQuAD-style answer metrics score it as the empty answer
+    (right for an unanswerable question, wrong for an answerable one), and frames, the card
+    and the explorers show it as "abstained: reason" rather than as a missing answer.
+    """
+
+    reason: str | None = None
+    results: Sequence[Any] = ()
 
 
 class SystemOutputError(TypeError):
@@ -40,6 +66,17 @@ class SystemOutputError(TypeError):
             f"{system} returned {kind}{place}, which is not a shape heta_notebook can read. "
             f"Return {ACCEPTED_FORMS}."
         )
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # pickled by its message: a Ray worker's dry run hands it to the driver
+        return _output_error, (str(self),)
+
+
+def _output_error(message: str) -> SystemOutputError:
+    """A :class:`SystemOutputError` with ``message`` as it was (the unpickling side)."""
+    error = SystemOutputError.__new__(SystemOutputError)
+    TypeError.__init__(error, message)
+    return error
 
 
 def normalize_response(
@@ -66,6 +103,8 @@ def normalize_response(
 def _response(value: Any, mode: str, system: str, id_key: str | None) -> QueryResponse:
     if isinstance(value, QueryResponse):
         return value if value.mode == mode else value.model_copy(update={"mode": mode})
+    if isinstance(value, Abstain):
+        return _abstention(value.reason, value.results, mode, system, id_key)
     if isinstance(value, str):
         return QueryResponse(mode=mode, answer=value)
     if hasattr(value, "source_nodes") and hasattr(value, "response"):  # LlamaIndex response
@@ -77,6 +116,8 @@ def _response(value: Any, mode: str, system: str, id_key: str | None) -> QueryRe
         return _from_dict(value, mode, system, id_key)
     if _is_answer_pair(value):
         answer, results = value
+        if isinstance(answer, Abstain):
+            return _abstention(answer.reason, results, mode, system, id_key)
         return QueryResponse(
             mode=mode,
             answer=None if answer is None else str(answer),
@@ -87,8 +128,24 @@ def _response(value: Any, mode: str, system: str, id_key: str | None) -> QueryRe
     raise SystemOutputError(system, value)
 
 
+def _abstention(
+    reason: Any, results: Any, mode: str, system: str, id_key: str | None, **metadata: Any
+) -> QueryResponse:
+    """An abstention with ``results`` read like any other results."""
+    text = None if reason is None or isinstance(reason, bool) else str(reason).strip() or None
+    found = as_results(list(results or ()), system, id_key)
+    return QueryResponse.abstention(mode, text, found, **json_safe(metadata))
+
+
 def _from_dict(value: Mapping[str, Any], mode: str, system: str, id_key: str | None) -> Any:
     key = next((k for k in _RESULT_KEYS if k in value), None)
+    if value.get("abstain") or value.get(ABSTAINED) is True:
+        flag = value.get("abstain")
+        reason = value.get("reason", value.get(ABSTAIN_REASON, flag))
+        skip = {"abstain", ABSTAINED, "reason", ABSTAIN_REASON, "answer", "mode", *_RESULT_KEYS}
+        rest = {k: v for k, v in value.items() if k not in skip}
+        meta = {**dict(rest.pop("metadata", None) or {}), **rest}
+        return _abstention(reason, value.get(key) if key else (), mode, system, id_key, **meta)
     known = {"mode", "answer", "citations", "trace", "metadata", *_RESULT_KEYS}
     if key is None and not (known & set(value)):
         raise SystemOutputError(system, value, f"a dict with keys {sorted(value)[:8]}")
@@ -119,7 +176,7 @@ def _is_answer_pair(value: Any) -> bool:
     return (
         isinstance(value, tuple)
         and len(value) == 2
-        and (value[0] is None or isinstance(value[0], str))
+        and (value[0] is None or isinstance(value[0], (str, Abstain)))
         and isinstance(value[1], (list, tuple))
     )
 
@@ -263,6 +320,7 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
 
 __all__ = [
     "ACCEPTED_FORMS",
+    "Abstain",
     "SystemOutputError",
     "as_results",
     "citations_for",

@@ -243,6 +243,7 @@ class ReportData {
       const c = msg.cases;
       this.c.answer[i] = at(c.answer[k]);
       this.c.abstained[i] = c.abstained[k];
+      if (this.c.abstain_reason && c.abstain_reason) this.c.abstain_reason[i] = at(c.abstain_reason[k]);
       this.c.expected[i] = c.expected[k].map(at);
       this.c.expects_abstention[i] = c.expects_abstention[k];
       this.c.evidence[i] = c.evidence[k].map(([label, matched, rank, result, relevance, by, why, deep, docRank, stages]) =>
@@ -352,7 +353,11 @@ async function reportData(model, ref) {
 
 function scoreBadge(sc) {
   if (!sc) return badge("–", "muted");
-  if (sc.status !== "scored") return badge(sc.status, sc.status === "skipped" ? "warnb" : "bad");
+  if (sc.status === "skipped") {  // why it was skipped, next to it
+    const why = sc.note && sc.note !== "skipped" ? `skipped: ${shorten(sc.note, 60)}` : "skipped";
+    return badge(why, "warnb");
+  }
+  if (sc.status !== "scored") return badge(sc.status, "bad");
   if (sc.text !== null) return badge(shorten(sc.text, 60), "muted");
   const verdict = sc.passed === true ? " · passed" : sc.passed === false ? " · failed" : "";
   return badge(`${fmtNum(sc.value)}${verdict}`, sc.passed === true ? "ok" : sc.passed === false ? "bad" : "muted");
@@ -424,12 +429,21 @@ function caseDetail(data, i) {
     scoresTable(scores, data), extras(data, i));
 }
 
+function abstainedBadge(data, i) {  // a response that abstained on purpose: "abstained: reason"
+  if (!(data.c.abstained || [])[i]) return null;
+  const why = (data.c.abstain_reason || [])[i];
+  const text = why >= 0 ? `abstained: ${shorten(data.s(why), 120)}` : "abstained";
+  return h("span", { "data-abstained": "1", title: "no answer, on purpose" }, badge(text, "warnb"));
+}
+
 function answers(data, i) {
   const expected = data.c.expected[i] || [];
   const answer = data.c.answer[i];
   const expectsAbstention = !!(data.c.expects_abstention || [])[i];
+  const abstained = abstainedBadge(data, i);
   if (!expected.length && !expectsAbstention) {  // nothing to compare with (e.g. a retrieval benchmark)
-    return answer >= 0 ? h("div", {}, h("h4", {}, "Answer"), h("div", { class: "hnx-text" }, data.textNode(answer))) : null;
+    const shown = answer >= 0 ? h("div", { class: "hnx-text" }, data.textNode(answer)) : abstained;
+    return shown ? h("div", {}, h("h4", {}, "Answer"), shown) : null;
   }
   return h("div", {}, h("h4", {}, "Answer vs expected"),
     h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "expected answers"), h("th", {}, "answer"))),
@@ -438,8 +452,7 @@ function answers(data, i) {
           : h("div", { class: "hnx-note" }, (data.c.expects_abstention || [])[i]
             ? "unanswerable: the right answer is to abstain" : "no expected answers recorded")),
         h("td", {}, answer >= 0 ? h("div", { class: "hnx-text" }, data.textNode(answer))
-          : h("div", { class: "hnx-note" }, (data.c.abstained || [])[i]
-            ? "abstained: the answer step found no answer" : "no answer (retrieval only)"))))));
+          : abstained || h("div", { class: "hnx-note" }, "no answer (retrieval only)"))))));
 }
 
 function reasons(scores, data) {
@@ -513,7 +526,7 @@ function scoresTable(scores, data) {
   return h("div", {}, h("h4", {}, "Scores"), h("table", {},
     h("thead", {}, h("tr", {}, ["score", "value", "reason", "metadata"].map((t) => h("th", {}, t)))),
     h("tbody", {}, scores.map((s) => h("tr", {}, h("td", {}, s.name), h("td", {}, scoreBadge(s)),
-      h("td", {}, data.textNode(s.noteIndex) || ""),
+      h("td", {}, s.status === "skipped" ? "" : data.textNode(s.noteIndex) || ""),  // its badge says why
       h("td", {}, s.meta ? h("details", {}, h("summary", {}, "metadata"), h("pre", {}, data.textNode(s.metaIndex))) : "–"))))));
 }
 
@@ -771,7 +784,8 @@ function sideBlock(title, name, S, i, other, oi, score, isB) {
   const byJudge = given.filter((s) => judges.has(s.name)), byEvaluator = given.filter((s) => !judges.has(s.name));
   const answer = d.c.answer[i];
   return h("div", { class: "hnx-side" }, head,
-    answer >= 0 ? [h("b", {}, "answer"), h("div", { class: "hnx-text" }, d.textNode(answer))] : null,
+    answer >= 0 ? [h("b", {}, "answer"), h("div", { class: "hnx-text" }, d.textNode(answer))]
+      : abstainedBadge(d, i) ? [h("b", {}, "answer"), h("div", {}, abstainedBadge(d, i))] : null,
     byJudge.length ? [h("b", {}, "judge reasons"), byJudge.map(note)] : null,
     byEvaluator.length ? [h("b", {}, "evaluator reasons"), byEvaluator.map(note)] : null,
     ev.length ? h("div", {}, h("b", {}, `expected evidence: ${ev.filter((e) => e.matched).length}/${ev.length} found`), h("ul", { class: "hnx-ev" }, items))
