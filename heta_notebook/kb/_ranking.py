@@ -12,11 +12,16 @@ the ``k``-th best (all rows tied with it included), then ``np.lexsort`` orders t
 Dense cosine scores are ranked and reported at a stated precision, ``SCORE_DECIMALS`` (1e-6):
 they are recomputed in float64 from the stored float32 vectors and rounded, so BLAS kernels,
 thread counts and block sizes (whose float32 sums differ in the last bits) cannot reorder them.
+
+A *deep rank* (``kb._deep_rank``) is where one row would land if every row were returned under
+this rule: ``preceding`` counts the rows ranked before it from the score vector a search
+already holds (``ScoreVector``), scoring exactly only the rows its approximation cannot place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -66,4 +71,45 @@ def rounded(scores: np.ndarray) -> np.ndarray:
     return np.round(np.asarray(scores, dtype=np.float64), SCORE_DECIMALS) + 0.0  # no -0.0
 
 
-__all__ = ["SCORE_DECIMALS", "rounded", "tie_keys", "top_k"]
+class ScoreVector(NamedTuple):
+    """Every row's score for one query, as a search holds it (valid only during the search).
+
+    ``approx[row]`` is within ``margin`` of the exact score ``exact(rows)`` computes (margin 0:
+    ``approx`` is exact); rows scoring at most ``floor`` are never returned (None: all are).
+    """
+
+    approx: np.ndarray
+    margin: float
+    exact: Callable[[np.ndarray], np.ndarray]
+    floor: float | None = None
+
+
+# what a search calls per query while it holds the scores: (query index, hits' rows, scores)
+Visit = Callable[[int, np.ndarray, ScoreVector], None]
+
+
+def preceding(
+    scores: ScoreVector, row: int, score: float, keys: np.ndarray, within: np.ndarray | None = None
+) -> tuple[np.ndarray, int]:
+    """The rows ranked before ``row`` (exact score ``score``) if every row were returned, and
+    how many other rows tie with it exactly.
+
+    Rows whose approximate score clears ``score`` by more than the margin precede for sure;
+    only those within the margin are scored exactly and ordered by (score, tie key).
+    ``within``: the rows to look at (a superset of the answer; default all).
+    """
+    approx = scores.approx if within is None else scores.approx[within]
+    if scores.margin:
+        above = np.flatnonzero(approx > score + scores.margin)
+        band = np.flatnonzero(np.abs(approx - score) <= scores.margin)
+    else:
+        above, band = np.flatnonzero(approx > score), np.flatnonzero(approx == score)
+    if within is not None:
+        above, band = within[above], within[band]
+    exact = scores.exact(band)
+    wins = (exact > score) | ((exact == score) & (keys[band] < keys[row]))
+    tied = max(int(np.count_nonzero(exact == score)) - 1, 0)
+    return np.concatenate((above, band[wins])), tied
+
+
+__all__ = ["SCORE_DECIMALS", "ScoreVector", "Visit", "preceding", "rounded", "tie_keys", "top_k"]
