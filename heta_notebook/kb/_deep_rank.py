@@ -25,12 +25,13 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from heta_notebook.kb._ranking import ScoreVector, preceding
+from heta_notebook.kb._passages import Judged, Passage, is_cut, judged_item
+from heta_notebook.kb._ranking import Preceding, ScoreVector, preceding
 
 _WORD = re.compile(r"\w\w")
 
@@ -47,6 +48,7 @@ class DeepRank:
     score: float | None = None
     best_chunk: str | None = None
     tied: int = 0  # other chunks with exactly the best chunk's score (rank set by the tie key)
+    cut: bool | None = None  # no chunk holds its evidence passage whole (``kb._passages``)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (what case results store under ``deep_ranks``)."""
@@ -83,6 +85,13 @@ class _Layout:
         self._words: dict[int, bool] = {}
         self.chunk_index = np.asarray(chunks.columns["chunk_index"], dtype=np.int64)
         self.chunks = chunks
+
+    def spans(self, which: int) -> list[tuple[int, int, str]]:
+        """Document ``which``'s chunks as ``(start, end, text)`` (offsets in its text)."""
+        start, end = self.rows[which]
+        begin, stop = self.chunks.columns["start"], self.chunks.columns["end"]
+        rows = range(start, end)
+        return [(int(begin[r]), int(stop[r]), self.chunks.text(r)) for r in rows]
 
     def has_words(self, which: int) -> bool:
         """Whether any chunk of document ``which`` holds a word (else nothing was indexed)."""
@@ -154,7 +163,9 @@ def _from_order(
 class DeepRanker:
     """The deep ranks of one batch of queries' judged documents, counted during the search.
 
-    ``judged[i]``: the document ids query i is judged against. ``missing_only``: rank only
+    ``judged[i]``: the documents query i is judged against: ids, or ``Judged`` with the
+    evidence passages each holds (a missed one whose passages no chunk holds whole is marked
+    ``cut``, ``kb._passages``). ``missing_only``: rank only
     those the query's own top k does not hold (a run's case: the found ones have their rank).
     ``strict``: raise a failure; else record it per query (a diagnostic never fails a query).
     """
@@ -162,13 +173,19 @@ class DeepRanker:
     def __init__(
         self,
         kb: Any,
-        judged: Sequence[Sequence[str]],
+        judged: Sequence[Sequence[str | Judged]],
         *,
         missing_only: bool = True,
         strict: bool = False,
     ) -> None:
         self.layout = _layout(kb)
-        self.judged = [list(dict.fromkeys(str(d) for d in docs)) for docs in judged]
+        self.passages: list[dict[str, tuple[Passage, ...]]] = []
+        for items in judged:
+            passages: dict[str, tuple[Passage, ...]] = {}
+            for item in map(judged_item, items):
+                passages[item.document_id] = passages.get(item.document_id, ()) + item.passages
+            self.passages.append(passages)
+        self.judged = [list(docs) for docs in self.passages]
         self.ranks: list[dict[str, DeepRank] | None] = [None] * len(self.judged)
         self.errors: list[str | None] = [None] * len(self.judged)
         self.missing_only, self.strict = missing_only, strict
@@ -204,54 +221,119 @@ class DeepRanker:
 
     def _keep(self, i: int, rank: Any) -> None:
         try:
-            self.ranks[i] = rank()
+            self.ranks[i] = self._with_cuts(i, rank())
         except Exception as exc:  # noqa: BLE001 - a diagnostic never fails the query it explains
             if self.strict:
                 raise
             self.errors[i] = f"{type(exc).__name__}: {exc}"
 
+    def _with_cuts(self, i: int, ranks: dict[str, DeepRank]) -> dict[str, DeepRank]:
+        """``ranks`` with ``cut`` set for the indexed documents whose passages are known."""
+        for doc, rank in ranks.items():
+            passages = self.passages[i].get(doc)
+            if passages and rank.indexed and rank.chunks > 1:
+                spans = self.layout.spans(self.layout.index[doc])
+                ranks[doc] = replace(rank, cut=is_cut(spans, passages))
+        return ranks
+
 
 def _from_vector(layout: _Layout, scores: ScoreVector, judged: list[str]) -> dict[str, DeepRank]:
     """Deep ranks from one query's score vector: each document's best chunk (its rows scored
-    exactly), then the chunks that precede it (``preceding``), counted and mapped to documents."""
+    exactly), then what precedes it (``preceding``), counted in chunks and in documents."""
     out: dict[str, DeepRank] = {}
-    best: dict[str, tuple[int, float, int]] = {}
+    docs, which = [], []
     for doc in judged:
-        which = layout.index.get(doc)
-        chunks = 0 if which is None else int(layout.ends[which] - layout.starts[which])
-        if which is None or not layout.has_words(which):
+        w = layout.index.get(doc)
+        if w is None or not layout.has_words(w):
+            chunks = 0 if w is None else int(layout.ends[w] - layout.starts[w])
             out[doc] = DeepRank(doc, indexed=False, chunks=chunks)
-            continue
-        rows = np.arange(layout.starts[which], layout.ends[which])
-        exact = scores.exact(rows)
-        at = np.lexsort((layout.keys[rows], -exact))[0]
-        value = float(exact[at])
-        if scores.floor is not None and value <= scores.floor:
-            out[doc] = DeepRank(doc, indexed=True, chunks=chunks, score=value)
         else:
-            best[doc] = (int(rows[at]), value, which)
-    if best:  # only rows reaching the lowest judged score can precede any of them
-        lowest = min(value for _, value, _ in best.values()) - scores.margin
-        within = np.flatnonzero(scores.approx >= lowest)
-        for doc, (row, value, which) in best.items():
-            before, tied = preceding(scores, row, value, layout.keys, within)
-            out[doc] = DeepRank(
-                doc,
-                indexed=True,
-                chunks=int(layout.ends[which] - layout.starts[which]),
-                chunk_rank=len(before) + 1,
-                document_rank=len(np.unique(layout.document[before])) + 1,
-                score=value,
-                best_chunk=f"{layout.ids[which]}#{int(layout.chunk_index[row])}",
-                tied=tied,
-            )
+            docs.append(doc)
+            which.append(w)
+    if docs:
+        out.update(_ranked(layout, scores, docs, np.asarray(which)))
     return {doc: out[doc] for doc in judged}
+
+
+def _ranked(
+    layout: _Layout, scores: ScoreVector, docs: list[str], which: np.ndarray
+) -> dict[str, DeepRank]:
+    """Deep ranks of indexed documents ``which``: each one's best chunk (its chunks scored
+    exactly), the chunks that precede it (``preceding``), and the documents that do: those
+    whose best approximate score clears it (one pass over the vector), plus those owning a
+    preceding chunk within the margin."""
+    starts, ends = layout.starts[which], layout.ends[which]
+    sizes = ends - starts
+    group = np.repeat(np.arange(len(which)), sizes)
+    rows = np.arange(len(group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    rows = rows + np.repeat(starts, sizes)
+    exact = scores.exact(rows)
+    picked = np.lexsort((layout.keys[rows], -exact, group))
+    first = picked[np.searchsorted(group[picked], np.arange(len(which)))]
+    best, values = rows[first], exact[first]  # each document's best chunk and its score
+    ranked = np.ones(len(best), dtype=bool) if scores.floor is None else values > scores.floor
+    chunk_rank = np.zeros(len(best), dtype=np.int64)
+    document_rank, tied = chunk_rank.copy(), chunk_rank.copy()
+    if ranked.any():  # only rows near or above the lowest judged score can precede one
+        near = np.flatnonzero(scores.approx >= values[ranked].min() - scores.margin)
+        sub = ScoreVector(scores.approx[near], scores.margin, lambda r: scores.exact(near[r]))
+        keys, owner = layout.keys[near], layout.document[near]
+        group = np.concatenate(([0], np.cumsum(owner[1:] != owner[:-1])))  # rows by document
+        firsts = np.flatnonzero(np.diff(group, prepend=-1))
+        owner_best = np.maximum.reduceat(sub.approx, firsts)  # each document's best approx
+        for part in _parts(np.flatnonzero(ranked), len(near)):
+            at = np.searchsorted(near, best[part])
+            found = preceding(sub, at, values[part], keys)
+            chunk_rank[part] = found.sure + np.bincount(found.which, minlength=len(part)) + 1
+            tied[part] = found.tied
+            before = _documents_before(group, owner_best, sub.margin, values[part], found)
+            document_rank[part] = before + 1
+    out = {}
+    for i, doc in enumerate(docs):
+        out[doc] = DeepRank(
+            doc,
+            indexed=True,
+            chunks=int(sizes[i]),
+            chunk_rank=int(chunk_rank[i]) if ranked[i] else None,
+            document_rank=int(document_rank[i]) if ranked[i] else None,
+            score=float(values[i]),
+            best_chunk=f"{layout.ids[which[i]]}#{int(layout.chunk_index[best[i]])}"
+            if ranked[i]
+            else None,
+            tied=int(tied[i]),
+        )
+    return out
+
+
+def _parts(indices: np.ndarray, n: int) -> list[np.ndarray]:
+    """``indices`` in groups small enough that a (group x n) mask stays under ~4 MB."""
+    size = max(1, _MASK // max(n, 1))
+    return [indices[i : i + size] for i in range(0, len(indices), size)]
+
+
+_MASK = 4 * 2**20
+
+
+def _documents_before(
+    group: np.ndarray, best: np.ndarray, margin: float, values: np.ndarray, found: Preceding
+) -> np.ndarray:
+    """Per judged value, how many documents own a chunk that precedes it: those whose best
+    approximate score (``best[g]``, ``group`` maps rows to documents) clears it surely, plus
+    the owners of the preceding chunks near it."""
+    clear = np.asarray(values, dtype=np.float64) + margin
+    surely = np.count_nonzero(best > clear[:, None], axis=1)
+    if not len(found.rows):
+        return surely
+    owners = group[found.rows]
+    near = best[owners] <= clear[found.which]  # not counted already
+    pairs = np.unique(found.which[near] * len(best) + owners[near])
+    return surely + np.bincount(pairs // len(best), minlength=len(values))
 
 
 def deep_ranks(
     kb: Any,
     queries: Sequence[str],
-    judged: Sequence[Sequence[str]],
+    judged: Sequence[Sequence[str | Judged]],
     *,
     mode: str,
     top_k: int = 10,

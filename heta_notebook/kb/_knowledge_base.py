@@ -34,6 +34,7 @@ from heta_notebook.kb._embedders import Embedder, LsaEmbedder, embedder_for
 from heta_notebook.kb._fusion import reciprocal_rank_fusion
 from heta_notebook.kb._hits import METHODS as _METHOD
 from heta_notebook.kb._hits import KbHits, RowFacts
+from heta_notebook.kb._passages import Judged
 from heta_notebook.kb._recipe import FULL_TEXT, VECTOR, Recipe
 from heta_notebook.schema._lazy_results import LazyResults
 from heta_notebook.schema._records import (
@@ -175,14 +176,15 @@ class KnowledgeBase:
         top_k: int = 10,
         options: Mapping[str, Any] | None = None,
         answer: bool = False,
-        judged: Sequence[Sequence[str]] | None = None,
+        judged: Sequence[Sequence[str | Judged]] | None = None,
     ) -> list[QueryResponse]:
         """Many queries at once (batched index calls); same results as ``query`` one by one.
 
         Retrieval only unless ``answer=True`` runs the recipe's answer step on each response.
-        ``judged[i]``: document ids query i is judged against; each one missing from its top
-        k gets its exact deep rank in ``metadata["deep_ranks"]`` (``kb._deep_rank``), counted
-        from the scores the search computes anyway.
+        ``judged[i]``: the documents query i is judged against (ids, or ``Judged`` with their
+        evidence passages); each one missing from its top k gets its exact deep rank in
+        ``metadata["deep_ranks"]`` (``kb._deep_rank``), counted from the scores the search
+        computes anyway, and whether the chunking cut its passages (``cut``).
         """
         self._check(mode, top_k)
         options = dict(options or {})

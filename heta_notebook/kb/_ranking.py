@@ -88,28 +88,40 @@ class ScoreVector(NamedTuple):
 Visit = Callable[[int, np.ndarray, ScoreVector], None]
 
 
+class Preceding(NamedTuple):
+    """Who ranks before each of some rows if every row were returned (``preceding``)."""
+
+    sure: np.ndarray  # per row: how many rows surely precede (approx clears it by > margin)
+    which: np.ndarray  # with ``rows``: pairs (index of the asked row, another row that precedes)
+    rows: np.ndarray  # ... found among the rows within the margin, scored exactly
+    tied: np.ndarray  # per row: other rows with exactly its score (the tie key orders them)
+
+
 def preceding(
-    scores: ScoreVector, row: int, score: float, keys: np.ndarray, within: np.ndarray | None = None
-) -> tuple[np.ndarray, int]:
-    """The rows ranked before ``row`` (exact score ``score``) if every row were returned, and
-    how many other rows tie with it exactly.
-
-    Rows whose approximate score clears ``score`` by more than the margin precede for sure;
-    only those within the margin are scored exactly and ordered by (score, tie key).
-    ``within``: the rows to look at (a superset of the answer; default all).
-    """
-    approx = scores.approx if within is None else scores.approx[within]
-    if scores.margin:
-        above = np.flatnonzero(approx > score + scores.margin)
-        band = np.flatnonzero(np.abs(approx - score) <= scores.margin)
-    else:
-        above, band = np.flatnonzero(approx > score), np.flatnonzero(approx == score)
-    if within is not None:
-        above, band = within[above], within[band]
-    exact = scores.exact(band)
-    wins = (exact > score) | ((exact == score) & (keys[band] < keys[row]))
-    tied = max(int(np.count_nonzero(exact == score)) - 1, 0)
-    return np.concatenate((above, band[wins])), tied
+    scores: ScoreVector, rows: np.ndarray, values: np.ndarray, keys: np.ndarray
+) -> Preceding:
+    """Who ranks before each of ``rows`` (exact scores ``values``) under this module's rule
+    if every row were returned: a few passes over the vector for all of them at once, then
+    only the rows within the margin of one of them are scored exactly."""
+    approx, margin = scores.approx, scores.margin
+    values = np.asarray(values, dtype=np.float64)[:, None]
+    sure = np.count_nonzero(approx > values + margin, axis=1)
+    near = np.abs(approx - values) <= margin if margin else approx == values
+    which, band = np.nonzero(near)
+    exact = scores.exact(band)  # a row near two asked rows is scored twice: few rows are near
+    value = values[which, 0]
+    wins = (exact > value) | ((exact == value) & (keys[band] < keys[rows[which]]))
+    tied = np.bincount(which[exact == value], minlength=len(rows)) - 1
+    return Preceding(sure, which[wins], band[wins], np.maximum(tied, 0))
 
 
-__all__ = ["SCORE_DECIMALS", "ScoreVector", "Visit", "preceding", "rounded", "tie_keys", "top_k"]
+__all__ = [
+    "SCORE_DECIMALS",
+    "Preceding",
+    "ScoreVector",
+    "Visit",
+    "preceding",
+    "rounded",
+    "tie_keys",
+    "top_k",
+]

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from heta_notebook._util.loop import loop_mismatch
 from heta_notebook.kb._answer import answer_response, runs_in_thread
+from heta_notebook.kb._passages import Judged, Passage
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
@@ -355,7 +356,7 @@ class ThreadedQueries:
 
     def __init__(self, kb: Any, *, top_k: int, options: dict[str, Any]):
         self._kb, self._top_k, self._options = kb, top_k, options
-        self._waiting: dict[str, list[tuple[str, asyncio.Future[Any], list[str]]]] = {}
+        self._waiting: dict[str, list[tuple[str, asyncio.Future[Any], list[Judged]]]] = {}
         self._step = getattr(getattr(kb, "recipe", None), "answer", None)
         self._answer_in_thread = runs_in_thread(self._step)
 
@@ -364,7 +365,7 @@ class ThreadedQueries:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         batch = self._waiting.setdefault(mode, [])
-        batch.append((case.query, future, judged_ids(case)))
+        batch.append((case.query, future, judged_items(case)))
         if len(batch) == 1:
             loop.call_soon(self._send, mode)
         response = await future
@@ -379,7 +380,7 @@ class ThreadedQueries:
             sent = asyncio.ensure_future(asyncio.to_thread(self._search, mode, batch))
             sent.add_done_callback(functools.partial(_settle, batch))
 
-    def _search(self, mode: str, batch: list[tuple[str, Any, list[str]]]) -> list[Any]:
+    def _search(self, mode: str, batch: list[tuple[str, Any, list[Judged]]]) -> list[Any]:
         """In the worker thread: one batched call, or per query when the batch fails.
 
         Each query's judged documents go with it: the KB counts the exact deep ranks of those
@@ -393,7 +394,7 @@ class ThreadedQueries:
         except Exception:  # noqa: BLE001 - isolate the failing query below
             return [self._one(text, mode, ids) for text, ids in zip(texts, judged, strict=True)]
 
-    def _query(self, texts: list[str], mode: str, judged: list[list[str]]) -> list[Any]:
+    def _query(self, texts: list[str], mode: str, judged: list[list[Judged]]) -> list[Any]:
         return self._kb.query_many(
             texts,
             mode=mode,
@@ -403,7 +404,7 @@ class ThreadedQueries:
             judged=judged,
         )
 
-    def _one(self, text: str, mode: str, judged: list[str]) -> Any:
+    def _one(self, text: str, mode: str, judged: list[Judged]) -> Any:
         try:
             return self._query([text], mode, [judged])[0]
         except Exception as exc:  # noqa: BLE001 - handed to that case's worker
@@ -471,9 +472,21 @@ def as_response(value: Any, mode: str) -> QueryResponse:
     raise TypeError(f"query returned {type(value).__name__}, expected a QueryResponse")
 
 
-def judged_ids(case: BenchmarkCase) -> list[str]:
-    """The document ids the case's evidence names (what deep ranks are computed for)."""
-    return [str(e.reference_id) for e in case.expected.evidence if e.reference_id is not None]
+def judged_items(case: BenchmarkCase) -> list[Judged]:
+    """The documents the case's evidence names (what deep ranks are computed for), each with
+    the evidence text it should hold: the item's own ``text``, and the case's answers at the
+    offsets the benchmark gives (SQuAD's ``answer_starts``), for the chunk-boundary check."""
+    items = []
+    for item in case.expected.evidence:
+        if item.reference_id is None:
+            continue
+        passages = [Passage(item.text)] if item.text else []
+        starts = item.metadata.get("answer_starts")
+        if isinstance(starts, list):
+            for start in dict.fromkeys(s for s in starts if isinstance(s, int)):
+                passages += [Passage(answer, start) for answer in case.expected.answers]
+        items.append(Judged(str(item.reference_id), tuple(passages)))
+    return items
 
 
 def case_metadata(case: BenchmarkCase, **extra: Any) -> dict[str, Any]:
