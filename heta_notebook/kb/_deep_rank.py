@@ -79,6 +79,7 @@ class _Layout:
         ends = np.searchsorted(self.document, np.arange(len(self.ids)), side="right")
         self.rows = list(zip(starts.tolist(), ends.tolist(), strict=True))
         self.starts, self.ends = starts, ends
+        self.one_chunk_each = self.n == len(self.ids)  # document ranks are chunk ranks
         keys = getattr(chunks, "tie_keys", None)  # the KB's tie order when it declares one
         self.keys = np.arange(self.n) if keys is None else np.asarray(keys)
         self.has_keys = keys is not None
@@ -262,32 +263,26 @@ def _ranked(
     exactly), the chunks that precede it (``preceding``), and the documents that do: those
     whose best approximate score clears it (one pass over the vector), plus those owning a
     preceding chunk within the margin."""
-    starts, ends = layout.starts[which], layout.ends[which]
-    sizes = ends - starts
-    group = np.repeat(np.arange(len(which)), sizes)
-    rows = np.arange(len(group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    rows = rows + np.repeat(starts, sizes)
-    exact = scores.exact(rows)
-    picked = np.lexsort((layout.keys[rows], -exact, group))
-    first = picked[np.searchsorted(group[picked], np.arange(len(which)))]
-    best, values = rows[first], exact[first]  # each document's best chunk and its score
+    sizes = layout.ends[which] - layout.starts[which]
+    best, values = _best_chunks(layout, scores, which, sizes)
     ranked = np.ones(len(best), dtype=bool) if scores.floor is None else values > scores.floor
     chunk_rank = np.zeros(len(best), dtype=np.int64)
     document_rank, tied = chunk_rank.copy(), chunk_rank.copy()
     if ranked.any():  # only rows near or above the lowest judged score can precede one
         near = np.flatnonzero(scores.approx >= values[ranked].min() - scores.margin)
         sub = ScoreVector(scores.approx[near], scores.margin, lambda r: scores.exact(near[r]))
-        keys, owner = layout.keys[near], layout.document[near]
-        group = np.concatenate(([0], np.cumsum(owner[1:] != owner[:-1])))  # rows by document
-        firsts = np.flatnonzero(np.diff(group, prepend=-1))
-        owner_best = np.maximum.reduceat(sub.approx, firsts)  # each document's best approx
+        keys = layout.keys[near]
+        documents = None if layout.one_chunk_each else _by_document(layout, sub.approx, near)
         for part in _parts(np.flatnonzero(ranked), len(near)):
             at = np.searchsorted(near, best[part])
             found = preceding(sub, at, values[part], keys)
             chunk_rank[part] = found.sure + np.bincount(found.which, minlength=len(part)) + 1
             tied[part] = found.tied
-            before = _documents_before(group, owner_best, sub.margin, values[part], found)
-            document_rank[part] = before + 1
+            if documents is None:  # one chunk per document: the same count
+                document_rank[part] = chunk_rank[part]
+            else:
+                before = _documents_before(*documents, sub.margin, values[part], found)
+                document_rank[part] = before + 1
     out = {}
     for i, doc in enumerate(docs):
         out[doc] = DeepRank(
@@ -303,6 +298,32 @@ def _ranked(
             tied=int(tied[i]),
         )
     return out
+
+
+def _best_chunks(
+    layout: _Layout, scores: ScoreVector, which: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's best chunk (score, then tie key) and its exact score."""
+    starts = layout.starts[which]
+    if (sizes == 1).all():
+        return starts, scores.exact(starts)
+    group = np.repeat(np.arange(len(which)), sizes)
+    rows = np.arange(len(group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    rows = rows + np.repeat(starts, sizes)
+    exact = scores.exact(rows)
+    picked = np.lexsort((layout.keys[rows], -exact, group))
+    first = picked[np.searchsorted(group[picked], np.arange(len(which)))]
+    return rows[first], exact[first]
+
+
+def _by_document(
+    layout: _Layout, approx: np.ndarray, near: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For rows ``near`` (ascending, so grouped by document): each one's document among them,
+    and each such document's best approximate score."""
+    owner = layout.document[near]
+    group = np.concatenate(([0], np.cumsum(owner[1:] != owner[:-1])))
+    return group, np.maximum.reduceat(approx, np.flatnonzero(np.diff(group, prepend=-1)))
 
 
 def _parts(indices: np.ndarray, n: int) -> list[np.ndarray]:
