@@ -143,6 +143,28 @@ def test_explorer_state_syncs_both_ways(comparison):
     assert x.widget.variants[0]["name"] == comparison.variants[0].name
 
 
+def test_explorer_keeps_cases_missed_as_a_class_under_a_or_b(comparison):
+    x = comparison.explore()
+    classes = x.miss_classes()
+    assert classes and "found" not in classes
+
+    def missed(variant, cls) -> set[str]:
+        frame = comparison.frames(variant.report).misses(level="evidence")
+        frame = frame[(frame["query_mode"] == variant.mode) & (frame["miss_class"] == cls)]
+        return set(frame["case_id"])
+
+    cls = classes[0]
+    x.set_filters(miss_b=cls)
+    assert set(x.rows["case_id"]) == missed(x.b, cls) and len(x.rows)
+    assert f"B missed as {cls}" in x.static_html() and x.widget.state["miss_b"] == cls
+    x.set_filters(miss_a=cls)
+    assert set(x.rows["case_id"]) == missed(x.a, cls) & missed(x.b, cls)
+    _click(x, miss_a=None, miss_b=None)  # the browser clears them
+    assert (x.miss_a, x.miss_b) == (None, None) and len(x.rows) > len(missed(x.b, cls))
+    with pytest.raises(KeyError, match="unknown miss_a"):
+        x.set_filters(miss_a="lost in the post")
+
+
 def test_reason_search_scoped_to_b_but_not_a(comparison):
     x = comparison.explore(score="judge_correctness")
     word = "missing"

@@ -16,6 +16,7 @@ from heta_notebook import BeirBenchmark, Chunking, KnowledgeBase, Recipe, run_be
 from heta_notebook.display._explorer_data import encode_report
 from heta_notebook.evaluators._matching import ranked_document_ids
 from heta_notebook.kb._deep_rank import deep_ranks
+from tests._deep_rank_helpers import recomputed_deep_ranks
 from tests._kb_helpers import cranfield
 
 RECIPES = {
@@ -65,6 +66,42 @@ def test_deep_ranks_equal_the_whole_corpus_ranking(recipe: str, mode: str) -> No
             ), doc
             exact += 1
     assert exact > 150 and tied < exact / 5
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+@pytest.mark.parametrize("mode", ["full_text_search", "vector_search", "hybrid_search"])
+def test_ranks_counted_during_the_search_equal_the_ranks_recomputed(recipe: str, mode: str) -> None:
+    """What a run stores (``query_many(judged=...)``: the ranks of the judged documents missing
+    from the top k, counted from the search's own score vectors) is, field for field, what
+    rescoring every chunk gives; found documents get none."""
+    kb = _kb(recipe)
+    cases = cranfield().cases[::5]
+    queries = [c.query for c in cases]
+    judged = [[e.reference_id for e in c.expected.evidence] + ["no-such-document"] for c in cases]
+    responses = kb.query_many(queries, mode=mode, top_k=10, judged=judged)
+    reference = recomputed_deep_ranks(kb, queries, judged, mode=mode, top_k=10)
+    compared = 0
+    for response, expected, docs in zip(responses, reference, judged, strict=True):
+        assert "deep_ranks_error" not in response.metadata
+        found = {r.source["document_id"] for r in response.results}
+        stored = response.metadata.get("deep_ranks", {})
+        assert set(stored) == set(docs) - found
+        assert stored == {doc: expected[doc].to_dict() for doc in stored}
+        compared += len(stored)
+    assert compared > 100
+    whole = deep_ranks(kb, queries, judged, mode=mode, top_k=10)  # found or not, one search
+    assert [{d: r.to_dict() for d, r in x.items()} for x in whole] == [
+        {d: r.to_dict() for d, r in x.items()} for x in reference
+    ]
+
+
+def test_a_query_without_judged_documents_gets_no_deep_ranks() -> None:
+    kb = _kb("whole-docs")
+    plain, judged = (
+        kb.query_many(["sonic boom"], mode="vector_search", judged=j)[0] for j in (None, [[]])
+    )
+    assert "deep_ranks" not in plain.metadata and "deep_ranks" not in judged.metadata
+    assert list(plain.results) == list(judged.results)
 
 
 def test_not_indexed_documents_are_said_so() -> None:

@@ -85,6 +85,23 @@ def test_two_chunks_of_one_document_beyond_k_are_split() -> None:
     assert _classes(_case(["b"], results, top_k=4), k=2) == {"b": "split"}
 
 
+def test_evidence_cut_by_a_chunk_boundary_is_split_ranked_or_not() -> None:
+    deep = {
+        "r": {"indexed": True, "chunks": 3, "chunk_rank": None, "cut": True},  # never ranked
+        "d": {"indexed": True, "chunks": 3, "chunk_rank": 40, "cut": True},
+        "w": {"indexed": True, "chunks": 3, "chunk_rank": None, "cut": False},  # held whole
+    }
+    results = [_result(d) for d in ("x", "y", "z")]
+    case = _case(["r", "d", "w"], results, top_k=3, metadata={"deep_ranks": deep})
+    rows = {r["label"]: r for r in classify_case(case)}
+    assert {k: (r["miss_class"], r["cut"]) for k, r in rows.items()} == {
+        "r": ("split", True),
+        "d": ("split", True),
+        "w": ("not retrieved", False),
+    }
+    assert rows["d"]["rank"] == 40 and rows["r"]["rank"] is None
+
+
 def test_deep_ranks_decide_beyond_k_split_not_retrieved_and_not_indexed() -> None:
     deep = {
         "b": {"indexed": True, "chunks": 1, "chunk_rank": 37, "document_rank": 21},

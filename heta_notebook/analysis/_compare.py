@@ -696,6 +696,8 @@ class Comparison:
         label: str | None = None,
         search: str = "",
         scope: str = "either",
+        miss_a: str | None = None,
+        miss_b: str | None = None,
         page_size: int = 15,
         max_cases: int | None = 20_000,
     ) -> Any:
@@ -704,11 +706,14 @@ class Comparison:
         ``filter``: ``"all"``, ``"changed"``, ``"better"``, ``"worse"``, ``"lost"`` (evidence
         found by A, missed by B), ``"gained"``, ``"flipped"``; ``label`` keeps one slice
         (``"qlen=short"``); ``search`` looks in queries, ids, evidence and reasons under A or B
-        as ``scope`` says (``"either"``, ``"both"``, ``"b_not_a"``, ``"a_not_b"``). An option
-        the comparison does not have raises ``ExplorerOptionError`` (a ValueError)."""
+        as ``scope`` says (``"either"``, ``"both"``, ``"b_not_a"``, ``"a_not_b"``); ``miss_a`` /
+        ``miss_b`` keep cases with an evidence item of that miss class under A / B (``"split"``,
+        ``"beyond k"``, ...: ``report.misses()``). An option the comparison does not have
+        raises ``ExplorerOptionError`` (a ValueError)."""
         from heta_notebook.display._comparison_explorer import ComparisonExplorer
 
         options = {"filter": filter, "label": label, "search": search, "scope": scope}
+        options.update(miss_a=miss_a, miss_b=miss_b)
         return ComparisonExplorer(self, a, b, score, page_size, max_cases=max_cases, **options)
 
     def to_html(self, path: str | PathLike[str] | None = None, **options: Any) -> Any:

@@ -10,8 +10,11 @@ found, answer wrong    found and cited, but the case's answer score failed
 not indexed            the recipe did not index the document (not in the KB: filtered
                        out; or no word in any of its chunks: empty text)
 lost at stage S        in the previous stage's list, absent after stage S (rerank, ...)
-split                  ranked at r > k, and the recipe cut the document into several
-                       chunks of which none ranked high enough
+split                  the recipe cut the document into several chunks, and either none
+                       ranked high enough (ranked at r > k), or the evidence text spans
+                       a chunk boundary: no one chunk holds it whole (``cut``: SQuAD's
+                       answer at its offset or the evidence's own text, checked by the
+                       embedded KB), ranked or not
 beyond k               ranked at r > k (the system returned deeper results, a later
                        stage listed it, or the embedded KB's exact deep rank)
 not retrieved          no rank at any depth the system exposes (the KB's exact ranks, or
@@ -21,10 +24,12 @@ unknown depth          missing from the top k and nothing says how deep it is (a
 =====================  ===============================================================
 
 ``k`` is the run's ``top_k`` unless given. Ranks are positions in the result list (what ``k``
-cuts); ``document_rank`` is the position among documents (chunks mapped, best kept).
+cuts); ``document_rank`` is the position among documents (chunks mapped, best kept); ``cut``
+says whether the chunking cut a missed item's evidence text (None: not checked).
 
 Where the facts come from: the response's results (``evaluators._matching``), the embedded
-KB's exact deep ranks (``response.metadata["deep_ranks"]``, ``kb._deep_rank``) and the stages
+KB's exact deep ranks and chunk-boundary checks (``response.metadata["deep_ranks"]``,
+``kb._deep_rank``, ``kb._passages``) and the stages
 a system records (``systems.response_stages``: ``response.metadata["stages"]`` or trace
 events).
 """
@@ -77,6 +82,7 @@ EVIDENCE_COLUMNS = (
     "rank_source",
     "document_rank",
     "chunks",
+    "cut",
     "stage_ranks",
     "k",
 )
@@ -184,7 +190,10 @@ def _classify_miss(
         row["rank"], row["rank_source"] = stage_ranks[names[-1]], f"stage:{names[-1]}"
     if row["rank"] is None and info is not None and info.get("chunk_rank") is not None:
         row["rank"], row["rank_source"] = int(info["chunk_rank"]), "deep rank"
-    if row["rank"] is not None:
+    row["cut"] = bool(info.get("cut")) if info and info.get("cut") is not None else None
+    if row["cut"]:  # no chunk can be retrieved with the evidence, however they rank
+        row["miss_class"] = SPLIT
+    elif row["rank"] is not None:
         chunks = int(info.get("chunks") or 1) if info else _chunks_seen(item, deeper)
         row["miss_class"] = SPLIT if chunks > 1 else BEYOND_K
     elif info is not None or exhausted:

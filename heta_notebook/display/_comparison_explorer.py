@@ -4,7 +4,8 @@ Pick A, B and a score; the cases are listed (paged) by how much they changed; th
 case shows A and B side by side: score values and verdicts, answers, judge reasons next to
 each other, expected evidence found / missed (gained and lost highlighted) and the retrieved
 results. Filters: evidence found by A but missed by B (and the reverse), verdict flipped,
-B better / worse; a text search over queries, case ids, evidence and judge reasons scoped
+B better / worse; cases with an evidence item missed as a given class under A and/or B
+(``miss_a``, ``miss_b``: ``"split"``, ``"beyond k"``, ... see ``report.misses()``); a text search over queries, case ids, evidence and judge reasons scoped
 to "in B but not in A" (and the other ways round) finds, say, every case whose judge reason
 mentions "missing" under B only.
 
@@ -51,7 +52,8 @@ SCOPES = {
     "both": "in A and in B",
 }
 PAGE_SIZE = 15
-OPTIONS = ("a", "b", "score", "filter", "label", "search", "scope")  # set_filters' keywords
+# set_filters' keywords
+OPTIONS = ("a", "b", "score", "filter", "label", "search", "scope", "miss_a", "miss_b")
 FALLBACK_CLASS = "hn-compare-explorer-fallback"
 
 
@@ -70,12 +72,15 @@ class ComparisonExplorer(StaticFallback):
         label: str | None = None,
         search: str = "",
         scope: str = "either",
+        miss_a: str | None = None,
+        miss_b: str | None = None,
         max_cases: int | None = DEFAULT_MAX_CASES,
     ) -> None:
         """Open on variants ``a`` (left) and ``b`` (right), sorted by the change in ``score``,
-        showing the cases ``filter`` (one of ``FILTERS``), ``label`` (``"qlen=short"``) and
-        ``search`` (with ``scope``, one of ``SCOPES``) keep. An option the comparison does not
-        have raises ``ExplorerOptionError`` naming what it has."""
+        showing the cases ``filter`` (one of ``FILTERS``), ``label`` (``"qlen=short"``),
+        ``search`` (with ``scope``, one of ``SCOPES``) and ``miss_a`` / ``miss_b`` (an evidence
+        item of that miss class under A / B, e.g. ``"split"``) keep. An option the comparison
+        does not have raises ``ExplorerOptionError`` naming what it has."""
         self.comparison = comparison
         pairs = comparison.pairs() or [
             (x, y) for x, y in combinations(comparison.variants, 2) if comparison.paired(x, y)
@@ -86,6 +91,9 @@ class ComparisonExplorer(StaticFallback):
         comparison._delta_pairs(self.a, self.b)  # refuses a pair across benchmarks, by name
         self.filter, self.label = "all", None
         self.search_text, self.scope = "", "either"
+        self.miss_a: str | None = None
+        self.miss_b: str | None = None
+        self._missed: dict[tuple[str, str], dict[str, set[str]]] = {}
         self.page = 0
         self.page_size = page_size
         self.max_cases = max_cases
@@ -95,6 +103,7 @@ class ComparisonExplorer(StaticFallback):
         self._haystacks: dict[str, list[str]] = {}
         self._labels: dict[str, list[str]] | None = None
         options = {"filter": filter, "label": label, "search": search, "scope": scope}
+        options.update(miss_a=miss_a, miss_b=miss_b)
         self._set(score=score or comparison.primary_score, **options)
         self._refresh_rows()
 
@@ -111,6 +120,8 @@ class ComparisonExplorer(StaticFallback):
             "label": self.label,
             "search": self.search_text,
             "scope": self.scope,
+            "miss_a": self.miss_a,
+            "miss_b": self.miss_b,
             "page": self.page,
             "page_size": self.page_size,
             "n_pages": self.n_pages,
@@ -138,7 +149,8 @@ class ComparisonExplorer(StaticFallback):
 
     def set_filters(self, **changes: Any) -> ComparisonExplorer:
         """Change what the list shows (``filter``, ``label``, ``search``, ``scope``, ``score``,
-        ``a``, ``b``, as in ``comparison.explore``); the list goes back to page 1."""
+        ``a``, ``b``, ``miss_a``, ``miss_b``, as in ``comparison.explore``); the list goes back
+        to page 1."""
         check_keys(changes, OPTIONS, "set_filters")
         self._set(**changes)
         return self._changed()
@@ -166,6 +178,34 @@ class ComparisonExplorer(StaticFallback):
             if changes["label"] is not None:
                 check_choice("label", changes["label"], self.labels(), "this comparison")
             self.label = changes["label"]
+        for side in ("miss_a", "miss_b"):
+            if changes.get(side) is not None:
+                check_choice(side, changes[side], self.miss_classes(), "this comparison")
+            if side in changes:
+                setattr(self, side, changes[side])
+
+    def miss_classes(self) -> list[str]:
+        """The miss classes the ``miss_a`` / ``miss_b`` filters offer (``"lost at stage
+        rerank"`` named by stage; ``"found"`` left out), in the taxonomy's order."""
+        from heta_notebook.analysis._misses import CLASSES, FOUND
+
+        seen = {c for v in self.comparison.variants for c in self._missed_in(v)} - {FOUND}
+        order = {c: i for i, c in enumerate(CLASSES)}
+        return sorted(seen, key=lambda c: (order.get(c, len(order)), c))
+
+    def _missed_in(self, variant: Any) -> dict[str, set[str]]:
+        """Miss class → the case ids with an evidence item of that class under ``variant``."""
+        key = (variant.report, variant.mode)
+        if key not in self._missed:
+            from heta_notebook.analysis._misses import class_label
+
+            frame = self.comparison.frames(variant.report).misses(level="evidence")
+            rows = frame[frame["query_mode"] == variant.mode].to_dict("records")
+            found: dict[str, set[str]] = {}
+            for row in rows:
+                found.setdefault(class_label(row), set()).add(str(row["case_id"]))
+            self._missed[key] = found
+        return self._missed[key]
 
     def labels(self) -> list[str]:
         """The case labels the ``label`` filter offers (``"key=value"``), sorted."""
@@ -239,6 +279,9 @@ class ComparisonExplorer(StaticFallback):
             rows = rows[[self.label in labels.get(str(c), ()) for c in ids]]
         if self.search_text.strip():
             rows = rows[self._search_mask(rows["case_id"].to_numpy())]
+        for variant, cls in ((self.a, self.miss_a), (self.b, self.miss_b)):
+            if cls is not None:
+                rows = rows[rows["case_id"].isin(self._missed_in(variant).get(cls, set()))]
         self.rows = rows.reset_index(drop=True)
         if self.selected is None and len(self.rows):
             self.selected = self.rows["case_id"].iloc[0]
@@ -294,7 +337,7 @@ class ComparisonExplorer(StaticFallback):
         head = tag("h3", f"A {self.a.name} vs B {self.b.name} — {self.score}")
         sub = tag(
             "div",
-            f"{FILTERS[self.filter]} · {fmt_int(len(self.rows))} cases · page "
+            f"{self._filter_text()} · {fmt_int(len(self.rows))} cases · page "
             f"{self.page + 1}/{self.n_pages} (static view: the interactive "
             "explorer did not load here)",
             class_="hn-sub",
@@ -311,6 +354,12 @@ class ComparisonExplorer(StaticFallback):
         else:
             detail = raw(self.detail_html())
         return str(panel(style(), head, sub, self.list_html(), detail, class_=FALLBACK_CLASS))
+
+    def _filter_text(self) -> str:
+        """What the list keeps, in words (``"all cases, B missed as split"``)."""
+        parts = [FILTERS[self.filter], *([self.label] if self.label else [])]
+        parts += [f"{x} missed as {c}" for x, c in (("A", self.miss_a), ("B", self.miss_b)) if c]
+        return ", ".join(parts)
 
     def _large(self) -> bool:
         """Whether the explorer embeds only some details at once (see ``report_data``)."""
@@ -397,8 +446,8 @@ class ComparisonExplorer(StaticFallback):
         ]
 
     def _front_state(self) -> dict[str, Any]:
-        keys = ("a", "b", "score", "filter", "label", "search", "scope", "page", "page_size")
-        keys += ("selected",)
+        keys = ("a", "b", "score", "filter", "label", "search", "scope", "miss_a", "miss_b")
+        keys += ("page", "page_size", "selected")
         state = self.state
         return {k: state[k] for k in keys}
 
@@ -416,6 +465,7 @@ class ComparisonExplorer(StaticFallback):
         self.score, self.filter = new["score"], new.get("filter") or "all"
         self.label = new.get("label") or None
         self.search_text, self.scope = new.get("search") or "", new.get("scope") or "either"
+        self.miss_a, self.miss_b = new.get("miss_a") or None, new.get("miss_b") or None
         self._refresh_rows()
         self.page = min(max(0, int(new.get("page") or 0)), self.n_pages - 1)
         self.selected = new.get("selected")
@@ -423,9 +473,7 @@ class ComparisonExplorer(StaticFallback):
     def __repr__(self) -> str:
         return (
             f"<ComparisonExplorer A {self.a.name} vs B {self.b.name} on {self.score}: "
-            f"{len(self.rows)} cases ({FILTERS[self.filter]}"
-            + (f", {self.label}" if self.label else "")
-            + ")>"
+            f"{len(self.rows)} cases ({self._filter_text()})>"
         )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import bm25s
 import numpy as np
 
-from heta_notebook.kb._ranking import top_k
+from heta_notebook.kb._ranking import ScoreVector, Visit, top_k
 from heta_notebook.kb._recipe import Bm25
 
 _PATTERN = r"(?u)\b\w\w+\b"
@@ -76,27 +76,37 @@ class Bm25Index:
         return len(self.retriever.vocab_dict)
 
     def search(
-        self, queries: Sequence[str], k: int, *, keys: np.ndarray | None = None
+        self,
+        queries: Sequence[str],
+        k: int,
+        *,
+        keys: np.ndarray | None = None,
+        visit: Visit | None = None,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Top-``k`` ``(indices, scores)`` per query, best first, ties by ``keys`` (``kb._ranking``).
 
         Chunks with score 0 (no shared term) are dropped before selecting (a partition of
         every chunk's score, mostly zeros, cost more than the scoring). bm25s scores every
         chunk; the selection is ours, because bm25s's own top-k breaks ties by an unstable sort.
+        ``visit(i, rows, scores)`` sees query i's hits and every chunk's score while the search
+        holds them (deep ranks, ``kb._deep_rank``); nothing keeps the vector afterwards.
         """
         k = min(k, self.size)
         if k <= 0 or not queries:
             return [(np.empty(0, dtype=np.int64), np.empty(0))] * len(queries)
         hits = []
-        for tokens in tokenize(queries, self.config):
+        for i, tokens in enumerate(tokenize(queries, self.config)):
             ids = self.retriever.get_tokens_ids(tokens)
             if not ids:
                 hits.append((np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)))
-                continue
-            scores = self.retriever.get_scores_from_ids(ids)
-            matched = np.flatnonzero(scores > 0)  # usually a small share of the chunks
-            rows, scores = top_k(scores[matched], k, None if keys is None else keys[matched])
-            hits.append((matched[rows], scores))
+                scores = np.zeros(self.size, dtype=np.float32)
+            else:
+                scores = self.retriever.get_scores_from_ids(ids)
+                matched = np.flatnonzero(scores > 0)  # usually a small share of the chunks
+                rows, best = top_k(scores[matched], k, None if keys is None else keys[matched])
+                hits.append((matched[rows], best))
+            if visit is not None:
+                visit(i, hits[-1][0], ScoreVector(scores, 0.0, scores.__getitem__, floor=0.0))
         return hits
 
     def save(self, folder: Path) -> None:

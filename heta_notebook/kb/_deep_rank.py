@@ -8,13 +8,16 @@ ranking rule (score descending, ties by the KB's tie key):
 - ``document_rank``: its place once chunks are mapped to documents, each document kept at its
   best chunk (what document-level metrics see).
 
-``full_text_search`` and ``vector_search`` score every chunk exactly as a search does (bm25s's
-score vector; one matrix product) but sort and materialise nothing: a rank is a count of the
-chunks that precede. ``hybrid_search`` fuses its two components' candidate lists (depth
-``max(candidates, top_k)``, as the KB does) with the same RRF; a chunk outside both lists has
-no hybrid rank at any depth. A BM25 score of 0 (no shared term) is never returned, so it has
-no rank either. A document the KB does not hold, or whose chunks hold no word, is
-``indexed=False``.
+The ranks are counted inside the KB's own search (``DeepRanker``, handed to
+``KnowledgeBase.query_many(judged=...)``): ``full_text_search`` and ``vector_search`` visit each
+query's score vector while the search holds it (bm25s's scores; the float32 cosines, rescored
+exactly only near the judged document's score, ``kb._ranking.preceding``), so a rank costs a
+count, not a second retrieval, and no vector outlives its query. ``hybrid_search`` fuses the
+search's own two candidate lists (depth ``max(candidates, top_k)``) whole with the same RRF; a
+chunk outside both lists has no hybrid rank at any depth. A BM25 score of 0 (no shared term) is
+never returned, so it has no rank either. A document the KB does not hold, or whose chunks hold
+no word, is ``indexed=False``. In a run only queries whose judged documents are missing from
+the top k do any of this.
 """
 
 from __future__ import annotations
@@ -22,15 +25,13 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from heta_notebook.kb._bm25 import tokenize
-from heta_notebook.kb._embedders import normalize_rows
-from heta_notebook.kb._recipe import FULL_TEXT, HYBRID
-from heta_notebook.kb._threads import one_blas_thread
+from heta_notebook.kb._passages import Judged, Passage, is_cut, judged_item
+from heta_notebook.kb._ranking import Preceding, ScoreVector, preceding
 
 _WORD = re.compile(r"\w\w")
 
@@ -47,6 +48,7 @@ class DeepRank:
     score: float | None = None
     best_chunk: str | None = None
     tied: int = 0  # other chunks with exactly the best chunk's score (rank set by the tie key)
+    cut: bool | None = None  # no chunk holds its evidence passage whole (``kb._passages``)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (what case results store under ``deep_ranks``)."""
@@ -77,12 +79,20 @@ class _Layout:
         ends = np.searchsorted(self.document, np.arange(len(self.ids)), side="right")
         self.rows = list(zip(starts.tolist(), ends.tolist(), strict=True))
         self.starts, self.ends = starts, ends
+        self.one_chunk_each = self.n == len(self.ids)  # document ranks are chunk ranks
         keys = getattr(chunks, "tie_keys", None)  # the KB's tie order when it declares one
         self.keys = np.arange(self.n) if keys is None else np.asarray(keys)
         self.has_keys = keys is not None
         self._words: dict[int, bool] = {}
         self.chunk_index = np.asarray(chunks.columns["chunk_index"], dtype=np.int64)
         self.chunks = chunks
+
+    def spans(self, which: int) -> list[tuple[int, int, str]]:
+        """Document ``which``'s chunks as ``(start, end, text)`` (offsets in its text)."""
+        start, end = self.rows[which]
+        begin, stop = self.chunks.columns["start"], self.chunks.columns["end"]
+        rows = range(start, end)
+        return [(int(begin[r]), int(stop[r]), self.chunks.text(r)) for r in rows]
 
     def has_words(self, which: int) -> bool:
         """Whether any chunk of document ``which`` holds a word (else nothing was indexed)."""
@@ -100,155 +110,6 @@ def _layout(kb: Any) -> _Layout:
     if kb not in _LAYOUTS:
         _LAYOUTS[kb] = _Layout(kb)
     return _LAYOUTS[kb]
-
-
-def deep_ranks(
-    kb: Any,
-    queries: Sequence[str],
-    judged: Sequence[Sequence[str]],
-    *,
-    mode: str,
-    top_k: int = 10,
-    options: Mapping[str, Any] | None = None,
-) -> list[dict[str, DeepRank]]:
-    """Per query, the exact deep rank of each judged document id (``judged[i]`` for query i)."""
-    if len(queries) != len(judged):
-        raise ValueError(f"{len(queries)} queries but {len(judged)} judged-document lists")
-    kb._check(mode, top_k)
-    layout = _layout(kb)
-    if mode == HYBRID:
-        return [
-            _from_order(layout, order, docs)
-            for order, docs in zip(_hybrid_orders(kb, queries, top_k, options), judged, strict=True)
-        ]
-    scores = _bm25_scores(kb, queries) if mode == FULL_TEXT else _dense_scores(kb, queries)
-    floor = 0.0 if mode == FULL_TEXT else None  # BM25 never returns a chunk scoring 0
-    return [_from_scores(layout, s, docs, floor) for s, docs in zip(scores, judged, strict=True)]
-
-
-def _bm25_scores(kb: Any, queries: Sequence[str]) -> list[np.ndarray]:
-    """bm25s's score of every chunk per query (what its ``retrieve`` selects from)."""
-    retriever = kb.bm25.retriever
-    out = []
-    for tokens in tokenize(queries, kb.bm25.config):
-        ids = retriever.get_tokens_ids(tokens)
-        out.append(retriever.get_scores_from_ids(ids) if ids else np.zeros(kb.bm25.size))
-    return out
-
-
-def _dense_scores(kb: Any, queries: Sequence[str]) -> np.ndarray:
-    """Cosine of every chunk per query, computed as ``DenseIndex.search`` ranks them.
-
-    When the KB rescores exactly (``kb._ranking``: float64, rounded), so do we.
-    """
-    with one_blas_thread():  # as the search does: no BLAS thread pool per small batch
-        vectors = normalize_rows(kb.dense.embedder.embed(list(queries)))
-        embeddings = kb.dense.embeddings
-        if _ROUNDED is None:
-            return vectors @ embeddings.T
-        exact = np.empty((len(vectors), len(embeddings)))
-        wide = vectors.astype(np.float64)
-        for start in range(0, len(embeddings), _BLOCK):  # float64 copies one block at a time
-            block = embeddings[start : start + _BLOCK].astype(np.float64)
-            exact[:, start : start + _BLOCK] = wide @ block.T
-        return _ROUNDED(exact)
-
-
-def _exact_rounding() -> Any:
-    """``kb._ranking.rounded`` when the KB ranks float64 cosines rounded (else None)."""
-    try:
-        from heta_notebook.kb._ranking import rounded  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return rounded
-
-
-_ROUNDED = _exact_rounding()
-_BLOCK = 65_536
-
-
-def _from_scores(
-    layout: _Layout, scores: np.ndarray, judged: Sequence[str], floor: float | None
-) -> dict[str, DeepRank]:
-    """Ranks from every chunk's score: only chunks scoring at least the lowest judged best
-    chunk can precede one, so only those are ordered (score desc, then the tie key)."""
-    out: dict[str, DeepRank] = {}
-    docs, which = [], []
-    for doc in dict.fromkeys(str(d) for d in judged):
-        w = layout.index.get(doc)
-        if w is None or not layout.has_words(w):
-            chunks = 0 if w is None else layout.rows[w][1] - layout.rows[w][0]
-            out[doc] = DeepRank(doc, indexed=False, chunks=chunks)
-        else:
-            docs.append(doc)
-            which.append(w)
-    if docs:
-        out.update(_ranked(layout, scores, docs, np.asarray(which), floor))
-    return {doc: out[doc] for doc in dict.fromkeys(str(d) for d in judged)}
-
-
-def _ranked(
-    layout: _Layout, scores: np.ndarray, docs: list[str], which: np.ndarray, floor: float | None
-) -> dict[str, DeepRank]:
-    """Deep ranks of indexed documents ``which`` (vectorised: a few numpy calls per query)."""
-    starts, ends = layout.starts[which], layout.ends[which]
-    group = np.repeat(np.arange(len(which)), ends - starts)
-    rows = np.arange(len(group)) - np.repeat(
-        np.cumsum(ends - starts) - (ends - starts), ends - starts
-    )
-    rows = rows + np.repeat(starts, ends - starts)
-    picked = np.lexsort((layout.keys[rows], -scores[rows], group))
-    first = np.searchsorted(group[picked], np.arange(len(which)))
-    best = rows[picked[first]]  # each document's best chunk
-    values = scores[best]
-    ranked = values > floor if floor is not None else np.ones(len(best), dtype=bool)
-    at = np.zeros(len(best), dtype=np.int64)
-    document_rank, tied = at.copy(), at.copy()
-    if ranked.any():
-        pool = np.flatnonzero(scores >= values[ranked].min())
-        order = np.lexsort((layout.keys[pool], -scores[pool]))
-        inverse = np.empty(len(pool), dtype=np.int64)
-        inverse[order] = np.arange(len(pool))
-        at[ranked] = inverse[np.searchsorted(pool, best[ranked])]
-        firsts = np.sort(np.unique(layout.document[pool[order]], return_index=True)[1])
-        document_rank = np.searchsorted(firsts, at) + 1
-        ascending = np.sort(scores[pool])
-        tied = np.searchsorted(ascending, values, "right") - np.searchsorted(ascending, values) - 1
-    out = {}
-    for i, doc in enumerate(docs):
-        chunks = int(ends[i] - starts[i])
-        if not ranked[i]:
-            out[doc] = DeepRank(doc, indexed=True, chunks=chunks, score=float(values[i]))
-            continue
-        out[doc] = DeepRank(
-            doc,
-            indexed=True,
-            chunks=chunks,
-            chunk_rank=int(at[i]) + 1,
-            document_rank=int(document_rank[i]),
-            score=float(values[i]),
-            best_chunk=f"{layout.ids[which[i]]}#{int(layout.chunk_index[best[i]])}",
-            tied=int(tied[i]),
-        )
-    return out
-
-
-def _hybrid_orders(
-    kb: Any, queries: Sequence[str], top_k: int, options: Mapping[str, Any] | None
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The KB's fused ranking (rows, RRF scores) of every chunk either component puts within
-    its candidates: the KB's own component searches, fused as ``reciprocal_rank_fusion`` does."""
-    options = dict(options or {})
-    depth = max(int(options.get("candidates", kb.recipe.hybrid.candidates)), top_k)
-    rrf_k = int(options.get("rrf_k", kb.recipe.hybrid.rrf_k))
-    layout = _layout(kb)
-    keys = {"keys": layout.keys} if layout.has_keys else {}
-    lexical = kb.bm25.search(queries, depth, **keys)
-    dense = kb.dense.search(queries, depth, **keys)
-    return [
-        fuse(rows_a, rows_b, rrf_k, layout.keys)
-        for (rows_a, _), (rows_b, _) in zip(lexical, dense, strict=True)
-    ]
 
 
 def fuse(
@@ -300,53 +161,212 @@ def _from_order(
     return out
 
 
-def add_deep_ranks(
+class DeepRanker:
+    """The deep ranks of one batch of queries' judged documents, counted during the search.
+
+    ``judged[i]``: the documents query i is judged against: ids, or ``Judged`` with the
+    evidence passages each holds (a missed one whose passages no chunk holds whole is marked
+    ``cut``, ``kb._passages``). ``missing_only``: rank only
+    those the query's own top k does not hold (a run's case: the found ones have their rank).
+    ``strict``: raise a failure; else record it per query (a diagnostic never fails a query).
+    """
+
+    def __init__(
+        self,
+        kb: Any,
+        judged: Sequence[Sequence[str | Judged]],
+        *,
+        missing_only: bool = True,
+        strict: bool = False,
+    ) -> None:
+        self.layout = _layout(kb)
+        self.passages: list[dict[str, tuple[Passage, ...]]] = []
+        for items in judged:
+            passages: dict[str, tuple[Passage, ...]] = {}
+            for item in map(judged_item, items):
+                passages[item.document_id] = passages.get(item.document_id, ()) + item.passages
+            self.passages.append(passages)
+        self.judged = [list(docs) for docs in self.passages]
+        self.ranks: list[dict[str, DeepRank] | None] = [None] * len(self.judged)
+        self.errors: list[str | None] = [None] * len(self.judged)
+        self.missing_only, self.strict = missing_only, strict
+
+    def scored(self, i: int, rows: np.ndarray, scores: ScoreVector) -> None:
+        """``kb._ranking.Visit``: rank query i's judged documents from its score vector."""
+        todo = self._todo(i, rows)
+        if todo:
+            self._keep(i, lambda: _from_vector(self.layout, scores, todo))
+
+    def fused(
+        self, i: int, rows: np.ndarray, lexical: np.ndarray, dense: np.ndarray, rrf_k: int
+    ) -> None:
+        """Hybrid: rank query i's judged documents in the fusion of its two candidate lists."""
+        todo = self._todo(i, rows)
+        if todo:
+            order = lambda: fuse(lexical, dense, rrf_k, self.layout.keys)  # noqa: E731
+            self._keep(i, lambda: _from_order(self.layout, order(), todo))
+
+    def metadata(self, i: int) -> dict[str, Any]:
+        """What query i's response records: ``deep_ranks`` (JSON) or ``deep_ranks_error``."""
+        if self.errors[i] is not None:
+            return {"deep_ranks_error": self.errors[i]}
+        ranks = self.ranks[i]
+        return {"deep_ranks": {d: r.to_dict() for d, r in ranks.items()}} if ranks else {}
+
+    def _todo(self, i: int, rows: np.ndarray) -> list[str]:
+        docs = self.judged[i]
+        if not self.missing_only or not docs:
+            return docs
+        held = set(self.layout.document[np.asarray(rows, dtype=np.int64)].tolist())
+        return [d for d in docs if self.layout.index.get(d) not in held]
+
+    def _keep(self, i: int, rank: Any) -> None:
+        try:
+            self.ranks[i] = self._with_cuts(i, rank())
+        except Exception as exc:  # noqa: BLE001 - a diagnostic never fails the query it explains
+            if self.strict:
+                raise
+            self.errors[i] = f"{type(exc).__name__}: {exc}"
+
+    def _with_cuts(self, i: int, ranks: dict[str, DeepRank]) -> dict[str, DeepRank]:
+        """``ranks`` with ``cut`` set for the indexed documents whose passages are known."""
+        for doc, rank in ranks.items():
+            passages = self.passages[i].get(doc)
+            if passages and rank.indexed and rank.chunks > 1:
+                spans = self.layout.spans(self.layout.index[doc])
+                ranks[doc] = replace(rank, cut=is_cut(spans, passages))
+        return ranks
+
+
+def _from_vector(layout: _Layout, scores: ScoreVector, judged: list[str]) -> dict[str, DeepRank]:
+    """Deep ranks from one query's score vector: each document's best chunk (its rows scored
+    exactly), then what precedes it (``preceding``), counted in chunks and in documents."""
+    out: dict[str, DeepRank] = {}
+    docs, which = [], []
+    for doc in judged:
+        w = layout.index.get(doc)
+        if w is None or not layout.has_words(w):
+            chunks = 0 if w is None else int(layout.ends[w] - layout.starts[w])
+            out[doc] = DeepRank(doc, indexed=False, chunks=chunks)
+        else:
+            docs.append(doc)
+            which.append(w)
+    if docs:
+        out.update(_ranked(layout, scores, docs, np.asarray(which)))
+    return {doc: out[doc] for doc in judged}
+
+
+def _ranked(
+    layout: _Layout, scores: ScoreVector, docs: list[str], which: np.ndarray
+) -> dict[str, DeepRank]:
+    """Deep ranks of indexed documents ``which``: each one's best chunk (its chunks scored
+    exactly), the chunks that precede it (``preceding``), and the documents that do: those
+    whose best approximate score clears it (one pass over the vector), plus those owning a
+    preceding chunk within the margin."""
+    sizes = layout.ends[which] - layout.starts[which]
+    best, values = _best_chunks(layout, scores, which, sizes)
+    ranked = np.ones(len(best), dtype=bool) if scores.floor is None else values > scores.floor
+    chunk_rank = np.zeros(len(best), dtype=np.int64)
+    document_rank, tied = chunk_rank.copy(), chunk_rank.copy()
+    if ranked.any():  # only rows near or above the lowest judged score can precede one
+        near = np.flatnonzero(scores.approx >= values[ranked].min() - scores.margin)
+        sub = ScoreVector(scores.approx[near], scores.margin, lambda r: scores.exact(near[r]))
+        keys = layout.keys[near]
+        documents = None if layout.one_chunk_each else _by_document(layout, sub.approx, near)
+        for part in _parts(np.flatnonzero(ranked), len(near)):
+            at = np.searchsorted(near, best[part])
+            found = preceding(sub, at, values[part], keys)
+            chunk_rank[part] = found.sure + np.bincount(found.which, minlength=len(part)) + 1
+            tied[part] = found.tied
+            if documents is None:  # one chunk per document: the same count
+                document_rank[part] = chunk_rank[part]
+            else:
+                before = _documents_before(*documents, sub.margin, values[part], found)
+                document_rank[part] = before + 1
+    out = {}
+    for i, doc in enumerate(docs):
+        out[doc] = DeepRank(
+            doc,
+            indexed=True,
+            chunks=int(sizes[i]),
+            chunk_rank=int(chunk_rank[i]) if ranked[i] else None,
+            document_rank=int(document_rank[i]) if ranked[i] else None,
+            score=float(values[i]),
+            best_chunk=f"{layout.ids[which[i]]}#{int(layout.chunk_index[best[i]])}"
+            if ranked[i]
+            else None,
+            tied=int(tied[i]),
+        )
+    return out
+
+
+def _best_chunks(
+    layout: _Layout, scores: ScoreVector, which: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's best chunk (score, then tie key) and its exact score."""
+    starts = layout.starts[which]
+    if (sizes == 1).all():
+        return starts, scores.exact(starts)
+    group = np.repeat(np.arange(len(which)), sizes)
+    rows = np.arange(len(group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    rows = rows + np.repeat(starts, sizes)
+    exact = scores.exact(rows)
+    picked = np.lexsort((layout.keys[rows], -exact, group))
+    first = picked[np.searchsorted(group[picked], np.arange(len(which)))]
+    return rows[first], exact[first]
+
+
+def _by_document(
+    layout: _Layout, approx: np.ndarray, near: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For rows ``near`` (ascending, so grouped by document): each one's document among them,
+    and each such document's best approximate score."""
+    owner = layout.document[near]
+    group = np.concatenate(([0], np.cumsum(owner[1:] != owner[:-1])))
+    return group, np.maximum.reduceat(approx, np.flatnonzero(np.diff(group, prepend=-1)))
+
+
+def _parts(indices: np.ndarray, n: int) -> list[np.ndarray]:
+    """``indices`` in groups small enough that a (group x n) mask stays under ~4 MB."""
+    size = max(1, _MASK // max(n, 1))
+    return [indices[i : i + size] for i in range(0, len(indices), size)]
+
+
+_MASK = 4 * 2**20
+
+
+def _documents_before(
+    group: np.ndarray, best: np.ndarray, margin: float, values: np.ndarray, found: Preceding
+) -> np.ndarray:
+    """Per judged value, how many documents own a chunk that precedes it: those whose best
+    approximate score (``best[g]``, ``group`` maps rows to documents) clears it surely, plus
+    the owners of the preceding chunks near it."""
+    clear = np.asarray(values, dtype=np.float64) + margin
+    surely = np.count_nonzero(best > clear[:, None], axis=1)
+    if not len(found.rows):
+        return surely
+    owners = group[found.rows]
+    near = best[owners] <= clear[found.which]  # not counted already
+    pairs = np.unique(found.which[near] * len(best) + owners[near])
+    return surely + np.bincount(pairs // len(best), minlength=len(values))
+
+
+def deep_ranks(
     kb: Any,
     queries: Sequence[str],
-    responses: Sequence[Any],
-    judged: Sequence[Sequence[str]],
+    judged: Sequence[Sequence[str | Judged]],
     *,
     mode: str,
     top_k: int = 10,
     options: Mapping[str, Any] | None = None,
-) -> None:
-    """Store each judged document's deep rank in its response's ``metadata["deep_ranks"]``.
-
-    For responses the KB just made (their metadata dict is still ours to fill). Documents the
-    response already holds have their rank there and are skipped; queries with nothing left
-    are left alone. The miss taxonomy (``analysis._misses``) reads them.
-    A failure never fails the queries: it is recorded as ``metadata["deep_ranks_error"]``.
-    """
-    judged = [_unfound(response, docs) for response, docs in zip(responses, judged, strict=True)]
-    todo = [i for i, docs in enumerate(judged) if docs]
-    if not todo:
-        return
-    try:
-        ranks = deep_ranks(
-            kb,
-            [queries[i] for i in todo],
-            [judged[i] for i in todo],
-            mode=mode,
-            top_k=top_k,
-            options=options,
-        )
-    except Exception as exc:  # noqa: BLE001 - a diagnostic never fails the query it explains
-        for i in todo:
-            responses[i].metadata["deep_ranks_error"] = f"{type(exc).__name__}: {exc}"
-        return
-    for i, found in zip(todo, ranks, strict=True):
-        responses[i].metadata["deep_ranks"] = {doc: r.to_dict() for doc, r in found.items()}
+) -> list[dict[str, DeepRank]]:
+    """Per query, the exact deep rank of each judged document id (``judged[i]`` for query i),
+    found or not: one search of the KB per batch, as ``query`` makes, with the ranks counted."""
+    if len(queries) != len(judged):
+        raise ValueError(f"{len(queries)} queries but {len(judged)} judged-document lists")
+    ranker = DeepRanker(kb, judged, missing_only=False, strict=True)
+    kb._hits(queries, mode=mode, top_k=top_k, options=dict(options or {}), ranker=ranker)
+    return [ranks or {} for ranks in ranker.ranks]
 
 
-def _unfound(response: Any, judged: Sequence[str]) -> list[str]:
-    """The judged documents none of ``response``'s chunks comes from (read from the array
-    results' columns when the KB returned them: no record is built for this)."""
-    columns = getattr(response.results, "columns", None)
-    if columns is not None:
-        returned = set(columns.document_scores()[0])
-    else:
-        returned = {r.source.get("document_id") for r in response.results}
-    return [doc for doc in judged if doc not in returned]
-
-
-__all__ = ["DeepRank", "add_deep_ranks", "deep_ranks"]
+__all__ = ["DeepRank", "DeepRanker", "deep_ranks"]

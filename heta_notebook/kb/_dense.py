@@ -15,7 +15,7 @@ from heta_notebook.kb._embedders import (
     SentenceTransformerEmbedder,
     normalize_rows,
 )
-from heta_notebook.kb._ranking import SCORE_DECIMALS, rounded, top_k
+from heta_notebook.kb._ranking import SCORE_DECIMALS, ScoreVector, Visit, rounded, top_k
 from heta_notebook.kb._threads import one_blas_thread
 
 QUERY_BLOCK_BYTES = 256 * 2**20  # scores of one block of queries against every chunk (float32)
@@ -52,12 +52,19 @@ class DenseIndex:
         return int(self.embeddings.shape[1]) if self.embeddings.ndim == 2 else 0
 
     def search(
-        self, queries: Sequence[str], k: int, *, keys: np.ndarray | None = None
+        self,
+        queries: Sequence[str],
+        k: int,
+        *,
+        keys: np.ndarray | None = None,
+        visit: Visit | None = None,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Top-``k`` ``(indices, cosine scores)`` per query, best first, ties by ``keys``.
 
         Scores are float64 cosines rounded to 1e-6 (``kb._ranking``): a float32 product picks a
         generous pool, which is rescored exactly, so the ranking does not depend on BLAS.
+        ``visit(i, rows, scores)`` sees query i's hits and the float32 scores of every chunk
+        (with their margin and exact rescoring) while the search holds them (deep ranks).
         """
         k = min(k, len(self.embeddings))
         if k <= 0 or not queries:
@@ -68,22 +75,34 @@ class DenseIndex:
             vectors = normalize_rows(self.embedder.embed(list(queries)))
             for start in range(0, len(vectors), block):
                 rows = vectors[start : start + block]
-                approx = rows @ self.embeddings.T
-                hits.extend(self._exact(q, a, k, keys) for q, a in zip(rows, approx, strict=True))
+                scores = rows @ self.embeddings.T
+                for i, (query, approx) in enumerate(zip(rows, scores, strict=True), start):
+                    hits.append(self._exact(query, approx, k, keys))
+                    if visit is not None:
+                        visit(i, hits[-1][0], self._scores(query, approx))
         return hits
+
+    def _margin(self) -> float:
+        """How far a float32 cosine may be from the exact one rounded to ``SCORE_DECIMALS``."""
+        return 4 * self.dims * float(np.finfo(np.float32).eps) + 10.0**-SCORE_DECIMALS
+
+    def _rescored(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Exact (float64, rounded) cosines of ``rows``: the scores results rank by."""
+        return rounded(self.embeddings[rows].astype(np.float64) @ query.astype(np.float64))
+
+    def _scores(self, query: np.ndarray, approx: np.ndarray) -> ScoreVector:
+        return ScoreVector(approx, self._margin(), lambda rows: self._rescored(query, rows))
 
     def _exact(
         self, query: np.ndarray, approx: np.ndarray, k: int, keys: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rescore every row the float32 ``approx`` scores cannot rule out, then rank exactly."""
-        margin = 4 * len(query) * float(np.finfo(np.float32).eps) + 10.0**-SCORE_DECIMALS
         if k < len(approx):
             kth = np.partition(approx, len(approx) - k)[len(approx) - k]
-            pool = np.flatnonzero(approx >= kth - margin)
+            pool = np.flatnonzero(approx >= kth - self._margin())
         else:
             pool = np.arange(len(approx))
-        exact = rounded(self.embeddings[pool].astype(np.float64) @ query.astype(np.float64))
-        chosen, scores = top_k(exact, k, None if keys is None else keys[pool])
+        chosen, scores = top_k(self._rescored(query, pool), k, None if keys is None else keys[pool])
         return pool[chosen], scores
 
     def nbytes(self) -> int:

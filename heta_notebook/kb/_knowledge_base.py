@@ -28,11 +28,13 @@ from heta_notebook.kb._answer import answer_response, answer_response_sync
 from heta_notebook.kb._bm25 import Bm25Index, tokenize
 from heta_notebook.kb._chunking import Chunk, ChunkTable, chunk_documents
 from heta_notebook.kb._corpus import corpus_hash
+from heta_notebook.kb._deep_rank import DeepRanker
 from heta_notebook.kb._dense import DenseIndex
 from heta_notebook.kb._embedders import Embedder, LsaEmbedder, embedder_for
 from heta_notebook.kb._fusion import reciprocal_rank_fusion
 from heta_notebook.kb._hits import METHODS as _METHOD
 from heta_notebook.kb._hits import KbHits, RowFacts
+from heta_notebook.kb._passages import Judged
 from heta_notebook.kb._recipe import FULL_TEXT, VECTOR, Recipe
 from heta_notebook.schema._lazy_results import LazyResults
 from heta_notebook.schema._records import (
@@ -174,27 +176,52 @@ class KnowledgeBase:
         top_k: int = 10,
         options: Mapping[str, Any] | None = None,
         answer: bool = False,
+        judged: Sequence[Sequence[str | Judged]] | None = None,
     ) -> list[QueryResponse]:
         """Many queries at once (batched index calls); same results as ``query`` one by one.
 
         Retrieval only unless ``answer=True`` runs the recipe's answer step on each response.
+        ``judged[i]``: the documents query i is judged against (ids, or ``Judged`` with their
+        evidence passages); each one missing from its top k gets its exact deep rank in
+        ``metadata["deep_ranks"]`` (``kb._deep_rank``), counted from the scores the search
+        computes anyway, and whether the chunking cut its passages (``cut``).
         """
         self._check(mode, top_k)
         options = dict(options or {})
-        keys = self.chunks.tie_keys
-        if mode == FULL_TEXT:
-            hits = self.bm25.search(texts, top_k, keys=keys)
-        elif mode == VECTOR:
-            hits = self.dense.search(texts, top_k, keys=keys)
-        else:
-            hits = self._hybrid(texts, top_k, options)
+        ranker = None if judged is None else DeepRanker(self, judged)
+        if ranker is not None and len(ranker.judged) != len(texts):
+            raise ValueError(f"{len(texts)} queries but {len(ranker.judged)} judged-document lists")
+        hits = self._hits(texts, mode=mode, top_k=top_k, options=options, ranker=ranker)
         responses = [self._response(mode, hit, top_k, options) for hit in hits]
+        if ranker is not None:
+            for i, response in enumerate(responses):
+                response.metadata.update(ranker.metadata(i))
         if answer and self.recipe.answer is not None:
             step = self.recipe.answer
             responses = [
                 answer_response_sync(step, t, r) for t, r in zip(texts, responses, strict=True)
             ]
         return responses
+
+    def _hits(
+        self,
+        texts: Sequence[str],
+        *,
+        mode: str,
+        top_k: int,
+        options: Mapping[str, Any],
+        ranker: DeepRanker | None = None,
+    ) -> Hits:
+        """The mode's search: ``(rows, scores[, fused ranks])`` per query; ``ranker`` counts
+        deep ranks while each query's scores are in hand."""
+        self._check(mode, top_k)
+        keys = self.chunks.tie_keys
+        visit = None if ranker is None else ranker.scored
+        if mode == FULL_TEXT:
+            return self.bm25.search(texts, top_k, keys=keys, visit=visit)
+        if mode == VECTOR:
+            return self.dense.search(texts, top_k, keys=keys, visit=visit)
+        return self._hybrid(texts, top_k, options, ranker)
 
     def _check(self, mode: str, top_k: int) -> None:
         if mode not in self.query_modes:
@@ -205,16 +232,24 @@ class KnowledgeBase:
         if top_k < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
 
-    def _hybrid(self, texts: Sequence[str], top_k: int, options: Mapping[str, Any]) -> Hits:
+    def _hybrid(
+        self,
+        texts: Sequence[str],
+        top_k: int,
+        options: Mapping[str, Any],
+        ranker: DeepRanker | None = None,
+    ) -> Hits:
         depth = max(int(options.get("candidates", self.recipe.hybrid.candidates)), top_k)
         rrf_k = int(options.get("rrf_k", self.recipe.hybrid.rrf_k))
         keys = self.chunks.tie_keys
         lexical_hits = self.bm25.search(texts, depth, keys=keys)
         pairs = zip(lexical_hits, self.dense.search(texts, depth, keys=keys), strict=True)
         fused = []
-        for (lexical, _), (dense, _) in pairs:
+        for i, ((lexical, _), (dense, _)) in enumerate(pairs):
             rows = reciprocal_rank_fusion([lexical, dense], k=rrf_k, top_k=top_k, keys=keys)
             fused.append(([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]))
+            if ranker is not None:
+                ranker.fused(i, np.asarray(fused[-1][0], dtype=np.int64), lexical, dense, rrf_k)
         return fused
 
     def _response(

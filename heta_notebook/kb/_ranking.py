@@ -12,11 +12,16 @@ the ``k``-th best (all rows tied with it included), then ``np.lexsort`` orders t
 Dense cosine scores are ranked and reported at a stated precision, ``SCORE_DECIMALS`` (1e-6):
 they are recomputed in float64 from the stored float32 vectors and rounded, so BLAS kernels,
 thread counts and block sizes (whose float32 sums differ in the last bits) cannot reorder them.
+
+A *deep rank* (``kb._deep_rank``) is where one row would land if every row were returned under
+this rule: ``preceding`` counts the rows ranked before it from the score vector a search
+already holds (``ScoreVector``), scoring exactly only the rows its approximation cannot place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -66,4 +71,57 @@ def rounded(scores: np.ndarray) -> np.ndarray:
     return np.round(np.asarray(scores, dtype=np.float64), SCORE_DECIMALS) + 0.0  # no -0.0
 
 
-__all__ = ["SCORE_DECIMALS", "rounded", "tie_keys", "top_k"]
+class ScoreVector(NamedTuple):
+    """Every row's score for one query, as a search holds it (valid only during the search).
+
+    ``approx[row]`` is within ``margin`` of the exact score ``exact(rows)`` computes (margin 0:
+    ``approx`` is exact); rows scoring at most ``floor`` are never returned (None: all are).
+    """
+
+    approx: np.ndarray
+    margin: float
+    exact: Callable[[np.ndarray], np.ndarray]
+    floor: float | None = None
+
+
+# what a search calls per query while it holds the scores: (query index, hits' rows, scores)
+Visit = Callable[[int, np.ndarray, ScoreVector], None]
+
+
+class Preceding(NamedTuple):
+    """Who ranks before each of some rows if every row were returned (``preceding``)."""
+
+    sure: np.ndarray  # per row: how many rows surely precede (approx clears it by > margin)
+    which: np.ndarray  # with ``rows``: pairs (index of the asked row, another row that precedes)
+    rows: np.ndarray  # ... found among the rows within the margin, scored exactly
+    tied: np.ndarray  # per row: other rows with exactly its score (the tie key orders them)
+
+
+def preceding(
+    scores: ScoreVector, rows: np.ndarray, values: np.ndarray, keys: np.ndarray
+) -> Preceding:
+    """Who ranks before each of ``rows`` (exact scores ``values``) under this module's rule
+    if every row were returned: a few passes over the vector for all of them at once, then
+    only the rows within the margin of one of them are scored exactly."""
+    approx, margin = scores.approx, scores.margin
+    values = np.asarray(values, dtype=np.float64)[:, None]
+    sure = np.count_nonzero(approx > values + margin, axis=1)
+    near = np.abs(approx - values) <= margin if margin else approx == values
+    which, band = np.nonzero(near)
+    exact = scores.exact(band)  # a row near two asked rows is scored twice: few rows are near
+    value = values[which, 0]
+    wins = (exact > value) | ((exact == value) & (keys[band] < keys[rows[which]]))
+    tied = np.bincount(which[exact == value], minlength=len(rows)) - 1
+    return Preceding(sure, which[wins], band[wins], np.maximum(tied, 0))
+
+
+__all__ = [
+    "SCORE_DECIMALS",
+    "Preceding",
+    "ScoreVector",
+    "Visit",
+    "preceding",
+    "rounded",
+    "tie_keys",
+    "top_k",
+]

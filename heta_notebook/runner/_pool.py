@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from heta_notebook._util.loop import loop_mismatch
 from heta_notebook.kb._answer import answer_response, runs_in_thread
-from heta_notebook.kb._deep_rank import add_deep_ranks
+from heta_notebook.kb._passages import Judged, Passage
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
@@ -356,8 +356,7 @@ class ThreadedQueries:
 
     def __init__(self, kb: Any, *, top_k: int, options: dict[str, Any]):
         self._kb, self._top_k, self._options = kb, top_k, options
-        self._depth = {"top_k": top_k, "options": options}  # deep ranks: the run's own ranking
-        self._waiting: dict[str, list[tuple[str, asyncio.Future[Any], list[str]]]] = {}
+        self._waiting: dict[str, list[tuple[str, asyncio.Future[Any], list[Judged]]]] = {}
         self._step = getattr(getattr(kb, "recipe", None), "answer", None)
         self._answer_in_thread = runs_in_thread(self._step)
 
@@ -366,7 +365,7 @@ class ThreadedQueries:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         batch = self._waiting.setdefault(mode, [])
-        batch.append((case.query, future, judged_ids(case)))
+        batch.append((case.query, future, judged_items(case)))
         if len(batch) == 1:
             loop.call_soon(self._send, mode)
         response = await future
@@ -381,29 +380,33 @@ class ThreadedQueries:
             sent = asyncio.ensure_future(asyncio.to_thread(self._search, mode, batch))
             sent.add_done_callback(functools.partial(_settle, batch))
 
-    def _search(self, mode: str, batch: list[tuple[str, Any]]) -> list[Any]:
-        """In the worker thread: one batched call, or per query when the batch fails."""
-        texts = [text for text, _, _ in batch]
-        try:
-            responses = self._query(texts, mode)
-        except Exception:  # noqa: BLE001 - isolate the failing query below
-            return [self._one(text, mode) for text in texts]
-        judged = [ids for _, _, ids in batch]
-        add_deep_ranks(self._kb, texts, responses, judged, mode=mode, **self._depth)
-        return responses
+    def _search(self, mode: str, batch: list[tuple[str, Any, list[Judged]]]) -> list[Any]:
+        """In the worker thread: one batched call, or per query when the batch fails.
 
-    def _query(self, texts: list[str], mode: str) -> list[Any]:
+        Each query's judged documents go with it: the KB counts the exact deep ranks of those
+        missing from its top k during the search (``kb._deep_rank``; the miss taxonomy reads
+        them from ``metadata["deep_ranks"]``).
+        """
+        texts = [text for text, _, _ in batch]
+        judged = [ids for _, _, ids in batch]
+        try:
+            return self._query(texts, mode, judged)
+        except Exception:  # noqa: BLE001 - isolate the failing query below
+            return [self._one(text, mode, ids) for text, ids in zip(texts, judged, strict=True)]
+
+    def _query(self, texts: list[str], mode: str, judged: list[list[Judged]]) -> list[Any]:
         return self._kb.query_many(
             texts,
             mode=mode,
             top_k=self._top_k,
             options=self._options,
             answer=self._answer_in_thread,
+            judged=judged,
         )
 
-    def _one(self, text: str, mode: str) -> Any:
+    def _one(self, text: str, mode: str, judged: list[Judged]) -> Any:
         try:
-            return self._query([text], mode)[0]
+            return self._query([text], mode, [judged])[0]
         except Exception as exc:  # noqa: BLE001 - handed to that case's worker
             return _Failed(exc)
 
@@ -469,9 +472,21 @@ def as_response(value: Any, mode: str) -> QueryResponse:
     raise TypeError(f"query returned {type(value).__name__}, expected a QueryResponse")
 
 
-def judged_ids(case: BenchmarkCase) -> list[str]:
-    """The document ids the case's evidence names (what deep ranks are computed for)."""
-    return [str(e.reference_id) for e in case.expected.evidence if e.reference_id is not None]
+def judged_items(case: BenchmarkCase) -> list[Judged]:
+    """The documents the case's evidence names (what deep ranks are computed for), each with
+    the evidence text it should hold: the item's own ``text``, and the case's answers at the
+    offsets the benchmark gives (SQuAD's ``answer_starts``), for the chunk-boundary check."""
+    items = []
+    for item in case.expected.evidence:
+        if item.reference_id is None:
+            continue
+        passages = [Passage(item.text)] if item.text else []
+        starts = item.metadata.get("answer_starts")
+        if isinstance(starts, list):
+            for start in dict.fromkeys(s for s in starts if isinstance(s, int)):
+                passages += [Passage(answer, start) for answer in case.expected.answers]
+        items.append(Judged(str(item.reference_id), tuple(passages)))
+    return items
 
 
 def case_metadata(case: BenchmarkCase, **extra: Any) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 A report whose judge reasons live in score metadata: searching a word of a reason lists
 exactly the cases whose reason has it; a hostile report's payloads stay text (no dialog, no
-injected element); the comparison page shows a case side by side and finds reasons under B
-but not A.
+injected element); the comparison page shows a case side by side, finds reasons under B
+but not A and keeps the cases missed as a given class under B (and A).
 """
 
 from __future__ import annotations
@@ -107,6 +107,19 @@ def test_comparison_page_side_by_side_and_reason_scope(chromium_browser, tmp_pat
         b_side = root.locator(".hnx-side").nth(1).inner_text()
         a_side = root.locator(".hnx-side").nth(0).inner_text()
         assert BAD_REASON in b_side and BAD_REASON not in a_side and detail
+        # the miss-class filters: cases with an evidence item of a class under B, then A too
+        steps.type_into(root, "search", "")
+        steps.choose(root, "miss_b", "unknown depth")
+        x = comparison.explore(score="judge_correctness", miss_b="unknown depth")
+        assert steps.list_ids(root) == list(x.page_rows()["case_id"])
+        assert steps.n_matching(root) == len(x.rows) > 0
+        assert "B missed as unknown depth" in steps.page_text(root)
+        steps.select_row(root, 0)
+        assert "unknown depth" in root.locator(".hnx-side").nth(1).inner_text()
+        steps.choose(root, "miss_a", "found, not cited")
+        x = x.set_filters(miss_a="found, not cited")
+        assert steps.list_ids(root) == list(x.page_rows()["case_id"])
+        root.screenshot(path=str(screens / "comparison-page-miss-filter.png"))
     finally:
         context.close()
     assert guard.blocked == [] and problems == []

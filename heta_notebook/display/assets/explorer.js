@@ -719,6 +719,8 @@ function compareRows(A, B, st) {
   for (const id of ids) {
     if (st.label && !labelled(id)) continue;
     const ia = A.byCase.get(id), ib = B.byCase.get(id);
+    if (st.miss_a && (ia === undefined || !A.data.misses(ia).includes(st.miss_a))) continue;
+    if (st.miss_b && (ib === undefined || !B.data.misses(ib).includes(st.miss_b))) continue;
     const va = ia === undefined ? NaN : A.data.value(st.score, ia);
     const vb = ib === undefined ? NaN : B.data.value(st.score, ib);
     const delta = vb - va;
@@ -809,6 +811,8 @@ function renderCompare(model, el, reports) {
   };
   const scoreNames = [...new Set(Object.values(reports).flatMap((d) => d.p.score_names))];
   const allLabels = [...new Set(Object.values(reports).flatMap((d) => d.c.labels.flat().map((j) => d.s(j))))].sort();
+  const allMisses = [...new Set(Object.values(reports).flatMap((d) => (d.c.misses || []).flat().map((j) => d.s(j))))].sort();
+  const missSelect = (key) => select([["", "any"], ...allMisses.map((l) => [l, l])], st[key] || "", (v) => commit({ [key]: v || null }));
   const commit = (changes, resetPage = true) => {
     st = { ...st, ...changes };
     if (resetPage) {
@@ -826,6 +830,8 @@ function renderCompare(model, el, reports) {
     score: select(scoreNames.map((n) => [n, n]), st.score, (v) => commit({ score: v })),
     filter: select(Object.entries(FILTERS), st.filter || "all", (v) => commit({ filter: v })),
     label: select([["", "all labels"], ...allLabels.map((l) => [l, l])], st.label || "", (v) => commit({ label: v || null })),
+    miss_a: missSelect("miss_a"),
+    miss_b: missSelect("miss_b"),
     search: h("input", { type: "text", placeholder: "queries, case ids, evidence, reasons", value: st.search || "" }),
     scope: select(Object.entries(SCOPES), st.scope || "either", (v) => commit({ scope: v })),
     prev: h("button", { onclick: () => commit({ page: st.page - 1 }, false) }, "◀ previous"),
@@ -839,7 +845,7 @@ function renderCompare(model, el, reports) {
   const shownData = () => [...new Set([side(st.a).data, side(st.b).data])];  // A's and B's reports
   const preview = datas.some((d) => d.p.preview) ? shownData().find((d) => d.p.preview) || datas[0] : null;
   if (preview) {  // the first page only: nothing to pair, filter or page through yet
-    for (const name of ["a", "b", "score", "filter", "label", "search", "scope", "prev", "next"]) ui[name].disabled = true;
+    for (const name of ["a", "b", "score", "filter", "label", "miss_a", "miss_b", "search", "scope", "prev", "next"]) ui[name].disabled = true;
   }
   const notes = h("div", {});
   onCommit(ui.search, (v) => v !== (st.search || "") && commit({ search: v }));
@@ -851,6 +857,9 @@ function renderCompare(model, el, reports) {
     Object.values(reports).map(leftOutNote)), notes,
     h("div", { class: "hnx-controls" }, h("label", {}, "A", ui.a), h("label", {}, "B", ui.b), h("label", {}, "score", ui.score),
       h("label", {}, "show", ui.filter), allLabels.length ? h("label", {}, "label", ui.label) : null),
+    allMisses.length ? h("div", { class: "hnx-controls" },
+      h("label", { title: "cases with an expected evidence item of this class under A (report.misses())" }, "A missed as", ui.miss_a),
+      h("label", { title: "cases with an expected evidence item of this class under B (report.misses())" }, "B missed as", ui.miss_b)) : null,
     h("div", { class: "hnx-controls" }, h("label", {}, "search", ui.search), ui.scope),
     h("div", { class: "hnx-main" },
       h("div", { class: "hnx-listcol" },
@@ -872,7 +881,8 @@ function renderCompare(model, el, reports) {
         h("td", { class: r.delta > 0 ? "hnx-pos" : r.delta < 0 ? "hnx-neg" : "" }, fmtDelta(r.delta)),
         h("td", { title: r.query }, shorten(r.query, 60)))));
     ui.page.textContent = preview ? `first page · ${fmtInt(rows.length)} cases (preview)`
-      : `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]}${st.label ? `, ${st.label}` : ""})`;
+      : `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]}${st.label ? `, ${st.label}` : ""}` +
+        `${st.miss_a ? `, A missed as ${st.miss_a}` : ""}${st.miss_b ? `, B missed as ${st.miss_b}` : ""})`;
     ui.prev.disabled = !!preview || st.page <= 0;
     ui.next.disabled = !!preview || st.page >= pages - 1;
     const id = st.selected;
@@ -906,7 +916,7 @@ function renderCompare(model, el, reports) {
   function fromModel() {
     st = { ...model.get("state") };
     ui.a.value = st.a; ui.b.value = st.b; ui.score.value = st.score; ui.filter.value = st.filter || "all";
-    ui.label.value = st.label || "";
+    ui.label.value = st.label || ""; ui.miss_a.value = st.miss_a || ""; ui.miss_b.value = st.miss_b || "";
     ui.search.value = st.search || ""; ui.scope.value = st.scope || "either";
     draw();
   }
