@@ -7,13 +7,16 @@ Without Chromium, Playwright or JupyterLab the tests skip with the reason, excep
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.browser._lab import CHROMIUM, CHROMIUM_ARGS, unavailable
+from tests.browser._lab import CHROMIUM, CHROMIUM_ARGS, LabServer, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -46,10 +49,29 @@ def screens(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def notebooks_copy(tmp_path: Path) -> Path:
+def copy_notebooks(target: Path) -> Path:
     """A private copy of notebooks/ (running a notebook writes stores and caches next to it)."""
-    target = tmp_path / "notebooks"
     ignore = shutil.ignore_patterns("_heta", "out", ".ipynb_checkpoints", "*.html")
     shutil.copytree(NOTEBOOKS, target, ignore=ignore)
     return target
+
+
+@pytest.fixture
+def notebooks_copy(tmp_path: Path) -> Path:
+    """A private copy of notebooks/ for one test."""
+    return copy_notebooks(tmp_path / "notebooks")
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory, chromium_browser: Any) -> Iterator[LabServer]:
+    """One JupyterLab server for the session (a start costs ~5 s), rooted at a private copy
+    of notebooks/; each test opens its own notebook, and so its own kernel."""
+    if importlib.util.find_spec("jupyterlab") is None:
+        unavailable("jupyterlab is not installed: pip install -e '.[test]'")
+    root = tmp_path_factory.mktemp("lab")
+    server = LabServer(copy_notebooks(root / "notebooks"), root / "lab-home")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

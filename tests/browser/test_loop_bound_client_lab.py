@@ -4,13 +4,11 @@ no cell errors, no hang, and the client still works afterwards."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import nbformat
 import pytest
 
 from tests._loop_notebook import DONE, AnswerServer, cells
-from tests.browser._lab import LabServer, NetworkGuard, unavailable
+from tests.browser._lab import NetworkGuard
 from tests.browser.test_quickstart_lab import (
     CELL_ERRORS_JS,
     full_screenshot,
@@ -23,11 +21,7 @@ pytestmark = pytest.mark.browser
 NAME = "loop_bound_client.ipynb"
 
 
-def test_run_all_with_a_loop_bound_client_in_jupyterlab(tmp_path, chromium_browser, screens):
-    if importlib.util.find_spec("jupyterlab") is None:
-        unavailable("jupyterlab is not installed: pip install -e '.[test]'")
-    root = tmp_path / "nb"
-    root.mkdir()
+def test_run_all_with_a_loop_bound_client_in_jupyterlab(lab, chromium_browser, screens):
     with AnswerServer() as answers:
         notebook = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(c) for c in cells(answers.url)]
@@ -37,15 +31,13 @@ def test_run_all_with_a_loop_bound_client_in_jupyterlab(tmp_path, chromium_brows
             "display_name": "Python 3",
             "language": "python",
         }
-        nbformat.write(notebook, root / NAME)
-        server = LabServer(root, tmp_path / "lab-home")
-        server.start()
+        nbformat.write(notebook, lab.root / NAME)
         guard = NetworkGuard()
         context = chromium_browser.new_context(viewport={"width": 1400, "height": 900})
         context.route("**/*", guard)
         page = context.new_page()
         try:
-            open_notebook(page, server, NAME)
+            open_notebook(page, lab, NAME)
             run_all(page)
             full_screenshot(page, screens / "loop-bound-client-lab.png")
             assert page.evaluate(CELL_ERRORS_JS) == []
@@ -55,4 +47,3 @@ def test_run_all_with_a_loop_bound_client_in_jupyterlab(tmp_path, chromium_brows
             assert guard.blocked == [], "JupyterLab needed the internet"
         finally:
             context.close()
-            server.stop()

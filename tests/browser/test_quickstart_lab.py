@@ -8,7 +8,6 @@ comparison explorer. A small notebook of a report with judge reasons checks reas
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.browser import _explorer as steps
-from tests.browser._lab import PROBLEM_TEXTS, LabServer, NetworkGuard, unavailable
+from tests.browser._lab import PROBLEM_TEXTS, LabServer, NetworkGuard
 
 pytestmark = pytest.mark.browser
 
@@ -89,8 +88,11 @@ WIDGETS_SETTLED_JS = """(problems) => {
 
 
 def open_notebook(page, server: LabServer, name: str) -> None:
-    """Open ``name`` in Lab and wait for an idle kernel."""
-    page.goto(f"{server.url}/lab/tree/{name}", wait_until="domcontentloaded", timeout=120_000)
+    """Open ``name`` in Lab and wait for an idle kernel. The workspace is reset first: the
+    server is shared by the session's tests, and Lab would reopen the notebooks of earlier
+    ones beside this one."""
+    url = f"{server.url}/lab/tree/{name}?reset"
+    page.goto(url, wait_until="domcontentloaded", timeout=120_000)
     page.wait_for_selector(".jp-NotebookPanel", timeout=120_000)
     page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000, polling=250)
     page.evaluate("() => { try { window.jupyterapp.shell.collapseLeft(); } catch (e) {} }")
@@ -148,18 +150,6 @@ def full_screenshot(page, path) -> None:
         " .jp-NotebookPanel .jp-Notebook').forEach(e => { e.scrollTop = 0; })"
     )
     page.screenshot(path=str(path), full_page=True)
-
-
-@pytest.fixture
-def lab(notebooks_copy, tmp_path, chromium_browser):
-    if importlib.util.find_spec("jupyterlab") is None:
-        unavailable("jupyterlab is not installed: pip install -e '.[test]'")
-    server = LabServer(notebooks_copy, tmp_path / "lab-home")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_quickstart_runs_and_renders_in_jupyterlab(lab, chromium_browser, screens):
