@@ -103,14 +103,23 @@ with ReportStore({str(tmp_path)!r}).lock("kb", "run"):
 
 
 _RUN = """
-import asyncio, sys
+import asyncio, os, sys
 sys.path.insert(0, {root!r})
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 config = BenchmarkRunConfig(report_id="shared", checkpoint_every=1, max_concurrent_queries=1, top_k={top_k})
 benchmark = ListBenchmark(cases=make_cases({n}), evaluators=(TopHit(), AnswerMatch()))
+class HeldKB(ToyKB):
+    # after six queries, waits while the file ``hold`` names exists (the test's cue)
+    async def query(self, text, **options):
+        hold = {hold!r}
+        while hold and self.calls >= 6 and os.path.exists(hold):
+            await asyncio.sleep(0.01)
+        return await super().query(text, **options)
+
+
 try:
-    result = BenchmarkRunner().run_sync(benchmark=benchmark, recipe=ToyKB(delay={delay}),
+    result = BenchmarkRunner().run_sync(benchmark=benchmark, recipe=HeldKB(delay={delay}),
         knowledge_base_name="kb", query_modes=MODES, config=config,
         store=ReportStore({store!r}), progress=False)
 except Exception as exc:
@@ -120,15 +129,14 @@ print("DONE", len(result.report.case_results), result.report.is_partial)
 """
 
 
-def _script(tmp_path: Path, name: str, *, n: int, delay: float, top_k: int = 10) -> Path:
+def _script(
+    tmp_path: Path, name: str, *, n: int, delay: float, top_k: int = 10, hold: Path | None = None
+) -> Path:
+    """A run of ``n`` cases on report id "shared"; with ``hold``, it pauses after six
+    queries while that file exists (so a test decides when it may finish, whatever the load)."""
     script = tmp_path / f"{name}.py"
-    script.write_text(
-        textwrap.dedent(
-            _RUN.format(
-                root=str(ROOT), n=n, delay=delay, top_k=top_k, store=str(tmp_path / "store")
-            )
-        )
-    )
+    options = dict(root=str(ROOT), n=n, delay=delay, top_k=top_k, hold=str(hold or ""))
+    script.write_text(textwrap.dedent(_RUN.format(**options, store=str(tmp_path / "store"))))
     return script
 
 
@@ -143,8 +151,10 @@ def _wait_for_records(store: ReportStore, n: int, process: subprocess.Popen) -> 
 
 @pytest.mark.slow
 def test_two_processes_on_one_report_id_get_a_clear_error(tmp_path) -> None:
+    hold = tmp_path / "hold"
+    hold.touch()  # the first run holds the report id until the second has tried
     first = subprocess.Popen(
-        [sys.executable, str(_script(tmp_path, "a", n=30, delay=0.05))],
+        [sys.executable, str(_script(tmp_path, "a", n=30, delay=0.05, hold=hold))],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -160,6 +170,7 @@ def test_two_processes_on_one_report_id_get_a_clear_error(tmp_path) -> None:
     )
     assert second.returncode == 3, second.stdout + second.stderr
     assert "ReportLockedError" in second.stdout and "another process" in second.stdout
+    hold.unlink()
     out, _ = first.communicate(timeout=120)
     assert first.returncode == 0 and out.split() == ["DONE", "60", "False"]
     report = store.load("kb", "shared")
