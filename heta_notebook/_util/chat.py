@@ -115,7 +115,7 @@ async def post_chat(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     started = time.perf_counter()
     attempts = 0
-    client_options = {"timeout": httpx.Timeout(policy.timeout), "verify": _ssl_context()}
+    client_options = {"timeout": httpx.Timeout(policy.timeout), "verify": ssl_context()}
     async with httpx.AsyncClient(**client_options) as client:
         while True:
             attempts += 1
@@ -149,8 +149,9 @@ async def post_chat(
 
 
 @functools.lru_cache(maxsize=1)
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every client: building one costs ~50 ms, a client per call is cheap."""
+def ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client (chat endpoints, ``HttpSystem``): building one costs
+    20-50 ms (it loads the CA bundle), a client per call is cheap."""
     return httpx.create_ssl_context()
 
 

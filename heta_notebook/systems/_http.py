@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from heta_notebook._util.chat import ssl_context
 from heta_notebook._util.redaction import redact
 
 DEFAULT_BODY = {"query": "{query}", "top_k": "{top_k}"}
@@ -75,7 +76,7 @@ class HttpSystem:
         filled = fill(self.body, {"query": text, "top_k": top_k, "mode": mode})
         request = {"params": filled} if self.method == "GET" else {"json": filled}
         try:
-            async with httpx.AsyncClient(timeout=self.timeout) as client:
+            async with httpx.AsyncClient(timeout=self.timeout, verify=ssl_context()) as client:
                 reply = await client.request(self.method, self.url, headers=self.headers, **request)
         except httpx.TimeoutException as exc:
             raise TimeoutError(f"{self.url} did not answer within {self.timeout} s") from exc
