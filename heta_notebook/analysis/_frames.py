@@ -58,6 +58,10 @@ CASE_COLUMNS = (
     "abstain_reason",
     "n_results",
 )
+# text columns that are None for most rows (no error, no answer, no abstention): object
+# columns holding None, whatever the rows hold; pandas 3 would infer its ``str`` dtype from
+# the first report with a value and print NaN for every other row
+NULLABLE_TEXT_COLUMNS = ("error", "error_type", "answer", "abstain_reason", "reason", "skip_reason")
 SUMMARY_COLUMNS = (
     "query_mode",
     "score",
@@ -383,7 +387,7 @@ class ReportFrames:
         base = pd.DataFrame(
             {
                 "row": np.arange(len(self.case_results)),
-                **{c: self.case_column(c) for c in CASE_COLUMNS[1:]},
+                **{c: _column(c, self.case_column(c)) for c in CASE_COLUMNS[1:]},
             }
         )
         long = self._cached("scores", self._build_scores)
@@ -478,6 +482,17 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
             dtype=np.int64,
         )
     return _objects(getattr(r, name) for r in case_results)
+
+
+def _column(name: str, values: np.ndarray) -> Any:
+    return nullable_text(values) if name in NULLABLE_TEXT_COLUMNS else values
+
+
+def nullable_text(values: Any) -> pd.Series:
+    """Texts as an object column with None where missing (not NaN): the same dtype for an
+    in-memory and a saved report, and a printed table says None for "none given"."""
+    out = pd.Series(values, dtype=object)
+    return out.where(out.notna(), None)
 
 
 def _objects(values: Any) -> np.ndarray:
@@ -674,8 +689,8 @@ def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd
             "text": cols["texts"],
             "passed": pd.arrays.BooleanArray(cols["passed"] == 1, cols["passed"] == 2),
             "status": pd.Categorical.from_codes(cols["status"], categories=list(STATUSES)),
-            "reason": cols["reason"],
-            "skip_reason": np.where(cols["status"] == SKIPPED, cols["reason"], None),
+            "reason": nullable_text(cols["reason"]),
+            "skip_reason": nullable_text(np.where(cols["status"] == SKIPPED, cols["reason"], None)),
             "metadata": cols["metadata"],
         }
     )
