@@ -1,0 +1,73 @@
+"""Abstentions per variant of a comparison: how often each abstained, and, where the benchmark
+expects abstentions (SQuAD 2.0's unanswerable questions), how many of them were right.
+
+``Comparison.abstentions()`` returns the table; ``abstention_line`` says one row in words for
+the comparison's text and HTML views (display only formats it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = (
+    "variant",
+    "report",
+    "query_mode",
+    "n",  # case results of the variant
+    "abstained",  # responses that abstained (``Abstain``, the answer step's own)
+    "share",  # abstained / n
+    "n_expected",  # cases whose right answer is to abstain
+    "correct",  # abstained where an abstention was expected
+    "on_answerable",  # abstained where an answer was expected
+)
+
+
+def variant_abstentions(comparison: Any) -> pd.DataFrame:
+    """One row per variant of ``comparison`` (its order), counted over its case results."""
+    rows = [_counts(comparison.frames(v.report), v) for v in comparison.variants]
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _counts(frames: Any, variant: Any) -> tuple[Any, ...]:
+    mine = frames.case_column("query_mode") == variant.mode
+    abstained = frames.case_column("abstained")[mine]
+    expected = frames.case_column("expects_abstention")[mine]
+    n = int(mine.sum())
+    share = float(abstained.sum() / n) if n else np.nan
+    return (
+        variant.name,
+        variant.report,
+        variant.mode,
+        n,
+        int(abstained.sum()),
+        share,
+        int(expected.sum()),
+        int((abstained & expected).sum()),
+        int((abstained & ~expected).sum()),
+    )
+
+
+def abstention_line(row: Any) -> str:
+    """``"abstained on 7 of 40 (18%); 6 of 9 expected abstentions right, 1 on an
+    answerable case"`` for one row of :func:`variant_abstentions`."""
+    line = f"abstained on {row.abstained} of {row.n} ({_percent(row.share)})"
+    if row.n_expected:
+        line += (
+            f"; {row.correct} of {row.n_expected} expected abstentions right, "
+            f"{row.on_answerable} on {_plural(row.on_answerable, 'answerable case')}"
+        )
+    return line
+
+
+def _percent(share: float) -> str:
+    return "–" if not np.isfinite(share) else f"{share:.0%}"
+
+
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else f"{word}s"
+
+
+__all__ = ["COLUMNS", "abstention_line", "variant_abstentions"]
