@@ -27,23 +27,29 @@ COLUMNS = (
 
 def variant_abstentions(comparison: Any) -> pd.DataFrame:
     """One row per variant of ``comparison`` (its order), counted over its case results."""
-    rows = [_counts(comparison.frames(v.report), v) for v in comparison.variants]
+    rows = [
+        (v.name, v.report, *_counts(comparison.frames(v.report), v.mode))
+        for v in comparison.variants
+    ]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _counts(frames: Any, variant: Any) -> tuple[Any, ...]:
-    mine = frames.case_column("query_mode") == variant.mode
+def mode_abstentions(frames: Any) -> pd.DataFrame:
+    """The same counts for one report (its ``frames()``), one row per query mode."""
+    rows = [(mode, "", *_counts(frames, mode)) for mode in frames.modes]
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _counts(frames: Any, mode: str) -> tuple[Any, ...]:
+    mine = frames.case_column("query_mode") == mode
     abstained = frames.case_column("abstained")[mine]
     expected = frames.case_column("expects_abstention")[mine]
     n = int(mine.sum())
-    share = float(abstained.sum() / n) if n else np.nan
     return (
-        variant.name,
-        variant.report,
-        variant.mode,
+        mode,
         n,
         int(abstained.sum()),
-        share,
+        float(abstained.sum() / n) if n else np.nan,
         int(expected.sum()),
         int((abstained & expected).sum()),
         int((abstained & ~expected).sum()),
@@ -70,4 +76,4 @@ def _plural(n: int, word: str) -> str:
     return word if n == 1 else f"{word}s"
 
 
-__all__ = ["COLUMNS", "abstention_line", "variant_abstentions"]
+__all__ = ["COLUMNS", "abstention_line", "mode_abstentions", "variant_abstentions"]
