@@ -40,11 +40,20 @@ def mode_abstentions(frames: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def any_abstained(comparison: Any) -> bool:
+    """Whether any report of ``comparison`` abstained (from each report's cheap per-mode
+    counts: a saved report keeps them in its header, no column is read)."""
+    return any(comparison.frames(label).abstentions() for label in comparison.labels)
+
+
 def _counts(frames: Any, mode: str) -> tuple[Any, ...]:
     mine = frames.case_column("query_mode") == mode
-    abstained = frames.case_column("abstained")[mine]
-    expected = frames.case_column("expects_abstention")[mine]
     n = int(mine.sum())
+    if frames.abstentions().get(mode):  # else no column is read (a saved report's JSON)
+        abstained = frames.case_column("abstained")[mine]
+    else:
+        abstained = np.zeros(n, dtype=bool)
+    expected = frames.case_column("expects_abstention")[mine]
     return (
         mode,
         n,
@@ -76,4 +85,4 @@ def _plural(n: int, word: str) -> str:
     return word if n == 1 else f"{word}s"
 
 
-__all__ = ["COLUMNS", "abstention_line", "mode_abstentions", "variant_abstentions"]
+__all__ = ["COLUMNS", "abstention_line", "any_abstained", "mode_abstentions", "variant_abstentions"]

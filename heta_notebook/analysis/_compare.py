@@ -764,10 +764,10 @@ class Comparison:
         return "\n".join(lines)
 
     def _abstention_lines(self) -> list[str]:
-        from heta_notebook.analysis._abstentions import abstention_line
+        from heta_notebook.analysis._abstentions import abstention_line, any_abstained
 
-        table = self.abstentions()
-        if not table["abstained"].any():
+        table = self.abstentions() if any_abstained(self) else None
+        if table is None or not table["abstained"].any():
             return []
         return [f"  {r.variant}: {abstention_line(r)}" for r in table.itertuples(index=False)]
 

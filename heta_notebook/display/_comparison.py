@@ -204,12 +204,13 @@ def _pivoted_table(comparison: Comparison, rows: list[tuple[str | Markup, list[M
 
 def _abstention_cells(comparison: Comparison) -> list[Markup]:
     """Per variant "7 (18%)" and, where abstentions are expected, "6/9 right · 1 wrong" in
-    small print
-    (``Comparison.abstentions()``); none when no variant abstained."""
-    from heta_notebook.analysis._abstentions import abstention_line
+    small print (``Comparison.abstentions()``); none when no variant abstained."""
+    from heta_notebook.analysis._abstentions import abstention_line, any_abstained
 
+    if not any_abstained(comparison):  # the usual case, answered without reading columns
+        return []
     table = comparison.abstentions()
-    if not table["abstained"].any():
+    if not table["abstained"].any():  # only variants left out by select() abstained
         return []
     cells = []
     for row in table.itertuples(index=False):
