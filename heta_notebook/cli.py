@@ -13,6 +13,7 @@ python -m heta_notebook gate NEW --baseline OLD [--score S ...] [--max-drop X] [
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -233,6 +234,7 @@ def cmd_run_notebook(args: argparse.Namespace) -> int:
 
 NAMED_BENCHMARKS = ("cranfield", "squad2-sample")
 NAMED_RECIPES = ("default", "bm25")
+NAMED_EVALUATORS = ("beir", "squad", "evidence")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -241,11 +243,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from heta_notebook.systems._normalize import SystemOutputError
 
     benchmark, recipe = open_benchmark(args.benchmark, args.split), open_recipe(args.recipe)
+    evaluators = open_evaluators(args.evaluator)
     labels = _labels_option(args.label)
     try:
         result = run_benchmark(
             benchmark=benchmark,
             recipe=recipe,
+            evaluators=evaluators,
             config={"top_k": args.top_k},
             query_modes=args.mode or None,
             store=args.out,
@@ -264,8 +268,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def open_benchmark(text: str, split: str = "test") -> Any:
     """A benchmark from the command line: a name (``cranfield``, ``squad2-sample``), a BEIR
-    folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``) or a SQuAD ``.json`` file."""
+    folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``), a Heta JSONL folder
+    (``documents.jsonl``, ``cases.jsonl``), a SQuAD ``.json`` file, or ``module:attr``: a
+    benchmark object (ours, heta-framework's, anything the loader reads) or a function that
+    takes no arguments and returns one."""
     from heta_notebook.benchmarks._beir import BeirBenchmark
+    from heta_notebook.benchmarks._jsonl import JsonlBenchmark
     from heta_notebook.benchmarks._squad import SquadBenchmark
 
     if text == "cranfield":
@@ -275,39 +283,148 @@ def open_benchmark(text: str, split: str = "test") -> Any:
     path = Path(text)
     if path.is_dir() and (path / "corpus.jsonl").is_file():
         return BeirBenchmark.from_folder(path, split=split)
+    if path.is_dir() and (path / "cases.jsonl").is_file():
+        return JsonlBenchmark.from_folder(path)
     if path.is_file() and path.suffix == ".json":
         return SquadBenchmark(path)
+    if _is_import_path(text) and not path.exists():
+        return _benchmark_object(import_attr(text, "benchmark"), text)
     raise ValueError(
         f"no benchmark at {_short(text)}: give one of {', '.join(NAMED_BENCHMARKS)}, a BEIR "
-        "folder (corpus.jsonl, queries.jsonl, qrels/) or a SQuAD .json file"
+        "folder (corpus.jsonl, queries.jsonl, qrels/), a Heta JSONL folder (documents.jsonl, "
+        "cases.jsonl), a SQuAD .json file or module:attr"
     )
+
+
+def _benchmark_object(found: Any, text: str) -> Any:
+    """``found`` when it reads as a benchmark, else what the no-argument function it is
+    returns; one error naming what it got otherwise."""
+    if _takes_no_arguments(found) and not _is_benchmark(found):
+        found = found()
+    if not _is_benchmark(found):
+        raise ValueError(
+            f"benchmark {text!r} is a {type(found).__qualname__}, not a benchmark (an object "
+            "with documents() and cases(), e.g. JsonlBenchmark or BeirBenchmark)"
+        )
+    return found
+
+
+def _is_benchmark(obj: Any) -> bool:
+    from heta_notebook.integrations.heta._common import is_heta_object
+
+    has_parts = callable(getattr(obj, "documents", None)) and callable(getattr(obj, "cases", None))
+    return not isinstance(obj, type) and (has_parts or is_heta_object(obj))
 
 
 def open_recipe(text: str) -> Any:
     """``default`` (the embedded recipe), ``bm25`` (BM25 only: fast) or ``module:attr``, an
-    import path to a Recipe, a system (a function, an object with ``query``, ...) or a
-    function that takes no arguments and returns one."""
+    import path to a Recipe or a system (a function, an object with ``query``, ...)."""
     from heta_notebook.kb._recipe import Recipe
 
     if text == "default":
         return Recipe(name="default")
     if text == "bm25":
         return Recipe(name="bm25", dense=None, hybrid=None)
-    module_name, sep, attr = text.partition(":")
-    if not sep or not module_name or not attr:
+    if not _is_import_path(text):
         raise ValueError(
             f"--recipe {text!r}: give one of {', '.join(NAMED_RECIPES)} or module:attr "
             "(e.g. my_pipeline:search)"
         )
+    return import_attr(text, "--recipe")
+
+
+def open_evaluators(items: Sequence[str] | None) -> list[Any] | None:
+    """``--evaluator`` (repeatable) as evaluators; None (the benchmark's own) when not given.
+
+    ``beir``: nDCG, MAP, recall, precision and MRR at 1, 3, 5, 10, 100 (trec_eval's rules);
+    ``squad``: SQuAD EM and F1, evidence recall@5 and abstention accuracy; ``evidence``:
+    evidence recall@5 and @10; ``module:attr``: an evaluator, a list of them, an evaluator
+    class (made with no arguments) or a function (``@evaluator``-style when it takes
+    arguments, else called for an evaluator or a list)."""
+    if not items:
+        return None
+    chosen: list[Any] = []
+    for item in items:
+        chosen += _named_evaluators(item) if item in NAMED_EVALUATORS else _user_evaluators(item)
+    return chosen
+
+
+def _named_evaluators(name: str) -> list[Any]:
+    from heta_notebook.evaluators._retrieval import EvidenceRecallAtK, beir_default_metrics
+    from heta_notebook.evaluators._squad import squad_default_evaluators
+
+    if name == "beir":
+        return list(beir_default_metrics())
+    if name == "squad":
+        return list(squad_default_evaluators(2))
+    return [EvidenceRecallAtK(k=5), EvidenceRecallAtK(k=10)]
+
+
+def _user_evaluators(text: str) -> list[Any]:
+    if not _is_import_path(text):
+        raise ValueError(
+            f"--evaluator {text!r}: give one of {', '.join(NAMED_EVALUATORS)} or module:attr "
+            "(e.g. my_metrics:exact)"
+        )
+    found = import_attr(text, "--evaluator")
+    factory = _takes_no_arguments(found) and not hasattr(found, "evaluate")
+    if isinstance(found, type) or factory:  # a class made with no arguments, or a factory
+        found = found()
+    items = list(found) if isinstance(found, (list, tuple)) else [found]
+    return [_as_evaluator(item, text) for item in items]
+
+
+def _as_evaluator(item: Any, text: str) -> Any:
+    """An evaluator object as it is; a plain function wrapped as ``@evaluator`` does."""
+    if hasattr(item, "evaluate") or hasattr(item, "score"):
+        return item
+    if callable(item):
+        from heta_notebook.evaluators._decorators import aevaluator, evaluator
+
+        return (aevaluator if inspect.iscoroutinefunction(item) else evaluator)(item)
+    raise ValueError(
+        f"--evaluator {text!r} is a {type(item).__qualname__}, not an evaluator (an object "
+        "with evaluate() or score(), or a function)"
+    )
+
+
+def import_attr(text: str, option: str) -> Any:
+    """The object at ``module:attr`` (dots in ``attr`` walk attributes); the module is
+    looked for next to where the command runs first. One-line errors."""
     import importlib
 
+    module_name, _, attr = text.partition(":")
     sys.path.insert(0, os.getcwd())  # a module next to where the command runs
-    found: Any = importlib.import_module(module_name)
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name.split(".")[0] and exc.name != module_name:
+            raise  # the user's module itself imports something missing: say that
+        raise ValueError(
+            f"{option} {text!r}: no module named {module_name!r} here or on PYTHONPATH"
+        ) from None
     for part in attr.split("."):
         if not hasattr(found, part):
-            raise ValueError(f"--recipe {text!r}: {module_name} has no attribute {attr!r}")
+            raise ValueError(f"{option} {text!r}: {module_name} has no attribute {attr!r}")
         found = getattr(found, part)
     return found
+
+
+def _is_import_path(text: str) -> bool:
+    module_name, sep, attr = text.partition(":")
+    parts = [*module_name.split("."), *attr.split(".")]
+    return bool(sep) and all(p.isidentifier() for p in parts)
+
+
+def _takes_no_arguments(obj: Any) -> bool:
+    """Whether ``obj`` is a function (not a class) callable with no arguments."""
+    if isinstance(obj, type) or not callable(obj):
+        return False
+    try:
+        inspect.signature(obj).bind()
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _labels_option(items: Sequence[str] | None) -> dict[str, list[str]] | None:
@@ -332,9 +449,7 @@ def run_summary(report: Any, path: Any = None) -> str:
         f"{counts['n_cases']} cases, {counts['n_case_results']} case x mode, "
         f"{counts['n_errors']} query errors" + (" (PARTIAL)" if report.is_partial else ""),
     ]
-    abstained = sum(frames.abstentions().values())
-    if abstained:
-        lines.append(f"abstained: {abstained}")
+    lines += _abstention_lines(frames)
     coverage = report.metadata.get("id_coverage")
     if isinstance(coverage, dict) and coverage.get("share", 1.0) < 1.0:
         lines.append(f"id coverage: {coverage['share']:.0%} of results map to documents")
@@ -345,6 +460,16 @@ def run_summary(report: Any, path: Any = None) -> str:
     if path is not None:
         lines.append(f"saved {path}")
     return "\n".join(lines)
+
+
+def _abstention_lines(frames: Any) -> list[str]:
+    """Per mode that abstained: how often, and how many expected abstentions were right."""
+    from heta_notebook.analysis._abstentions import abstention_line, mode_abstentions
+
+    if not frames.abstentions():
+        return []
+    table = mode_abstentions(frames)
+    return [f"{r.query_mode}: {abstention_line(r)}" for r in table.itertuples() if r.abstained]
 
 
 GATE_EXIT = {"pass": 0, "regression": 1, "input": 2}
@@ -526,7 +651,8 @@ def add_run_parser(sub: Any) -> None:
     run = sub.add_parser("run", help="run a benchmark against a recipe or your own system")
     run.add_argument(
         "benchmark",
-        help=f"{' or '.join(NAMED_BENCHMARKS)}, a BEIR folder or a SQuAD .json file",
+        help=f"{' or '.join(NAMED_BENCHMARKS)}, a BEIR folder, a Heta JSONL folder "
+        "(documents.jsonl, cases.jsonl), a SQuAD .json file or module:attr (a benchmark object)",
     )
     run.add_argument(
         "--recipe",
@@ -541,6 +667,13 @@ def add_run_parser(sub: Any) -> None:
     run.add_argument("--case-id", action="append", help="only this case (repeatable)")
     run.add_argument(
         "--label", action="append", help="only cases with this KEY=VALUE label (repeatable)"
+    )
+    run.add_argument(
+        "--evaluator",
+        action="append",
+        help="beir (nDCG, MAP, recall, P, MRR @1-100), squad (EM, F1, evidence recall, "
+        "abstention), evidence (evidence recall@5, @10) or module:attr (repeatable; default: "
+        "the benchmark's own)",
     )
     run.add_argument("--top-k", type=_positive, default=10, help="results per query (10)")
     run.add_argument("--mode", action="append", help="query mode (repeatable; default: all)")

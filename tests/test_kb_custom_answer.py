@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from heta_notebook import AnswerContains, BeirRetrievalMetric, Recipe, run_benchmark
+from heta_notebook import Abstain, AnswerContains, BeirRetrievalMetric, Recipe, run_benchmark
 from heta_notebook.benchmarks import RecordsBenchmark
 from heta_notebook.kb import CustomAnswer
 
@@ -77,6 +77,18 @@ def test_none_abstains(tmp_path) -> None:
     report = _run(abstains, tmp_path)
     response = report.case_results[0].response
     assert response.answer is None and response.metadata["answer"]["abstained"] is True
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [Abstain("no capital named"), {"answer": Abstain("no capital named"), "citations": []}],
+    ids=["Abstain", "dict"],
+)
+def test_an_answer_step_abstains_with_a_reason(returned, tmp_path) -> None:
+    """``Abstain(reason)`` works in an answer step as it does for a whole system."""
+    response = _run(lambda question, results: returned, tmp_path).case_results[0].response
+    assert response.answer is None and response.abstained
+    assert response.abstain_reason == "no capital named"
 
 
 def test_a_wrong_return_type_is_a_clear_case_error(tmp_path) -> None:

@@ -142,6 +142,24 @@ def test_abstentions_survive_the_columnar_form(report, tmp_path) -> None:
     assert set(skip) == {"case has no expected answers"}
 
 
+def test_reason_columns_hold_none_in_memory_and_saved(report, tmp_path) -> None:
+    """Rows that did not abstain (or skip) print None, not NaN, and a saved report's frames
+    have the same dtypes: pandas 3 would otherwise infer its str dtype (NaN for missing)."""
+    store = hn.ReportStore(tmp_path)
+    store.save(report)
+    loaded = store.load(report.knowledge_base_name, report.report_id)
+    for frames in (report.frames(), loaded.frames()):
+        cases, scores = frames.cases(), frames.scores()
+        for frame, column in ((cases, "abstain_reason"), (scores, "skip_reason")):
+            assert frame[column].dtype == object
+            assert None in frame[column].tolist() and not frame[column].map(type).eq(float).any()
+        answered = cases.loc[~cases["abstained"], ["abstain_reason"]].head(1)
+        assert "NaN" not in answered.to_string() and "None" in answered.to_string()
+    for name in ("cases", "scores"):
+        mine, theirs = getattr(report.frames(), name)(), getattr(loaded.frames(), name)()
+        assert mine.dtypes.to_dict() == theirs.dtypes.to_dict()
+
+
 @contextmanager
 def _reader_service() -> Iterator[str]:
     """A loopback reader: abstains (with a reason) on questions it cannot answer."""

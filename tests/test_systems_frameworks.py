@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+import heta_notebook as hn
 from heta_notebook import (
     BeirBenchmark,
     BeirRetrievalMetric,
@@ -133,3 +134,112 @@ def test_a_llamaindex_query_engine_answers_with_its_source_nodes(li_index) -> No
         li_index.as_retriever(similarity_top_k=10).aretrieve(cranfield().cases[0].query)
     )
     assert [r.source["document_id"] for r in response.results] == [n.node.ref_doc_id for n in nodes]
+
+
+# --------------------------------------------------------------------------- abstentions
+
+li_postprocessor = pytest.importorskip("llama_index.core.postprocessor")
+li_synthesizers = pytest.importorskip("llama_index.core.response_synthesizers")
+li_query_engine = pytest.importorskip("llama_index.core.query_engine")
+
+
+class _SilentLLM(li_llms.MockLLM):
+    """A real LlamaIndex LLM (MockLLM) that completes every prompt with no text."""
+
+    def complete(self, prompt, formatted=False, **kwargs):
+        return li_llms.CompletionResponse(text="")
+
+    async def acomplete(self, prompt, formatted=False, **kwargs):
+        return li_llms.CompletionResponse(text="")
+
+
+def _synthesizer(llm, empty: str | None):
+    synthesizer = li_synthesizers.CompactAndRefine(llm=llm)
+    if empty:  # llama-index-core 0.14 takes empty_response= only in BaseSynthesizer itself
+        synthesizer._empty_response = empty
+    return synthesizer
+
+
+def _engine(li_index, *, cutoff: float | None = None, llm=None, empty: str | None = None):
+    """A query engine over ``li_index``: ``cutoff`` drops every node below it (MockEmbedding
+    scores all nodes alike), ``empty`` is the synthesizer's own empty-response text."""
+    llm = llm or li_llms.MockLLM(max_tokens=4)
+    post = [li_postprocessor.SimilarityPostprocessor(similarity_cutoff=cutoff)] if cutoff else []
+    return li_query_engine.RetrieverQueryEngine(
+        retriever=li_index.as_retriever(similarity_top_k=10),
+        response_synthesizer=_synthesizer(llm, empty),
+        node_postprocessors=post,
+    )
+
+
+def test_llamaindex_empty_response_is_an_abstention(li_index) -> None:
+    """llama-index-core answers "Empty Response" when no node reaches the synthesizer: an
+    abstention, not an answer that SQuAD metrics would compare."""
+    engine = _engine(li_index, cutoff=2.0)  # no cosine reaches 2: nothing survives
+    assert str(engine.query(cranfield().cases[0].query)) == "Empty Response"  # the library's
+    report = _run(engine)
+    for result in report.case_results:
+        assert result.response.abstained and result.response.answer is None
+        assert result.response.abstain_reason == (
+            "LlamaIndex answered 'Empty Response': no source node to answer from"
+        )
+    assert report.frames().abstentions() == {"default": N_CASES}
+
+
+def test_llamaindex_empty_llm_text_abstains_and_keeps_its_nodes(li_index) -> None:
+    report = _run(_engine(li_index, llm=_SilentLLM()))
+    response = report.case_results[0].response
+    assert response.abstained and len(response.results) == 10  # what was retrieved stays
+    assert response.abstain_reason.endswith("the LLM returned no text")
+    answered = _run(_engine(li_index)).case_results[0].response
+    assert answered.answer and not answered.abstained
+    # the same ranking either way: abstaining changes no retrieval score
+    assert per_case_scores(report) == per_case_scores(_run(_engine(li_index)))
+
+
+def test_llamaindex_own_empty_response_text_is_read_from_the_engine(li_index) -> None:
+    engine = _engine(li_index, cutoff=2.0, empty="I do not know.")
+    response = _run(engine).case_results[0].response
+    assert response.abstained
+    assert response.abstain_reason.startswith("LlamaIndex answered 'I do not know.'")
+
+
+def _reader(question: str):
+    """A LangChain answer step: abstains on questions about heat, answers the rest."""
+    return hn.Abstain("no context on heat") if "heat" in question else f"about {question[:10]}"
+
+
+@pytest.mark.parametrize("form", ["parallel", "lambda", "dict"])
+def test_a_langchain_runnable_abstains(lc_store, form) -> None:
+    """A runnable abstains as any system does: an ``Abstain`` in the answer slot of a
+    ``RunnableParallel``, an ``Abstain`` returned, or ``{"abstain": ..., "context": ...}``."""
+    retriever = lc_store.as_retriever(search_kwargs={"k": 10})
+    answer = lc_runnables.RunnableLambda(_reader)
+    if form == "parallel":
+        chain = lc_runnables.RunnableParallel(context=retriever, answer=answer)
+    elif form == "lambda":
+        chain = lc_runnables.RunnableLambda(
+            lambda q: (
+                hn.Abstain("no context on heat", results=retriever.invoke(q))
+                if "heat" in q
+                else {"answer": _reader(q), "context": retriever.invoke(q)}
+            )
+        )
+    else:
+        chain = lc_runnables.RunnableLambda(
+            lambda q: (
+                {"abstain": "heat" in q, "reason": "no context on heat"}
+                | ({} if "heat" in q else {"answer": _reader(q)})
+                | {"context": retriever.invoke(q)}
+            )
+        )
+    report = _run(chain)
+    heat = [r for r in report.case_results if "heat" in r.query]
+    assert heat and len(heat) < N_CASES
+    for result in report.case_results:
+        response = result.response
+        assert response.abstained == ("heat" in result.query)
+        assert (response.answer is None) == response.abstained
+        assert len(response.results) == 10  # the retrieved documents are kept either way
+    assert {r.response.abstain_reason for r in heat} == {"no context on heat"}
+    assert per_case_scores(report) == _reference(lambda t: [d.id for d in retriever.invoke(t)])

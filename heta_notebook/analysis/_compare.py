@@ -535,6 +535,15 @@ class Comparison:
         row = self.aligned.rows.get((self.aligned.variant_index(v), case_id))
         return None if row is None else self.reports[v.report].case_results[row]
 
+    def abstentions(self) -> pd.DataFrame:
+        """Per variant: responses that abstained (count and share of its case results) and,
+        where the benchmark expects abstentions (SQuAD 2.0's unanswerable questions), how
+        many of those it abstained on (``correct``) and how often it abstained on an
+        answerable case (``on_answerable``)."""
+        from heta_notebook.analysis._abstentions import variant_abstentions
+
+        return variant_abstentions(self)
+
     def evidence_changes(self, a: Any, b: Any) -> pd.DataFrame:
         """Per case and expected evidence item: matched under a, under b, and the change.
 
@@ -751,7 +760,16 @@ class Comparison:
         if self._scores and self.pairs():
             lines.append(f"  {self.test_note()}; bootstrap {self.confidence:.0%} CI")
             lines += [f"  {line}" for line in self.headline()]
+        lines += self._abstention_lines()
         return "\n".join(lines)
+
+    def _abstention_lines(self) -> list[str]:
+        from heta_notebook.analysis._abstentions import abstention_line, any_abstained
+
+        table = self.abstentions() if any_abstained(self) else None
+        if table is None or not table["abstained"].any():
+            return []
+        return [f"  {r.variant}: {abstention_line(r)}" for r in table.itertuples(index=False)]
 
 
 # --------------------------------------------------------------------------- helpers

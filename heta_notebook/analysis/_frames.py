@@ -58,6 +58,10 @@ CASE_COLUMNS = (
     "abstain_reason",
     "n_results",
 )
+# text columns that are None for most rows (no error, no answer, no abstention): object
+# columns holding None, whatever the rows hold; pandas 3 would infer its ``str`` dtype from
+# the first report with a value and print NaN for every other row
+NULLABLE_TEXT_COLUMNS = ("error", "error_type", "answer", "abstain_reason", "reason", "skip_reason")
 SUMMARY_COLUMNS = (
     "query_mode",
     "score",
@@ -253,8 +257,8 @@ class ReportFrames:
     def case_column(self, name: str) -> np.ndarray:
         """One per-case-result column (``case_id``, ``query_mode``, ``query``, ``latency_ms``,
         ``error``, ``error_type``, ``answer``, ``abstained``, ``abstain_reason``,
-        ``n_results``, ``n_scores``) without building the whole cases frame (cheap on very
-        large reports)."""
+        ``n_results``, ``n_scores``, ``has_response``, ``expects_abstention``) without
+        building the whole cases frame (cheap on very large reports)."""
         if name not in CASE_TABLE_COLUMNS:
             raise KeyError(f"unknown case column {name!r}")
         return self._cached(f"col:{name}", lambda: self._case_column(name))
@@ -383,7 +387,7 @@ class ReportFrames:
         base = pd.DataFrame(
             {
                 "row": np.arange(len(self.case_results)),
-                **{c: self.case_column(c) for c in CASE_COLUMNS[1:]},
+                **{c: _column(c, self.case_column(c)) for c in CASE_COLUMNS[1:]},
             }
         )
         long = self._cached("scores", self._build_scores)
@@ -446,7 +450,7 @@ def _score_names(case_results: Sequence[EvaluationCaseResult]) -> list[str]:
     return list(dict.fromkeys(s.name for r in case_results for s in r.scores))
 
 
-CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores", "has_response")
+CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores", "has_response", "expects_abstention")
 
 
 def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
@@ -470,6 +474,8 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
         return _objects(r.response.abstain_reason if r.response else None for r in case_results)
     if name == "has_response":
         return np.fromiter((r.response is not None for r in case_results), bool, len(case_results))
+    if name == "expects_abstention":
+        return np.fromiter(map(expects_abstention, case_results), bool, len(case_results))
     if name in {"n_results", "n_scores"}:
         return np.asarray(
             [len(r.response.results) if r.response is not None else 0 for r in case_results]
@@ -478,6 +484,17 @@ def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.
             dtype=np.int64,
         )
     return _objects(getattr(r, name) for r in case_results)
+
+
+def _column(name: str, values: np.ndarray) -> Any:
+    return nullable_text(values) if name in NULLABLE_TEXT_COLUMNS else values
+
+
+def nullable_text(values: Any) -> pd.Series:
+    """Texts as an object column with None where missing (not NaN): the same dtype for an
+    in-memory and a saved report, and a printed table says None for "none given"."""
+    out = pd.Series(values, dtype=object)
+    return out.where(out.notna(), None)
 
 
 def _objects(values: Any) -> np.ndarray:
@@ -504,6 +521,8 @@ def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
         return columnar.numpy("cases", name).astype(bool)
     if name in {"abstained", "abstain_reason"}:
         return _columnar_abstentions(columnar)[name]
+    if name == "expects_abstention":
+        return _columnar_expects_abstention(columnar)
     return columnar.numpy("cases", name)
 
 
@@ -516,6 +535,16 @@ def _columnar_abstentions(columnar: ColumnarReport) -> dict[str, np.ndarray]:
     for row in np.flatnonzero([t is not None and f'"{ABSTAINED}"' in t for t in texts]):
         flagged[row], reasons[row] = abstention_of(json.loads(texts[row]).get("metadata") or {})
     return {"abstained": flagged, "abstain_reason": reasons}
+
+
+def _columnar_expects_abstention(columnar: ColumnarReport) -> np.ndarray:
+    """``expects_abstention`` from the case metadata JSON, parsed only where the benchmark's
+    ``abstain`` key appears."""
+    texts = columnar.numpy("cases", "metadata")
+    out = np.zeros(len(texts), dtype=bool)
+    for row in np.flatnonzero([t is not None and '"abstain"' in t for t in texts]):
+        out[row] = _expects_abstention(json.loads(texts[row]).get("expected"))
+    return out
 
 
 def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
@@ -674,8 +703,8 @@ def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd
             "text": cols["texts"],
             "passed": pd.arrays.BooleanArray(cols["passed"] == 1, cols["passed"] == 2),
             "status": pd.Categorical.from_codes(cols["status"], categories=list(STATUSES)),
-            "reason": cols["reason"],
-            "skip_reason": np.where(cols["status"] == SKIPPED, cols["reason"], None),
+            "reason": nullable_text(cols["reason"]),
+            "skip_reason": nullable_text(np.where(cols["status"] == SKIPPED, cols["reason"], None)),
             "metadata": cols["metadata"],
         }
     )
@@ -773,6 +802,17 @@ def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
         return BenchmarkExpected.from_dict(data)
     except ValueError:
         return None
+
+
+def expects_abstention(result: EvaluationCaseResult) -> bool:
+    """Whether the case's right answer is to abstain (SQuAD 2.0's unanswerable questions:
+    ``expected.metadata["abstain"]``)."""
+    return _expects_abstention(result.metadata.get("expected"))
+
+
+def _expects_abstention(expected: Any) -> bool:
+    meta = expected.get("metadata") if isinstance(expected, dict) else None
+    return isinstance(meta, dict) and bool(meta.get("abstain"))
 
 
 def case_evidence(
@@ -932,4 +972,5 @@ __all__ = [
     "case_evidence",
     "case_results",
     "expected_of",
+    "expects_abstention",
 ]

@@ -143,7 +143,7 @@ def _table(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     ns = ns.T if comparison.pivoted else ns
     lookup = {(r.score, r.variant): r for r in sig.itertuples(index=False)}
     variants = comparison.variants
-    rows = []
+    rows: list[tuple[str | Markup, list[Markup]]] = []
     for score in comparison.score_names:
         values = means.loc[score].to_numpy(dtype=float)
         best = np.nanmax(values) if np.isfinite(values).any() else np.nan
@@ -154,11 +154,19 @@ def _table(comparison: Comparison, sig: pd.DataFrame) -> Markup:
             for i, v in enumerate(variants)
         ]
         rows.append((score, cells))
+    abstained = _abstention_cells(comparison)
+    if abstained:  # a deliberate no-answer is not an error: counted on its own row, as on cards
+        rows.append((tag("i", "abstained"), abstained))
     if comparison.pivoted:
         return _pivoted_table(comparison, rows)
     head = _column_headers(comparison)
-    body = [tag("tr", tag("td", tag("b", score)), *cells) for score, cells in rows]
+    body = [tag("tr", tag("td", _row_label(label)), *cells) for label, cells in rows]
     return tag("table", tag("thead", *head), tag("tbody", *body), class_="hn-table")
+
+
+def _row_label(label: str | Markup) -> Markup:
+    """A score's name in bold; a row with its own markup (the italic "abstained") as is."""
+    return label if isinstance(label, Markup) else tag("b", label)
 
 
 def _column_headers(comparison: Comparison) -> list[Markup]:
@@ -180,8 +188,8 @@ def _column_headers(comparison: Comparison) -> list[Markup]:
     return [tag("tr", *top), tag("tr", *bottom)]
 
 
-def _pivoted_table(comparison: Comparison, rows: list[tuple[str, list[Markup]]]) -> Markup:
-    head = tag("tr", tag("th", "variant"), *(tag("th", score) for score, _ in rows))
+def _pivoted_table(comparison: Comparison, rows: list[tuple[str | Markup, list[Markup]]]) -> Markup:
+    head = tag("tr", tag("th", "variant"), *(tag("th", label) for label, _ in rows))
     body, colors = [], color_map(comparison.labels)
     for i, v in enumerate(comparison.variants):
         body.append(
@@ -192,6 +200,29 @@ def _pivoted_table(comparison: Comparison, rows: list[tuple[str, list[Markup]]])
             )
         )
     return tag("table", tag("thead", head), tag("tbody", *body), class_="hn-table")
+
+
+def _abstention_cells(comparison: Comparison) -> list[Markup]:
+    """Per variant "7 (18%)" and, where abstentions are expected, "6/9 right · 1 wrong" in
+    small print (``Comparison.abstentions()``); none when no variant abstained."""
+    from heta_notebook.analysis._abstentions import abstention_line, any_abstained
+
+    if not any_abstained(comparison):  # the usual case, answered without reading columns
+        return []
+    table = comparison.abstentions()
+    if not table["abstained"].any():  # only variants left out by select() abstained
+        return []
+    cells = []
+    for row in table.itertuples(index=False):
+        share = "–" if not np.isfinite(row.share) else f"{row.share:.0%}"
+        right = f"{row.correct}/{row.n_expected} right" if row.n_expected else ""
+        if right and row.on_answerable:  # abstaining on an answerable case is a wrong answer
+            right += f" · {row.on_answerable} wrong"
+        note = tag("span", right, class_="hn-wtl") if right else ""
+        cells.append(
+            tag("td", f"{fmt_int(row.abstained)} ({share})", note, title=abstention_line(row))
+        )
+    return cells
 
 
 def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row: Any) -> Markup:

@@ -260,7 +260,7 @@ async def custom_answer(
 
 
 CUSTOM_FORMS = (
-    "an answer string (None to abstain), an (answer, citations) pair, or a dict "
+    "an answer string (None or Abstain(reason) to abstain), an (answer, citations) pair, or a dict "
     "{'answer': ..., 'citations': [...], ...}; citations are result ids or 1-based numbers"
 )
 
@@ -271,6 +271,7 @@ def read_custom(
     """What an answer function returned, as an ``Answer``; one clear error for other shapes."""
     extra: dict[str, Any] = {}
     cited: Any = ()
+    value = _abstain_as_dict(value)
     if isinstance(value, Mapping):
         extra = {k: v for k, v in value.items() if k not in ("answer", "citations")}
         text, cited = value.get("answer"), value.get("citations") or ()
@@ -290,6 +291,18 @@ def read_custom(
         "latency_ms": _elapsed(started),
     }
     return Answer(text, _custom_citations(cited, results), metadata)
+
+
+def _abstain_as_dict(value: Any) -> Any:
+    """``Abstain(reason)`` (alone or as a dict's ``answer``) as no answer with that reason,
+    the form the answer step's own abstentions take (``metadata.answer.reason``)."""
+    from heta_notebook.systems._normalize import Abstain
+
+    if isinstance(value, Mapping) and isinstance(value.get("answer"), Abstain):
+        return {**value, "answer": None, "reason": value["answer"].reason}
+    if isinstance(value, Abstain):
+        return {"answer": None, "reason": value.reason}
+    return value
 
 
 def _custom_citations(cited: Any, results: tuple[QueryResult, ...]) -> tuple[QueryCitation, ...]:

@@ -5,8 +5,10 @@ Accepted (``ACCEPTED_FORMS`` says the same to users): a ``QueryResponse``; a lis
 LlamaIndex ``NodeWithScore``s); ``(answer, results)``; a dict ``{"answer", "results" |
 "contexts" (texts) | "context" | "source_documents", "citations", ...}``; an answer string; a
 LlamaIndex response (``.response`` + ``.source_nodes``); a record with ``to_dict()``.
-An **abstention** (no answer, on purpose) is ``Abstain(reason)``, ``(Abstain(reason), results)``
-or a dict with ``"abstain": True`` (or the reason as its value) and an optional ``"reason"``;
+An **abstention** (no answer, on purpose) is ``Abstain(reason)``, ``(Abstain(reason), results)``,
+a dict whose ``"answer"`` is an ``Abstain`` (a LangChain ``RunnableParallel`` whose answer step
+abstained) or a dict with ``"abstain": True`` (or the reason as its value) and an optional
+``"reason"``;
 it becomes ``QueryResponse.abstention`` (``answer=None``, ``metadata.abstained``).
 Anything else is one :class:`SystemOutputError` naming the type it got and these forms.
 """
@@ -139,23 +141,16 @@ def _abstention(
 
 def _from_dict(value: Mapping[str, Any], mode: str, system: str, id_key: str | None) -> Any:
     key = next((k for k in _RESULT_KEYS if k in value), None)
-    if value.get("abstain") or value.get(ABSTAINED) is True:
-        flag = value.get("abstain")
-        reason = value.get("reason", value.get(ABSTAIN_REASON, flag))
-        skip = {"abstain", ABSTAINED, "reason", ABSTAIN_REASON, "answer", "mode", *_RESULT_KEYS}
-        rest = {k: v for k, v in value.items() if k not in skip}
-        meta = {**dict(rest.pop("metadata", None) or {}), **rest}
-        return _abstention(reason, value.get(key) if key else (), mode, system, id_key, **meta)
+    if (
+        value.get("abstain")
+        or value.get(ABSTAINED) is True
+        or isinstance(value.get("answer"), Abstain)
+    ):
+        return _dict_abstention(value, key, mode, system, id_key)
     known = {"mode", "answer", "citations", "trace", "metadata", *_RESULT_KEYS}
     if key is None and not (known & set(value)):
         raise SystemOutputError(system, value, f"a dict with keys {sorted(value)[:8]}")
-    items = value.get(key) or () if key else ()
-    if key == "contexts" and isinstance(items, (list, tuple)):  # ragas style: texts, not ids
-        items = [
-            {"id": f"context-{i}", "text": t} if isinstance(t, str) else t
-            for i, t in enumerate(items)
-        ]
-    results = as_results(items, system, id_key) if key else ()
+    results = _dict_results(value, key, system, id_key)
     answer = value.get("answer")
     extra = {k: json_safe(v) for k, v in value.items() if k not in known}
     metadata = {**dict(value.get("metadata") or {}), **extra}
@@ -170,6 +165,41 @@ def _from_dict(value: Mapping[str, Any], mode: str, system: str, id_key: str | N
         )
     except ValueError as exc:
         raise SystemOutputError(system, value, f"unreadable fields: {exc}") from None
+
+
+def _dict_abstention(
+    value: Mapping[str, Any], key: str | None, mode: str, system: str, id_key: str | None
+) -> QueryResponse:
+    """``{"abstain": True | reason, "reason": ...}`` or ``{"answer": Abstain(reason), ...}``
+    (a LangChain ``RunnableParallel`` whose answer step abstained): the dict's results are
+    kept (else the ``Abstain``'s own), its other keys become metadata."""
+    answer = value.get("answer")
+    if isinstance(answer, Abstain):
+        reason: Any = answer.reason
+        results = _dict_results(value, key, system, id_key) if key else answer.results
+    else:
+        flag = value.get("abstain")
+        reason = value.get("reason", value.get(ABSTAIN_REASON, flag))
+        results = _dict_results(value, key, system, id_key)
+    skip = {"abstain", ABSTAINED, "reason", ABSTAIN_REASON, "answer", "mode", *_RESULT_KEYS}
+    rest = {k: v for k, v in value.items() if k not in skip}
+    meta = {**dict(rest.pop("metadata", None) or {}), **rest}
+    return _abstention(reason, results, mode, system, id_key, **meta)
+
+
+def _dict_results(
+    value: Mapping[str, Any], key: str | None, system: str, id_key: str | None
+) -> tuple[QueryResult, ...]:
+    """The results under ``key``; ``contexts`` holding texts (ragas style) get made-up ids."""
+    if key is None:
+        return ()
+    items = value.get(key) or ()
+    if key == "contexts" and isinstance(items, (list, tuple)):  # texts, not ids
+        items = [
+            {"id": f"context-{i}", "text": t} if isinstance(t, str) else t
+            for i, t in enumerate(items)
+        ]
+    return as_results(items, system, id_key)
 
 
 def _is_answer_pair(value: Any) -> bool:
