@@ -12,8 +12,9 @@ The ranks are counted inside the KB's own search (``DeepRanker``, handed to
 ``KnowledgeBase.query_many(judged=...)``): ``full_text_search`` and ``vector_search`` visit each
 query's score vector while the search holds it (bm25s's scores; the float32 cosines, rescored
 exactly only near the judged document's score, ``kb._ranking.preceding``), so a rank costs a
-count, not a second retrieval, and no vector outlives its query. ``hybrid_search`` fuses the
-search's own two candidate lists (depth ``max(candidates, top_k)``) whole with the same RRF; a
+count, not a second retrieval, and no vector outlives its query. ``hybrid_search`` fuses its two
+candidate lists (depth ``max(candidates, top_k)``) whole, once (``kb._fusion.fuse``): the top k
+is the head of that order and the deep ranks are read from the rest of it; a
 chunk outside both lists has no hybrid rank at any depth. A BM25 score of 0 (no shared term) is
 never returned, so it has no rank either. A document the KB does not hold, or whose chunks hold
 no word, is ``indexed=False``. In a run only queries whose judged documents are missing from
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from heta_notebook.kb._fusion import fuse as fuse_rows
 from heta_notebook.kb._passages import Judged, Passage, is_cut, judged_item
 from heta_notebook.kb._ranking import Preceding, ScoreVector, preceding
 
@@ -115,19 +117,10 @@ def _layout(kb: Any) -> _Layout:
 def fuse(
     rows_a: np.ndarray, rows_b: np.ndarray, rrf_k: int, keys: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``reciprocal_rank_fusion`` of two ranked row lists, whole, in numpy: the same sums (in
-    the same order, so the same floats) and the same order (score, best single rank, tie key)."""
-    rows = np.union1d(rows_a, rows_b)
-    rank_a = np.zeros(len(rows), dtype=np.int64)
-    rank_b = np.zeros(len(rows), dtype=np.int64)
-    rank_a[np.searchsorted(rows, rows_a)] = np.arange(1, len(rows_a) + 1)
-    rank_b[np.searchsorted(rows, rows_b)] = np.arange(1, len(rows_b) + 1)
-    score = np.where(rank_a > 0, 1.0 / (rrf_k + rank_a), 0.0)
-    score = score + np.where(rank_b > 0, 1.0 / (rrf_k + rank_b), 0.0)
-    big = len(rows_a) + len(rows_b) + 1
-    best = np.minimum(np.where(rank_a > 0, rank_a, big), np.where(rank_b > 0, rank_b, big))
-    order = np.lexsort((keys[rows], best, -score))
-    return rows[order], score[order]
+    """Two ranked row lists fused whole (``kb._fusion.fuse``, the hybrid search's own fusion):
+    rows best first and their RRF scores."""
+    fused = fuse_rows(rows_a, rows_b, rrf_k, keys)
+    return fused.rows, fused.scores
 
 
 def _from_order(
@@ -197,14 +190,12 @@ class DeepRanker:
         if todo:
             self._keep(i, lambda: _from_vector(self.layout, scores, todo))
 
-    def fused(
-        self, i: int, rows: np.ndarray, lexical: np.ndarray, dense: np.ndarray, rrf_k: int
-    ) -> None:
-        """Hybrid: rank query i's judged documents in the fusion of its two candidate lists."""
+    def fused(self, i: int, rows: np.ndarray, order: np.ndarray, scores: np.ndarray) -> None:
+        """Hybrid: rank query i's judged documents in its whole fused ranking (``order``, best
+        first, with its RRF ``scores``: the fusion the search made for its top k)."""
         todo = self._todo(i, rows)
         if todo:
-            order = lambda: fuse(lexical, dense, rrf_k, self.layout.keys)  # noqa: E731
-            self._keep(i, lambda: _from_order(self.layout, order(), todo))
+            self._keep(i, lambda: _from_order(self.layout, (order, scores), todo))
 
     def metadata(self, i: int) -> dict[str, Any]:
         """What query i's response records: ``deep_ranks`` (JSON) or ``deep_ranks_error``."""
