@@ -11,9 +11,10 @@ ranking rule (score descending, ties by the KB's tie key):
 The ranks are counted inside the KB's own search (``DeepRanker``, handed to
 ``KnowledgeBase.query_many(judged=...)``): ``full_text_search`` and ``vector_search`` visit each
 query's score vector while the search holds it (bm25s's scores; the float32 cosines, rescored
-exactly only near the judged document's score, ``kb._ranking.preceding``), so a rank costs a
-count, not a second retrieval, and no vector outlives its query. ``hybrid_search`` fuses the
-search's own two candidate lists (depth ``max(candidates, top_k)``) whole with the same RRF; a
+exactly only near a judged document's score, ``kb._ranking.decisive``), so a rank costs a
+count, not a second retrieval, and no vector outlives its query. ``hybrid_search`` fuses its two
+candidate lists (depth ``max(candidates, top_k)``) whole, once (``kb._fusion.fuse``): the top k
+is the head of that order and the deep ranks are read from the rest of it; a
 chunk outside both lists has no hybrid rank at any depth. A BM25 score of 0 (no shared term) is
 never returned, so it has no rank either. A document the KB does not hold, or whose chunks hold
 no word, is ``indexed=False``. In a run only queries whose judged documents are missing from
@@ -25,13 +26,14 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from heta_notebook.kb._fusion import fuse as fuse_rows
 from heta_notebook.kb._passages import Judged, Passage, is_cut, judged_item
-from heta_notebook.kb._ranking import Preceding, ScoreVector, preceding
+from heta_notebook.kb._ranking import ScoreVector, decisive
 
 _WORD = re.compile(r"\w\w")
 
@@ -52,10 +54,7 @@ class DeepRank:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (what case results store under ``deep_ranks``)."""
-        return {name: getattr(self, name) for name in _FIELDS}  # asdict() deep-copies: slow
-
-
-_FIELDS = tuple(f.name for f in fields(DeepRank))
+        return dict(self.__dict__)  # the fields, in order (frozen: nothing else is set)
 
 
 class _Layout:
@@ -115,28 +114,24 @@ def _layout(kb: Any) -> _Layout:
 def fuse(
     rows_a: np.ndarray, rows_b: np.ndarray, rrf_k: int, keys: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``reciprocal_rank_fusion`` of two ranked row lists, whole, in numpy: the same sums (in
-    the same order, so the same floats) and the same order (score, best single rank, tie key)."""
-    rows = np.union1d(rows_a, rows_b)
-    rank_a = np.zeros(len(rows), dtype=np.int64)
-    rank_b = np.zeros(len(rows), dtype=np.int64)
-    rank_a[np.searchsorted(rows, rows_a)] = np.arange(1, len(rows_a) + 1)
-    rank_b[np.searchsorted(rows, rows_b)] = np.arange(1, len(rows_b) + 1)
-    score = np.where(rank_a > 0, 1.0 / (rrf_k + rank_a), 0.0)
-    score = score + np.where(rank_b > 0, 1.0 / (rrf_k + rank_b), 0.0)
-    big = len(rows_a) + len(rows_b) + 1
-    best = np.minimum(np.where(rank_a > 0, rank_a, big), np.where(rank_b > 0, rank_b, big))
-    order = np.lexsort((keys[rows], best, -score))
-    return rows[order], score[order]
+    """Two ranked row lists fused whole (``kb._fusion.fuse``, the hybrid search's own fusion):
+    rows best first and their RRF scores."""
+    fused = fuse_rows(rows_a, rows_b, rrf_k, keys)
+    return fused.rows, fused.scores
 
 
 def _from_order(
     layout: _Layout, fused: tuple[np.ndarray, np.ndarray], judged: Sequence[str]
 ) -> dict[str, DeepRank]:
+    """Deep ranks from a whole ranking (rows best first, their scores): each judged document
+    at its first chunk in it, its document rank the number of distinct documents up to there.
+    Python dicts over the few hundred rows: cheaper than numpy's calls at this size."""
     order, scores = fused
-    docs, first = np.unique(layout.document[order], return_index=True)
-    firsts = np.sort(first)
-    at_of = dict(zip(docs.tolist(), first.tolist(), strict=True))
+    documents = layout.document[order].tolist()
+    places = range(len(documents) - 1, -1, -1)
+    at_of = dict(zip(reversed(documents), places, strict=True))  # the first place wins
+    firsts = None if layout.one_chunk_each else dict.fromkeys(documents)
+    document_rank = None if firsts is None else {d: i for i, d in enumerate(firsts, start=1)}
     out = {}
     for doc in dict.fromkeys(str(d) for d in judged):
         which = layout.index.get(doc)
@@ -144,19 +139,18 @@ def _from_order(
         if which is None or not layout.has_words(which):
             out[doc] = DeepRank(doc, indexed=False, chunks=chunks)
             continue
-        if which not in at_of:
+        at = at_of.get(which)
+        if at is None:
             out[doc] = DeepRank(doc, indexed=True, chunks=chunks)
             continue
-        at = at_of[which]
-        row = int(order[at])
         out[doc] = DeepRank(
             doc,
             indexed=True,
             chunks=chunks,
             chunk_rank=at + 1,
-            document_rank=int(np.searchsorted(firsts, at)) + 1,
+            document_rank=at + 1 if document_rank is None else document_rank[which],
             score=float(scores[at]),
-            best_chunk=f"{layout.ids[which]}#{int(layout.chunk_index[row])}",
+            best_chunk=f"{layout.ids[which]}#{layout.chunk_index[order[at]]}",
         )
     return out
 
@@ -197,14 +191,12 @@ class DeepRanker:
         if todo:
             self._keep(i, lambda: _from_vector(self.layout, scores, todo))
 
-    def fused(
-        self, i: int, rows: np.ndarray, lexical: np.ndarray, dense: np.ndarray, rrf_k: int
-    ) -> None:
-        """Hybrid: rank query i's judged documents in the fusion of its two candidate lists."""
+    def fused(self, i: int, rows: np.ndarray, order: np.ndarray, scores: np.ndarray) -> None:
+        """Hybrid: rank query i's judged documents in its whole fused ranking (``order``, best
+        first, with its RRF ``scores``: the fusion the search made for its top k)."""
         todo = self._todo(i, rows)
         if todo:
-            order = lambda: fuse(lexical, dense, rrf_k, self.layout.keys)  # noqa: E731
-            self._keep(i, lambda: _from_order(self.layout, order(), todo))
+            self._keep(i, lambda: _from_order(self.layout, (order, scores), todo))
 
     def metadata(self, i: int) -> dict[str, Any]:
         """What query i's response records: ``deep_ranks`` (JSON) or ``deep_ranks_error``."""
@@ -240,13 +232,13 @@ class DeepRanker:
 
 def _from_vector(layout: _Layout, scores: ScoreVector, judged: list[str]) -> dict[str, DeepRank]:
     """Deep ranks from one query's score vector: each document's best chunk (its rows scored
-    exactly), then what precedes it (``preceding``), counted in chunks and in documents."""
+    exactly), then the chunks and documents that rank before it (``_counts``)."""
     out: dict[str, DeepRank] = {}
     docs, which = [], []
     for doc in judged:
         w = layout.index.get(doc)
         if w is None or not layout.has_words(w):
-            chunks = 0 if w is None else int(layout.ends[w] - layout.starts[w])
+            chunks = 0 if w is None else layout.rows[w][1] - layout.rows[w][0]
             out[doc] = DeepRank(doc, indexed=False, chunks=chunks)
         else:
             docs.append(doc)
@@ -259,96 +251,109 @@ def _from_vector(layout: _Layout, scores: ScoreVector, judged: list[str]) -> dic
 def _ranked(
     layout: _Layout, scores: ScoreVector, docs: list[str], which: np.ndarray
 ) -> dict[str, DeepRank]:
-    """Deep ranks of indexed documents ``which``: each one's best chunk (its chunks scored
-    exactly), the chunks that precede it (``preceding``), and the documents that do: those
-    whose best approximate score clears it (one pass over the vector), plus those owning a
-    preceding chunk within the margin."""
-    sizes = layout.ends[which] - layout.starts[which]
-    best, values = _best_chunks(layout, scores, which, sizes)
+    """Deep ranks of indexed documents ``which`` (a BM25 score at the floor has none)."""
+    starts = layout.starts[which]
+    sizes = layout.ends[which] - starts
+    best, values = _best_chunks(layout, scores, starts, sizes)
     ranked = np.ones(len(best), dtype=bool) if scores.floor is None else values > scores.floor
-    chunk_rank = np.zeros(len(best), dtype=np.int64)
-    document_rank, tied = chunk_rank.copy(), chunk_rank.copy()
-    if ranked.any():  # only rows near or above the lowest judged score can precede one
-        near = np.flatnonzero(scores.approx >= values[ranked].min() - scores.margin)
-        sub = ScoreVector(scores.approx[near], scores.margin, lambda r: scores.exact(near[r]))
-        keys = layout.keys[near]
-        documents = None if layout.one_chunk_each else _by_document(layout, sub.approx, near)
-        for part in _parts(np.flatnonzero(ranked), len(near)):
-            at = np.searchsorted(near, best[part])
-            found = preceding(sub, at, values[part], keys)
-            chunk_rank[part] = found.sure + np.bincount(found.which, minlength=len(part)) + 1
-            tied[part] = found.tied
-            if documents is None:  # one chunk per document: the same count
-                document_rank[part] = chunk_rank[part]
-            else:
-                before = _documents_before(*documents, sub.margin, values[part], found)
-                document_rank[part] = before + 1
+    counts = np.zeros((3, len(best)), dtype=np.int64)
+    if ranked.any():
+        counts[:, ranked] = _counts(layout, scores, best[ranked], values[ranked])
+    chunk_rank, document_rank, tied = counts.tolist()
+    ids, chunk_index = layout.ids, layout.chunk_index
     out = {}
-    for i, doc in enumerate(docs):
+    for i, (doc, size, score, is_ranked) in enumerate(
+        zip(docs, sizes.tolist(), values.tolist(), ranked.tolist(), strict=True)
+    ):
+        if not is_ranked:
+            out[doc] = DeepRank(doc, indexed=True, chunks=size, score=score)
+            continue
         out[doc] = DeepRank(
             doc,
             indexed=True,
-            chunks=int(sizes[i]),
-            chunk_rank=int(chunk_rank[i]) if ranked[i] else None,
-            document_rank=int(document_rank[i]) if ranked[i] else None,
-            score=float(values[i]),
-            best_chunk=f"{layout.ids[which[i]]}#{int(layout.chunk_index[best[i]])}"
-            if ranked[i]
-            else None,
-            tied=int(tied[i]),
+            chunks=size,
+            chunk_rank=chunk_rank[i],
+            document_rank=document_rank[i],
+            score=score,
+            best_chunk=f"{ids[which[i]]}#{chunk_index[best[i]]}",
+            tied=tied[i],
         )
     return out
 
 
 def _best_chunks(
-    layout: _Layout, scores: ScoreVector, which: np.ndarray, sizes: np.ndarray
+    layout: _Layout, scores: ScoreVector, starts: np.ndarray, sizes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each document's best chunk (score, then tie key) and its exact score."""
-    starts = layout.starts[which]
-    if (sizes == 1).all():
+    if layout.one_chunk_each:
         return starts, scores.exact(starts)
-    group = np.repeat(np.arange(len(which)), sizes)
-    rows = np.arange(len(group)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    rows = rows + np.repeat(starts, sizes)
+    group = np.repeat(np.arange(len(starts)), sizes)
+    rows = np.arange(len(group)) + np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
     exact = scores.exact(rows)
     picked = np.lexsort((layout.keys[rows], -exact, group))
-    first = picked[np.searchsorted(group[picked], np.arange(len(which)))]
+    first = picked[np.searchsorted(group[picked], np.arange(len(starts)))]
     return rows[first], exact[first]
 
 
-def _by_document(
-    layout: _Layout, approx: np.ndarray, near: np.ndarray
+def _counts(
+    layout: _Layout, scores: ScoreVector, best: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """Per best chunk (``best``, exact scores ``values``): the chunks ranked before it, the
+    documents owning one, and the other chunks with exactly its score (``3 x len(best)``).
+
+    One pass picks the rows that can precede any of them, scored so that each comparison is
+    exact (``kb._ranking.decisive``); then plain comparisons, judged chunks in groups small
+    enough that a (group x rows) mask stays under ~4 MB. A document ranks before one when its
+    best decided score is higher, or when one of its chunks ties and the tie key puts it first.
+    """
+    rows, decided = decisive(scores, values)
+    keys = layout.keys[rows]
+    owners = None if layout.one_chunk_each else _owners(layout, rows, decided)
+    out = np.empty((3, len(best)), dtype=np.int64)
+    size = max(1, _MASK // max(len(rows), 1))
+    for start in range(0, len(best), size):
+        part = slice(start, start + size)
+        value = values[part, None]
+        ahead = np.count_nonzero(decided > value, axis=1)
+        which, tie = np.nonzero(decided == value)  # the chunk itself is one of them
+        first = keys[tie] < layout.keys[best[part]][which]
+        n = len(value)
+        out[0, part] = ahead + np.bincount(which[first], minlength=n) + 1
+        out[2, part] = np.bincount(which, minlength=n) - 1
+        if owners is None:  # one chunk per document: documents are chunks
+            out[1, part] = out[0, part]
+        else:
+            out[1, part] = _documents_ahead(owners, value, which[first], tie[first]) + 1
+    return out
+
+
+def _owners(
+    layout: _Layout, rows: np.ndarray, decided: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For rows ``near`` (ascending, so grouped by document): each one's document among them,
-    and each such document's best approximate score."""
-    owner = layout.document[near]
-    group = np.concatenate(([0], np.cumsum(owner[1:] != owner[:-1])))
-    return group, np.maximum.reduceat(approx, np.flatnonzero(np.diff(group, prepend=-1)))
+    """For ``rows`` (ascending, so grouped by document): where each document's rows start
+    among them and each document's best decided score."""
+    owner = layout.document[rows]
+    starts = np.concatenate(([0], np.flatnonzero(owner[1:] != owner[:-1]) + 1))
+    return starts, np.maximum.reduceat(decided, starts)
 
 
-def _parts(indices: np.ndarray, n: int) -> list[np.ndarray]:
-    """``indices`` in groups small enough that a (group x n) mask stays under ~4 MB."""
-    size = max(1, _MASK // max(n, 1))
-    return [indices[i : i + size] for i in range(0, len(indices), size)]
+def _documents_ahead(
+    owners: tuple[np.ndarray, np.ndarray], value: np.ndarray, which: np.ndarray, tie: np.ndarray
+) -> np.ndarray:
+    """Per judged ``value`` (a column): documents whose best decided score is higher, plus the
+    distinct owners of the tied rows ``tie`` the tie key puts first (pairs with ``which``)
+    whose best is that value (not counted already)."""
+    starts, best = owners
+    ahead = np.count_nonzero(best > value, axis=1)
+    if not len(tie):
+        return ahead
+    document = np.searchsorted(starts, tie, side="right") - 1
+    new = best[document] == value[which, 0]
+    pairs = np.unique(which[new] * len(best) + document[new])
+    return ahead + np.bincount(pairs // len(best), minlength=len(value))
 
 
 _MASK = 4 * 2**20
-
-
-def _documents_before(
-    group: np.ndarray, best: np.ndarray, margin: float, values: np.ndarray, found: Preceding
-) -> np.ndarray:
-    """Per judged value, how many documents own a chunk that precedes it: those whose best
-    approximate score (``best[g]``, ``group`` maps rows to documents) clears it surely, plus
-    the owners of the preceding chunks near it."""
-    clear = np.asarray(values, dtype=np.float64) + margin
-    surely = np.count_nonzero(best > clear[:, None], axis=1)
-    if not len(found.rows):
-        return surely
-    owners = group[found.rows]
-    near = best[owners] <= clear[found.which]  # not counted already
-    pairs = np.unique(found.which[near] * len(best) + owners[near])
-    return surely + np.bincount(pairs // len(best), minlength=len(values))
 
 
 def deep_ranks(

@@ -31,7 +31,7 @@ from heta_notebook.kb._corpus import corpus_hash
 from heta_notebook.kb._deep_rank import DeepRanker
 from heta_notebook.kb._dense import DenseIndex
 from heta_notebook.kb._embedders import Embedder, LsaEmbedder, embedder_for
-from heta_notebook.kb._fusion import reciprocal_rank_fusion
+from heta_notebook.kb._fusion import fuse
 from heta_notebook.kb._hits import METHODS as _METHOD
 from heta_notebook.kb._hits import KbHits, RowFacts
 from heta_notebook.kb._passages import Judged
@@ -244,13 +244,13 @@ class KnowledgeBase:
         keys = self.chunks.tie_keys
         lexical_hits = self.bm25.search(texts, depth, keys=keys)
         pairs = zip(lexical_hits, self.dense.search(texts, depth, keys=keys), strict=True)
-        fused = []
+        hits = []
         for i, ((lexical, _), (dense, _)) in enumerate(pairs):
-            rows = reciprocal_rank_fusion([lexical, dense], k=rrf_k, top_k=top_k, keys=keys)
-            fused.append(([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]))
+            fused = fuse(lexical, dense, rrf_k, keys)  # whole: the deep ranks read it too
+            hits.append((fused.rows[:top_k], fused.scores[:top_k], fused.fusion(top_k)))
             if ranker is not None:
-                ranker.fused(i, np.asarray(fused[-1][0], dtype=np.int64), lexical, dense, rrf_k)
-        return fused
+                ranker.fused(i, fused.rows[:top_k], fused.rows, fused.scores)
+        return hits
 
     def _response(
         self, mode: str, hit: tuple, top_k: int, options: Mapping[str, Any]

@@ -14,8 +14,8 @@ they are recomputed in float64 from the stored float32 vectors and rounded, so B
 thread counts and block sizes (whose float32 sums differ in the last bits) cannot reorder them.
 
 A *deep rank* (``kb._deep_rank``) is where one row would land if every row were returned under
-this rule: ``preceding`` counts the rows ranked before it from the score vector a search
-already holds (``ScoreVector``), scoring exactly only the rows its approximation cannot place.
+this rule: it is counted from the score vector a search already holds (``ScoreVector``), with
+``decisive`` scoring exactly only the rows its approximation cannot place.
 """
 
 from __future__ import annotations
@@ -88,39 +88,34 @@ class ScoreVector(NamedTuple):
 Visit = Callable[[int, np.ndarray, ScoreVector], None]
 
 
-class Preceding(NamedTuple):
-    """Who ranks before each of some rows if every row were returned (``preceding``)."""
+def decisive(scores: ScoreVector, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows that can rank before a row scoring one of ``values`` (exact scores), and a
+    score for each that compares with every value exactly as its exact score does.
 
-    sure: np.ndarray  # per row: how many rows surely precede (approx clears it by > margin)
-    which: np.ndarray  # with ``rows``: pairs (index of the asked row, another row that precedes)
-    rows: np.ndarray  # ... found among the rows within the margin, scored exactly
-    tied: np.ndarray  # per row: other rows with exactly its score (the tie key orders them)
-
-
-def preceding(
-    scores: ScoreVector, rows: np.ndarray, values: np.ndarray, keys: np.ndarray
-) -> Preceding:
-    """Who ranks before each of ``rows`` (exact scores ``values``) under this module's rule
-    if every row were returned: a few passes over the vector for all of them at once, then
-    only the rows within the margin of one of them are scored exactly."""
-    approx, margin = scores.approx, scores.margin
-    values = np.asarray(values, dtype=np.float64)[:, None]
-    sure = np.count_nonzero(approx > values + margin, axis=1)
-    near = np.abs(approx - values) <= margin if margin else approx == values
-    which, band = np.nonzero(near)
-    exact = scores.exact(band)  # a row near two asked rows is scored twice: few rows are near
-    value = values[which, 0]
-    wins = (exact > value) | ((exact == value) & (keys[band] < keys[rows[which]]))
-    tied = np.bincount(which[exact == value], minlength=len(rows)) - 1
-    return Preceding(sure, which[wins], band[wins], np.maximum(tied, 0))
+    Rows: those whose approximate score reaches the lowest value less the margin. Scores: the
+    exact one for rows within the margin of some value (found with the values sorted, so one
+    pass whatever their number), the approximate one elsewhere, where it is more than the
+    margin from every value and so on the same side of each as the exact score. Only the
+    rows near a value are scored exactly; only exactly scored rows can equal a value.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    rows = np.flatnonzero(scores.approx >= values.min() - scores.margin)
+    decided = scores.approx[rows].astype(np.float64)
+    if scores.margin:
+        steps = np.unique(values)
+        at = np.searchsorted(steps, decided)
+        below = np.abs(decided - steps[np.maximum(at - 1, 0)])
+        above = np.abs(decided - steps[np.minimum(at, len(steps) - 1)])
+        near = np.flatnonzero(np.minimum(below, above) <= scores.margin)
+        decided[near] = scores.exact(rows[near])
+    return rows, decided
 
 
 __all__ = [
     "SCORE_DECIMALS",
-    "Preceding",
     "ScoreVector",
     "Visit",
-    "preceding",
+    "decisive",
     "rounded",
     "tie_keys",
     "top_k",
