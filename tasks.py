@@ -7,7 +7,9 @@
 
 ``test`` runs: ruff; pytest over tests/ and, through nbval, every notebook in notebooks/ (test
 files spread over one pytest-xdist worker per core);
-then the browser tests (JupyterLab + exported HTML in headless Chromium). On CI (CI=true),
+then the browser tests (JupyterLab + exported HTML in headless Chromium; one process after the
+main run: two workers were no faster, and they must not share a worker's event loop with the
+async tests). On CI (CI=true),
 as root, a missing /usr/bin/chromium is installed with apt-get; elsewhere browser tests skip
 when there is no Chromium. LLM judge credentials (HETA_JUDGE_*, OPENAI_*) are removed from the
 tests' environment, so no test calls a paid endpoint. Both commands create ``.venv`` next to this
