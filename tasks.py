@@ -7,9 +7,10 @@
 
 ``test`` runs: ruff; pytest over tests/ and, through nbval, every notebook in notebooks/ (test
 files spread over one pytest-xdist worker per core);
-then the browser tests (JupyterLab + exported HTML in headless Chromium; one process after the
-main run: two workers were no faster, and they must not share a worker's event loop with the
-async tests). On CI (CI=true),
+and, beside it in their own process, the browser tests (JupyterLab + exported HTML in headless
+Chromium; they wait on kernels and pages much of the time, so running them alongside took
+316 s in all where one after the other took 345 s on a quiet 2-core box; they must not share
+an xdist worker's event loop with the async tests). On CI (CI=true),
 as root, a missing /usr/bin/chromium is installed with apt-get; elsewhere browser tests skip
 when there is no Chromium. LLM judge credentials (HETA_JUDGE_*, OPENAI_*) are removed from the
 tests' environment, so no test calls a paid endpoint. Both commands create ``.venv`` next to this
@@ -99,21 +100,48 @@ def test() -> None:
     ensure_chromium()
     sh(PY, "-m", "ruff", "check", ".")
     sh(PY, "-m", "ruff", "format", "--check", ".")
-    sh(
-        *PYTEST,
-        "-q",
-        *parallel_args(),
-        "-m",
-        "not browser and not soak",
-        "tests",
-        "notebooks",
-        "--nbval-lax",
-        "--nbval-current-env",
-        "--nbval-cell-timeout=900",
-        env=env,
-    )
-    sh(*PYTEST, "-q", "-m", "browser", "-rs", "tests/browser", env=env)
+    browser = Background(*PYTEST, "-q", "-m", "browser", "-rs", "tests/browser", env=env)
+    try:
+        sh(
+            *PYTEST,
+            "-q",
+            *parallel_args(),
+            "-m",
+            "not browser and not soak",
+            "tests",
+            "notebooks",
+            "--nbval-lax",
+            "--nbval-current-env",
+            "--nbval-cell-timeout=900",
+            env=env,
+        )
+    finally:
+        browser.finish()
     print(f"all tests passed in {time.perf_counter() - started:.0f} s")
+
+
+class Background:
+    """A command run beside the main one (its output kept in a file, printed when it ends)."""
+
+    def __init__(self, *args: object, env: dict[str, str]) -> None:
+        print("+ (beside the main run)", " ".join(str(a) for a in args), flush=True)
+        self.args = args
+        self.log = open(ROOT / ".browser-tests.log", "w+b")  # noqa: SIM115 - closed in finish
+        self.process = subprocess.Popen(
+            [str(a) for a in args], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
+
+    def finish(self) -> None:
+        """Wait for it, print what it printed; stop with its exit code on failure."""
+        code = self.process.wait()
+        self.log.seek(0)
+        sys.stdout.write(self.log.read().decode("utf-8", "replace"))
+        self.log.close()
+        if code:
+            print(
+                f"failed with exit code {code}: {self.args[0]} ... {self.args[-1]}", file=sys.stderr
+            )
+            raise SystemExit(code)
 
 
 def quickstart() -> None:
