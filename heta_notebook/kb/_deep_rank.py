@@ -23,6 +23,7 @@ the top k do any of this.
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from collections.abc import Mapping, Sequence
@@ -337,15 +338,15 @@ def _bands(
 ) -> list[list[tuple[int, float]]]:
     """Per judged value, the other rows whose approximate score lies in its band
     (``lows[i]`` to ``highs[i]``), with their exact scores. Only ``wide`` bands hold other rows
-    (the sorted count said so); their rows are found with one mask over the span of all of
-    them, filtered in Python, and scored exactly in one call."""
+    (the sorted count said so); the rows of all of them are found in three calls (a
+    ``searchsorted`` of every score among the merged bands' edges: odd places are inside),
+    split among the bands in Python and scored exactly in one call."""
     if not any(wide):
         return [[] for _ in best]
-    low = min(x for x, w in zip(lows, wide, strict=True) if w)
-    high = max(x for x, w in zip(highs, wide, strict=True) if w)
-    rows = np.flatnonzero((scores.approx >= np.float64(low)) & (scores.approx <= np.float64(high)))
-    approx = scores.approx[rows].tolist()  # float32 to Python floats: exact
-    spans = list(zip(rows.tolist(), approx, strict=True))
+    edges = _edges([(lo, hi) for lo, hi, w in zip(lows, highs, wide, strict=True) if w])
+    places = np.searchsorted(np.asarray(edges, dtype=np.float64), scores.approx, side="right")
+    rows = np.flatnonzero(places & 1)
+    spans = list(zip(rows.tolist(), scores.approx[rows].tolist(), strict=True))  # exact floats
     bands = [
         [r for r, a in spans if w and r != row and lo <= a <= hi]
         for row, lo, hi, w in zip(best, lows, highs, wide, strict=True)
@@ -353,6 +354,18 @@ def _bands(
     flat = [r for band in bands for r in band]
     exact = iter(scores.exact(np.asarray(flat, dtype=np.int64)).tolist() if flat else ())
     return [[(r, next(exact)) for r in band] for band in bands]
+
+
+def _edges(bands: list[tuple[float, float]]) -> list[float]:
+    """Closed bands merged, as ascending edges ``lo, above(hi), ...``: a score ``x`` is inside
+    one when the count of edges ``<= x`` is odd (``above(hi)``: the next float after ``hi``)."""
+    merged: list[list[float]] = []
+    for lo, hi in sorted(bands):
+        if merged and lo <= math.nextafter(merged[-1][1], math.inf):  # touching: one
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return [edge for lo, hi in merged for edge in (lo, math.nextafter(hi, math.inf))]
 
 
 def _counted(
