@@ -11,7 +11,7 @@ ranking rule (score descending, ties by the KB's tie key):
 The ranks are counted inside the KB's own search (``DeepRanker``, handed to
 ``KnowledgeBase.query_many(judged=...)``): ``full_text_search`` and ``vector_search`` visit each
 query's score vector while the search holds it (bm25s's scores; the float32 cosines, rescored
-exactly only near a judged document's score, ``kb._ranking.decisive``), so a rank costs a
+exactly only near a judged document's score, ``_counts``), so a rank costs a
 count, not a second retrieval, and no vector outlives its query. ``hybrid_search`` fuses its two
 candidate lists (depth ``max(candidates, top_k)``) whole, once (``kb._fusion.fuse``): the top k
 is the head of that order and the deep ranks are read from the rest of it; a
@@ -381,8 +381,10 @@ def _counted(
     margin = scores.margin
     lows = np.asarray([value - margin for value in values], dtype=np.float64)
     highs = np.asarray([value + margin for value in values], dtype=np.float64)
-    lo = np.searchsorted(ordered, lows, side="left").tolist()
-    hi = np.searchsorted(ordered, highs, side="right").tolist()
+    # one call for both edges: the rows below ``low`` are those at most the float before it
+    below = [math.nextafter(low, -math.inf) for low in lows.tolist()]
+    edges = np.searchsorted(ordered, np.asarray(below + highs.tolist()), side="right").tolist()
+    lo, hi = edges[: len(values)], edges[len(values) :]
     bands = _bands(
         scores,
         best,
