@@ -11,7 +11,7 @@ ranking rule (score descending, ties by the KB's tie key):
 The ranks are counted inside the KB's own search (``DeepRanker``, handed to
 ``KnowledgeBase.query_many(judged=...)``): ``full_text_search`` and ``vector_search`` visit each
 query's score vector while the search holds it (bm25s's scores; the float32 cosines, rescored
-exactly only near a judged document's score, ``kb._ranking.decisive``), so a rank costs a
+exactly only near a judged document's score, ``_counts``), so a rank costs a
 count, not a second retrieval, and no vector outlives its query. ``hybrid_search`` fuses its two
 candidate lists (depth ``max(candidates, top_k)``) whole, once (``kb._fusion.fuse``): the top k
 is the head of that order and the deep ranks are read from the rest of it; a
@@ -23,6 +23,7 @@ the top k do any of this.
 
 from __future__ import annotations
 
+import math
 import re
 import weakref
 from collections.abc import Mapping, Sequence
@@ -33,7 +34,7 @@ import numpy as np
 
 from heta_notebook.kb._fusion import fuse as fuse_rows
 from heta_notebook.kb._passages import Judged, Passage, is_cut, judged_item
-from heta_notebook.kb._ranking import ScoreVector, decisive
+from heta_notebook.kb._ranking import ScoreVector
 
 _WORD = re.compile(r"\w\w")
 
@@ -82,6 +83,11 @@ class _Layout:
         keys = getattr(chunks, "tie_keys", None)  # the KB's tie order when it declares one
         self.keys = np.arange(self.n) if keys is None else np.asarray(keys)
         self.has_keys = keys is not None
+        self.key_list = self.keys.tolist()  # for comparisons in Python (a few rows a query)
+        self.document_list = self.document.tolist()
+        held = [i for i, (start, end) in enumerate(self.rows) if end > start]
+        self.held_starts = starts[held]  # where each document with chunks starts
+        self.held_place = {which: place for place, which in enumerate(held)}
         self._words: dict[int, bool] = {}
         self.chunk_index = np.asarray(chunks.columns["chunk_index"], dtype=np.int64)
         self.chunks = chunks
@@ -209,7 +215,8 @@ class DeepRanker:
         docs = self.judged[i]
         if not self.missing_only or not docs:
             return docs
-        held = set(self.layout.document[np.asarray(rows, dtype=np.int64)].tolist())
+        owner = self.layout.document_list
+        held = {owner[row] for row in np.asarray(rows).tolist()}
         return [d for d in docs if self.layout.index.get(d) not in held]
 
     def _keep(self, i: int, rank: Any) -> None:
@@ -244,113 +251,169 @@ def _from_vector(layout: _Layout, scores: ScoreVector, judged: list[str]) -> dic
             docs.append(doc)
             which.append(w)
     if docs:
-        out.update(_ranked(layout, scores, docs, np.asarray(which)))
+        out.update(_ranked(layout, scores, docs, which))
     return {doc: out[doc] for doc in judged}
 
 
 def _ranked(
-    layout: _Layout, scores: ScoreVector, docs: list[str], which: np.ndarray
+    layout: _Layout, scores: ScoreVector, docs: list[str], which: list[int]
 ) -> dict[str, DeepRank]:
     """Deep ranks of indexed documents ``which`` (a BM25 score at the floor has none)."""
-    starts = layout.starts[which]
-    sizes = layout.ends[which] - starts
-    best, values = _best_chunks(layout, scores, starts, sizes)
-    ranked = np.ones(len(best), dtype=bool) if scores.floor is None else values > scores.floor
-    counts = np.zeros((3, len(best)), dtype=np.int64)
-    if ranked.any():
-        counts[:, ranked] = _counts(layout, scores, best[ranked], values[ranked])
-    chunk_rank, document_rank, tied = counts.tolist()
+    sizes = [layout.rows[w][1] - layout.rows[w][0] for w in which]
+    best, values = _best_chunks(layout, scores, which)
+    ranked = [scores.floor is None or value > scores.floor for value in values]
+    picked = [i for i, is_ranked in enumerate(ranked) if is_ranked]
+    counts = _counts(layout, scores, [best[i] for i in picked], [values[i] for i in picked])
     ids, chunk_index = layout.ids, layout.chunk_index
     out = {}
-    for i, (doc, size, score, is_ranked) in enumerate(
-        zip(docs, sizes.tolist(), values.tolist(), ranked.tolist(), strict=True)
-    ):
-        if not is_ranked:
-            out[doc] = DeepRank(doc, indexed=True, chunks=size, score=score)
+    for i, doc in enumerate(docs):
+        if not ranked[i]:
+            out[doc] = DeepRank(doc, indexed=True, chunks=sizes[i], score=values[i])
             continue
+        chunk_rank, document_rank, tied = counts[picked.index(i)]
         out[doc] = DeepRank(
             doc,
             indexed=True,
-            chunks=size,
-            chunk_rank=chunk_rank[i],
-            document_rank=document_rank[i],
-            score=score,
+            chunks=sizes[i],
+            chunk_rank=chunk_rank,
+            document_rank=document_rank,
+            score=values[i],
             best_chunk=f"{ids[which[i]]}#{chunk_index[best[i]]}",
-            tied=tied[i],
+            tied=tied,
         )
     return out
 
 
 def _best_chunks(
-    layout: _Layout, scores: ScoreVector, starts: np.ndarray, sizes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each document's best chunk (score, then tie key) and its exact score."""
-    if layout.one_chunk_each:
-        return starts, scores.exact(starts)
-    group = np.repeat(np.arange(len(starts)), sizes)
-    rows = np.arange(len(group)) + np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
-    exact = scores.exact(rows)
-    picked = np.lexsort((layout.keys[rows], -exact, group))
-    first = picked[np.searchsorted(group[picked], np.arange(len(starts)))]
-    return rows[first], exact[first]
+    layout: _Layout, scores: ScoreVector, which: list[int]
+) -> tuple[list[int], list[float]]:
+    """Each document's best chunk (score, then tie key) and its exact score: one exact scoring
+    of all their rows, the pick in Python (a few dozen rows: cheaper than numpy calls)."""
+    spans = [range(*layout.rows[w]) for w in which]
+    rows = [row for span in spans for row in span]
+    exact = iter(scores.exact(np.asarray(rows, dtype=np.int64)).tolist())
+    keys, best, values = layout.key_list, [], []
+    for span in spans:
+        scored = [(-next(exact), keys[row], row) for row in span]
+        minus, _, row = min(scored)
+        best.append(row)
+        values.append(-minus)
+    return best, values
 
 
 def _counts(
-    layout: _Layout, scores: ScoreVector, best: np.ndarray, values: np.ndarray
-) -> np.ndarray:
+    layout: _Layout, scores: ScoreVector, best: list[int], values: list[float]
+) -> list[tuple[int, int, int]]:
     """Per best chunk (``best``, exact scores ``values``): the chunks ranked before it, the
-    documents owning one, and the other chunks with exactly its score (``3 x len(best)``).
+    documents owning one, and the other chunks with exactly its score.
 
-    One pass picks the rows that can precede any of them, scored so that each comparison is
-    exact (``kb._ranking.decisive``); then plain comparisons, judged chunks in groups small
-    enough that a (group x rows) mask stays under ~4 MB. A document ranks before one when its
-    best decided score is higher, or when one of its chunks ties and the tie key puts it first.
+    Few numpy calls per query, whatever the number of judged documents: inside a run each one
+    that releases the GIL costs a handoff to the thread that scores (bench/README.md). The
+    approximate scores sorted once place every row more than the margin from a judged value
+    (``kb._ranking.ScoreVector``); only the rows within it (the band: ties, for exact scores)
+    are scored exactly, and compared in Python with the tie key. Judged documents are counted
+    in groups of at most ``_MASK // rows``.
     """
-    rows, decided = decisive(scores, values)
-    keys = layout.keys[rows]
-    owners = None if layout.one_chunk_each else _owners(layout, rows, decided)
-    out = np.empty((3, len(best)), dtype=np.int64)
-    size = max(1, _MASK // max(len(rows), 1))
+    if not best:
+        return []
+    ordered = np.sort(scores.approx)
+    documents = None if layout.one_chunk_each else _document_bests(layout, scores)
+    size = max(1, _MASK // max(len(ordered), 1))
+    out: list[tuple[int, int, int]] = []
     for start in range(0, len(best), size):
         part = slice(start, start + size)
-        value = values[part, None]
-        ahead = np.count_nonzero(decided > value, axis=1)
-        which, tie = np.nonzero(decided == value)  # the chunk itself is one of them
-        first = keys[tie] < layout.keys[best[part]][which]
-        n = len(value)
-        out[0, part] = ahead + np.bincount(which[first], minlength=n) + 1
-        out[2, part] = np.bincount(which, minlength=n) - 1
-        if owners is None:  # one chunk per document: documents are chunks
-            out[1, part] = out[0, part]
-        else:
-            out[1, part] = _documents_ahead(owners, value, which[first], tie[first]) + 1
+        out += _counted(layout, scores, (ordered, documents), best[part], values[part])
     return out
 
 
-def _owners(
-    layout: _Layout, rows: np.ndarray, decided: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """For ``rows`` (ascending, so grouped by document): where each document's rows start
-    among them and each document's best decided score."""
-    owner = layout.document[rows]
-    starts = np.concatenate(([0], np.flatnonzero(owner[1:] != owner[:-1]) + 1))
-    return starts, np.maximum.reduceat(decided, starts)
+def _document_bests(layout: _Layout, scores: ScoreVector) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's best approximate score (by its place among documents with chunks), and
+    those scores sorted."""
+    bests = np.maximum.reduceat(scores.approx, layout.held_starts)
+    return bests, np.sort(bests)
 
 
-def _documents_ahead(
-    owners: tuple[np.ndarray, np.ndarray], value: np.ndarray, which: np.ndarray, tie: np.ndarray
-) -> np.ndarray:
-    """Per judged ``value`` (a column): documents whose best decided score is higher, plus the
-    distinct owners of the tied rows ``tie`` the tie key puts first (pairs with ``which``)
-    whose best is that value (not counted already)."""
-    starts, best = owners
-    ahead = np.count_nonzero(best > value, axis=1)
-    if not len(tie):
-        return ahead
-    document = np.searchsorted(starts, tie, side="right") - 1
-    new = best[document] == value[which, 0]
-    pairs = np.unique(which[new] * len(best) + document[new])
-    return ahead + np.bincount(pairs // len(best), minlength=len(value))
+def _bands(
+    scores: ScoreVector, best: list[int], lows: list[float], highs: list[float], wide: list[bool]
+) -> list[list[tuple[int, float]]]:
+    """Per judged value, the other rows whose approximate score lies in its band
+    (``lows[i]`` to ``highs[i]``), with their exact scores. Only ``wide`` bands hold other rows
+    (the sorted count said so); the rows of all of them are found in three calls (a
+    ``searchsorted`` of every score among the merged bands' edges: odd places are inside),
+    split among the bands in Python and scored exactly in one call."""
+    if not any(wide):
+        return [[] for _ in best]
+    edges = _edges([(lo, hi) for lo, hi, w in zip(lows, highs, wide, strict=True) if w])
+    places = np.searchsorted(np.asarray(edges, dtype=np.float64), scores.approx, side="right")
+    rows = np.flatnonzero(places & 1)
+    spans = list(zip(rows.tolist(), scores.approx[rows].tolist(), strict=True))  # exact floats
+    bands = [
+        [r for r, a in spans if w and r != row and lo <= a <= hi]
+        for row, lo, hi, w in zip(best, lows, highs, wide, strict=True)
+    ]
+    flat = [r for band in bands for r in band]
+    exact = iter(scores.exact(np.asarray(flat, dtype=np.int64)).tolist() if flat else ())
+    return [[(r, next(exact)) for r in band] for band in bands]
+
+
+def _edges(bands: list[tuple[float, float]]) -> list[float]:
+    """Closed bands merged, as ascending edges ``lo, above(hi), ...``: a score ``x`` is inside
+    one when the count of edges ``<= x`` is odd (``above(hi)``: the next float after ``hi``)."""
+    merged: list[list[float]] = []
+    for lo, hi in sorted(bands):
+        if merged and lo <= math.nextafter(merged[-1][1], math.inf):  # touching: one
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return [edge for lo, hi in merged for edge in (lo, math.nextafter(hi, math.inf))]
+
+
+def _counted(
+    layout: _Layout,
+    scores: ScoreVector,
+    sorted_scores: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],
+    best: list[int],
+    values: list[float],
+) -> list[tuple[int, int, int]]:
+    """``_counts`` for one group: rows (and documents) beyond the band from two (three)
+    ``searchsorted`` calls, the band's rows scored exactly in one call."""
+    ordered, documents = sorted_scores
+    margin = scores.margin
+    lows = np.asarray([value - margin for value in values], dtype=np.float64)
+    highs = np.asarray([value + margin for value in values], dtype=np.float64)
+    # one call for both edges: the rows below ``low`` are those at most the float before it
+    below = [math.nextafter(low, -math.inf) for low in lows.tolist()]
+    edges = np.searchsorted(ordered, np.asarray(below + highs.tolist()), side="right").tolist()
+    lo, hi = edges[: len(values)], edges[len(values) :]
+    bands = _bands(
+        scores,
+        best,
+        lows.tolist(),
+        highs.tolist(),
+        [b - a > 1 for a, b in zip(lo, hi, strict=True)],
+    )
+    n = len(ordered)
+    if documents is None:
+        certain = [n - h for h in hi]
+    else:
+        bests, sorted_bests = documents
+        above = np.searchsorted(sorted_bests, highs, side="right").tolist()
+        certain = [len(sorted_bests) - a for a in above]
+    out = []
+    for row, value, high, h, band, docs in zip(
+        best, values, highs.tolist(), hi, bands, certain, strict=True
+    ):
+        key = layout.key_list[row]
+        first = [r for r, e in band if e > value or (e == value and layout.key_list[r] < key)]
+        tied = sum(1 for _, e in band if e == value)
+        chunk_rank = n - h + len(first) + 1
+        if documents is None:  # one chunk per document: documents are chunks
+            out.append((chunk_rank, chunk_rank, tied))
+            continue
+        place, owner = layout.held_place, layout.document_list
+        new = {owner[r] for r in first if not float(bests[place[owner[r]]]) > high}
+        out.append((chunk_rank, docs + len(new) + 1, tied))
+    return out
 
 
 _MASK = 4 * 2**20

@@ -14,8 +14,8 @@ they are recomputed in float64 from the stored float32 vectors and rounded, so B
 thread counts and block sizes (whose float32 sums differ in the last bits) cannot reorder them.
 
 A *deep rank* (``kb._deep_rank``) is where one row would land if every row were returned under
-this rule: it is counted from the score vector a search already holds (``ScoreVector``), with
-``decisive`` scoring exactly only the rows its approximation cannot place.
+this rule: it is counted from the score vector a search already holds (``ScoreVector``), scoring
+exactly only the rows its approximation cannot place.
 """
 
 from __future__ import annotations
@@ -88,34 +88,10 @@ class ScoreVector(NamedTuple):
 Visit = Callable[[int, np.ndarray, ScoreVector], None]
 
 
-def decisive(scores: ScoreVector, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows that can rank before a row scoring one of ``values`` (exact scores), and a
-    score for each that compares with every value exactly as its exact score does.
-
-    Rows: those whose approximate score reaches the lowest value less the margin. Scores: the
-    exact one for rows within the margin of some value (found with the values sorted, so one
-    pass whatever their number), the approximate one elsewhere, where it is more than the
-    margin from every value and so on the same side of each as the exact score. Only the
-    rows near a value are scored exactly; only exactly scored rows can equal a value.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    rows = np.flatnonzero(scores.approx >= values.min() - scores.margin)
-    decided = scores.approx[rows].astype(np.float64)
-    if scores.margin:
-        steps = np.unique(values)
-        at = np.searchsorted(steps, decided)
-        below = np.abs(decided - steps[np.maximum(at - 1, 0)])
-        above = np.abs(decided - steps[np.minimum(at, len(steps) - 1)])
-        near = np.flatnonzero(np.minimum(below, above) <= scores.margin)
-        decided[near] = scores.exact(rows[near])
-    return rows, decided
-
-
 __all__ = [
     "SCORE_DECIMALS",
     "ScoreVector",
     "Visit",
-    "decisive",
     "rounded",
     "tie_keys",
     "top_k",
