@@ -159,14 +159,6 @@ def classify_case(
     return rows
 
 
-def _grade(item: BenchmarkEvidence) -> int:
-    """The item's relevance grade, 1 when unreadable (as ``matching`` reads it)."""
-    try:
-        return item.relevance
-    except (TypeError, ValueError):
-        return 1
-
-
 def _classify_miss(
     row: dict[str, Any],
     item: BenchmarkEvidence,
