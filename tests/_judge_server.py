@@ -102,6 +102,17 @@ class JudgeServer:
         with self._lock:
             self.requests.append(seen)
 
+    def seen_within(self, count: int, seconds: float = 10.0) -> int:
+        """How many requests arrived, waiting up to ``seconds`` for ``count``.
+
+        A client that gave up (a timeout) returns before the server thread has
+        necessarily read its request; counting at once would race with that thread.
+        """
+        deadline = time.monotonic() + seconds
+        while len(self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return len(self.requests)
+
     def enter(self, delta: int) -> None:
         with self._lock:
             self.in_flight += delta

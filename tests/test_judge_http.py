@@ -187,7 +187,9 @@ def test_reply_slower_than_the_timeout_is_an_error_after_retries(
     assert score.status == "error"
     assert score.metadata["error"]["error_type"] == "JudgeRequestError"
     assert "no reply within 0.2 s" in score.metadata["error"]["message"]
-    assert score.metadata["attempts"] == 2 and len(server.requests) == 2
+    assert score.metadata["attempts"] == 2
+    # the server thread may read the last request after the client gave up on it
+    assert server.seen_within(2) == 2
 
 
 def test_client_errors_are_not_retried_and_an_echoed_key_is_redacted(
