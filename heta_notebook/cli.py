@@ -330,7 +330,14 @@ def open_recipe(text: str) -> Any:
             f"--recipe {text!r}: give one of {', '.join(NAMED_RECIPES)} or module:attr "
             "(e.g. my_pipeline:search)"
         )
-    return import_attr(text, "--recipe")
+    found = import_attr(text, "--recipe")
+    from heta_notebook.systems._adapt import as_system
+
+    try:
+        as_system(found)  # only checks what it is: the runner adapts it again
+    except TypeError as exc:
+        raise ValueError(f"--recipe {text!r}: {exc}") from None
+    return found
 
 
 def open_evaluators(items: Sequence[str] | None) -> list[Any] | None:

@@ -26,6 +26,8 @@ def search(text):
     """A toy system: the same ten Cranfield document ids for every query."""
     return [str(n) for n in range(1, 11)]
 
+TOP_K = 10  # not a system: --recipe names it by mistake
+
 def own_ids(text):
     return ["vec-" + str(n) for n in range(1, 11)]
 
@@ -119,6 +121,7 @@ def test_run_a_user_system_by_import_path_with_case_ids_and_a_sample(tmp_path):
         (["nowhere"], "no benchmark at nowhere"),
         (["cranfield", "--recipe", "nope"], "give one of default, bm25 or module:attr"),
         (["cranfield", "--recipe", "my_system:missing"], "has no attribute 'missing'"),
+        (["cranfield", "--recipe", "my_system:TOP_K"], "cannot evaluate an object of type int"),
         (["cranfield", "--recipe", "my_system:own_ids", "--limit", "3"], "none of the"),
         (["cranfield", "--label", "oops"], "expected KEY=VALUE"),
     ],

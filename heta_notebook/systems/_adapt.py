@@ -132,7 +132,7 @@ def as_system(
         manifest = {"name": label, "kind": "function", "function": qualified_name(obj)}
         return System(obj, name=label, manifest=manifest, **options).bound(benchmark_documents)
     raise TypeError(
-        f"cannot evaluate a {type(obj).__qualname__}: pass a Recipe, a built knowledge base, "
+        f"cannot evaluate an object of type {type(obj).__qualname__}: pass a Recipe, a built knowledge base, "
         "an object with query(text), a function fn(text) or fn(text, *, mode, top_k) (sync or "
         "async), a LangChain retriever/runnable, a LlamaIndex retriever/query engine, or an "
         "HttpSystem"
