@@ -221,7 +221,9 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
     rows += _latency_rows(frames, modes)
     abstained = frames.abstentions()
     if abstained:  # a deliberate no-answer is not an error: counted on its own row
-        rows.append([tag("i", "abstained"), *(fmt_int(abstained.get(m, 0)) for m in modes)])
+        why = "responses without an answer on purpose (Abstain, or the answer step declined)"
+        label = tag("i", "abstained", title=why)
+        rows.append([label, *(fmt_int(abstained.get(m, 0)) for m in modes)])
     note = tag(
         "div",
         "Mean over scored cases; small print: n scored and 95% CI. Hover a cell for details. "
