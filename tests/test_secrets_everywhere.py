@@ -15,6 +15,7 @@ import pytest
 
 from heta_notebook import (
     AnswerCorrectnessJudge,
+    EvaluationReport,
     FaithfulnessJudge,
     Recipe,
     RecordsBenchmark,
@@ -206,9 +207,14 @@ def test_what_a_system_returns_is_redacted_in_checkpoints_and_reports(tmp_path):
         run.append(result.report.case_results)  # (in memory they are as the system gave them)
         stream = run.stream_path
     assert any(QUERY_KEY in r.model_dump_json() for r in result.report.case_results)
-    for path in [stream, *(p for p in folder.rglob("*") if p.is_file())]:
+    heta_json = result.report.save(tmp_path / "report.json")  # heta-framework's layout
+    for path in [stream, heta_json, *(p for p in folder.rglob("*") if p.is_file())]:
         for secret in (QUERY_KEY, QUERY_TOKEN, ANSWER_PASS):
             assert secret.encode() not in path.read_bytes(), (secret, path)
+    # one policy: both layouts keep and hide the same things
+    from_json = EvaluationReport.load(heta_json)
+    for mine, theirs in zip(from_json.case_results, saved.case_results, strict=True):
+        assert mine.model_dump() == theirs.model_dump()
 
 
 def test_a_reason_from_a_user_evaluator_is_redacted_too():

@@ -451,6 +451,33 @@ class _FramesBox:
     __hash__ = object.__hash__
 
 
+# What stays as it is in a stored case result: the data (queries, document and answer texts,
+# ids, values); everything else (errors, metadata, sources, citations, traces, reasons) is what
+# systems, endpoints and evaluators said, and has its credentials hidden. The columnar store
+# applies the same split to its columns (``schema._columnar._REDACTED_COLUMNS``).
+_CASE_DATA = frozenset({"case_id", "query", "query_mode", "latency_ms", "response", "scores"})
+_RESPONSE_DATA = frozenset({"mode", "answer", "results"})
+_RESULT_DATA = frozenset({"id", "text", "score"})
+_SCORE_DATA = frozenset({"name", "value", "passed", "status"})
+
+
+def _redacted_case(case: dict[str, Any]) -> dict[str, Any]:
+    """One dumped case result with credentials hidden outside its data fields."""
+    out = _redacted_outside(case, _CASE_DATA)
+    response = case.get("response")
+    if isinstance(response, dict):
+        out["response"] = _redacted_outside(response, _RESPONSE_DATA)
+        out["response"]["results"] = [
+            _redacted_outside(r, _RESULT_DATA) for r in response.get("results") or ()
+        ]
+    out["scores"] = [_redacted_outside(s, _SCORE_DATA) for s in case.get("scores") or ()]
+    return out
+
+
+def _redacted_outside(fields: dict[str, Any], data: frozenset[str]) -> dict[str, Any]:
+    return {k: v if k in data else redact_strings(v) for k, v in fields.items()}
+
+
 class EvaluationReport(Record):
     """One recipe evaluated on one benchmark: manifests, per-case results and a summary.
 
@@ -538,9 +565,10 @@ class EvaluationReport(Record):
 
     def stored_json(self) -> str:
         """``to_json()`` as written to disk: credentials hidden in every string outside the
-        case results (manifests, metadata, label), as in the columnar header."""
+        case results (manifests, metadata, label), as in the columnar header, and in what
+        systems, endpoints and evaluators said inside them, as in the columnar tables."""
         data = json.loads(self.to_json())
-        cases = data.pop("case_results", [])
+        cases = [_redacted_case(case) for case in data.pop("case_results", [])]
         return json.dumps({**redact_strings(data), "case_results": cases}, indent=2)
 
     def save(self, path: str | PathLike[str], *, format: str = "heta") -> Path:  # noqa: A002
