@@ -12,14 +12,11 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import ReportStore
+from heta_notebook.benchmarks._beir import cranfield_folder
 from heta_notebook.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-CRANFIELD = Path("/work/shared/data/cranfield")
-if not (CRANFIELD / "corpus.jsonl").is_file():  # the package's own copy elsewhere
-    from heta_notebook.benchmarks._beir import cranfield_folder
-
-    CRANFIELD = cranfield_folder()
+CRANFIELD = cranfield_folder()  # the package's own copy: the same on every machine
 
 SYSTEM = '''
 def search(text):
