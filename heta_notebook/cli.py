@@ -702,10 +702,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _prog() -> str:
+    """How the user called us: ``heta-notebook`` (the script) or ``python -m heta_notebook``."""
+    return (
+        "heta-notebook" if Path(sys.argv[0]).name == "heta-notebook" else "python -m heta_notebook"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree of the commands."""
     parser = _Parser(
-        prog="python -m heta_notebook",
+        prog=_prog(),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
