@@ -73,6 +73,17 @@ def test_export_with_wrong_or_missing_flags_is_a_usage_error(tmp_path, capsys, s
     assert code == 2 and "-o/--output" in _one_line_failure(code, err)
 
 
+@pytest.mark.parametrize(
+    ("argv0", "prog"),
+    [("/venv/bin/heta-notebook", "heta-notebook"), ("/x/heta_notebook/__main__.py", "python -m")],
+)
+def test_usage_errors_name_the_command_as_called(capsys, monkeypatch, argv0, prog):
+    monkeypatch.setattr(sys, "argv", [argv0, "run"])
+    code, _, err = _cli(["run"], capsys)
+    assert code == 2 and _one_line_failure(code, err).startswith(f"{prog} ")
+    assert f"(see {prog}" in err
+
+
 def test_export_of_a_300_character_file_name_is_one_line(tmp_path, capsys, saved):
     out = tmp_path / ("a" * 300 + ".html")
     code, _, err = _cli(["export", str(saved["a"]), "-o", str(out)], capsys)
