@@ -21,8 +21,8 @@ import numpy as np
 
 
 class TextPool:
-    """The chunks written so far and where each text is; ``new_chunk`` stores one packed
-    chunk (a widget, a model of a page) and returns its reference ("IPY_MODEL_<id>")."""
+    """The chunks written so far and where each text is; ``new_chunk`` stores one chunk
+    (packed, as a widget or a page's model) and returns its reference ("IPY_MODEL_<id>")."""
 
     def __init__(self, new_chunk: Callable[[dict[str, Any]], str]) -> None:
         self._new_chunk = new_chunk
