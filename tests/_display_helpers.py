@@ -377,13 +377,19 @@ def live_markup(html_text: str) -> list[str]:
 
 
 def page_payloads(page: str) -> list[dict[str, Any]]:
-    """The report payloads a standalone explorer page embeds (its widget models' state)."""
+    """The report payloads a standalone explorer page embeds (its widget models' state), with
+    their string tables rebuilt from the page's text chunks."""
+    from heta_notebook.display._texts import resolve
     from heta_notebook.display._widgets import unpack
 
     out = []
-    for chunk in page.split('-models">')[1:]:
-        models = json.loads(chunk.split("</script>", 1)[0])
-        out += [unpack(m["payload"]) for m in models.values() if "payload" in m]
+    for part in page.split('-models">')[1:]:
+        models = json.loads(part.split("</script>", 1)[0])
+
+        def chunk_of(ref: str, models: dict = models) -> dict[str, Any]:
+            return unpack(models[ref.removeprefix("IPY_MODEL_")]["packed"])
+
+        out += [resolve(unpack(m["payload"]), chunk_of) for m in models.values() if "payload" in m]
     return out
 
 

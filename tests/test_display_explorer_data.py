@@ -7,7 +7,13 @@ import pytest
 
 from heta_notebook.analysis._misses import CLASSES
 from heta_notebook.display._explorer_data import StringTable, encode_report
-from heta_notebook.display._widgets import ExplorerWidget, pack, report_data, unpack
+from heta_notebook.display._widgets import (
+    ExplorerWidget,
+    pack,
+    payload_of,
+    report_data,
+    unpack,
+)
 from tests._display_helpers import make_report, payload_size
 
 
@@ -290,7 +296,7 @@ def test_large_columnar_report_shows_a_preview_then_the_full_payload(tmp_path, m
     explorer = lazy.explore(max_cases=40)
     data = explorer.widget.data
     data.wait(60)
-    payload = unpack(data.payload)
+    payload = payload_of(data)
     first = list(range(15))
     assert payload["rows"][:15] == first and payload["n_detailed"] == 15  # the first page stays
     assert len(payload["rows"]) == 40 and payload["left_out"] == len(report.case_results) - 40
@@ -440,7 +446,7 @@ def test_large_columnar_comparison_fills_in_from_its_preview(tmp_path, monkeypat
     embedded = {}
     for label, data in models.items():
         assert data.wait(60)
-        payload = unpack(data.payload)
+        payload = payload_of(data)
         report = records[label]
         full = encode_report(report, max_cases=None)  # every case with its details, by row
         assert "preview" not in payload and len(payload["rows"]) == 60

@@ -71,12 +71,11 @@ def test_plotly_labels_and_hover_are_escaped(hostile):
 
 
 def test_export_escapes_everything(hostile):
-    from heta_notebook.display._widgets import unpack
+    from tests._display_helpers import page_payloads
 
     html = hostile.to_html()
     _assert_inert(html)
-    packed = json.loads(html.split('-models">', 1)[1].split("</script>", 1)[0])
-    payload = unpack(next(m["payload"] for m in packed.values() if "payload" in m))
+    payload = page_payloads(html)[0]
     assert any(PAYLOADS[0] in text for text in payload["strings"])  # data, drawn as text
 
 

@@ -425,13 +425,14 @@ class ComparisonExplorer(StaticFallback):
         return {"root": self.widget}
 
     def standalone_html(self) -> str:
-        """This explorer in a plain page (no Jupyter): module, packed data, current state."""
+        """This explorer in a plain page (no Jupyter): module, data (texts shared by the
+        reports), current state."""
         from heta_notebook.display._explorer_data import encode_report
-        from heta_notebook.display._widgets import pack, standalone_html
+        from heta_notebook.display._widgets import standalone_html
 
         priority = tuple(self.rows["case_id"])
         data = {
-            label: pack(encode_report(r, max_cases=self.max_cases, priority=priority))
+            label: encode_report(r, max_cases=self.max_cases, priority=priority)
             for label, r in self.comparison.reports.items()
         }
         return standalone_html("compare", data, self._front_state(), self._variants())

@@ -186,10 +186,10 @@ def _cases(report: EvaluationReport, max_cases: int | None) -> Markup:
     """The browser case explorer over the report, with no Jupyter needed."""
     from heta_notebook.display._explorer import ReportExplorer
     from heta_notebook.display._explorer_data import encode_report
-    from heta_notebook.display._widgets import pack, standalone_html
+    from heta_notebook.display._widgets import standalone_html
 
     state = ReportExplorer(report).state
-    data = pack(encode_report(report, max_cases=max_cases))
+    data = encode_report(report, max_cases=max_cases)
     return tag("section", tag("h2", "Cases"), raw(standalone_html("report", data, state)))
 
 

@@ -4,7 +4,9 @@
 ``assets/explorer.js``; its ``state`` trait (filters, sort, page, selection) syncs both ways.
 ``ReportDataWidget`` holds one report's columnar payload (``explorer_data.encode_report``),
 gzip-compressed and base64-encoded; explorers refer to it instead of copying it, so a report
-shown by several explorers in one notebook is stored once in the saved widget state.
+shown by several explorers in one notebook is stored once in the saved widget state. Its texts
+live in text chunk models (``TextChunkWidget``) shared by every report of the kernel session
+(``_texts.TextPool``): reports on one corpus store each text once.
 
 The same module and payloads also run without Jupyter: :func:`standalone_html` mounts them
 in a plain page through a small model shim (``report.to_html()``, the CLI export).
@@ -36,6 +38,7 @@ from heta_notebook.display._explorer_data import (
     encode_preview,
     encode_report,
 )
+from heta_notebook.display._texts import TextPool, resolve
 from heta_notebook.schema._columnar import LazyCaseResults
 from heta_notebook.schema._records import EvaluationReport
 
@@ -69,6 +72,53 @@ def pack(payload: dict[str, Any]) -> str:
 def unpack(packed: str) -> dict[str, Any]:
     """The payload back from :func:`pack` (tests, debugging)."""
     return json.loads(gzip.decompress(base64.b64decode(packed)).decode("utf-8"))
+
+
+class TextChunkWidget(anywidget.AnyWidget):
+    """Texts several report payloads read (one packed chunk of ``_texts.TextPool``); never
+    changes once made, so the page decodes it once."""
+
+    _esm = traitlets.Unicode(_DATA_ESM).tag(sync=True)
+    packed = traitlets.Unicode("").tag(sync=True)
+
+
+_pool: TextPool | None = None
+_chunk_widgets: list[TextChunkWidget] = []  # the session pool's chunks (kept alive by it)
+_pool_lock = threading.Lock()
+
+
+def session_texts() -> TextPool:
+    """The kernel session's text pool; a new one once any of its chunks was closed
+    (``Widget.close_all()``), so no payload refers to a model the page no longer has."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or any(w.comm is None for w in _chunk_widgets):
+            _chunk_widgets.clear()
+            _pool = TextPool(_chunk_widget)
+        return _pool
+
+
+def _chunk_widget(chunk: dict[str, Any]) -> str:
+    """A new chunk model in the kernel; its reference for the payloads that read it."""
+    widget = TextChunkWidget(packed=pack(chunk))
+    _chunk_widgets.append(widget)
+    return f"IPY_MODEL_{widget.model_id}"
+
+
+def payload_of(data: ReportDataWidget) -> dict[str, Any]:
+    """The payload of a data model as the page reads it: string table included."""
+    return resolve(unpack(data.payload), lambda ref: unpack(_chunk_of(ref)))
+
+
+def _chunk_of(ref: str) -> str:
+    """The packed chunk of a session chunk model by its reference."""
+    model_id = ref.removeprefix("IPY_MODEL_")
+    return next(w.packed for w in list(_chunk_widgets) if w.model_id == model_id)
+
+
+def _shared(payload: dict[str, Any]) -> str:
+    """A full payload packed with its texts in the session's chunks."""
+    return pack(session_texts().share(payload))
 
 
 class ReportDataWidget(anywidget.AnyWidget):
@@ -131,7 +181,7 @@ class ReportDataWidget(anywidget.AnyWidget):
 
         def run() -> None:
             try:
-                self.payload = pack(build())
+                self.payload = _shared(build())
             except BaseException as exc:  # kept for wait(); the page keeps its preview
                 self.error = exc
             finally:
@@ -241,7 +291,7 @@ def report_data(
         private = _private_copy(report)  # the thread never touches caches the kernel uses
         found._fill(lambda: build(private), defer=defer)
     else:
-        found = ReportDataWidget(report, payload=pack(build()))
+        found = ReportDataWidget(report, payload=_shared(build()))
         found.ready.set()
     _data_widgets[key] = found
     return found
@@ -300,24 +350,29 @@ def _script_json(data: Any) -> str:
 
 def standalone_html(
     kind: str,
-    data: str | dict[str, str],
+    data: str | dict[str, Any],
     state: dict[str, Any],
     variants: list[dict[str, str]] | None = None,
 ) -> str:
     """One explorer in a plain page: a mount point, the module, its models and a shim.
 
-    ``data`` is a packed report payload (kind "report") or label → packed payload
-    (kind "compare"); no widget is created, so nothing leaks into a notebook's widget state."""
+    ``data`` is a report payload (kind "report") or label → payload (kind "compare"); a
+    payload as a dict (``encode_report``) has its texts shared with the page's other reports
+    (``_texts.TextPool``), a packed one is embedded as it is. No widget is created, so
+    nothing leaks into a notebook's widget state."""
     uid = _next_id()
-    packed = data if isinstance(data, dict) else {"": data}
+    several = kind == "compare" and isinstance(data, dict)
+    payloads = data if several else {"": data}
     models: dict[str, dict[str, Any]] = {}
+    pool = TextPool(lambda chunk: _page_chunk(models, f"{uid}-t{len(models)}", chunk))
     refs: dict[str, str] = {}
-    for n, (label, payload) in enumerate(packed.items()):
-        models[f"{uid}-d{n}"] = {"payload": payload}
+    for n, (label, payload) in enumerate(payloads.items()):
+        packed = payload if isinstance(payload, str) else pack(pool.share(payload))
+        models[f"{uid}-d{n}"] = {"payload": packed}
         refs[label] = f"IPY_MODEL_{uid}-d{n}"
     models[uid] = {
         "kind": kind,
-        "data": refs if isinstance(data, dict) else refs[""],
+        "data": refs if several else refs[""],
         "variants": variants or [],
         "state": state,
     }
@@ -335,6 +390,12 @@ def standalone_html(
     )
 
 
+def _page_chunk(models: dict[str, dict[str, Any]], model_id: str, chunk: dict[str, Any]) -> str:
+    """A chunk of texts as a model of a standalone page; its reference."""
+    models[model_id] = {"packed": pack(chunk)}
+    return f"IPY_MODEL_{model_id}"
+
+
 _counter = iter(range(1, 1 << 62))
 
 
@@ -345,9 +406,12 @@ def _next_id() -> str:
 __all__ = [
     "ExplorerWidget",
     "ReportDataWidget",
+    "TextChunkWidget",
     "explorer_esm",
     "pack",
+    "payload_of",
     "report_data",
+    "session_texts",
     "standalone_html",
     "unpack",
 ]

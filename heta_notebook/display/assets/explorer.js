@@ -3,8 +3,9 @@
 // An anywidget ES module (render({model, el})). Filters, sort, paging, text search and the
 // detail pane run here, over data synced once from Python: per report a gzip+base64 JSON
 // payload of columns (display/_explorer_data.py) held by a separate data model that several
-// explorers share. The same module runs live in Jupyter, from saved widget state in an
-// exported notebook, and in report.to_html() pages through a tiny model shim.
+// explorers share; its texts sit in text chunk models shared by the session's reports. The
+// same module runs live in Jupyter, from saved widget state in an exported notebook, and in
+// report.to_html() pages through a tiny model shim.
 //
 // Every text from the data goes into the page through textContent / text nodes (h() below);
 // nothing from the data is ever parsed as HTML.
@@ -330,13 +331,36 @@ async function dataModelOf(model, ref) {
   return model.widget_manager.get_model(id);
 }
 
+const chunks = new WeakMap();  // text chunk model -> its decoded texts (chunks never change)
+
+async function chunkOf(model, ref) {
+  const chunkModel = await dataModelOf(model, ref);
+  if (!chunks.has(chunkModel)) chunks.set(chunkModel, inflate(chunkModel.get("packed")));
+  return chunks.get(chunkModel);
+}
+
+/** A payload's own string table back from the shared text chunks it reads
+ * (display/_texts.py): texts.refs are delta-coded positions in their concatenation. A payload
+ * saved before texts were shared holds its table inline. */
+async function resolveTexts(model, p) {
+  if (!p.texts) return p;
+  const all = [];
+  for (const chunk of await Promise.all(p.texts.chunks.map((ref) => chunkOf(model, ref)))) {
+    for (const text of chunk.strings) all.push(text);
+  }
+  let at = 0;
+  p.strings = p.texts.refs.map((delta) => all[(at += delta)]);
+  delete p.texts;
+  return p;
+}
+
 async function reportData(model, ref) {
   const dataModel = await dataModelOf(model, ref);
   const payload = dataModel.get("payload");
   const found = decoded.get(dataModel);
   if (found && found.payload === payload) return found.data;
   const data = inflate(payload).then(async (p) => {
-    const found = new ReportData(p, dataModel);
+    const found = new ReportData(await resolveTexts(model, p), dataModel);
     // details a live page fetched, kept in the widget state: a saved notebook shows them
     for (const packed of dataModel.get("fetched") || []) {
       try {
