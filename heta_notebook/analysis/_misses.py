@@ -36,14 +36,19 @@ events).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from heta_notebook.analysis._frames import expected_of
+from heta_notebook.analysis._miss_facts import MissFacts, columnar_facts, record_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
+from heta_notebook.schema._columnar import LazyCaseResults
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
     EvaluationCaseResult,
@@ -154,21 +159,25 @@ def classify_case(
         if m.rank is not None and m.rank <= k:
             row["miss_class"] = _found_class(item, results, answer)
         else:
-            _classify_miss(row, item, results[k:], stages, stage_ranks, info, exhausted)
+            seen = functools.partial(_chunks_seen, item, results[k:])
+            _classify_miss(row, stages, stage_ranks, info, exhausted, seen)
         rows.append({c: row.get(c) for c in EVIDENCE_COLUMNS})
     return rows
 
 
 def _classify_miss(
     row: dict[str, Any],
-    item: BenchmarkEvidence,
-    deeper: Sequence[QueryResult],
     stages: list[Stage],
     stage_ranks: dict[str, int | None],
     info: Mapping[str, Any] | None,
     exhausted: bool,
+    chunks_seen: Callable[[], int],
 ) -> None:
-    """Fill ``miss_class`` (and ``stage``/``rank``) for an item not found within ``k``."""
+    """Fill ``miss_class`` (and ``stage``/``rank``/``cut``) for an item not found within ``k``.
+
+    The one rule for misses, record by record and for a whole report (``evidence_misses``).
+    ``chunks_seen``: how many results beyond k match the item (asked only without deep ranks).
+    """
     if info is not None and not info.get("indexed", True):
         row["miss_class"], row["rank"], row["rank_source"] = NOT_INDEXED, None, None
         return
@@ -186,7 +195,7 @@ def _classify_miss(
     if row["cut"]:  # no chunk can be retrieved with the evidence, however they rank
         row["miss_class"] = SPLIT
     elif row["rank"] is not None:
-        chunks = int(info.get("chunks") or 1) if info else _chunks_seen(item, deeper)
+        chunks = int(info.get("chunks") or 1) if info else chunks_seen()
         row["miss_class"] = SPLIT if chunks > 1 else BEYOND_K
     elif info is not None or exhausted:
         row["miss_class"] = NOT_RETRIEVED
@@ -245,17 +254,120 @@ def requested_top_k(report: EvaluationReport) -> int | None:
 def evidence_misses(
     report: EvaluationReport, *, k: int | None = None, by: SliceKey | None = None
 ) -> pd.DataFrame:
-    """One row per expected evidence item per case × mode, with its miss class."""
+    """One row per expected evidence item per case × mode, with its miss class.
+
+    Cases the reference rule decides (``analysis._miss_facts``) are classified for the whole
+    report at once, from a columnar report's tables without building records; the rest
+    (locators, texts, stages, an answer step) record by record with :func:`classify_case`.
+    Both apply the same rules and give the same rows, in report order.
+    """
     requested = requested_top_k(report)
-    rows = []
-    for result in report.case_results:
-        extra = {slice_name(by): slice_of(result, by)} if by is not None else {}
-        rows.extend({**row, **extra} for row in classify_case(result, k=k, requested=requested))
-    columns = [*EVIDENCE_COLUMNS, *([slice_name(by)] if by is not None else [])]
-    frame = pd.DataFrame(rows, columns=columns)
+    results = report.case_results
+    if isinstance(results, LazyCaseResults):
+        facts = columnar_facts(results.columnar)
+    else:
+        facts = record_facts(results)
+    fast = _fast_rows(facts, k, requested)
+    slow = np.flatnonzero(~facts.fast)
+    records = (
+        results.take(slow)
+        if isinstance(results, LazyCaseResults)
+        else map(results.__getitem__, slow)
+    )
+    slow_rows = [
+        {**row, "_row": int(i)}
+        for i, record in zip(slow.tolist(), records, strict=True)
+        for row in classify_case(record, k=k, requested=requested)
+    ]
+    frame = _merged(fast, slow_rows)
+    if by is not None:
+        frame[slice_name(by)] = _slices(report, facts, by)[frame["_row"].to_numpy(dtype=np.int64)]
+    frame = frame.drop(columns="_row")
     for column in ("rank", "document_rank", "chunks", "k"):
         frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def _merged(fast: dict[str, list], slow: list[dict[str, Any]]) -> pd.DataFrame:
+    """The fast rows and the record-by-record rows as one frame, in report order."""
+    columns = [*EVIDENCE_COLUMNS, "_row"]
+    if not slow:
+        return pd.DataFrame(fast, columns=columns)
+    if not fast["_row"]:
+        return pd.DataFrame(slow, columns=columns)
+    both = pd.concat([pd.DataFrame(fast, columns=columns), pd.DataFrame(slow, columns=columns)])
+    return both.sort_values(["_row", "index"], kind="stable").reset_index(drop=True)
+
+
+def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[str, list]:
+    """The ``EVIDENCE_COLUMNS`` (and ``_row``) of every item of the rows ``facts`` decide:
+    first ranks looked up for all items at once, then each miss given its class by the
+    rule :func:`classify_case` applies (:func:`_classify_miss`, no stages)."""
+    item_row, refs, index, relevance, cut_k, exhausted = [], [], [], [], [], []
+    for row in np.flatnonzero(facts.fast).tolist():
+        items, meta = facts.expected[row], facts.metadata[row]
+        if meta is None or items is None or not items.refs:
+            continue
+        asked = _int(meta.get("top_k")) or requested
+        n, m = int(facts.n_results[row]), len(items.refs)
+        item_row += [row] * m
+        refs += items.refs
+        index += range(m)
+        relevance += items.relevance
+        cut_k += [k or asked or n] * m
+        exhausted += [asked is not None and n < asked] * m
+    rows = np.asarray(item_row, dtype=np.int64)
+    cuts = np.asarray(cut_k, dtype=np.int64)
+    first, beyond = facts.firsts.lookup(rows, refs, cuts)
+    infos = _deep_infos(facts, item_row, refs)
+    ranks = [r or None for r in first.tolist()]
+    out: dict[str, list] = {
+        "case_id": facts.case_id[rows].tolist(),
+        "query_mode": facts.query_mode[rows].tolist(),
+        "index": index,
+        "label": refs,
+        "reference_id": refs,
+        "relevance": relevance,
+        "miss_class": [FOUND] * len(refs),
+        "stage": [None] * len(refs),
+        "rank": ranks,
+        "rank_source": ["response" if r is not None else None for r in ranks],
+        "document_rank": [_int(i.get("document_rank")) if i else None for i in infos],
+        "chunks": [_int(i.get("chunks")) if i else None for i in infos],
+        "cut": [None] * len(refs),
+        "stage_ranks": [None] * len(refs),
+        "k": cut_k,
+        "_row": item_row,
+    }
+    for i in np.flatnonzero((first == 0) | (first > cuts)).tolist():
+        row = {"rank": ranks[i], "rank_source": out["rank_source"][i], "stage": None}
+        seen = int(beyond[i])
+        _classify_miss(row, [], {}, infos[i], exhausted[i], lambda n=seen: n)
+        for column in ("miss_class", "rank", "rank_source", "cut", "stage"):
+            out[column][i] = row.get(column)
+    return out
+
+
+def _deep_infos(facts: MissFacts, item_row: list[int], refs: list[str]) -> list[Any]:
+    """Each item's deep rank (``response.metadata["deep_ranks"][reference_id]``), or None."""
+    out = []
+    for row, ref in zip(item_row, refs, strict=True):
+        deep = facts.metadata[row].get("deep_ranks")  # type: ignore[union-attr]
+        out.append(deep.get(ref) if deep and isinstance(deep, Mapping) else None)
+    return out
+
+
+def _slices(report: EvaluationReport, facts: MissFacts, by: SliceKey) -> np.ndarray:
+    """The slice of every case row (records are built only for a function ``by``)."""
+    if callable(by) or facts.case_metadata is None:
+        return np.asarray([slice_of(r, by) for r in report.case_results], dtype=object)
+    return np.asarray(
+        [
+            slice_of(SimpleNamespace(case_id=c, metadata=m), by)  # type: ignore[arg-type]
+            for c, m in zip(facts.case_id.tolist(), facts.case_metadata, strict=True)
+        ],
+        dtype=object,
+    )
 
 
 def class_label(row: Mapping[str, Any]) -> str:
