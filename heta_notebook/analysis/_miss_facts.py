@@ -15,13 +15,13 @@ when the case expects an answer. The others are classified record by record
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from pydantic_core import from_json
 
 from heta_notebook.analysis._frames import expected_of
 from heta_notebook.evaluators import _matching as matching
@@ -191,7 +191,7 @@ def columnar_facts(columnar: ColumnarReport) -> MissFacts:
     """The facts of every case row of a columnar report, read from its tables."""
     n = columnar.n_rows
     meta_codes, meta_values = columnar.codes("cases", "metadata")
-    parsed = [json.loads(v) for v in meta_values]
+    parsed = [from_json(v) for v in meta_values]
     distinct = [items_of(m.get("expected")) if isinstance(m, dict) else None for m in parsed]
     expected = [distinct[c] if c >= 0 else None for c in meta_codes.tolist()]
     case_metadata = [parsed[c] if c >= 0 else {} for c in meta_codes.tolist()]
@@ -202,7 +202,7 @@ def columnar_facts(columnar: ColumnarReport) -> MissFacts:
     for row, text in enumerate(columnar.numpy("cases", "response_json").tolist()):
         if not has_response[row]:
             continue
-        data = json.loads(text) if text is not None else {}
+        data = from_json(text) if text is not None else {}
         meta = metadata[row] = data.get("metadata") or {}
         trace = [(e.get("metadata") or {}).get("ids") for e in data.get("trace") or ()]
         answered = answers[row] is not None or bool(data.get("citations")) or "answer" in meta

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._frames import expected_of
 from heta_notebook.analysis._miss_facts import MissFacts, columnar_facts, record_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
@@ -263,11 +264,10 @@ def evidence_misses(
     """
     requested = requested_top_k(report)
     results = report.case_results
-    if isinstance(results, LazyCaseResults):
-        facts = columnar_facts(results.columnar)
-    else:
-        facts = record_facts(results)
-    fast = _fast_rows(facts, k, requested)
+    with paused_gc():  # parsed JSON and row lists are acyclic: no collection rescans them
+        facts = columnar_facts(results.columnar) if isinstance(results, LazyCaseResults) else None
+        facts = facts or record_facts(results)
+        fast = _fast_rows(facts, k, requested)
     slow = np.flatnonzero(~facts.fast)
     records = (
         results.take(slow)
@@ -289,14 +289,16 @@ def evidence_misses(
 
 
 def _merged(fast: dict[str, list], slow: list[dict[str, Any]]) -> pd.DataFrame:
-    """The fast rows and the record-by-record rows as one frame, in report order."""
+    """The fast rows and the record-by-record rows as one frame, in report order (one
+    frame built from all values, so each column's dtype is inferred as from the records)."""
     columns = [*EVIDENCE_COLUMNS, "_row"]
-    if not slow:
-        return pd.DataFrame(fast, columns=columns)
-    if not fast["_row"]:
-        return pd.DataFrame(slow, columns=columns)
-    both = pd.concat([pd.DataFrame(fast, columns=columns), pd.DataFrame(slow, columns=columns)])
-    return both.sort_values(["_row", "index"], kind="stable").reset_index(drop=True)
+    if slow:
+        rows = np.asarray([*fast["_row"], *(row["_row"] for row in slow)], dtype=np.int64)
+        order = np.argsort(rows, kind="stable").tolist()  # a case's items stay in order
+        for column in columns:
+            values = [*fast[column], *(row[column] for row in slow)]
+            fast[column] = [values[i] for i in order]
+    return pd.DataFrame(fast, columns=columns)
 
 
 def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[str, list]:
@@ -376,11 +378,19 @@ def class_label(row: Mapping[str, Any]) -> str:
     return f"{cls} {row['stage']}" if cls == LOST_AT and row.get("stage") else cls
 
 
+def _class_labels(evidence: pd.DataFrame) -> list[str]:
+    """:func:`class_label` of every row (only stage losses are relabelled, row by row)."""
+    labels = evidence["miss_class"].tolist()
+    for i in np.flatnonzero((evidence["miss_class"] == LOST_AT).to_numpy()).tolist():
+        labels[i] = class_label({"miss_class": labels[i], "stage": evidence["stage"].iat[i]})
+    return labels
+
+
 def miss_counts(evidence: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Counts per ``keys`` × class (stage losses named by stage), tidy, in taxonomy order."""
     if evidence.empty:
         return pd.DataFrame(columns=[*keys, "miss_class", "count", "share"])
-    labelled = evidence.assign(miss_class=[class_label(r) for r in evidence.to_dict("records")])
+    labelled = evidence.assign(miss_class=_class_labels(evidence))
     counts = labelled.groupby([*keys, "miss_class"], sort=False).size().rename("count")
     counts = counts.reset_index()
     if keys:

@@ -539,7 +539,13 @@ def _details_only(
         _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
 
 
-MAX_MISS_CASES = 20_000  # past this the explorers leave miss classes out (~0.2 ms per case)
+# past this the explorers leave miss classes out (classified from the report's columns:
+# a few seconds per 100,000 case results, bench/misses.py)
+MAX_MISS_CASES = 1_000_000
+
+
+_MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
+_MISS_CELL_COLUMNS += ("stage_ranks",)
 
 
 def miss_rows(report: EvaluationReport) -> dict[tuple[str, str], list[dict[str, Any]]] | None:
@@ -548,7 +554,8 @@ def miss_rows(report: EvaluationReport) -> dict[tuple[str, str], list[dict[str, 
     if len(report.case_results) > MAX_MISS_CASES:
         return None
     out: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in report.frames().misses(level="evidence").to_dict("records"):
+    frame = report.frames().misses(level="evidence")[list(_MISS_CELL_COLUMNS)]
+    for row in frame.to_dict("records"):  # only what a badge shows: fewer dicts to fill
         out.setdefault((row["case_id"], row["query_mode"]), []).append(row)
     return out
 
