@@ -1,6 +1,6 @@
 """Miss classes of 100,000 case results: one ``classify_case`` per record vs the columns.
 
-    python bench/misses.py [--cases 100000] [--before-cases 100000]
+    python bench/misses.py [--cases 100000]
 
 A synthetic columnar report (written straight into the layout, as ``bench/reports.py`` does)
 whose cases hit every class the columns decide: 3-5 judged documents per case, 1-3 chunks
@@ -10,7 +10,7 @@ KB's deep ranks (chunk rank, cut, not indexed), and 1% with text evidence (class
 by record). Times, in one process, CPU seconds (the box is shared) and wall:
 
 * before: ``report.case_results`` built and ``classify_case`` called per record (what
-  ``report.misses()`` did), on the first ``--before-cases`` case results;
+  ``report.misses()`` did);
 * after: ``evidence_misses`` on the columnar report, and on the same records in memory;
 * the card's miss line (``frames.misses()`` → ``miss_line``) and the explorer's per-case rows.
 
@@ -40,7 +40,7 @@ from heta_notebook.analysis._misses import (  # noqa: E402
     evidence_misses,
     requested_top_k,
 )
-from heta_notebook.schema import EvaluationReport  # noqa: E402
+from heta_notebook.schema import EvaluationCaseResult, EvaluationReport  # noqa: E402
 from heta_notebook.schema._columnar import TableWriter, report_header  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
@@ -171,14 +171,9 @@ def timed(label: str, fn: Any) -> tuple[Any, float]:
     return value, cpu
 
 
-def before(report: EvaluationReport, n: int) -> pd.DataFrame:
-    """What ``report.misses(level="evidence")`` did: a record and ``classify_case`` per case."""
-    requested = requested_top_k(report)
-    rows = [
-        row
-        for result in report.case_results[:n]
-        for row in classify_case(result, requested=requested)
-    ]
+def one_by_one(records: tuple[EvaluationCaseResult, ...], requested: int | None) -> pd.DataFrame:
+    """What ``evidence_misses`` did before: ``classify_case`` per record, then one frame."""
+    rows = [row for result in records for row in classify_case(result, requested=requested)]
     frame = pd.DataFrame(rows, columns=list(EVIDENCE_COLUMNS))
     for column in ("rank", "document_rank", "chunks", "k"):
         frame[column] = frame[column].astype("Int64")
@@ -188,40 +183,40 @@ def before(report: EvaluationReport, n: int) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=100_000)
-    parser.add_argument("--before-cases", type=int, default=100_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="heta-misses-") as tmp:
         report, _ = timed(
             f"write + open a synthetic columnar report ({args.cases:,} case results)",
             lambda: synthetic_report(Path(tmp), args.cases),
         )
-        after, t_after = timed(
-            "after: evidence_misses(columnar report)", lambda: evidence_misses(report)
+        print("columnar report (what a store holds):")
+        after, t_after = timed("after: evidence_misses(report)", lambda: evidence_misses(report))
+        records, t_build = timed(
+            "before, 1: report.case_results built (a record per case)",
+            lambda: tuple(report.case_results),
         )
-        n = min(args.before_cases, args.cases)
-        old, t_before = timed(
-            f"before: case_results[:{n:,}] + classify_case per record", lambda: before(report, n)
+        requested = requested_top_k(report)
+        old, t_loop = timed(
+            "before, 2: classify_case per record", lambda: one_by_one(records, requested)
         )
-        pd.testing.assert_frame_equal(after.iloc[: len(old)], old)  # the same rows, in order
-        scaled = t_before * args.cases / n
+        pd.testing.assert_frame_equal(after, old)  # the same rows, in order
         print(
-            f"  before, scaled to {args.cases:,}: {scaled:.1f} s; after / before: 1/{scaled / t_after:.0f}"
+            f"  before / after: {t_build + t_loop:.1f} s / {t_after:.1f} s = "
+            f"{(t_build + t_loop) / t_after:.1f}x"
         )
-        memory = report.model_copy(update={"case_results": tuple(report.case_results)})
-        _, t_records = timed(
-            "after: evidence_misses(in-memory records)", lambda: evidence_misses(memory)
-        )
-        _, t_loop = timed(
-            "before: classify_case per in-memory record", lambda: before(memory, args.cases)
-        )
-        print(f"  in memory: after / before: 1/{t_loop / t_records:.1f}")
-        counts = dict(after["miss_class"].value_counts())
+        print("in-memory records (a run's report before it is saved):")
+        memory = report.model_copy(update={"case_results": records})
+        mem, t_records = timed("after: evidence_misses(report)", lambda: evidence_misses(memory))
+        pd.testing.assert_frame_equal(mem, old)
+        print(f"  before / after: {t_loop:.1f} s / {t_records:.1f} s = {t_loop / t_records:.1f}x")
+        counts = after["miss_class"].value_counts().to_dict()
         print(f"  {len(after):,} evidence rows: {counts}")
+        print("display, a fresh open of the columnar report:")
         fresh = EvaluationReport.load(tmp)
-        timed("card: load + _repr_html_() (with the miss line)", fresh._repr_html_)
+        timed("card: _repr_html_() (its miss line classifies)", fresh._repr_html_)
         from heta_notebook.display._explorer_data import miss_rows
 
-        timed("explorer: miss_rows(report) (cached evidence frame)", lambda: miss_rows(fresh))
+        timed("explorer: miss_rows(report) (evidence frame cached)", lambda: miss_rows(fresh))
 
 
 if __name__ == "__main__":

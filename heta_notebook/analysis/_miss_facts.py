@@ -348,19 +348,23 @@ def _reference_keys(result: Any, memo: dict[Any, tuple]) -> tuple:
 
 
 def _frozen(fields: Mapping[str, Any]) -> tuple:
-    """A hashable copy of a flat dict, types kept (``1``, ``1.0`` and ``True`` are equal
-    keys otherwise, not equal texts); TypeError for nested values."""
-    out = tuple((k, _typed(v)) for k, v in fields.items())
-    hash(out)
-    return out
+    """A hashable copy of a flat dict of JSON scalars and lists, types kept (``1``, ``1.0``
+    and ``True`` are equal keys but not equal texts); TypeError for any other value."""
+    return tuple((k, _typed(v)) for k, v in fields.items())
+
+
+_SCALARS = frozenset((int, float, bool, type(None)))
 
 
 def _typed(value: Any) -> Any:
-    if type(value) is str:
+    kind = type(value)
+    if kind is str:
         return value
-    if type(value) is list:
+    if kind is list:
         return (list, tuple(map(_typed, value)))
-    return (type(value), value)
+    if kind in _SCALARS:
+        return (kind, value)
+    raise TypeError(f"not a JSON scalar or list: {kind.__name__}")
 
 
 __all__ = [

@@ -263,29 +263,33 @@ def evidence_misses(
     Both apply the same rules and give the same rows, in report order.
     """
     requested = requested_top_k(report)
-    results = report.case_results
-    with paused_gc():  # parsed JSON and row lists are acyclic: no collection rescans them
-        facts = columnar_facts(results.columnar) if isinstance(results, LazyCaseResults) else None
-        facts = facts or record_facts(results)
-        fast = _fast_rows(facts, k, requested)
-    slow = np.flatnonzero(~facts.fast)
-    records = (
-        results.take(slow)
-        if isinstance(results, LazyCaseResults)
-        else map(results.__getitem__, slow)
-    )
-    slow_rows = [
-        {**row, "_row": int(i)}
-        for i, record in zip(slow.tolist(), records, strict=True)
-        for row in classify_case(record, k=k, requested=requested)
-    ]
-    frame = _merged(fast, slow_rows)
+    with paused_gc():  # parsed JSON, records and row lists are acyclic: nothing to rescan
+        facts, fast, slow = _classified(report.case_results, k, requested)
+        frame = _merged(fast, slow)
     if by is not None:
         frame[slice_name(by)] = _slices(report, facts, by)[frame["_row"].to_numpy(dtype=np.int64)]
     frame = frame.drop(columns="_row")
     for column in ("rank", "document_rank", "chunks", "k"):
         frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def _classified(
+    results: Sequence[EvaluationCaseResult], k: int | None, requested: int | None
+) -> tuple[MissFacts, dict[str, list], list[dict[str, Any]]]:
+    """The facts, the rows they decide (columns) and the rows of the other cases, each
+    classified by :func:`classify_case` (a columnar report builds only those records)."""
+    columnar = isinstance(results, LazyCaseResults)
+    facts = columnar_facts(results.columnar) if columnar else record_facts(results)  # type: ignore[attr-defined]
+    fast = _fast_rows(facts, k, requested)
+    slow = np.flatnonzero(~facts.fast)
+    records = results.take(slow) if columnar else map(results.__getitem__, slow)  # type: ignore[attr-defined]
+    rows = [
+        {**row, "_row": int(i)}
+        for i, record in zip(slow.tolist(), records, strict=True)
+        for row in classify_case(record, k=k, requested=requested)
+    ]
+    return facts, fast, rows
 
 
 def _merged(fast: dict[str, list], slow: list[dict[str, Any]]) -> pd.DataFrame:
