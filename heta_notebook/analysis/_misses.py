@@ -32,6 +32,11 @@ KB's exact deep ranks and chunk-boundary checks (``response.metadata["deep_ranks
 ``kb._deep_rank``, ``kb._passages``) and the stages
 a system records (``systems.response_stages``: ``response.metadata["stages"]`` or trace
 events).
+
+For a whole report (``evidence_misses``), the cases whose evidence is named by reference id
+alone, with no stages and no answer step to check, are classified at once from arrays
+(``analysis._miss_facts``: a stored report's tables, no record built) by the same rules below;
+the others go case by case through :func:`classify_case`.
 """
 
 from __future__ import annotations
@@ -382,8 +387,8 @@ def class_label(row: Mapping[str, Any]) -> str:
     return f"{cls} {row['stage']}" if cls == LOST_AT and row.get("stage") else cls
 
 
-def _class_labels(evidence: pd.DataFrame) -> list[str]:
-    """:func:`class_label` of every row (only stage losses are relabelled, row by row)."""
+def class_labels(evidence: pd.DataFrame) -> list[str]:
+    """:func:`class_label` of every evidence row (only stage losses are relabelled one by one)."""
     labels = evidence["miss_class"].tolist()
     for i in np.flatnonzero((evidence["miss_class"] == LOST_AT).to_numpy()).tolist():
         labels[i] = class_label({"miss_class": labels[i], "stage": evidence["stage"].iat[i]})
@@ -394,7 +399,7 @@ def miss_counts(evidence: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Counts per ``keys`` × class (stage losses named by stage), tidy, in taxonomy order."""
     if evidence.empty:
         return pd.DataFrame(columns=[*keys, "miss_class", "count", "share"])
-    labelled = evidence.assign(miss_class=_class_labels(evidence))
+    labelled = evidence.assign(miss_class=class_labels(evidence))
     counts = labelled.groupby([*keys, "miss_class"], sort=False).size().rename("count")
     counts = counts.reset_index()
     if keys:
@@ -417,14 +422,16 @@ def report_misses(
     recipe: str | None = None,
 ) -> pd.DataFrame:
     """``report.misses()``: counts per recipe × mode × class, or ``level="evidence"`` rows."""
+    if level not in ("class", "evidence"):
+        raise ValueError(f"level must be 'class' or 'evidence', not {level!r}")
     evidence = evidence_misses(report, k=k, by=by)
     evidence.insert(0, "recipe", recipe or recipe_name(report))
-    if level == "evidence":
-        return evidence
-    if level != "class":
-        raise ValueError(f"level must be 'class' or 'evidence', not {level!r}")
-    keys = ["recipe", "query_mode", *([slice_name(by)] if by is not None else [])]
-    return miss_counts(evidence, keys)
+    return evidence if level == "evidence" else class_counts(evidence, by)
+
+
+def class_counts(evidence: pd.DataFrame, by: SliceKey | None = None) -> pd.DataFrame:
+    """``report.misses()``'s counts per recipe × mode (× slice) × class, from its evidence rows."""
+    return miss_counts(evidence, ["recipe", "query_mode", *([slice_name(by)] if by else [])])
 
 
 def recipe_name(report: EvaluationReport) -> str:
@@ -508,6 +515,7 @@ def delta_sentence(deltas: pd.DataFrame) -> str:
 __all__ = [
     "CLASSES",
     "FOUND_CLASSES",
+    "class_labels",
     "classify_case",
     "comparison_misses",
     "delta_sentence",

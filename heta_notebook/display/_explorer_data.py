@@ -548,16 +548,28 @@ _MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "d
 _MISS_CELL_COLUMNS += ("stage_ranks",)
 
 
-def miss_rows(report: EvaluationReport) -> dict[tuple[str, str], list[dict[str, Any]]] | None:
+def miss_rows(report: EvaluationReport) -> MissRows | None:
     """Per (case id, mode), its evidence rows of ``report.misses(level="evidence")`` in item
     order (``analysis._misses``); None for a report too large to classify here."""
     if len(report.case_results) > MAX_MISS_CASES:
         return None
-    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    frame = report.frames().misses(level="evidence")[list(_MISS_CELL_COLUMNS)]
-    for row in frame.to_dict("records"):  # only what a badge shows: fewer dicts to fill
-        out.setdefault((row["case_id"], row["query_mode"]), []).append(row)
-    return out
+    return MissRows(report.frames().misses(level="evidence")[list(_MISS_CELL_COLUMNS)])
+
+
+class MissRows:
+    """(case id, mode) → its evidence rows as dicts, built only for the cases asked for (the
+    explorers embed a page or a capped subset of a report that may hold 100,000s of rows)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.columns = {name: frame[name].tolist() for name in frame.columns}
+        self.at = frame.groupby(["case_id", "query_mode"], sort=False).indices if len(frame) else {}
+
+    def get(self, key: tuple[str, str], default: Any = None) -> list[dict[str, Any]] | None:
+        """The rows of one case result (``default`` when it has none)."""
+        rows = self.at.get(key)
+        if rows is None:
+            return default
+        return [{name: values[i] for name, values in self.columns.items()} for i in rows.tolist()]
 
 
 def _miss_cell(row: dict[str, Any], s: StringTable) -> list[Any]:
