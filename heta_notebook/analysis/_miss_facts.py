@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from types import SimpleNamespace
 from typing import Any
 
@@ -276,9 +277,9 @@ def record_facts(case_results: Sequence[EvaluationCaseResult]) -> MissFacts:
     parsed: dict[int, Items | None] = {}
     expected, metadata = [], []
     fast = np.ones(n, dtype=bool)
-    rows: list[int] = []
-    ranks: list[int] = []
-    keys: list[str] = []
+    keyed: list[int] = []  # the rows whose results' keys are read
+    per_result: list[tuple[str, ...]] = []
+    counts: list[int] = []
     memo: dict[Any, tuple] = {}
     for row, result in enumerate(case_results):
         data = result.metadata.get("expected")
@@ -294,9 +295,10 @@ def record_facts(case_results: Sequence[EvaluationCaseResult]) -> MissFacts:
         answered = answered or "answer" in response.metadata
         fast[row] = decided(expected[row], response.metadata, trace, answered)
         if fast[row] and expected[row] is not None and expected[row].refs:  # type: ignore[union-attr]
-            _result_keys(row, response.results, rows, ranks, keys, memo)
-    codes: dict[str, int] = {}
-    key_codes = np.fromiter((codes.setdefault(k, len(codes)) for k in keys), np.int64, len(keys))
+            keys = _result_keys(response.results, memo)
+            keyed.append(row)
+            counts.append(len(keys))
+            per_result += keys
     return MissFacts(
         case_id=np.asarray([r.case_id for r in case_results], dtype=object),
         query_mode=np.asarray([r.query_mode for r in case_results], dtype=object),
@@ -307,50 +309,70 @@ def record_facts(case_results: Sequence[EvaluationCaseResult]) -> MissFacts:
             dtype=np.int64,
         ),
         fast=fast,
-        firsts=FirstRanks(np.asarray(rows), np.asarray(ranks), key_codes, codes),
+        firsts=_spread(keyed, counts, per_result),
     )
 
 
-def _result_keys(
-    row: int,
-    results: Sequence[Any],
-    rows: list[int],
-    ranks: list[int],
-    keys: list[str],
-    memo: dict[Any, tuple],
-) -> None:
-    """Append the (row, rank, key) of every key each result matches a reference id by."""
+def _spread(keyed: list[int], counts: list[int], per_result: list[tuple[str, ...]]) -> FirstRanks:
+    """``FirstRanks`` of the keys of each result of the ``keyed`` rows (``counts`` results
+    each, in rank order): rows and ranks repeated by numpy, each key string coded once."""
+    sizes = np.asarray(counts, dtype=np.int64)
+    result_rows = np.repeat(np.asarray(keyed, dtype=np.int64), sizes)
+    result_ranks = np.arange(len(result_rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes) + 1
+    widths = np.fromiter(map(len, per_result), np.int64, len(per_result))
+    codes: dict[str, int] = {}
+    code = codes.setdefault
+    flat = list(chain.from_iterable(per_result))
+    return FirstRanks(
+        np.repeat(result_rows, widths),
+        np.repeat(result_ranks, widths),
+        np.fromiter((code(k, len(codes)) for k in flat), np.int64, len(flat)),
+        codes,
+    )
+
+
+def _result_keys(results: Sequence[Any], memo: dict[Any, tuple]) -> list[tuple[str, ...]]:
+    """Per result, in rank order, every key it matches a reference id by: its id, the keys
+    it names directly, its documents, else the ``doc`` of a ``doc#n`` id."""
     if isinstance(results, LazyResults):
         triples = results.columns.reference_keys()
+        pairs = (((*direct, *named), bool(named)) for _, direct, named in triples)
+        ids = [rid for rid, _, _ in triples]
     else:
-        triples = [(r.id, *_reference_keys(r, memo)) for r in results]
-    for rank, (rid, direct, named) in enumerate(triples, start=1):
-        found = [rid, *direct, *named]
-        head, sep, _ = rid.rpartition("#")
-        if not named and sep:
-            found.append(head)
-        rows.extend([row] * len(found))
-        ranks.extend([rank] * len(found))
-        keys.extend(found)
+        pairs = (_reference_keys(r, memo) for r in results)
+        ids = [r.id for r in results]
+    out = []
+    for rid, (keys, named) in zip(ids, pairs, strict=True):
+        head, sep, _ = rid.rpartition("#") if not named else ("", "", "")
+        out.append((rid, *keys, head) if sep else (rid, *keys))
+    return out
 
 
-def _reference_keys(result: Any, memo: dict[Any, tuple]) -> tuple:
-    """``matching.reference_keys`` once per distinct source and metadata content (they are
-    all it reads): records loaded from JSON repeat a chunk's source in every case."""
+def _reference_keys(result: Any, memo: dict[Any, tuple]) -> tuple[tuple[str, ...], bool]:
+    """``matching.reference_keys`` as (keys a reference id equals or names, whether it names
+    a document), once per distinct source and metadata content (all the rule reads):
+    records loaded from JSON repeat a chunk's source in every case."""
     try:
         key = (_frozen(result.source), _frozen(result.metadata))
     except TypeError:  # a nested value: not worth a key
-        return matching.reference_keys(result)
+        direct, named = matching.reference_keys(result)
+        return (*direct, *named), bool(named)
     found = memo.get(key)
     if found is None:
-        found = memo[key] = matching.reference_keys(result)
+        direct, named = matching.reference_keys(result)
+        found = memo[key] = ((*direct, *named), bool(named))
     return found
 
 
 def _frozen(fields: Mapping[str, Any]) -> tuple:
     """A hashable copy of a flat dict of JSON scalars and lists, types kept (``1``, ``1.0``
     and ``True`` are equal keys but not equal texts); TypeError for any other value."""
+    if set(map(type, fields.values())) <= _STR:  # the common case, checked in C
+        return tuple(fields.items())
     return tuple((k, _typed(v)) for k, v in fields.items())
+
+
+_STR = frozenset((str,))
 
 
 _SCALARS = frozenset((int, float, bool, type(None)))
