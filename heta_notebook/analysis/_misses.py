@@ -42,6 +42,7 @@ the others go case by case through :func:`classify_case`.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -304,9 +305,9 @@ def _merged(fast: dict[str, list], slow: list[dict[str, Any]]) -> pd.DataFrame:
     if slow:
         rows = np.asarray([*fast["_row"], *(row["_row"] for row in slow)], dtype=np.int64)
         order = np.argsort(rows, kind="stable").tolist()  # a case's items stay in order
+        pick = operator.itemgetter(*order) if len(order) > 1 else lambda v: tuple(v)
         for column in columns:
-            values = [*fast[column], *(row[column] for row in slow)]
-            fast[column] = [values[i] for i in order]
+            fast[column] = list(pick([*fast[column], *(row[column] for row in slow)]))
     return pd.DataFrame(fast, columns=columns)
 
 
