@@ -14,7 +14,8 @@ by record). Times, in one process, CPU seconds (the box is shared) and wall:
 * after: ``evidence_misses`` on the columnar report, and on the same records in memory;
 * the card's miss line (``frames.misses()`` → ``miss_line``) and the explorer's per-case rows.
 
-Both give the same rows (checked). Figures go to bench/README.md by hand.
+First, the same on Cranfield runs of the embedded recipes (the realistic case). Both paths
+give the same rows (checked). Figures go to bench/README.md by hand.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from heta_notebook.analysis._misses import (  # noqa: E402
     requested_top_k,
 )
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport  # noqa: E402
-from heta_notebook.schema._columnar import TableWriter, report_header  # noqa: E402
+from heta_notebook.schema._columnar import TableWriter, report_header, write_report  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 GROUP = 1000
@@ -180,10 +181,57 @@ def one_by_one(records: tuple[EvaluationCaseResult, ...], requested: int | None)
     return frame
 
 
+def cranfield(work: Path) -> None:
+    """Cranfield runs of the embedded recipes (whole documents, 100-word chunks; three modes,
+    deep ranks): in memory as the run returns them (array results) and saved as columns."""
+    from heta_notebook import BeirBenchmark, Chunking, Recipe, run_benchmark
+
+    recipes = {
+        "whole-docs": Recipe(name="whole-docs"),
+        "chunks-100": Recipe(
+            name="chunks-100", chunking=Chunking(unit="words", size=100, overlap=20)
+        ),
+    }
+    runs = run_benchmark(
+        benchmark=BeirBenchmark.cranfield(),
+        recipes=recipes,
+        query_modes=["full_text_search", "vector_search", "hybrid_search"],
+        workspace=work / "workspace",
+        progress=False,
+    )
+    for name in recipes:
+        compare_on(name, runs[name], work / name)
+
+
+def compare_on(name: str, report: EvaluationReport, folder: Path) -> None:
+    """Before and after on one run's report, in memory and saved as columns into ``folder``."""
+    print(f"Cranfield {name}, {len(report.case_results)} case results:")
+    requested = requested_top_k(report)
+    old, t_old = timed(
+        "before: classify_case per record (in memory)",
+        lambda: one_by_one(report.case_results, requested),
+    )
+    new, t_new = timed("after: evidence_misses (in memory)", lambda: evidence_misses(report))
+    pd.testing.assert_frame_equal(new, old)
+    write_report(folder, report)
+    saved = EvaluationReport.load(folder)
+    built, t_build = timed(
+        "before, stored: report.case_results built", lambda: tuple(saved.case_results)
+    )
+    _, t_loop = timed(
+        "before, stored: classify_case per record", lambda: one_by_one(built, requested)
+    )
+    stored, t_stored = timed("after, stored: evidence_misses", lambda: evidence_misses(saved))
+    pd.testing.assert_frame_equal(stored, old)
+    print(f"  in memory {t_old / t_new:.1f}x, stored {(t_build + t_loop) / t_stored:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=100_000)
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="heta-misses-cranfield-") as tmp:
+        cranfield(Path(tmp))
     with tempfile.TemporaryDirectory(prefix="heta-misses-") as tmp:
         report, _ = timed(
             f"write + open a synthetic columnar report ({args.cases:,} case results)",
