@@ -226,6 +226,46 @@ def compare_on(name: str, report: EvaluationReport, folder: Path) -> None:
     print(f"  in memory {t_old / t_new:.1f}x, stored {(t_build + t_loop) / t_stored:.1f}x")
 
 
+def synthetic(folder: Path, n_cases: int) -> None:
+    """Before and after on the synthetic report: stored, then its records in memory."""
+    report, _ = timed(
+        f"write + open a synthetic columnar report ({n_cases:,} case results)",
+        lambda: synthetic_report(folder, n_cases),
+    )
+    print("columnar report (what a store holds):")
+    after, t_after = timed("after: evidence_misses(report)", lambda: evidence_misses(report))
+    records, t_build = timed(
+        "before, 1: report.case_results built (a record per case)",
+        lambda: tuple(report.case_results),
+    )
+    requested = requested_top_k(report)
+    old, t_loop = timed(
+        "before, 2: classify_case per record", lambda: one_by_one(records, requested)
+    )
+    pd.testing.assert_frame_equal(after, old)  # the same rows, in order
+    print(
+        f"  before / after: {t_build + t_loop:.1f} s / {t_after:.1f} s = "
+        f"{(t_build + t_loop) / t_after:.1f}x"
+    )
+    print("in-memory records (a run's report before it is saved):")
+    memory = report.model_copy(update={"case_results": records})
+    mem, t_records = timed("after: evidence_misses(report)", lambda: evidence_misses(memory))
+    pd.testing.assert_frame_equal(mem, old)
+    print(f"  before / after: {t_loop:.1f} s / {t_records:.1f} s = {t_loop / t_records:.1f}x")
+    counts = after["miss_class"].value_counts().to_dict()
+    print(f"  {len(after):,} evidence rows: {counts}")
+
+
+def display(folder: Path) -> None:
+    """The card and the explorers' miss rows on a fresh open (no records alive)."""
+    from heta_notebook.display._explorer_data import miss_rows
+
+    print("display, a fresh open of the columnar report:")
+    fresh = EvaluationReport.load(folder)
+    timed("card: _repr_html_() (its miss line classifies)", fresh._repr_html_)
+    timed("explorer: miss_rows(report) (evidence frame cached)", lambda: miss_rows(fresh))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", type=int, default=100_000)
@@ -233,38 +273,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="heta-misses-cranfield-") as tmp:
         cranfield(Path(tmp))
     with tempfile.TemporaryDirectory(prefix="heta-misses-") as tmp:
-        report, _ = timed(
-            f"write + open a synthetic columnar report ({args.cases:,} case results)",
-            lambda: synthetic_report(Path(tmp), args.cases),
-        )
-        print("columnar report (what a store holds):")
-        after, t_after = timed("after: evidence_misses(report)", lambda: evidence_misses(report))
-        records, t_build = timed(
-            "before, 1: report.case_results built (a record per case)",
-            lambda: tuple(report.case_results),
-        )
-        requested = requested_top_k(report)
-        old, t_loop = timed(
-            "before, 2: classify_case per record", lambda: one_by_one(records, requested)
-        )
-        pd.testing.assert_frame_equal(after, old)  # the same rows, in order
-        print(
-            f"  before / after: {t_build + t_loop:.1f} s / {t_after:.1f} s = "
-            f"{(t_build + t_loop) / t_after:.1f}x"
-        )
-        print("in-memory records (a run's report before it is saved):")
-        memory = report.model_copy(update={"case_results": records})
-        mem, t_records = timed("after: evidence_misses(report)", lambda: evidence_misses(memory))
-        pd.testing.assert_frame_equal(mem, old)
-        print(f"  before / after: {t_loop:.1f} s / {t_records:.1f} s = {t_loop / t_records:.1f}x")
-        counts = after["miss_class"].value_counts().to_dict()
-        print(f"  {len(after):,} evidence rows: {counts}")
-        print("display, a fresh open of the columnar report:")
-        fresh = EvaluationReport.load(tmp)
-        timed("card: _repr_html_() (its miss line classifies)", fresh._repr_html_)
-        from heta_notebook.display._explorer_data import miss_rows
-
-        timed("explorer: miss_rows(report) (evidence frame cached)", lambda: miss_rows(fresh))
+        synthetic(Path(tmp), args.cases)
+        display(Path(tmp))
 
 
 if __name__ == "__main__":

@@ -561,8 +561,10 @@ class MissRows:
     explorers embed a page or a capped subset of a report that may hold 100,000s of rows)."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
-        self.columns = {name: frame[name].tolist() for name in frame.columns}
-        self.at = frame.groupby(["case_id", "query_mode"], sort=False).indices if len(frame) else {}
+        with paused_gc():  # a list per column: acyclic, no collection needs to rescan them
+            self.columns = {name: frame[name].tolist() for name in frame.columns}
+            groups = frame.groupby(["case_id", "query_mode"], sort=False)
+            self.at = groups.indices if len(frame) else {}
 
     def get(self, key: tuple[str, str], default: Any = None) -> list[dict[str, Any]] | None:
         """The rows of one case result (``default`` when it has none)."""
