@@ -279,3 +279,22 @@ def test_a_report_past_the_old_cap_gets_its_card_line_and_explorer_badges(
     for row in badges:
         classes.update(row)
     assert classes <= {"split", "unknown depth"} and "split" in classes
+
+
+def test_sources_equal_but_for_a_value_type_are_matched_apart() -> None:
+    """Records' reference keys are read once per distinct source: ``1`` and ``True`` (equal
+    as dict keys) name different documents ("1", "True"), so they never share keys."""
+    from heta_notebook.schema import QueryResult
+
+    one = QueryResult(id="r1", source={"document_id": 1})
+    true = QueryResult(id="r2", source={"document_id": True})
+    report = _report(
+        "types",
+        [
+            _case(["1", "True"], [one], case_id="q1", top_k=1),
+            _case(["1", "True"], [true], case_id="q2", top_k=1),
+        ],
+    )
+    expected = _one_by_one(report)
+    assert expected["miss_class"].tolist() == ["found", "unknown depth", "unknown depth", "found"]
+    pd.testing.assert_frame_equal(evidence_misses(report), expected)
