@@ -73,7 +73,7 @@ def _plain_items(data: Any) -> Items | None:
     answers, evidence = data.get("answers", ()), data.get("evidence", ())
     if type(answers) not in (list, tuple) or type(evidence) not in (list, tuple):
         return None
-    if type(data.get("metadata", {})) is not dict:
+    if not _json_dict(data.get("metadata", {})):
         return None
     if not all(type(a) is str and a.strip() for a in answers):
         return None
@@ -88,11 +88,16 @@ def _plain_items(data: Any) -> Items | None:
         )
         if type(ref) is not str or not ref.strip() or item.get("text") is not None:
             return None
-        if type(locator) is not dict or locator or type(meta) is not dict:
+        if type(locator) is not dict or locator or not _json_dict(meta):
             return None
         refs.append(ref.strip())
         grades.append(_grade(meta))
     return Items(refs, grades, True, bool(answers) or data.get("value") is not None)
+
+
+def _json_dict(value: Any) -> bool:
+    """A dict with text keys, as the model's ``metadata`` fields accept without a change."""
+    return type(value) is dict and set(map(type, value)) <= _STR
 
 
 def _grade(metadata: dict[str, Any]) -> int:

@@ -516,6 +516,7 @@ def delta_sentence(deltas: pd.DataFrame) -> str:
 __all__ = [
     "CLASSES",
     "FOUND_CLASSES",
+    "class_counts",
     "class_labels",
     "classify_case",
     "comparison_misses",
