@@ -163,13 +163,16 @@ class ReportFrames:
 
     def misses(self, level: str = "class", *, k: int | None = None, by: Any = None) -> pd.DataFrame:
         """Miss classes (``analysis._misses``): counts per recipe × mode × class, or per evidence."""
-        from heta_notebook.analysis._misses import report_misses  # it builds on this module
+        from heta_notebook.analysis._misses import class_counts, report_misses  # builds on this
 
-        if k is not None or by is not None:
+        if k is not None or by is not None or level not in ("class", "evidence"):
             return report_misses(self.report, level=level, k=k, by=by)
-        return self._cached(
-            f"misses:{level}", lambda: report_misses(self.report, level=level)
-        ).copy()
+        evidence = self._cached(  # classified once: the counts are read from these rows
+            "misses:evidence", lambda: report_misses(self.report, level="evidence")
+        )
+        if level == "evidence":
+            return evidence.copy()
+        return self._cached("misses:class", lambda: class_counts(evidence)).copy()
 
     def results(self) -> pd.DataFrame:
         """One row per retrieved result: rank, document id, score, relevance grade, relevant?"""

@@ -32,18 +32,30 @@ KB's exact deep ranks and chunk-boundary checks (``response.metadata["deep_ranks
 ``kb._deep_rank``, ``kb._passages``) and the stages
 a system records (``systems.response_stages``: ``response.metadata["stages"]`` or trace
 events).
+
+For a whole report (``evidence_misses``), the cases whose evidence is named by reference id
+alone, with no stages and no answer step to check, are classified at once from arrays
+(``analysis._miss_facts``: a stored report's tables, no record built) by the same rules below;
+the others go case by case through :func:`classify_case`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._frames import expected_of
+from heta_notebook.analysis._miss_facts import MissFacts, columnar_facts, record_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
+from heta_notebook.schema._columnar import LazyCaseResults
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
     EvaluationCaseResult,
@@ -154,21 +166,25 @@ def classify_case(
         if m.rank is not None and m.rank <= k:
             row["miss_class"] = _found_class(item, results, answer)
         else:
-            _classify_miss(row, item, results[k:], stages, stage_ranks, info, exhausted)
+            seen = functools.partial(_chunks_seen, item, results[k:])
+            _classify_miss(row, stages, stage_ranks, info, exhausted, seen)
         rows.append({c: row.get(c) for c in EVIDENCE_COLUMNS})
     return rows
 
 
 def _classify_miss(
     row: dict[str, Any],
-    item: BenchmarkEvidence,
-    deeper: Sequence[QueryResult],
     stages: list[Stage],
     stage_ranks: dict[str, int | None],
     info: Mapping[str, Any] | None,
     exhausted: bool,
+    chunks_seen: Callable[[], int],
 ) -> None:
-    """Fill ``miss_class`` (and ``stage``/``rank``) for an item not found within ``k``."""
+    """Fill ``miss_class`` (and ``stage``/``rank``/``cut``) for an item not found within ``k``.
+
+    The one rule for misses, record by record and for a whole report (``evidence_misses``).
+    ``chunks_seen``: how many results beyond k match the item (asked only without deep ranks).
+    """
     if info is not None and not info.get("indexed", True):
         row["miss_class"], row["rank"], row["rank_source"] = NOT_INDEXED, None, None
         return
@@ -186,7 +202,7 @@ def _classify_miss(
     if row["cut"]:  # no chunk can be retrieved with the evidence, however they rank
         row["miss_class"] = SPLIT
     elif row["rank"] is not None:
-        chunks = int(info.get("chunks") or 1) if info else _chunks_seen(item, deeper)
+        chunks = int(info.get("chunks") or 1) if info else chunks_seen()
         row["miss_class"] = SPLIT if chunks > 1 else BEYOND_K
     elif info is not None or exhausted:
         row["miss_class"] = NOT_RETRIEVED
@@ -245,17 +261,125 @@ def requested_top_k(report: EvaluationReport) -> int | None:
 def evidence_misses(
     report: EvaluationReport, *, k: int | None = None, by: SliceKey | None = None
 ) -> pd.DataFrame:
-    """One row per expected evidence item per case × mode, with its miss class."""
+    """One row per expected evidence item per case × mode, with its miss class.
+
+    Cases the reference rule decides (``analysis._miss_facts``) are classified for the whole
+    report at once, from a columnar report's tables without building records; the rest
+    (locators, texts, stages, an answer step) record by record with :func:`classify_case`.
+    Both apply the same rules and give the same rows, in report order.
+    """
     requested = requested_top_k(report)
-    rows = []
-    for result in report.case_results:
-        extra = {slice_name(by): slice_of(result, by)} if by is not None else {}
-        rows.extend({**row, **extra} for row in classify_case(result, k=k, requested=requested))
-    columns = [*EVIDENCE_COLUMNS, *([slice_name(by)] if by is not None else [])]
-    frame = pd.DataFrame(rows, columns=columns)
+    with paused_gc():  # parsed JSON, records and row lists are acyclic: nothing to rescan
+        facts, fast, slow = _classified(report.case_results, k, requested)
+        frame = _merged(fast, slow)
+    if by is not None:
+        frame[slice_name(by)] = _slices(report, facts, by)[frame["_row"].to_numpy(dtype=np.int64)]
+    frame = frame.drop(columns="_row")
     for column in ("rank", "document_rank", "chunks", "k"):
         frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def _classified(
+    results: Sequence[EvaluationCaseResult], k: int | None, requested: int | None
+) -> tuple[MissFacts, dict[str, list], list[dict[str, Any]]]:
+    """The facts, the rows they decide (columns) and the rows of the other cases, each
+    classified by :func:`classify_case` (a columnar report builds only those records)."""
+    columnar = isinstance(results, LazyCaseResults)
+    facts = columnar_facts(results.columnar) if columnar else record_facts(results)  # type: ignore[attr-defined]
+    fast = _fast_rows(facts, k, requested)
+    slow = np.flatnonzero(~facts.fast)
+    records = results.take(slow) if columnar else map(results.__getitem__, slow)  # type: ignore[attr-defined]
+    rows = [
+        {**row, "_row": int(i)}
+        for i, record in zip(slow.tolist(), records, strict=True)
+        for row in classify_case(record, k=k, requested=requested)
+    ]
+    return facts, fast, rows
+
+
+def _merged(fast: dict[str, list], slow: list[dict[str, Any]]) -> pd.DataFrame:
+    """The fast rows and the record-by-record rows as one frame, in report order (one
+    frame built from all values, so each column's dtype is inferred as from the records)."""
+    columns = [*EVIDENCE_COLUMNS, "_row"]
+    if slow:
+        rows = np.asarray([*fast["_row"], *(row["_row"] for row in slow)], dtype=np.int64)
+        order = np.argsort(rows, kind="stable").tolist()  # a case's items stay in order
+        pick = operator.itemgetter(*order) if len(order) > 1 else lambda v: tuple(v)
+        for column in columns:
+            fast[column] = list(pick([*fast[column], *(row[column] for row in slow)]))
+    return pd.DataFrame(fast, columns=columns)
+
+
+def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[str, list]:
+    """The ``EVIDENCE_COLUMNS`` (and ``_row``) of every item of the rows ``facts`` decide:
+    first ranks looked up for all items at once, then each miss given its class by the
+    rule :func:`classify_case` applies (:func:`_classify_miss`, no stages)."""
+    item_row, refs, index, relevance, cut_k, exhausted = [], [], [], [], [], []
+    for row in np.flatnonzero(facts.fast).tolist():
+        items, meta = facts.expected[row], facts.metadata[row]
+        if meta is None or items is None or not items.refs:
+            continue
+        asked = _int(meta.get("top_k")) or requested
+        n, m = int(facts.n_results[row]), len(items.refs)
+        item_row += [row] * m
+        refs += items.refs
+        index += range(m)
+        relevance += items.relevance
+        cut_k += [k or asked or n] * m
+        exhausted += [asked is not None and n < asked] * m
+    rows = np.asarray(item_row, dtype=np.int64)
+    cuts = np.asarray(cut_k, dtype=np.int64)
+    first, beyond = facts.firsts.lookup(rows, refs, cuts)
+    infos = _deep_infos(facts, item_row, refs)
+    ranks = [r or None for r in first.tolist()]
+    out: dict[str, list] = {
+        "case_id": facts.case_id[rows].tolist(),
+        "query_mode": facts.query_mode[rows].tolist(),
+        "index": index,
+        "label": refs,
+        "reference_id": refs,
+        "relevance": relevance,
+        "miss_class": [FOUND] * len(refs),
+        "stage": [None] * len(refs),
+        "rank": ranks,
+        "rank_source": ["response" if r is not None else None for r in ranks],
+        "document_rank": [_int(i.get("document_rank")) if i else None for i in infos],
+        "chunks": [_int(i.get("chunks")) if i else None for i in infos],
+        "cut": [None] * len(refs),
+        "stage_ranks": [None] * len(refs),
+        "k": cut_k,
+        "_row": item_row,
+    }
+    for i in np.flatnonzero((first == 0) | (first > cuts)).tolist():
+        row = {"rank": ranks[i], "rank_source": out["rank_source"][i], "stage": None}
+        seen = int(beyond[i])
+        _classify_miss(row, [], {}, infos[i], exhausted[i], lambda n=seen: n)
+        for column in ("miss_class", "rank", "rank_source", "cut", "stage"):
+            out[column][i] = row.get(column)
+    return out
+
+
+def _deep_infos(facts: MissFacts, item_row: list[int], refs: list[str]) -> list[Any]:
+    """Each item's deep rank (``response.metadata["deep_ranks"][reference_id]``), or None."""
+    out = []
+    for row, ref in zip(item_row, refs, strict=True):
+        deep = facts.metadata[row].get("deep_ranks")  # type: ignore[union-attr]
+        out.append(deep.get(ref) if deep and isinstance(deep, Mapping) else None)
+    return out
+
+
+def _slices(report: EvaluationReport, facts: MissFacts, by: SliceKey) -> np.ndarray:
+    """The slice of every case row (records are built only for a function ``by``)."""
+    if callable(by) or facts.case_metadata is None:
+        return np.asarray([slice_of(r, by) for r in report.case_results], dtype=object)
+    return np.asarray(
+        [
+            slice_of(SimpleNamespace(case_id=c, metadata=m), by)  # type: ignore[arg-type]
+            for c, m in zip(facts.case_id.tolist(), facts.case_metadata, strict=True)
+        ],
+        dtype=object,
+    )
 
 
 def class_label(row: Mapping[str, Any]) -> str:
@@ -264,11 +388,19 @@ def class_label(row: Mapping[str, Any]) -> str:
     return f"{cls} {row['stage']}" if cls == LOST_AT and row.get("stage") else cls
 
 
+def class_labels(evidence: pd.DataFrame) -> list[str]:
+    """:func:`class_label` of every evidence row (only stage losses are relabelled one by one)."""
+    labels = evidence["miss_class"].tolist()
+    for i in np.flatnonzero((evidence["miss_class"] == LOST_AT).to_numpy()).tolist():
+        labels[i] = class_label({"miss_class": labels[i], "stage": evidence["stage"].iat[i]})
+    return labels
+
+
 def miss_counts(evidence: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Counts per ``keys`` × class (stage losses named by stage), tidy, in taxonomy order."""
     if evidence.empty:
         return pd.DataFrame(columns=[*keys, "miss_class", "count", "share"])
-    labelled = evidence.assign(miss_class=[class_label(r) for r in evidence.to_dict("records")])
+    labelled = evidence.assign(miss_class=class_labels(evidence))
     counts = labelled.groupby([*keys, "miss_class"], sort=False).size().rename("count")
     counts = counts.reset_index()
     if keys:
@@ -291,14 +423,16 @@ def report_misses(
     recipe: str | None = None,
 ) -> pd.DataFrame:
     """``report.misses()``: counts per recipe × mode × class, or ``level="evidence"`` rows."""
+    if level not in ("class", "evidence"):
+        raise ValueError(f"level must be 'class' or 'evidence', not {level!r}")
     evidence = evidence_misses(report, k=k, by=by)
     evidence.insert(0, "recipe", recipe or recipe_name(report))
-    if level == "evidence":
-        return evidence
-    if level != "class":
-        raise ValueError(f"level must be 'class' or 'evidence', not {level!r}")
-    keys = ["recipe", "query_mode", *([slice_name(by)] if by is not None else [])]
-    return miss_counts(evidence, keys)
+    return evidence if level == "evidence" else class_counts(evidence, by)
+
+
+def class_counts(evidence: pd.DataFrame, by: SliceKey | None = None) -> pd.DataFrame:
+    """``report.misses()``'s counts per recipe × mode (× slice) × class, from its evidence rows."""
+    return miss_counts(evidence, ["recipe", "query_mode", *([slice_name(by)] if by else [])])
 
 
 def recipe_name(report: EvaluationReport) -> str:
@@ -382,6 +516,8 @@ def delta_sentence(deltas: pd.DataFrame) -> str:
 __all__ = [
     "CLASSES",
     "FOUND_CLASSES",
+    "class_counts",
+    "class_labels",
     "classify_case",
     "comparison_misses",
     "delta_sentence",

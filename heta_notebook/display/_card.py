@@ -188,7 +188,9 @@ def _run_time(report: EvaluationReport) -> str:
 # --------------------------------------------------------------------------- misses
 
 
-MAX_MISS_CASES = 20_000  # classifying costs ~0.2 ms per case result: bigger cards point to it
+# Miss classes are computed from the report's columns (``analysis._miss_facts``): a few
+# seconds per 100,000 case results (bench/misses.py); past this the card points to them.
+MAX_MISS_CASES = 1_000_000
 
 
 def _misses(frames: Any) -> Markup | None:

@@ -197,13 +197,13 @@ class ComparisonExplorer(StaticFallback):
         """Miss class → the case ids with an evidence item of that class under ``variant``."""
         key = (variant.report, variant.mode)
         if key not in self._missed:
-            from heta_notebook.analysis._misses import class_label
+            from heta_notebook.analysis._misses import class_labels
 
             frame = self.comparison.frames(variant.report).misses(level="evidence")
-            rows = frame[frame["query_mode"] == variant.mode].to_dict("records")
+            rows = frame[frame["query_mode"] == variant.mode]
             found: dict[str, set[str]] = {}
-            for row in rows:
-                found.setdefault(class_label(row), set()).add(str(row["case_id"]))
+            for label, case_id in zip(class_labels(rows), rows["case_id"].tolist(), strict=True):
+                found.setdefault(label, set()).add(str(case_id))
             self._missed[key] = found
         return self._missed[key]
 

@@ -296,10 +296,11 @@ class ReportExplorer(StaticFallback):
 
     def _miss_mask(self, name: str) -> np.ndarray:
         """Rows with an expected evidence item of class ``name`` ("lost at stage rerank", ...)."""
-        from heta_notebook.analysis._misses import class_label
+        from heta_notebook.analysis._misses import class_labels
 
-        rows = self.frames.misses(level="evidence").to_dict("records")
-        keys = {(r["case_id"], r["query_mode"]) for r in rows if class_label(r) == name}
+        evidence = self.frames.misses(level="evidence")
+        picked = evidence[np.asarray(class_labels(evidence), dtype=object) == name]
+        keys = set(zip(picked["case_id"].tolist(), picked["query_mode"].tolist(), strict=True))
         ids, modes = self.frames.case_column("case_id"), self.frames.case_column("query_mode")
         return np.fromiter(((c, m) in keys for c, m in zip(ids, modes, strict=True)), dtype=bool)
 

@@ -539,18 +539,39 @@ def _details_only(
         _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
 
 
-MAX_MISS_CASES = 20_000  # past this the explorers leave miss classes out (~0.2 ms per case)
+# past this the explorers leave miss classes out (classified from the report's columns:
+# a few seconds per 100,000 case results, bench/misses.py)
+MAX_MISS_CASES = 1_000_000
 
 
-def miss_rows(report: EvaluationReport) -> dict[tuple[str, str], list[dict[str, Any]]] | None:
+_MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
+_MISS_CELL_COLUMNS += ("stage_ranks",)
+
+
+def miss_rows(report: EvaluationReport) -> MissRows | None:
     """Per (case id, mode), its evidence rows of ``report.misses(level="evidence")`` in item
     order (``analysis._misses``); None for a report too large to classify here."""
     if len(report.case_results) > MAX_MISS_CASES:
         return None
-    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in report.frames().misses(level="evidence").to_dict("records"):
-        out.setdefault((row["case_id"], row["query_mode"]), []).append(row)
-    return out
+    return MissRows(report.frames().misses(level="evidence")[list(_MISS_CELL_COLUMNS)])
+
+
+class MissRows:
+    """(case id, mode) → its evidence rows as dicts, built only for the cases asked for (the
+    explorers embed a page or a capped subset of a report that may hold 100,000s of rows)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        with paused_gc():  # a list per column: acyclic, no collection needs to rescan them
+            self.columns = {name: frame[name].tolist() for name in frame.columns}
+            groups = frame.groupby(["case_id", "query_mode"], sort=False)
+            self.at = groups.indices if len(frame) else {}
+
+    def get(self, key: tuple[str, str], default: Any = None) -> list[dict[str, Any]] | None:
+        """The rows of one case result (``default`` when it has none)."""
+        rows = self.at.get(key)
+        if rows is None:
+            return default
+        return [{name: values[i] for name, values in self.columns.items()} for i in rows.tolist()]
 
 
 def _miss_cell(row: dict[str, Any], s: StringTable) -> list[Any]:

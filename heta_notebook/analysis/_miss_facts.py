@@ -1,0 +1,405 @@
+"""What the miss classes read, for a whole report at once: ranks by reference id, deep ranks.
+
+``analysis._misses`` defines the classes; this module gathers, for every case result, the
+facts its rules read, as arrays: each expected evidence item's first rank by the reference
+rule of ``evaluators._matching`` (its id, a document or source key it names, or the document
+a ``doc#n`` chunk id names) and how many results beyond k match it, counted for all cases in a
+few numpy sorts. A columnar report gives them straight from its tables (distinct source and
+metadata JSON parsed once, no record built); an in-memory report from its records.
+
+Only cases the columns decide are gathered here (``fast``): every evidence item named by a
+``reference_id`` alone, no recorded stages, and no answer step to check citations against
+when the case expects an answer. The others are classified record by record
+(``classify_case``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from pydantic_core import from_json
+
+from heta_notebook.analysis._frames import expected_of
+from heta_notebook.evaluators import _matching as matching
+from heta_notebook.schema._columnar import ColumnarReport
+from heta_notebook.schema._lazy_results import LazyResults
+from heta_notebook.schema._records import EvaluationCaseResult
+
+
+@dataclass(frozen=True)
+class Items:
+    """One case's expected evidence as the classes read it: reference ids, grades, whether
+    every item is named by its reference id alone, whether the case expects an answer."""
+
+    refs: list[str | None]
+    relevance: list[int]
+    by_reference: bool
+    expects_answer: bool
+
+
+def items_of(data: Any) -> Items | None:
+    """``metadata["expected"]`` read as ``expected_of`` reads it: directly when it has the
+    plain shape of reference ids (the common case, no model built), else through the model
+    (None when it is not valid expected data)."""
+    plain = _plain_items(data)
+    if plain is not None:
+        return plain
+    expected = expected_of(SimpleNamespace(metadata={"expected": data}))  # type: ignore[arg-type]
+    if expected is None:
+        return None
+    evidence = expected.evidence
+    return Items(
+        refs=[e.reference_id for e in evidence],
+        relevance=[matching._relevance(e) for e in evidence],
+        by_reference=all(not e.locator and e.text is None and e.reference_id for e in evidence),
+        expects_answer=bool(expected.answers or expected.value is not None),
+    )
+
+
+_EXPECTED_KEYS = frozenset(("answers", "evidence", "value", "metadata"))
+_EVIDENCE_KEYS = frozenset(("reference_id", "locator", "text", "metadata"))
+
+
+def _plain_items(data: Any) -> Items | None:
+    """``Items`` of expected data whose every field is one ``BenchmarkExpected`` accepts as
+    it is (evidence: a non-blank ``reference_id``, no locator, no text); None for any other."""
+    if type(data) is not dict or not data.keys() <= _EXPECTED_KEYS:
+        return None
+    answers, evidence = data.get("answers", ()), data.get("evidence", ())
+    if type(answers) not in (list, tuple) or type(evidence) not in (list, tuple):
+        return None
+    if not _json_dict(data.get("metadata", {})):
+        return None
+    if not all(type(a) is str and a.strip() for a in answers):
+        return None
+    refs, grades = [], []
+    for item in evidence:
+        if type(item) is not dict or not item.keys() <= _EVIDENCE_KEYS:
+            return None
+        ref, locator, meta = (
+            item.get("reference_id"),
+            item.get("locator", {}),
+            item.get("metadata", {}),
+        )
+        if type(ref) is not str or not ref.strip() or item.get("text") is not None:
+            return None
+        if type(locator) is not dict or locator or not _json_dict(meta):
+            return None
+        refs.append(ref.strip())
+        grades.append(_grade(meta))
+    return Items(refs, grades, True, bool(answers) or data.get("value") is not None)
+
+
+def _json_dict(value: Any) -> bool:
+    """A dict with text keys, as the model's ``metadata`` fields accept without a change."""
+    return type(value) is dict and set(map(type, value)) <= _STR
+
+
+def _grade(metadata: dict[str, Any]) -> int:
+    """``BenchmarkEvidence.relevance`` as ``matching._relevance`` reads it (1 when invalid)."""
+    try:
+        return int(metadata.get("relevance", 1))
+    except (TypeError, ValueError):
+        return 1
+
+
+@dataclass
+class MissFacts:
+    """Per case row: ids, expected evidence, response metadata and result count; ``fast``
+    marks the rows these facts decide; ``firsts`` the first ranks of reference keys."""
+
+    case_id: np.ndarray
+    query_mode: np.ndarray
+    expected: list[Items | None]
+    metadata: list[Mapping[str, Any] | None]  # the response's metadata (None: no response)
+    n_results: np.ndarray
+    fast: np.ndarray
+    firsts: FirstRanks
+    case_metadata: list[Mapping[str, Any]] | None = None  # columnar: each case's metadata
+
+
+class FirstRanks:
+    """Per (case row, key): the first rank whose result matches the key by the reference rule,
+    and every rank that does (the results beyond k that match count chunks seen)."""
+
+    def __init__(self, rows: np.ndarray, ranks: np.ndarray, keys: np.ndarray, codes: dict) -> None:
+        self.codes = codes
+        self.width = max(len(codes), 1)
+        pair = rows.astype(np.int64) * self.width + keys
+        order = np.lexsort((ranks, pair))
+        pair, ranks = pair[order], ranks[order].astype(np.int64)
+        distinct = np.ones(len(pair), dtype=bool)  # a result matching by two keys counts once
+        distinct[1:] = (pair[1:] != pair[:-1]) | (ranks[1:] != ranks[:-1])
+        self.pair, self.ranks = pair[distinct], ranks[distinct]
+        starts = np.flatnonzero(np.r_[True, self.pair[1:] != self.pair[:-1]]) if len(pair) else []
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.keys = self.pair[self.starts]
+
+    def lookup(
+        self, rows: np.ndarray, refs: Sequence[str], k: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per item (case row, reference id): its first rank (0: none) and the number of
+        matching results ranked beyond ``k`` (per item)."""
+        codes = np.fromiter((self.codes.get(r, -1) for r in refs), np.int64, len(refs))
+        wanted = rows.astype(np.int64) * self.width + codes
+        at = np.searchsorted(self.keys, wanted)
+        at = np.minimum(at, max(len(self.keys) - 1, 0))
+        hit = (codes >= 0) & (len(self.keys) > 0)
+        hit &= self.keys[at] == wanted if len(self.keys) else False
+        first = np.zeros(len(refs), dtype=np.int64)
+        beyond = np.zeros(len(refs), dtype=np.int64)
+        if hit.any():
+            start = self.starts[at[hit]]
+            ends = np.r_[self.starts[1:], len(self.pair)][at[hit]]
+            first[hit] = self.ranks[start]
+            # ranks ascend within a key, so (key, rank) sorts as one number: the matches
+            # within k are those up to (key, k), the rest are beyond k
+            depth = int(self.ranks.max()) + 1
+            flat = (self.pair - self.pair.min()) * depth + self.ranks
+            cut = (self.pair[start] - self.pair.min()) * depth + np.minimum(k[hit], depth - 1)
+            beyond[hit] = ends - np.searchsorted(flat, cut, side="right")
+        return first, beyond
+
+
+# --------------------------------------------------------------------------- the rule
+
+
+def decided(
+    items: Items | None,
+    response: Mapping[str, Any] | None,
+    trace: Sequence[Any],
+    answered: bool,
+) -> bool:
+    """Whether the reference rule and the response metadata decide a case's classes: every
+    evidence item named by a ``reference_id`` alone, no stages recorded (in the metadata or
+    the trace), deep ranks that are mappings, and no answer step to check citations of."""
+    if response is None or items is None or not items.refs:
+        return True  # no rows
+    if not items.by_reference:
+        return False
+    if response.get("stages") is not None or any(isinstance(ids, list) for ids in trace):
+        return False
+    deep = response.get("deep_ranks")
+    if isinstance(deep, Mapping) and not all(isinstance(v, Mapping) for v in deep.values()):
+        return False
+    return not (items.expects_answer and answered)
+
+
+# --------------------------------------------------------------------------- columnar
+
+
+def columnar_facts(columnar: ColumnarReport) -> MissFacts:
+    """The facts of every case row of a columnar report, read from its tables."""
+    n = columnar.n_rows
+    meta_codes, meta_values = columnar.codes("cases", "metadata")
+    parsed = [from_json(v) for v in meta_values]
+    distinct = [items_of(m.get("expected")) if isinstance(m, dict) else None for m in parsed]
+    expected = [distinct[c] if c >= 0 else None for c in meta_codes.tolist()]
+    case_metadata = [parsed[c] if c >= 0 else {} for c in meta_codes.tolist()]
+    has_response = columnar.numpy("cases", "has_response")
+    answers = columnar.numpy("cases", "answer")
+    metadata: list[Mapping[str, Any] | None] = [None] * n
+    fast = np.ones(n, dtype=bool)
+    for row, text in enumerate(columnar.numpy("cases", "response_json").tolist()):
+        if not has_response[row]:
+            continue
+        data = from_json(text) if text is not None else {}
+        meta = metadata[row] = data.get("metadata") or {}
+        trace = [(e.get("metadata") or {}).get("ids") for e in data.get("trace") or ()]
+        answered = answers[row] is not None or bool(data.get("citations")) or "answer" in meta
+        fast[row] = decided(expected[row], meta, trace, answered)
+    return MissFacts(
+        case_id=columnar.numpy("cases", "case_id"),
+        query_mode=columnar.numpy("cases", "query_mode"),
+        expected=expected,
+        metadata=metadata,
+        n_results=columnar.numpy("cases", "n_results").astype(np.int64),
+        fast=fast,
+        firsts=_columnar_firsts(columnar),
+        case_metadata=case_metadata,
+    )
+
+
+def _columnar_firsts(columnar: ColumnarReport) -> FirstRanks:
+    """``FirstRanks`` of the results table: each distinct (source, metadata) JSON pair's
+    reference keys read once (``matching.stored_keys``), spread to its rows by numpy."""
+    rows = columnar.numpy("results", "row").astype(np.int64)
+    ranks = columnar.numpy("results", "rank").astype(np.int64)
+    id_codes, ids = columnar.codes("results", "id")
+    src_codes, sources = columnar.codes("results", "source")
+    meta_codes, metas = columnar.codes("results", "metadata")
+    pairs, pair_of = np.unique(
+        (src_codes.astype(np.int64) + 1) * (len(metas) + 1) + meta_codes + 1, return_inverse=True
+    )
+    codes: dict[str, int] = {}
+    code = codes.setdefault
+    id_code = np.asarray([code(i, len(codes)) for i in ids], dtype=np.int64)
+    heads = [i.rpartition("#") for i in ids]
+    head_code = np.asarray([code(h, len(codes)) if s else -1 for h, s, _ in heads], np.int64)
+    pair_keys: list[list[int]] = []
+    named = np.zeros(len(pairs), dtype=bool)
+    for p, value in enumerate(pairs.tolist()):
+        s, m = divmod(value, len(metas) + 1)
+        documents, direct = matching.stored_keys(
+            sources[s - 1] if s else None, metas[m - 1] if m else None
+        )
+        named[p] = bool(documents)
+        pair_keys.append([code(key, len(codes)) for key in dict.fromkeys([*direct, *documents])])
+    keys = _ragged(pair_keys, pair_of.reshape(-1))
+    own = id_code[id_codes]  # the result's own id (ids are never null)
+    heads_at = ~named[pair_of.reshape(-1)] & (head_code[id_codes] >= 0)  # ``doc#n`` → doc
+    return FirstRanks(
+        np.concatenate([rows, rows[keys[0]], rows[heads_at]]),
+        np.concatenate([ranks, ranks[keys[0]], ranks[heads_at]]),
+        np.concatenate([own, keys[1], head_code[id_codes][heads_at]]),
+        codes,
+    )
+
+
+def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each position i, ``lists[which[i]]`` spread out: (position of each value, value)."""
+    lengths = np.asarray([len(x) for x in lists], dtype=np.int64)
+    flat = np.asarray([v for x in lists for v in x], dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(lengths)[:-1]] if len(lists) else np.zeros(0, np.int64)
+    counts = lengths[which] if len(lists) else np.zeros(len(which), np.int64)
+    positions = np.repeat(np.arange(len(which)), counts)
+    within = np.arange(len(positions)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return positions, flat[offsets[which][positions] + within] if len(positions) else flat[:0]
+
+
+# --------------------------------------------------------------------------- records
+
+
+def record_facts(case_results: Sequence[EvaluationCaseResult]) -> MissFacts:
+    """The facts of in-memory records: each result's reference keys read once (array
+    results: from their columns), the expected evidence parsed once per shared dict."""
+    n = len(case_results)
+    parsed: dict[int, Items | None] = {}
+    expected, metadata = [], []
+    fast = np.ones(n, dtype=bool)
+    keyed: list[int] = []  # the rows whose results' keys are read
+    per_result: list[tuple[str, ...]] = []
+    counts: list[int] = []
+    memo: dict[Any, tuple] = {}
+    for row, result in enumerate(case_results):
+        data = result.metadata.get("expected")
+        if id(data) not in parsed:
+            parsed[id(data)] = items_of(data)
+        expected.append(parsed[id(data)])
+        response = result.response
+        metadata.append(None if response is None else response.metadata)
+        if response is None:
+            continue
+        trace = [e.metadata.get("ids") for e in response.trace]
+        answered = response.answer is not None or bool(response.citations)
+        answered = answered or "answer" in response.metadata
+        fast[row] = decided(expected[row], response.metadata, trace, answered)
+        if fast[row] and expected[row] is not None and expected[row].refs:  # type: ignore[union-attr]
+            keys = _result_keys(response.results, memo)
+            keyed.append(row)
+            counts.append(len(keys))
+            per_result += keys
+    return MissFacts(
+        case_id=np.asarray([r.case_id for r in case_results], dtype=object),
+        query_mode=np.asarray([r.query_mode for r in case_results], dtype=object),
+        expected=expected,
+        metadata=metadata,
+        n_results=np.asarray(
+            [0 if r.response is None else len(r.response.results) for r in case_results],
+            dtype=np.int64,
+        ),
+        fast=fast,
+        firsts=_spread(keyed, counts, per_result),
+    )
+
+
+def _spread(keyed: list[int], counts: list[int], per_result: list[tuple[str, ...]]) -> FirstRanks:
+    """``FirstRanks`` of the keys of each result of the ``keyed`` rows (``counts`` results
+    each, in rank order): rows and ranks repeated by numpy, each key string coded once."""
+    sizes = np.asarray(counts, dtype=np.int64)
+    result_rows = np.repeat(np.asarray(keyed, dtype=np.int64), sizes)
+    result_ranks = np.arange(len(result_rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes) + 1
+    widths = np.fromiter(map(len, per_result), np.int64, len(per_result))
+    codes: dict[str, int] = {}
+    code = codes.setdefault
+    flat = list(chain.from_iterable(per_result))
+    return FirstRanks(
+        np.repeat(result_rows, widths),
+        np.repeat(result_ranks, widths),
+        np.fromiter((code(k, len(codes)) for k in flat), np.int64, len(flat)),
+        codes,
+    )
+
+
+def _result_keys(results: Sequence[Any], memo: dict[Any, tuple]) -> list[tuple[str, ...]]:
+    """Per result, in rank order, every key it matches a reference id by: its id, the keys
+    it names directly, its documents, else the ``doc`` of a ``doc#n`` id."""
+    if isinstance(results, LazyResults):
+        triples = results.columns.reference_keys()
+        pairs = (((*direct, *named), bool(named)) for _, direct, named in triples)
+        ids = [rid for rid, _, _ in triples]
+    else:
+        pairs = (_reference_keys(r, memo) for r in results)
+        ids = [r.id for r in results]
+    out = []
+    for rid, (keys, named) in zip(ids, pairs, strict=True):
+        head, sep, _ = rid.rpartition("#") if not named else ("", "", "")
+        out.append((rid, *keys, head) if sep else (rid, *keys))
+    return out
+
+
+def _reference_keys(result: Any, memo: dict[Any, tuple]) -> tuple[tuple[str, ...], bool]:
+    """``matching.reference_keys`` as (keys a reference id equals or names, whether it names
+    a document), once per distinct source and metadata content (all the rule reads):
+    records loaded from JSON repeat a chunk's source in every case."""
+    try:
+        key = (_frozen(result.source), _frozen(result.metadata))
+    except TypeError:  # a nested value: not worth a key
+        direct, named = matching.reference_keys(result)
+        return (*direct, *named), bool(named)
+    found = memo.get(key)
+    if found is None:
+        direct, named = matching.reference_keys(result)
+        found = memo[key] = ((*direct, *named), bool(named))
+    return found
+
+
+def _frozen(fields: Mapping[str, Any]) -> tuple:
+    """A hashable copy of a flat dict of JSON scalars and lists, types kept (``1``, ``1.0``
+    and ``True`` are equal keys but not equal texts); TypeError for any other value."""
+    if set(map(type, fields.values())) <= _STR:  # the common case, checked in C
+        return tuple(fields.items())
+    return tuple((k, _typed(v)) for k, v in fields.items())
+
+
+_STR = frozenset((str,))
+
+
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
+def _typed(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is list:
+        return (list, tuple(map(_typed, value)))
+    if kind in _SCALARS:
+        return (kind, value)
+    raise TypeError(f"not a JSON scalar or list: {kind.__name__}")
+
+
+__all__ = [
+    "FirstRanks",
+    "Items",
+    "MissFacts",
+    "columnar_facts",
+    "decided",
+    "items_of",
+    "record_facts",
+]

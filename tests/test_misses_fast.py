@@ -1,0 +1,300 @@
+"""Miss classes for a whole report at once equal ``classify_case`` row by row.
+
+``evidence_misses`` classifies the cases the reference rule decides from arrays (a columnar
+report's tables, or records' reference keys) and only the rest record by record. Every
+column of ``EVIDENCE_COLUMNS`` must equal what ``classify_case`` gives for each case: on
+Cranfield runs of the embedded recipes (whole documents and 100-word chunks, three modes, deep
+ranks recorded), in memory and saved as columns, and on constructed cases of every class. A
+report past the old 20,000-case cap gets its card line and explorer badges, from the columns.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from heta_notebook import BeirBenchmark, Chunking, Recipe, run_benchmark
+from heta_notebook.analysis import _misses
+from heta_notebook.analysis._misses import (
+    EVIDENCE_COLUMNS,
+    classify_case,
+    evidence_misses,
+    requested_top_k,
+)
+from heta_notebook.display._explorer_data import encode_report
+from heta_notebook.schema import (
+    BenchmarkEvidence,
+    EvaluationError,
+    EvaluationReport,
+    EvaluationScore,
+    QueryCitation,
+    QueryTraceEvent,
+)
+from heta_notebook.schema._columnar import SCORES_SCHEMA, TableWriter, report_header, write_report
+from tests.test_misses import _case, _report, _result
+
+RECIPES = {
+    "whole-docs": Recipe(name="whole-docs"),
+    "chunks-100": Recipe(name="chunks-100", chunking=Chunking(unit="words", size=100, overlap=20)),
+}
+
+
+def _one_by_one(report: EvaluationReport, k: int | None = None) -> pd.DataFrame:
+    """What ``evidence_misses`` gave before: ``classify_case`` per record, in report order."""
+    requested = requested_top_k(report)
+    rows = [
+        row
+        for result in report.case_results
+        for row in classify_case(result, k=k, requested=requested)
+    ]
+    frame = pd.DataFrame(rows, columns=list(EVIDENCE_COLUMNS))
+    for column in ("rank", "document_rank", "chunks", "k"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def _columnar(report: EvaluationReport, folder: Path) -> EvaluationReport:
+    """``report`` saved in the columnar layout and opened again (records built lazily)."""
+    write_report(folder, report)
+    return EvaluationReport.load(folder)
+
+
+def _cranfield_runs(workspace: str) -> dict[str, EvaluationReport]:
+    runs = run_benchmark(
+        benchmark=BeirBenchmark.cranfield(),
+        recipes=RECIPES,
+        query_modes=["full_text_search", "vector_search", "hybrid_search"],
+        workspace=workspace,
+        progress=False,
+    )
+    return {name: runs[name] for name in RECIPES}
+
+
+@pytest.fixture(scope="module")
+def cranfield_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvaluationReport]:
+    return _cranfield_runs(str(tmp_path_factory.mktemp("cranfield")))
+
+
+@pytest.mark.parametrize("recipe", list(RECIPES))
+def test_cranfield_runs_give_the_rows_of_classify_case(
+    cranfield_runs: dict[str, EvaluationReport], recipe: str, tmp_path: Path
+) -> None:
+    report = cranfield_runs[recipe]
+    expected = _one_by_one(report)
+    assert any("deep_ranks" in r.response.metadata for r in report.case_results)
+    classes = set(expected["miss_class"])
+    assert {"found", "beyond k", "not retrieved"} <= classes
+    assert ("split" in classes) == (recipe == "chunks-100")
+    pd.testing.assert_frame_equal(evidence_misses(report), expected)
+    saved = _columnar(report, tmp_path / "saved")
+    pd.testing.assert_frame_equal(evidence_misses(saved), expected)
+    for k in (3, 40):  # another cut: other items found, beyond k or split
+        pd.testing.assert_frame_equal(evidence_misses(saved, k=k), _one_by_one(report, k=k))
+
+
+def _every_class() -> list[Any]:
+    """The constructed cases of tests/test_misses.py (one or more per class), case ids unique."""
+    deep = {
+        "b": {"indexed": True, "chunks": 1, "chunk_rank": 37, "document_rank": 21},
+        "s": {"indexed": True, "chunks": 4, "chunk_rank": 15, "document_rank": 12},
+        "n": {"indexed": True, "chunks": 1, "chunk_rank": None, "document_rank": None},
+        "e": {"indexed": False, "chunks": 1},
+        "f": {"indexed": False, "chunks": 0},
+        "r": {"indexed": True, "chunks": 3, "chunk_rank": None, "cut": True},
+        "d": {"indexed": True, "chunks": 3, "chunk_rank": 40, "cut": True},
+        "w": {"indexed": True, "chunks": 3, "chunk_rank": None, "cut": False},
+    }
+    three = [_result(d) for d in ("x", "y", "z")]
+    stages = [
+        {"stage": "retrieve", "ids": ["a#0", "b#0", "c#0"], "document_ids": ["a", "b", "c"]},
+        {"stage": "rerank", "ids": ["x#0", "a#0", "y#0"]},
+    ]
+    trace = (
+        QueryTraceEvent(stage="retrieve", message="bm25", metadata={"ids": ["b", "a"]}),
+        QueryTraceEvent(stage="rerank", message="cross-encoder", metadata={"ids": ["a"]}),
+    )
+    cite_a = (QueryCitation(id="1", result_id="a#0"),)
+    right = (EvaluationScore(name="answer_token_f1", value=0.9, passed=True),)
+    wrong = (EvaluationScore(name="answer_token_f1", value=0.0, passed=False),)
+    ab = [_result("a"), _result("b")]
+    failed = EvaluationError(stage="query", error_type="Timeout", message="timed out")
+    cases = [
+        _case(["a", "b", "c"], [_result(d) for d in ("a", "x", "y", "b", "z")], top_k=5),
+        _case(["a", "c"], [_result("a"), _result("x")], top_k=10),  # not retrieved
+        _case(["b"], [_result("x"), _result("y"), _result("b", 0), _result("b", 3)], top_k=2),
+        _case(["b"], [_result("x"), _result("y"), _result("b", 0)], top_k=2),  # one chunk
+        _case(["b", "s", "n", "e", "f"], three, top_k=3, metadata={"deep_ranks": deep}),
+        _case(["r", "d", "w"], three, top_k=3, metadata={"deep_ranks": deep}),
+        _case(
+            ["a", "b", "d"],
+            [_result("x"), _result("a"), _result("y")],
+            top_k=3,
+            metadata={"stages": stages},
+        ),
+        _case(["a", "b"], [_result("a")], top_k=1, trace=trace),
+        _case(["a", "b"], ab, top_k=2, answer="yes", citations=cite_a, scores=right),
+        _case(["a"], ab, top_k=2, answer="no", citations=cite_a, scores=wrong),
+        _case(["a", "b"], ab, top_k=2, citations=cite_a),  # no answer expected
+        _case(["a", "a", "q"], [_result("q", 2), _result("a")]),  # no top_k: k = len
+        _case([], ab),  # nothing expected: no rows
+    ]
+    text = _case(["a"], ab, top_k=1)  # a text item: decided record by record
+    expected = {**text.metadata["expected"]}
+    expected["evidence"] = [*expected["evidence"], BenchmarkEvidence(text="b").to_dict()]
+    cases.append(text.model_copy(update={"metadata": {"expected": expected}}))
+    cases.append(_case(["a"], ab, top_k=1).model_copy(update={"response": None, "error": failed}))
+    return [c.model_copy(update={"case_id": f"q{i}"}) for i, c in enumerate(cases)]
+
+
+def test_constructed_cases_of_every_class_give_the_rows_of_classify_case(tmp_path: Path) -> None:
+    report = _report("every-class", _every_class())
+    expected = _one_by_one(report)
+    assert set(expected["miss_class"]) == set(_misses.CLASSES)
+    pd.testing.assert_frame_equal(evidence_misses(report), expected)
+    saved = _columnar(report, tmp_path / "saved")
+    pd.testing.assert_frame_equal(evidence_misses(saved), expected)
+    for k in (1, 4):
+        pd.testing.assert_frame_equal(evidence_misses(saved, k=k), _one_by_one(report, k=k))
+    by = evidence_misses(saved, by="topic")  # slices come from the case metadata columns
+    assert by["topic"].eq("(none)").all() and len(by) == len(expected)
+
+
+def test_only_cases_the_columns_cannot_decide_are_classified_one_by_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    saved = _columnar(_report("every-class", _every_class()), tmp_path / "saved")
+    seen: list[str] = []
+
+    def counted(result: Any, **options: Any) -> list[dict[str, Any]]:
+        seen.append(result.case_id)
+        return classify_case(result, **options)
+
+    monkeypatch.setattr(_misses, "classify_case", counted)
+    evidence_misses(saved)
+    # stages (metadata, trace), an answer step where an answer is expected, a text item
+    assert seen == ["q6", "q7", "q8", "q9", "q13"]
+
+
+# --------------------------------------------------------------------------- past the old cap
+
+
+def _large_report(folder: Path, n: int) -> EvaluationReport:
+    """A columnar report of ``n`` case results written straight into its tables: 3 judged
+    documents per case, 10 results, top_k 10, deep ranks for every other case."""
+    rng = np.random.default_rng(3)
+    folder.mkdir(parents=True)
+    writer = TableWriter(folder)
+    writer.text_id("a chunk")
+    for start in range(0, n, 1000):
+        rows = np.arange(start, min(start + 1000, n))
+        judged = rows[:, None] * 3 + np.arange(3)  # distinct, never among the other results
+        docs = rng.integers(10**6, 10**6 + 300, size=(len(rows), 10))
+        docs[:, 4] = judged[:, 0]  # the first judged document found at rank 5
+        deep = {"indexed": True, "chunks": 2, "chunk_rank": 50, "document_rank": 30}
+        responses = [
+            json.dumps(
+                {"metadata": {"top_k": 10, **({"deep_ranks": {f"d{j[1]}": deep}} if r % 2 else {})}}
+            )
+            for r, j in zip(rows.tolist(), judged, strict=True)
+        ]
+        expected = [
+            json.dumps({"expected": {"evidence": [{"reference_id": f"d{d}"} for d in j]}})
+            for j in judged
+        ]
+        ids = [f"d{d}#0" for d in docs.ravel()]
+        m, null = len(rows), pa.nulls(len(rows), pa.string())
+        writer.add_group(
+            {
+                "cases": pa.table(
+                    {
+                        "case_id": [f"q{r}" for r in rows],
+                        "query": [f"query {r}" for r in rows],
+                        "query_mode": ["bm25"] * m,
+                        "latency_ms": np.ones(m),
+                        "error": null,
+                        "error_type": null,
+                        "error_json": null,
+                        "has_response": np.ones(m, bool),
+                        "response_mode": ["bm25"] * m,
+                        "answer": null,
+                        "response_json": responses,
+                        "n_results": np.full(m, 10, np.int32),
+                        "n_scores": np.zeros(m, np.int32),
+                        "metadata": expected,
+                        "extra": null,
+                    }
+                ),
+                "results": pa.table(
+                    {
+                        "row": np.repeat(rows, 10).astype(np.int32),
+                        "rank": np.tile(np.arange(1, 11, dtype=np.int32), m),
+                        "id": ids,
+                        "text": np.zeros(10 * m, np.int32),
+                        "score": np.ones(10 * m),
+                        "kind": ["chunk"] * (10 * m),
+                        "source": [json.dumps({"benchmark_document_id": i[:-2]}) for i in ids],
+                        "metadata": pa.nulls(10 * m, pa.string()),
+                        "extra": pa.nulls(10 * m, pa.string()),
+                    }
+                ),
+                "scores": SCORES_SCHEMA.empty_table(),
+            }
+        )
+    header = EvaluationReport(
+        report_id="large",
+        benchmark={"name": "synthetic"},
+        knowledge_base_name="large-kb",
+        query_modes=("bm25",),
+        started_at="2026-12-01T00:00:00Z",
+        finished_at="2026-12-01T01:00:00Z",
+    )
+    writer.finish(report_header(header))
+    return EvaluationReport.load(folder)
+
+
+def test_a_report_past_the_old_cap_gets_its_card_line_and_explorer_badges(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    report = _large_report(tmp_path / "large", 20_001)  # the cap was 20,000 case results
+
+    def refused(*_: Any, **__: Any) -> list[dict[str, Any]]:
+        raise AssertionError("a case the columns decide was classified record by record")
+
+    monkeypatch.setattr(_misses, "classify_case", refused)
+    html = report._repr_html_()
+    assert "bm25</b>: " in html and "misses: " in html and "split" in html
+    assert "Why evidence was missed: report.misses()" not in html  # not the pointer
+    payload = encode_report(report, max_cases=50)
+    strings = payload["strings"]
+    badges = [[strings[j] for j in row] for row in payload["cases"]["misses"]]
+    assert len(badges) == 50 and all(badges)  # every case misses 2 of its 3 items
+    (found, *_), classes = payload["cases"]["evidence"][0], set()
+    assert strings[found[6]] == "found" and found[7] == 5
+    for row in badges:
+        classes.update(row)
+    assert classes <= {"split", "unknown depth"} and "split" in classes
+
+
+def test_sources_equal_but_for_a_value_type_are_matched_apart() -> None:
+    """Records' reference keys are read once per distinct source: ``1`` and ``True`` (equal
+    as dict keys) name different documents ("1", "True"), so they never share keys."""
+    from heta_notebook.schema import QueryResult
+
+    one = QueryResult(id="r1", source={"document_id": 1})
+    true = QueryResult(id="r2", source={"document_id": True})
+    report = _report(
+        "types",
+        [
+            _case(["1", "True"], [one], case_id="q1", top_k=1),
+            _case(["1", "True"], [true], case_id="q2", top_k=1),
+        ],
+    )
+    expected = _one_by_one(report)
+    assert expected["miss_class"].tolist() == ["found", "unknown depth", "unknown depth", "found"]
+    pd.testing.assert_frame_equal(evidence_misses(report), expected)
