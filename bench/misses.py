@@ -262,8 +262,16 @@ def display(folder: Path) -> None:
 
     print("display, a fresh open of the columnar report:")
     fresh = EvaluationReport.load(folder)
-    timed("card: _repr_html_() (its miss line classifies)", fresh._repr_html_)
+    timed("card: _repr_html_() (written by hand: no counts in its header, so it classifies)",
+          fresh._repr_html_)  # fmt: skip
     timed("explorer: miss_rows(report) (evidence frame cached)", lambda: miss_rows(fresh))
+    with tempfile.TemporaryDirectory(prefix="heta-misses-saved-") as tmp:
+        timed(
+            "save: write_report (records built; miss counts from the rows the card cached)",
+            lambda: write_report(Path(tmp) / "saved", fresh),
+        )
+        saved = EvaluationReport.load(Path(tmp) / "saved")
+        timed("card of the saved report (miss counts read from its header)", saved._repr_html_)
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ report's tables, or records' reference keys) and only the rest record by record.
 column of ``EVIDENCE_COLUMNS`` must equal what ``classify_case`` gives for each case: on
 Cranfield runs of the embedded recipes (whole documents and 100-word chunks, three modes, deep
 ranks recorded), in memory and saved as columns, and on constructed cases of every class. A
-report past the old 20,000-case cap gets its card line and explorer badges, from the columns.
+report past the old 20,000-case cap gets its explorer badges from the columns; a saved report's
+card reads the miss counts its header keeps.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from heta_notebook.analysis._misses import (
     evidence_misses,
     requested_top_k,
 )
+from heta_notebook.display import _card as card
 from heta_notebook.display._explorer_data import encode_report
 from heta_notebook.schema import (
     BenchmarkEvidence,
@@ -258,7 +260,7 @@ def _large_report(folder: Path, n: int) -> EvaluationReport:
     return EvaluationReport.load(folder)
 
 
-def test_a_report_past_the_old_cap_gets_its_card_line_and_explorer_badges(
+def test_a_report_past_the_old_cap_gets_explorer_badges_from_its_columns(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     report = _large_report(tmp_path / "large", 20_001)  # the cap was 20,000 case results
@@ -267,9 +269,6 @@ def test_a_report_past_the_old_cap_gets_its_card_line_and_explorer_badges(
         raise AssertionError("a case the columns decide was classified record by record")
 
     monkeypatch.setattr(_misses, "classify_case", refused)
-    html = report._repr_html_()
-    assert "bm25</b>: " in html and "misses: " in html and "split" in html
-    assert "Why evidence was missed: report.misses()" not in html  # not the pointer
     payload = encode_report(report, max_cases=50)
     strings = payload["strings"]
     badges = [[strings[j] for j in row] for row in payload["cases"]["misses"]]
@@ -279,6 +278,33 @@ def test_a_report_past_the_old_cap_gets_its_card_line_and_explorer_badges(
     for row in badges:
         classes.update(row)
     assert classes <= {"split", "unknown depth"} and "split" in classes
+    # written without the header's views (as by hand): past the card's cap, it points there
+    assert "Why evidence was missed: report.misses()" in report._repr_html_()
+
+
+def test_a_saved_report_keeps_its_miss_counts_and_its_card_reads_them(
+    cranfield_runs: dict[str, EvaluationReport],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Written with the report, the counts make a stored report's card need no
+    classification, whatever its size; they equal what classifying gives."""
+    report = cranfield_runs["chunks-100"]
+    expected = report.frames().misses()
+    saved = _columnar(report, tmp_path / "saved")
+
+    def refused(*_: Any, **__: Any) -> pd.DataFrame:
+        raise AssertionError("the card classified a report whose header holds the counts")
+
+    monkeypatch.setattr(_misses, "report_misses", refused)
+    pd.testing.assert_frame_equal(saved.frames().misses(), expected)
+    html = saved._repr_html_()
+    for mode, group in expected.groupby("query_mode", sort=False):
+        assert f"<b>{mode}</b>: {_misses.miss_line(group)}" in html
+    monkeypatch.setattr(card, "MAX_MISS_CASES", 0)  # the header's counts, whatever the size
+    assert _misses.miss_line(expected[expected["query_mode"] == "vector_search"]) in (
+        saved._repr_html_()
+    )
 
 
 def test_sources_equal_but_for_a_value_type_are_matched_apart() -> None:

@@ -167,12 +167,25 @@ class ReportFrames:
 
         if k is not None or by is not None or level not in ("class", "evidence"):
             return report_misses(self.report, level=level, k=k, by=by)
+        saved = self.saved_miss_counts() if level == "class" else None
+        if saved is not None:
+            return saved
         evidence = self._cached(  # classified once: the counts are read from these rows
             "misses:evidence", lambda: report_misses(self.report, level="evidence")
         )
         if level == "evidence":
             return evidence.copy()
         return self._cached("misses:class", lambda: class_counts(evidence)).copy()
+
+    def saved_miss_counts(self) -> pd.DataFrame | None:
+        """``misses()``'s counts as a saved report's header keeps them (computed when it was
+        written, so a card needs no classification); None for reports without them."""
+        view = self._view("misses")
+        if view is None:
+            return None
+        columns = ["recipe", "query_mode", "miss_class", "count", "share"]
+        frame = pd.DataFrame(view, columns=columns)
+        return frame.astype({"count": "int64", "share": "float64"})
 
     def results(self) -> pd.DataFrame:
         """One row per retrieved result: rank, document id, score, relevance grade, relevant?"""
@@ -221,7 +234,8 @@ class ReportFrames:
 
     def views(self) -> dict[str, Any]:
         """The small derived views a columnar header keeps, so a card needs no table reads:
-        summary and latency rows, modes, score names and case counts."""
+        summary and latency rows, modes, score names, case counts, ties, abstentions and miss
+        class counts."""
         return {
             "summary_columns": list(SUMMARY_COLUMNS),
             "summary": _records(self._cached("summary", self._build_summary)),
@@ -231,6 +245,7 @@ class ReportFrames:
             "case_counts": self.case_counts(),
             "ties": _records(self.ties()),
             "abstentions": self.abstentions(),
+            "misses": _records(self.misses()),
         }
 
     def _view(self, key: str) -> Any:

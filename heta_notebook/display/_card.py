@@ -188,18 +188,20 @@ def _run_time(report: EvaluationReport) -> str:
 # --------------------------------------------------------------------------- misses
 
 
-# Miss classes are computed from the report's columns (``analysis._miss_facts``): a few
-# seconds per 100,000 case results (bench/misses.py); past this the card points to them.
-MAX_MISS_CASES = 1_000_000
+# A saved report's header holds its miss class counts; other reports are classified for the
+# card up to this many case results (~1 s, bench/misses.py), past it the card points to them.
+MAX_MISS_CASES = 20_000
 
 
 def _misses(frames: Any) -> Markup | None:
     """One line per mode: why evidence was missed (``report.misses()``), when any was expected."""
     from heta_notebook.analysis._misses import miss_line
 
-    if frames.case_counts()["n_case_results"] > MAX_MISS_CASES:
-        return tag("div", "Why evidence was missed: report.misses()", class_="hn-note")
-    counts = frames.misses()
+    counts = frames.saved_miss_counts()
+    if counts is None:
+        if frames.case_counts()["n_case_results"] > MAX_MISS_CASES:
+            return tag("div", "Why evidence was missed: report.misses()", class_="hn-note")
+        counts = frames.misses()
     if counts.empty:
         return None
     lines = [
