@@ -262,12 +262,12 @@ def display(folder: Path) -> None:
 
     print("display, a fresh open of the columnar report:")
     fresh = EvaluationReport.load(folder)
-    timed("card: _repr_html_() (written by hand: no counts in its header, so it classifies)",
+    timed("card: _repr_html_() (no counts in its header, past 20,000: a pointer)",
           fresh._repr_html_)  # fmt: skip
-    timed("explorer: miss_rows(report) (evidence frame cached)", lambda: miss_rows(fresh))
+    timed("explorer: miss_rows(report) (classifies the report)", lambda: miss_rows(fresh))
     with tempfile.TemporaryDirectory(prefix="heta-misses-saved-") as tmp:
         timed(
-            "save: write_report (records built; miss counts from the rows the card cached)",
+            "save: write_report (records built; counts from the rows the explorer cached)",
             lambda: write_report(Path(tmp) / "saved", fresh),
         )
         saved = EvaluationReport.load(Path(tmp) / "saved")
