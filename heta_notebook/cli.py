@@ -16,6 +16,7 @@ import argparse
 import inspect
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -239,6 +240,7 @@ NAMED_EVALUATORS = ("beir", "squad", "evidence")
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a benchmark against a recipe or system; print the card's summary (exit 0)."""
+    from heta_notebook.analysis._depth import DepthWarning
     from heta_notebook.runner._benchmark import run_benchmark
     from heta_notebook.systems._normalize import SystemOutputError
 
@@ -246,20 +248,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     evaluators = open_evaluators(args.evaluator)
     labels = _labels_option(args.label)
     try:
-        result = run_benchmark(
-            benchmark=benchmark,
-            recipe=recipe,
-            evaluators=evaluators,
-            config={"top_k": args.top_k},
-            query_modes=args.mode or None,
-            store=args.out,
-            limit=args.limit,
-            sample=args.sample,
-            seed=args.seed,
-            case_ids=args.case_id or None,
-            labels=labels,
-            progress=sys.stderr.isatty(),
-        )
+        with warnings.catch_warnings():  # the summary says it in a line of its own
+            warnings.simplefilter("ignore", DepthWarning)
+            result = run_benchmark(
+                benchmark=benchmark,
+                recipe=recipe,
+                evaluators=evaluators,
+                config={"top_k": args.top_k},
+                query_modes=args.mode or None,
+                store=args.out,
+                limit=args.limit,
+                sample=args.sample,
+                seed=args.seed,
+                case_ids=args.case_id or None,
+                labels=labels,
+                progress=sys.stderr.isatty(),
+            )
     except SystemOutputError as exc:  # a user's system returned a shape we cannot read
         raise ValueError(str(exc)) from None
     print(run_summary(result.report, result.report_path))
@@ -449,6 +453,8 @@ def _labels_option(items: Sequence[str] | None) -> dict[str, list[str]] | None:
 
 def run_summary(report: Any, path: Any = None) -> str:
     """The card in plain text: what ran, counts, id coverage, and each score per mode."""
+    from heta_notebook.analysis._depth import depth_line
+
     frames = report.frames()
     counts = frames.case_counts()
     lines = [
@@ -457,6 +463,9 @@ def run_summary(report: Any, path: Any = None) -> str:
         f"{counts['n_errors']} query errors" + (" (PARTIAL)" if report.is_partial else ""),
     ]
     lines += _abstention_lines(frames)
+    depth = depth_line(report.metadata, how="--top-k {k}")
+    if depth:
+        lines.append(f"note: {depth}")
     coverage = report.metadata.get("id_coverage")
     if isinstance(coverage, dict) and coverage.get("share", 1.0) < 1.0:
         lines.append(f"id coverage: {coverage['share']:.0%} of results map to documents")

@@ -53,6 +53,11 @@ async def _awaited(awaitable):
     return await awaitable
 
 
+def _stdout(cell) -> str:
+    """What a cell printed (warnings go to stderr)."""
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+
+
 @pytest.mark.slow
 def test_stop_button_ends_a_builtin_kb_run_with_a_saved_partial_report(tmp_path):
     nbformat = pytest.importorskip("nbformat")
@@ -76,9 +81,9 @@ def test_stop_button_ends_a_builtin_kb_run_with_a_saved_partial_report(tmp_path)
         for index, cell in enumerate(notebook.cells):
             client.execute_cell(cell, index)
     assert pressed, "the stop button was never pressed"
-    stopped = "".join(o.get("text", "") for o in notebook.cells[2].outputs).split()
+    stopped = _stdout(notebook.cells[2]).split()
     assert stopped[0] == "STOPPED" and stopped[2:4] == ["True", "True"]
     done = int(stopped[1])
     assert 0 < done < 675 and int(stopped[4]) == done  # partial, and saved as such
-    resumed = "".join(o.get("text", "") for o in notebook.cells[3].outputs).split()
+    resumed = _stdout(notebook.cells[3]).split()
     assert resumed == ["RESUMED", "675", "False", str(done)]

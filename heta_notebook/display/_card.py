@@ -46,6 +46,7 @@ def report_card_html(
         _facts(report, frames),
         _metrics(report, frames),
         _ties(frames),
+        _depth(report),
     ]
     misses = _misses(frames)
     if misses is not None:
@@ -183,6 +184,14 @@ def _run_time(report: EvaluationReport) -> str:
         return fmt_duration((end - start).total_seconds())
     except (TypeError, ValueError):
         return fmt_duration(report.metadata.get("run_seconds"))
+
+
+def _depth(report: EvaluationReport) -> Markup | str:
+    """A line when scores cut deeper than the run retrieved (``analysis._depth``)."""
+    from heta_notebook.analysis._depth import depth_line
+
+    line = depth_line(report.metadata)
+    return tag("div", tag("b", "Depth"), ": ", line, ".", class_="hn-note hn-depth") if line else ""
 
 
 # --------------------------------------------------------------------------- misses

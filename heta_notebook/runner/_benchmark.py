@@ -36,6 +36,7 @@ from heta_notebook.runner._plan import (
     propagate_cancel,
     resolve_report_id,
     run_spec,
+    warn_depth,
 )
 from heta_notebook.runner._pool import ThreadedQueries, frozen_results
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
@@ -111,6 +112,7 @@ class BenchmarkRunner:
         )  # fmt: skip
         loaded = subset.apply(loaded)
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
+        warn_depth(chosen, active.top_k)
         options = {
             "config": active,
             "store": report_store,

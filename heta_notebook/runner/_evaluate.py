@@ -28,6 +28,7 @@ from heta_notebook.runner._plan import (
     propagate_cancel,
     resolve_report_id,
     run_spec,
+    warn_depth,
 )
 from heta_notebook.runner._subset import CaseSubset
 from heta_notebook.schema._records import (
@@ -135,6 +136,7 @@ async def aevaluate(
         spec.groups = [CaseGroup(cases=group.cases, answer=answer, metadata=group.metadata)]
         if coverage is not None:
             spec.metadata["id_coverage"] = coverage.to_dict()
+    warn_depth(chosen, active.top_k)
     report = await run_spec(spec)
     return propagate_cancel(report, [report])
 

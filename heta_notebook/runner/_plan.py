@@ -80,6 +80,7 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     With a store, the run holds the report id's checkpoint (its lock and fingerprint) from
     reading what is done to saving the report, so two processes never mix one report.
     """
+    _note_depth(spec)
     persist = spec.store is not None and spec.config.persist_report
     if persist:
         with open_run(spec) as run:
@@ -89,6 +90,27 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     if report.is_partial:
         warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=3)
     return report
+
+
+def _note_depth(spec: RunSpec) -> None:
+    """Record the scores whose k is deeper than the results a query asks for (the card and
+    the CLI say so): ``beir_recall@100`` on ``top_k=10`` equals recall@10."""
+    from heta_notebook.analysis._depth import KEY, deeper_scores
+
+    deeper = deeper_scores(spec.evaluators, spec.config.top_k)
+    if deeper:
+        spec.metadata[KEY] = deeper
+
+
+def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
+    """One ``DepthWarning`` per run call (not per recipe) when scores cut deeper than
+    ``top_k``."""
+    from heta_notebook.analysis._depth import KEY, DepthWarning, deeper_scores, depth_line
+
+    deeper = deeper_scores(evaluators, top_k)
+    if deeper:
+        line = depth_line({KEY: deeper, "config": {"top_k": top_k}})
+        warnings.warn(f"{line}.", DepthWarning, stacklevel=3)
 
 
 def propagate_cancel(value: T, reports: Sequence[EvaluationReport]) -> T:

@@ -1,0 +1,76 @@
+"""Scores that cut deeper than a run retrieved are named, not passed off as deeper figures.
+
+``beir_recall@100`` on ``top_k=10`` results equals recall@10: the run records which scores cut
+deeper than ``top_k`` (``report.metadata["deeper_than_top_k"]``), warns once per call, and the
+card and the CLI say it in a line. Scores within ``top_k`` say nothing.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from heta_notebook import BeirBenchmark, EvidenceRecallAtK, beir_default_metrics, run_benchmark
+from heta_notebook.analysis._depth import KEY, DepthWarning, deeper_scores, depth_line
+from heta_notebook.cli import main
+
+
+def _run(**options):
+    from heta_notebook import Recipe
+
+    recipes = {
+        "a": Recipe(name="a", dense=None, hybrid=None, answer=None),
+        "b": Recipe(name="b", dense=None, hybrid=None, answer=None),
+    }
+    return run_benchmark(
+        benchmark=BeirBenchmark.cranfield(), recipes=recipes, limit=5, progress=False, **options
+    )
+
+
+def test_scores_deeper_than_top_k_are_recorded_and_warned_once_per_call() -> None:
+    with pytest.warns(DepthWarning) as caught:
+        runs = _run(evaluators=beir_default_metrics(k_values=(5, 10, 20)), config={"top_k": 10})
+    assert len([w for w in caught if w.category is DepthWarning]) == 1  # not once per recipe
+    message = str(caught[0].message)
+    assert "beir_ndcg@20" in message and "top_k=20" in message and "those 10" in message
+    for label in ("a", "b"):
+        report = runs[label]
+        assert report.metadata[KEY] == {f"beir_{m}@20": 20 for m in _METRICS}
+        assert "<b>Depth</b>: 5 scores cut deeper than the 10 results" in report._repr_html_()
+    # the same figures as recall@10: nothing deeper was there to find
+    summary = runs["a"].summary().set_index("score")["mean"]
+    assert summary["beir_recall@20"] == summary["beir_recall@10"]
+
+
+_METRICS = ("ndcg", "map", "recall", "precision", "mrr")
+
+
+def test_scores_within_top_k_say_nothing() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DepthWarning)
+        runs = _run(evaluators=beir_default_metrics(k_values=(1, 10)), config={"top_k": 10})
+    report = runs["a"]
+    assert KEY not in report.metadata and "Depth" not in report._repr_html_()
+    assert depth_line(report.metadata) is None
+
+
+def test_the_rule_reads_each_evaluators_k() -> None:
+    evaluators = [*beir_default_metrics(k_values=(3,)), EvidenceRecallAtK(k=50)]
+    assert deeper_scores(evaluators, top_k=3) == {"evidence_recall@50": 50}
+    assert deeper_scores(evaluators, top_k=50) == {}
+    line = depth_line({KEY: {"evidence_recall@50": 50}, "config": {"top_k": 3}}, how="--top-k {k}")
+    assert line == (
+        "1 score cut deeper than the 3 results each query asked for: evidence_recall@50 is "
+        "computed on those 3, not as deep as its name says; run with --top-k 50 for it"
+    )
+
+
+def test_the_cli_says_it_in_one_line_and_not_as_a_python_warning(tmp_path, capsys) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DepthWarning)  # the CLI must not let it through
+        assert main(["run", "cranfield", "--recipe", "bm25", "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "note: 5 scores cut deeper than the 10 results" in out and "--top-k 100" in out
+    assert main(["run", "cranfield", "--recipe", "bm25", "--limit", "3", "--top-k", "100"]) == 0
+    assert "cut deeper" not in capsys.readouterr().out
