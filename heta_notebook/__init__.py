@@ -110,6 +110,7 @@ _EXPORTS: dict[str, str] = {
     "SystemOutputError": "heta_notebook.systems._normalize",
     "Abstain": "heta_notebook.systems._normalize",
     "token_usage": "heta_notebook.analysis._usage",
+    "DepthWarning": "heta_notebook.analysis._depth",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -151,6 +152,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
+    )
+    from heta_notebook.analysis._depth import (  # noqa: F401
+        DepthWarning,
     )
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,

@@ -11,8 +11,14 @@ import warnings
 
 import pytest
 
-from heta_notebook import BeirBenchmark, EvidenceRecallAtK, beir_default_metrics, run_benchmark
-from heta_notebook.analysis._depth import KEY, DepthWarning, deeper_scores, depth_line
+from heta_notebook import (
+    BeirBenchmark,
+    DepthWarning,
+    EvidenceRecallAtK,
+    beir_default_metrics,
+    run_benchmark,
+)
+from heta_notebook.analysis._depth import KEY, deeper_scores, depth_line
 from heta_notebook.cli import main
 
 
