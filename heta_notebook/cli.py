@@ -452,8 +452,10 @@ def _labels_option(items: Sequence[str] | None) -> dict[str, list[str]] | None:
 
 
 def run_summary(report: Any, path: Any = None) -> str:
-    """The card in plain text: what ran, counts, id coverage, and each score per mode."""
+    """The card in plain text: what ran, counts, abstentions, id coverage, depth, ties, why
+    evidence was missed, and each score per mode."""
     from heta_notebook.analysis._depth import depth_line
+    from heta_notebook.analysis._ties import notable_ties, tie_line
 
     frames = report.frames()
     counts = frames.case_counts()
@@ -466,6 +468,8 @@ def run_summary(report: Any, path: Any = None) -> str:
     depth = depth_line(report.metadata, how="--top-k {k}")
     if depth:
         lines.append(f"note: {depth}")
+    lines += [f"ties: {tie_line(r)}" for r in notable_ties(frames.ties()).itertuples(index=False)]
+    lines += _miss_lines(frames)
     coverage = report.metadata.get("id_coverage")
     if isinstance(coverage, dict) and coverage.get("share", 1.0) < 1.0:
         lines.append(f"id coverage: {coverage['share']:.0%} of results map to documents")
@@ -476,6 +480,17 @@ def run_summary(report: Any, path: Any = None) -> str:
     if path is not None:
         lines.append(f"saved {path}")
     return "\n".join(lines)
+
+
+def _miss_lines(frames: Any) -> list[str]:
+    """Per mode: why expected evidence was missed, as the card says it (``report.misses()``)."""
+    from heta_notebook.analysis._misses import miss_line
+
+    counts = frames.saved_miss_counts()
+    if counts is None:
+        counts = frames.misses()
+    groups = dict(tuple(counts.groupby("query_mode", sort=False))) if not counts.empty else {}
+    return [f"{mode}: {miss_line(groups[mode])}" for mode in frames.modes if mode in groups]
 
 
 def _abstention_lines(frames: Any) -> list[str]:

@@ -80,3 +80,23 @@ def test_the_cli_says_it_in_one_line_and_not_as_a_python_warning(tmp_path, capsy
     assert "note: 5 scores cut deeper than the 10 results" in out and "--top-k 100" in out
     assert main(["run", "cranfield", "--recipe", "bm25", "--limit", "3", "--top-k", "100"]) == 0
     assert "cut deeper" not in capsys.readouterr().out
+
+
+def test_the_cli_summary_says_what_the_card_says(tmp_path, capsys) -> None:
+    """Depth, ties and misses: the plain-text summary carries the card's lines."""
+    from heta_notebook import EvaluationReport
+    from heta_notebook.analysis._misses import miss_line
+    from heta_notebook.analysis._ties import notable_ties, tie_line
+
+    store = tmp_path / "store"
+    assert main(["run", "cranfield", "--limit", "30", "--out", str(store)]) == 0
+    out = capsys.readouterr().out
+    saved = EvaluationReport.load(next(store.rglob("header.json")).parent)
+    counts = saved.frames().misses()
+    lines = [f"{m}: {miss_line(counts[counts['query_mode'] == m])}" for m in saved.query_modes]
+    lines += [f"ties: {tie_line(r)}" for r in notable_ties(saved.frames().ties()).itertuples()]
+    assert lines and all(line in out for line in lines), (lines, out)
+    html = saved._repr_html_()
+    for mode in saved.query_modes:  # the card, in the same mode order
+        assert miss_line(counts[counts["query_mode"] == mode]) in html
+    assert "cut deeper" in out and "cut deeper" in html

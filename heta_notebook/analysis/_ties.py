@@ -74,4 +74,19 @@ def notable_ties(effects: pd.DataFrame) -> pd.DataFrame:
     return effects[(effects["expected"] - effects["as_returned"]).abs() > NOTABLE]
 
 
-__all__ = ["COLUMNS", "NOTABLE", "RULES", "notable_ties", "tie_effects"]
+def tie_line(row: Any) -> str:
+    """One row of :func:`notable_ties` in words (the card and the CLI say the same)."""
+    from heta_notebook._util.formatting import fmt_int, fmt_num
+    from heta_notebook.analysis._headline import parse_at_k
+
+    parsed = parse_at_k(row.score)
+    cutoff = str(parsed[1]) if parsed else "k"
+    return (
+        f"{row.query_mode}: {fmt_int(row.n_tied)} of {fmt_int(row.n)} cases have tied scores in "
+        f"their top {cutoff}, so {row.score} is {fmt_num(row.as_returned)} in the order "
+        f"returned, {fmt_num(row.expected)} tie-aware (mean over tied orders) and "
+        f"{fmt_num(row.trec_eval)} in trec_eval's order"
+    )
+
+
+__all__ = ["COLUMNS", "NOTABLE", "RULES", "notable_ties", "tie_effects", "tie_line"]

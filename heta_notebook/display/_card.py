@@ -213,9 +213,11 @@ def _misses(frames: Any) -> Markup | None:
         counts = frames.misses()
     if counts.empty:
         return None
-    lines = [
-        tag("div", tag("b", mode), ": ", miss_line(group))
-        for mode, group in counts.groupby("query_mode", sort=False)
+    groups = dict(tuple(counts.groupby("query_mode", sort=False)))
+    lines = [  # in the report's mode order, as the metrics table's columns
+        tag("div", tag("b", mode), ": ", miss_line(groups[mode]))
+        for mode in frames.modes
+        if mode in groups
     ]
     title = "Why expected evidence was missed: report.misses() (README: Why evidence was missed)"
     return tag("div", *lines, class_="hn-note", title=title)
@@ -248,26 +250,13 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
 
 def _ties(frames: Any) -> Markup | str:
     """A line per mode where tied scores move the headline by more than 0.005 (issue 29)."""
-    from heta_notebook.analysis._ties import notable_ties
+    from heta_notebook.analysis._ties import notable_ties, tie_line
 
     rows = notable_ties(frames.ties())
     if rows.empty:
         return ""
-    lines = [
-        f"{r.query_mode}: {fmt_int(r.n_tied)} of {fmt_int(r.n)} cases have tied scores in their "
-        f"top {_cutoff(r.score)}, so {r.score} is {fmt_num(r.as_returned)} in the order returned, "
-        f"{fmt_num(r.expected)} tie-aware (mean over tied orders) and {fmt_num(r.trec_eval)} "
-        "in trec_eval's order"
-        for r in rows.itertuples(index=False)
-    ]
+    lines = [tie_line(r) for r in rows.itertuples(index=False)]
     return tag("div", tag("b", "Ties"), ": ", "; ".join(lines), ".", class_="hn-note hn-ties")
-
-
-def _cutoff(score: str) -> str:
-    from heta_notebook.analysis._headline import parse_at_k
-
-    parsed = parse_at_k(score)
-    return str(parsed[1]) if parsed else "k"
 
 
 def _by_score(summary: pd.DataFrame, frames: Any) -> list[tuple[str, pd.DataFrame]]:
