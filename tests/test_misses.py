@@ -102,14 +102,19 @@ def test_evidence_cut_by_a_chunk_boundary_is_split_ranked_or_not() -> None:
     assert rows["d"]["rank"] == 40 and rows["r"]["rank"] is None
 
 
+# the embedded KB's deep ranks of five missed documents: beyond k, split, not retrieved, and
+# not indexed (filtered out; empty text)
+DEEP_RANKS = {
+    "b": {"indexed": True, "chunks": 1, "chunk_rank": 37, "document_rank": 21},
+    "s": {"indexed": True, "chunks": 4, "chunk_rank": 15, "document_rank": 12},
+    "n": {"indexed": True, "chunks": 1, "chunk_rank": None, "document_rank": None},
+    "e": {"indexed": False, "chunks": 1},
+    "f": {"indexed": False, "chunks": 0},
+}
+
+
 def test_deep_ranks_decide_beyond_k_split_not_retrieved_and_not_indexed() -> None:
-    deep = {
-        "b": {"indexed": True, "chunks": 1, "chunk_rank": 37, "document_rank": 21},
-        "s": {"indexed": True, "chunks": 4, "chunk_rank": 15, "document_rank": 12},
-        "n": {"indexed": True, "chunks": 1, "chunk_rank": None, "document_rank": None},
-        "e": {"indexed": False, "chunks": 1},
-        "f": {"indexed": False, "chunks": 0},
-    }
+    deep = DEEP_RANKS
     results = [_result(d) for d in ("x", "y", "z")]
     case = _case(["b", "s", "n", "e", "f"], results, top_k=3, metadata={"deep_ranks": deep})
     rows = {r["label"]: r for r in classify_case(case)}

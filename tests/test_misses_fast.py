@@ -39,7 +39,7 @@ from heta_notebook.schema import (
     QueryTraceEvent,
 )
 from heta_notebook.schema._columnar import SCORES_SCHEMA, TableWriter, report_header, write_report
-from tests.test_misses import _case, _report, _result
+from tests.test_misses import DEEP_RANKS, _case, _report, _result
 
 RECIPES = {
     "whole-docs": Recipe(name="whole-docs"),
@@ -103,11 +103,7 @@ def test_cranfield_runs_give_the_rows_of_classify_case(
 def _every_class() -> list[Any]:
     """The constructed cases of tests/test_misses.py (one or more per class), case ids unique."""
     deep = {
-        "b": {"indexed": True, "chunks": 1, "chunk_rank": 37, "document_rank": 21},
-        "s": {"indexed": True, "chunks": 4, "chunk_rank": 15, "document_rank": 12},
-        "n": {"indexed": True, "chunks": 1, "chunk_rank": None, "document_rank": None},
-        "e": {"indexed": False, "chunks": 1},
-        "f": {"indexed": False, "chunks": 0},
+        **DEEP_RANKS,
         "r": {"indexed": True, "chunks": 3, "chunk_rank": None, "cut": True},
         "d": {"indexed": True, "chunks": 3, "chunk_rank": 40, "cut": True},
         "w": {"indexed": True, "chunks": 3, "chunk_rank": None, "cut": False},
