@@ -100,3 +100,17 @@ def test_the_cli_summary_says_what_the_card_says(tmp_path, capsys) -> None:
     for mode in saved.query_modes:  # the card, in the same mode order
         assert miss_line(counts[counts["query_mode"] == mode]) in html
     assert "cut deeper" in out and "cut deeper" in html
+
+
+def test_paper_tables_say_which_scores_cut_deeper_than_the_run_retrieved() -> None:
+    from heta_notebook import compare
+
+    with pytest.warns(DepthWarning):
+        runs = _run(evaluators=beir_default_metrics(k_values=(10, 100)), config={"top_k": 10})
+    note = "nDCG@100 is computed on the top 10 results retrieved per query, fewer than the cutoff"
+    deep, within = ["beir_ndcg@10", "beir_ndcg@100"], ["beir_ndcg@10"]
+    comparison = compare(runs)
+    assert note in comparison.to_latex(scores=deep) and note in comparison.to_markdown(deep)
+    assert note in runs["a"].to_markdown(scores=deep)
+    assert "computed on the top" not in comparison.to_markdown(scores=within)
+    assert "computed on the top" not in runs["a"].to_latex(scores=within)

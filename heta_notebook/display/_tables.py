@@ -11,7 +11,7 @@ and its family), ``to_markdown()`` a GitHub pipe table with the caption below.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from string import ascii_lowercase
 from typing import TYPE_CHECKING, Any
@@ -285,6 +285,7 @@ def comparison_table(
         )
     else:
         text += "; best in bold."
+    text += _depth_note(comparison.reports.values(), scores, labels)
     return PaperTable(
         rows=variants,
         columns=_labels(scores, labels),
@@ -349,6 +350,8 @@ def benchmarks_table(
             f"queries, p < {alpha:g} after Holm correction per benchmark and score over its "
             f"{pairs} comparison(s) with the baseline)."
         )
+    reports = [r for c in bench.comparisons.values() for r in c.reports.values()]
+    text += _depth_note(reports, scores, labels)
     return PaperTable(
         rows=rows,
         columns=columns,
@@ -384,7 +387,7 @@ def summary_table(
     text = (
         f"{report.label} on {report.benchmark.name}: mean over up to {n} scored queries "
         "per query mode; best in bold."
-    )
+    ) + _depth_note([report], scores, labels)
     return PaperTable(
         rows=modes,
         columns=_labels(scores, labels),
@@ -394,6 +397,32 @@ def summary_table(
         decimals=decimals,
         label=label,
         row_header="Query mode",
+    )
+
+
+def _depth_note(
+    reports: Iterable[EvaluationReport], scores: Sequence[str], labels: Mapping[str, str] | None
+) -> str:
+    """A caption sentence naming the shown scores that cut deeper than their run retrieved
+    (``analysis._depth``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
+    from heta_notebook.analysis._depth import KEY
+
+    shallow, depths = [], set()
+    for report in reports:
+        deeper = report.metadata.get(KEY) or {}
+        config = report.metadata.get("config") or {}
+        for score in scores:
+            if score in deeper:
+                shallow.append(score)
+                depths.add(config.get("top_k"))
+    if not shallow:
+        return ""
+    names = _labels(list(dict.fromkeys(shallow)), labels)
+    retrieved = "/".join(str(k) for k in sorted(k for k in depths if isinstance(k, int)))
+    verb = "is" if len(names) == 1 else "are"
+    return (
+        f" {', '.join(names)} {verb} computed on the top {retrieved} results retrieved per "
+        "query, fewer than the cutoff."
     )
 
 
