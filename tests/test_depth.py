@@ -114,3 +114,14 @@ def test_paper_tables_say_which_scores_cut_deeper_than_the_run_retrieved() -> No
     assert note in runs["a"].to_markdown(scores=deep)
     assert "computed on the top" not in comparison.to_markdown(scores=within)
     assert "computed on the top" not in runs["a"].to_latex(scores=within)
+
+
+def test_a_comparison_notes_it_once_for_reports_that_share_it() -> None:
+    from heta_notebook import compare
+
+    with pytest.warns(DepthWarning):
+        runs = _run(evaluators=beir_default_metrics(k_values=(10, 100)), config={"top_k": 10})
+    comparison = compare(runs)
+    notes = [n for n in comparison.notes() if "cut deeper" in n]
+    assert len(notes) == 1 and notes[0].startswith("a, b: 5 scores cut deeper than the 10")
+    assert "cut deeper" in comparison._repr_html_()

@@ -659,8 +659,21 @@ class Comparison:
         sig = self._significance if by is None else self.significance(by=by)
         return describe_test(sig, self.test, self.family, score, of_score=of_score)
 
+    def _depth_notes(self) -> list[str]:
+        """Reports whose scores cut deeper than they retrieved (``analysis._depth``), one note
+        per identical sentence."""
+        from heta_notebook.analysis._depth import depth_line
+
+        same: dict[str, list[str]] = {}
+        for label, report in self.reports.items():
+            line = depth_line(report.metadata)
+            if line:
+                same.setdefault(line, []).append(label)
+        return [f"{', '.join(labels)}: {line}." for line, labels in same.items()]
+
     def notes(self) -> list[str]:
-        """Plain-language caveats: missing cases, failed queries, modes not run, text scores."""
+        """Plain-language caveats: missing cases, failed queries, modes not run, text scores,
+        scores cut deeper than their run retrieved, benchmarks that do not pair."""
         notes = []
         missing = self._missing_cases(queries=False)
         same: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one note per identical case set
@@ -678,6 +691,7 @@ class Comparison:
                 notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
         if self.aligned.text_scores:
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
+        notes += self._depth_notes()
         keys = {r.benchmark.key for r in self.reports.values()}
         if len(keys) > 1:
             notes.append(
