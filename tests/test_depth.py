@@ -125,3 +125,12 @@ def test_a_comparison_notes_it_once_for_reports_that_share_it() -> None:
     notes = [n for n in comparison.notes() if "cut deeper" in n]
     assert len(notes) == 1 and notes[0].startswith("a, b: 5 scores cut deeper than the 10")
     assert "cut deeper" in comparison._repr_html_()
+
+
+def test_a_multi_benchmark_comparison_notes_it_per_benchmark() -> None:
+    from heta_notebook import compare_benchmarks
+
+    with pytest.warns(DepthWarning):
+        runs = _run(evaluators=beir_default_metrics(k_values=(10, 100)), config={"top_k": 10})
+    notes = compare_benchmarks(runs).notes()
+    assert any(n.startswith("beir_cranfield") and "a, b: 5 scores cut deeper" in n for n in notes)

@@ -223,13 +223,16 @@ class BenchmarkComparison:
         }
 
     def notes(self) -> list[str]:
-        """Caveats: systems missing from a benchmark (no ``Mean`` for them)."""
+        """Caveats: systems missing from a benchmark (no ``Mean`` for them), and per benchmark
+        its reports whose scores cut deeper than they retrieved."""
         notes = []
         table = self.table()
         for variant, row in table.drop(columns=MEAN).iterrows():
             absent = [b for b, v in row.items() if pd.isna(v)]
             if absent:
                 notes.append(f"{variant} has no {self.primary_score} on {', '.join(absent)}.")
+        for name, comparison in self.comparisons.items():
+            notes += [f"{name}: {note}" for note in comparison.depth_notes()]
         return notes
 
     # -- doors into display ------------------------------------------------------------------

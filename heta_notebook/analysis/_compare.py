@@ -659,7 +659,7 @@ class Comparison:
         sig = self._significance if by is None else self.significance(by=by)
         return describe_test(sig, self.test, self.family, score, of_score=of_score)
 
-    def _depth_notes(self) -> list[str]:
+    def depth_notes(self) -> list[str]:
         """Reports whose scores cut deeper than they retrieved (``analysis._depth``), one note
         per identical sentence."""
         from heta_notebook.analysis._depth import depth_line
@@ -691,7 +691,7 @@ class Comparison:
                 notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
         if self.aligned.text_scores:
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
-        notes += self._depth_notes()
+        notes += self.depth_notes()
         keys = {r.benchmark.key for r in self.reports.values()}
         if len(keys) > 1:
             notes.append(
