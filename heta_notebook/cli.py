@@ -486,9 +486,7 @@ def _miss_lines(frames: Any) -> list[str]:
     """Per mode: why expected evidence was missed, as the card says it (``report.misses()``)."""
     from heta_notebook.analysis._misses import miss_line
 
-    counts = frames.saved_miss_counts()
-    if counts is None:
-        counts = frames.misses()
+    counts = frames.misses()  # a saved report's header counts when it has them
     groups = dict(tuple(counts.groupby("query_mode", sort=False))) if not counts.empty else {}
     return [f"{mode}: {miss_line(groups[mode])}" for mode in frames.modes if mode in groups]
 
