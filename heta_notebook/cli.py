@@ -254,7 +254,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 benchmark=benchmark,
                 recipe=recipe,
                 evaluators=evaluators,
-                config={"top_k": args.top_k},
+                config={"top_k": args.top_k} if args.top_k else None,
                 query_modes=args.mode or None,
                 store=args.out,
                 limit=args.limit,
@@ -704,7 +704,9 @@ def add_run_parser(sub: Any) -> None:
         "abstention), evidence (evidence recall@5, @10) or module:attr (repeatable; default: "
         "the benchmark's own)",
     )
-    run.add_argument("--top-k", type=_positive, default=10, help="results per query (10)")
+    run.add_argument(
+        "--top-k", type=_positive, help="results per query (default: as deep as the scores cut)"
+    )
     run.add_argument("--mode", action="append", help="query mode (repeatable; default: all)")
     run.add_argument("--out", help="a report store folder to save the report in")
     run.set_defaults(func=cmd_run)

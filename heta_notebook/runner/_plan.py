@@ -102,6 +102,16 @@ def _note_depth(spec: RunSpec) -> None:
         spec.metadata[KEY] = deeper
 
 
+def deep_enough(config: BenchmarkRunConfig, evaluators: Sequence[Any]) -> BenchmarkRunConfig:
+    """``config``, asking each query for as many results as its deepest score cuts at when the
+    user did not choose ``top_k`` (``beir_recall@100`` then ranks 100 results, as BEIR's does)."""
+    if "top_k" in config.model_fields_set:
+        return config
+    cuts = [getattr(ev, "k", None) for ev in evaluators]
+    deepest = max((k for k in cuts if isinstance(k, int) and not isinstance(k, bool)), default=0)
+    return config.model_copy(update={"top_k": deepest}) if deepest > config.top_k else config
+
+
 def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
     """One ``DepthWarning`` per run call (not per recipe) when scores cut deeper than
     ``top_k``."""
