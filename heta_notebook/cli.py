@@ -131,11 +131,13 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
     from heta_notebook.store import ReportStore, ReportWarning
 
-    if "://" not in args.store and not Path(args.store).is_dir():
+    local = "://" not in args.store
+    if local and not Path(args.store).is_dir() and not _is_report(Path(args.store)):
         raise SystemExit(f"error: {args.store} is not a folder")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ReportWarning)
-        frame = ReportStore(args.store).list()
+        one = _report_listing(Path(args.store)) if local else None
+        frame = ReportStore(args.store).list() if one is None else one
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     if args.json:
@@ -150,6 +152,46 @@ def cmd_ls(args: argparse.Namespace) -> int:
         return 0
     print(ls_table(frame.to_dict(orient="records")))
     return 0
+
+
+def _is_report(path: Path) -> bool:
+    """A report folder (``header.json`` or ``report.json`` in it) or a report's JSON file."""
+    if path.is_file():
+        return path.suffix == ".json"
+    return (path / "header.json").is_file() or (path / "report.json").is_file()
+
+
+def _report_listing(path: Path) -> Any:
+    """``ls``'s rows for the one report at ``path`` (its store's row when it sits in a store),
+    or None when ``path`` is no report (then it is a store)."""
+    import pandas as pd
+
+    from heta_notebook.schema._records import EvaluationReport
+    from heta_notebook.store import ReportStore
+
+    if not _is_report(path):
+        return None
+    folder = path.parent if path.is_file() else path
+    parts = folder.resolve().parts
+    if len(parts) > 4 and parts[-2] == "evaluations" and parts[-4] == "knowledge_bases":
+        listing = ReportStore(Path(*parts[:-4])).list()
+        mine = listing[
+            (listing.report_id == parts[-1]) & (listing.knowledge_base_name == parts[-3])
+        ]
+        if len(mine):
+            return mine
+    report = EvaluationReport.load(_report_path(str(path)))
+    row = {
+        "knowledge_base_name": report.knowledge_base_name,
+        "report_id": report.report_id,
+        "label": report.metadata.get("label"),
+        "benchmark": report.benchmark.name,
+        "split": report.benchmark.split,
+        "query_modes": list(report.query_modes),
+        "n_cases": len({r.case_id for r in report.case_results}),
+        "finished_at": report.finished_at,
+    }
+    return pd.DataFrame([row])
 
 
 _LS_COLUMNS = [
@@ -713,7 +755,11 @@ def add_run_parser(sub: Any) -> None:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    """A positive whole number (argparse names the option; never this function)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
@@ -777,6 +823,17 @@ def build_parser() -> argparse.ArgumentParser:
 USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, ImportError)
 
 
+class InputError(SystemExit):
+    """A command's one-line input error, already printed: exits 2, as documented."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = 2
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m heta_notebook`` and the ``heta-notebook`` script."""
     args = build_parser().parse_args(argv)
@@ -788,6 +845,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):  # argparse's own exits (usage errors: 2)
+            raise
+        print(exc.code, file=sys.stderr)  # a command's one-line input error
+        raise InputError(exc.code) from None
     except USER_ERRORS as exc:
         if os.environ.get("HETA_DEBUG"):
             raise

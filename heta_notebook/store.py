@@ -605,13 +605,19 @@ class RunHandle:
             self._open_stream(self._fd)
 
     def _recorded_fingerprint(self, identity: Path) -> tuple[str | None, str]:
-        """The fingerprint ``checkpoint.json`` records, or None and why there is none."""
+        """The fingerprint ``checkpoint.json`` records (or, once a finished run removed it, the
+        saved header's), or None and why there is none."""
+        header = identity.with_name(columnar.HEADER)
+        if not self.store._exists(identity) and self.store._exists(header):
+            identity = header
         if not self.store._exists(identity):
             return None, "missing"
         try:
             recorded = json.loads(self.store._read(identity))
         except (ValueError, UnicodeDecodeError) as exc:
             return None, f"unreadable ({exc})"
+        if isinstance(recorded, dict) and identity.name == columnar.HEADER:
+            recorded = recorded.get("metadata")
         fingerprint = recorded.get("fingerprint") if isinstance(recorded, dict) else None
         if not isinstance(fingerprint, str) or not fingerprint:
             return None, "records no fingerprint"
@@ -712,8 +718,9 @@ class RunHandle:
                             os.fsync(handle)
                     finally:
                         os.close(handle)
-            if self._discard:
-                for path in (self.stream_path, self.sums_path, self.path):
+            if self._discard:  # finished: its header keeps the fingerprint checkpoint.json had
+                identity = self.path.parent / "checkpoint.json"
+                for path in (self.stream_path, self.sums_path, self.path, identity):
                     if self.store._fs is None:
                         path.unlink(missing_ok=True)  # a symlink: the link, never its target
                     elif self.store._exists(path):
@@ -806,16 +813,20 @@ class _LockTable:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / ".lock"
             _refuse_symlink(path)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            while True:  # a holder unlinks .lock as it lets go: lock the file that is there now
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+                    os.close(fd)
+                    raise ReportLockedError(
+                        f"{what} is being written by another process (pid {holder}, lock "
+                        f"{path}); wait for it to finish or use another report_id"
+                    ) from None
+                if _same_file(fd, path):
+                    break
                 os.close(fd)
-                raise ReportLockedError(
-                    f"{what} is being written by another process (pid {holder}, lock {path}); "
-                    "wait for it to finish or use another report_id"
-                ) from None
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)
             self._held[folder] = [fd, 1]
@@ -828,8 +839,18 @@ class _LockTable:
             entry[1] -= 1
             if entry[1] == 0:
                 del self._held[folder]
+                with contextlib.suppress(OSError):  # a finished run leaves no .lock behind
+                    (folder / ".lock").unlink()
                 fcntl.flock(entry[0], fcntl.LOCK_UN)
                 os.close(entry[0])
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open at ``fd`` (not unlinked by its last holder)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+    except OSError:
+        return False
 
 
 _LOCKS = _LockTable()
