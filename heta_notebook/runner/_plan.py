@@ -112,6 +112,13 @@ def deep_enough(config: BenchmarkRunConfig, evaluators: Sequence[Any]) -> Benchm
     return config.model_copy(update={"top_k": deepest}) if deepest > config.top_k else config
 
 
+def headline_of(evaluators: Sequence[Any]) -> str | None:
+    """The score the progress bar and the live card follow (the card's headline rule)."""
+    from heta_notebook.analysis._headline import headline_score
+
+    return headline_score([str(ev.name) for ev in evaluators])
+
+
 def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
     """One ``DepthWarning`` per run call (not per recipe) when scores cut deeper than
     ``top_k``."""
@@ -146,7 +153,11 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
     finished = finished_results(run) if run is not None else {}
     pending = _count_pending(spec, finished)
     progress = RunProgress(
-        total=_total(spec), initial=_total(spec) - pending, desc=spec.label, enabled=spec.progress
+        total=_total(spec),
+        initial=_total(spec) - pending,
+        desc=spec.label,
+        enabled=spec.progress,
+        headline=headline_of(spec.evaluators),
     )
     sink = CheckpointSink(run, spec.config) if run is not None else None
     # filled as results arrive: the statistics only order them; a local checkpoint's columns
