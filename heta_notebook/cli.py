@@ -166,15 +166,16 @@ def _report_listing(path: Path) -> Any:
     or None when ``path`` is no report (then it is a store)."""
     import pandas as pd
 
-    from heta_notebook.schema._records import EvaluationReport
+    from heta_notebook.schema._records import EvaluationReport, report_folder
     from heta_notebook.store import ReportStore
 
     if not _is_report(path):
         return None
     folder = path.parent if path.is_file() else path
     parts = folder.resolve().parts
-    if len(parts) > 4 and parts[-2] == "evaluations" and parts[-4] == "knowledge_bases":
-        listing = ReportStore(Path(*parts[:-4])).list()
+    tail = report_folder(parts[-3], parts[-1])[1:] if len(parts) > 4 else ()
+    if tail and parts[-len(tail) :] == tail:  # in a store: its own row
+        listing = ReportStore(Path(*parts[: -len(tail)])).list()
         mine = listing[
             (listing.report_id == parts[-1]) & (listing.knowledge_base_name == parts[-3])
         ]
