@@ -107,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "HttpSystem": "heta_notebook.systems._http",
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
+    "NoResultsError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
     "Abstain": "heta_notebook.systems._normalize",
     "token_usage": "heta_notebook.analysis._usage",
@@ -293,6 +294,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.systems._check import (  # noqa: F401
         IdCoverageError,
+        NoResultsError,
     )
     from heta_notebook.systems._http import (  # noqa: F401
         HttpSystem,

@@ -24,7 +24,13 @@ from typing import Any
 
 from heta_notebook.evaluators._matching import document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
-from heta_notebook.systems._normalize import DocumentId, normalize_response
+from heta_notebook.systems._normalize import (
+    NO_RESULTS,
+    DocumentId,
+    describe_value,
+    holds_results,
+    normalize_response,
+)
 
 DEFAULT_MODE = "default"
 _CALL_KEYWORDS = ("mode", "top_k", "options")
@@ -75,7 +81,7 @@ class System:
             document_id=self.document_id,
             id_key=self.id_key,
         )
-        return stamp_documents(response, self.benchmark_documents)
+        return stamp_documents(_noting_emptiness(response, value), self.benchmark_documents)
 
     def bound(self, benchmark_documents: Collection[str]) -> System:
         """A copy that maps result ids onto these benchmark document ids."""
@@ -116,7 +122,7 @@ def as_system(
         return obj
     from heta_notebook.systems._frameworks import framework_call
 
-    options = {"document_id": document_id, "id_key": id_key}
+    options: dict[str, Any] = {"document_id": document_id, "id_key": id_key}
     framework = framework_call(obj)
     if framework is not None:
         call, kind = framework
@@ -147,6 +153,18 @@ def _object_system(obj: Any, name: str | None, options: dict[str, Any]) -> Syste
     if value is not None:
         manifest = {**manifest, **value} if isinstance(value, dict) else {**manifest, "own": value}
     return System(obj.query, name=label, query_modes=modes, manifest=manifest, **options)
+
+
+def _noting_emptiness(response: QueryResponse, value: Any) -> QueryResponse:
+    """``response`` with ``metadata["no_results"]`` saying what the reply held, when it was
+    meant to hold results (a list, a results key, no answer) and held none: the dry run's
+    evidence for a results path or shape that finds nothing."""
+    if response.results or response.abstained or NO_RESULTS in response.metadata:
+        return response
+    if response.answer is not None and not holds_results(value):
+        return response  # an answer-only reply
+    metadata = {**response.metadata, NO_RESULTS: describe_value(value)}
+    return response.model_copy(update={"metadata": metadata})
 
 
 def unwrapped(obj: Any) -> Any:
