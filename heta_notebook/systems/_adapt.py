@@ -28,7 +28,6 @@ from heta_notebook.systems._normalize import (
     NO_RESULTS,
     DocumentId,
     describe_value,
-    holds_results,
     normalize_response,
 )
 
@@ -156,13 +155,13 @@ def _object_system(obj: Any, name: str | None, options: dict[str, Any]) -> Syste
 
 
 def _noting_emptiness(response: QueryResponse, value: Any) -> QueryResponse:
-    """``response`` with ``metadata["no_results"]`` saying what the reply held, when it was
-    meant to hold results (a list, a results key, no answer) and held none: the dry run's
-    evidence for a results path or shape that finds nothing."""
-    if response.results or response.abstained or NO_RESULTS in response.metadata:
+    """``response`` with ``metadata["no_results"]`` saying what the reply held (a dict's keys, a
+    list's length), when it holds neither a result nor an answer: the dry run's evidence for a
+    shape that finds nothing."""
+    if response.results or response.abstained or response.answer is not None:
         return response
-    if response.answer is not None and not holds_results(value):
-        return response  # an answer-only reply
+    if NO_RESULTS in response.metadata:
+        return response
     metadata = {**response.metadata, NO_RESULTS: describe_value(value)}
     return response.model_copy(update={"metadata": metadata})
 

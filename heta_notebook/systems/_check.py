@@ -19,8 +19,9 @@ to make up because the system gave none are never shown as the system's.
 path that matches nothing, a function returning ``[]``) stops with :class:`NoResultsError`
 showing what the replies held (their top-level keys, or the value's type and length); after
 ``ESCALATION`` × ``n`` such queries, not before. Some empty answers are a warning with their
-share, kept as ``metadata["id_coverage"]["empty_queries"]``. Answer-only replies (a string,
-``{"answer": ...}`` with no results key) and abstentions are not empty.
+share, kept as ``metadata["id_coverage"]["empty_queries"]``. Answers without results (a
+string, ``{"answer": ..., "results": []}``) and abstentions are not empty; an ``HttpSystem``
+reply whose results path matches nothing is, answer or not.
 """
 
 from __future__ import annotations
@@ -167,8 +168,8 @@ def _maps_nothing_yet(
 
 
 def is_empty(response: Any) -> bool:
-    """Whether a dry-run answer found nothing: no result, and either no answer or a reply that
-    was meant to hold results (``metadata["no_results"]``); an abstention is not empty."""
+    """Whether a dry-run answer found nothing: no result, and either no answer or a reply whose
+    results path matched nothing (``metadata["no_results"]``); an abstention is not empty."""
     if not isinstance(response, QueryResponse) or response.results or response.abstained:
         return False
     return response.answer is None or NO_RESULTS in response.metadata

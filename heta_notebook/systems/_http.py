@@ -101,17 +101,25 @@ class HttpSystem:
             out["results"] = [self._renamed(item) for item in out["results"]]
         if not isinstance(out.get("metadata"), Mapping):  # e.g. {"stages": [...]}: kept
             out.pop("metadata", None)
-        if self.paths["results"] is None:
-            out.pop("results", None)
-        elif not out.get("results"):  # the path found nothing: what the reply held instead
-            found = "matched nothing" if out.get("results") is None else "held no results"
-            out["results"] = []
-            note = f"the reply's {self.paths['results']!r} {found}; {reply_keys(data, self.paths['results'])}"
-            out["metadata"] = {**out.get("metadata", {}), NO_RESULTS: note}
         if not out.get("abstain"):  # a reason only means something with an abstention
             out.pop("abstain", None)
             out.pop("abstain_reason", None)
+        if self.paths["results"] is None:
+            out.pop("results", None)
+        elif not out.get("results"):
+            self._note_no_results(out, data)
         return out
+
+    def _note_no_results(self, out: dict[str, Any], data: Any) -> None:
+        """``out["results"] = []``, and ``metadata["no_results"]`` saying what the reply held
+        when the results path matched nothing (or found no results and no answer came)."""
+        found = "matched nothing" if out.get("results") is None else "held no results"
+        out["results"] = []
+        if found == "held no results" and out.get("answer") is not None:
+            return  # an answer without results: said by the service, not a wrong path
+        path = str(self.paths["results"])
+        note = f"the reply's {path!r} {found}; {reply_keys(data, path)}"
+        out["metadata"] = {**out.get("metadata", {}), NO_RESULTS: note}
 
     def _renamed(self, item: Any) -> Any:
         if not isinstance(item, Mapping):

@@ -320,14 +320,6 @@ def describe_value(value: Any) -> str:
         return "None" if value is None else kind
 
 
-def holds_results(value: Any) -> bool:
-    """Whether a returned value has a place for results (a list, or a dict with a results key),
-    as opposed to an answer-only reply (a string, ``{"answer": ...}``)."""
-    if isinstance(value, Mapping):
-        return any(k in value for k in _RESULT_KEYS)
-    return isinstance(value, (list, tuple))
-
-
 def citations_for(items: Any, results: Sequence[QueryResult]) -> tuple[QueryCitation, ...]:
     """Citations from ``QueryCitation``s, result ids, 1-based result numbers or dicts."""
     by_id = {r.id: r for r in results}
@@ -387,7 +379,6 @@ __all__ = [
     "as_results",
     "citations_for",
     "describe_value",
-    "holds_results",
     "map_document",
     "normalize_response",
 ]
