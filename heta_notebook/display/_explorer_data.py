@@ -22,6 +22,7 @@ import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Any
 
@@ -32,6 +33,7 @@ import pyarrow as pa
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis._headline import headline_score
+from heta_notebook.benchmarks._texts import shown_text
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
 from heta_notebook.schema._columnar import SCHEMAS, CorruptReportError
@@ -512,8 +514,20 @@ def _details_into(
     """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
     the tables for a columnar report (no records, evidence matched on parsed source keys),
     else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
-    _details_only(report, rows, s, cols, scores, at)
+    token = _BENCHMARK_KEY.set(report.benchmark.key)  # texts for bare ids (benchmarks._texts)
+    try:
+        _details_only(report, rows, s, cols, scores, at)
+    finally:
+        _BENCHMARK_KEY.reset(token)
     _misses_into(report, rows, s, cols, at)
+
+
+_BENCHMARK_KEY: ContextVar[str | None] = ContextVar("hn_explorer_benchmark", default=None)
+
+
+def _result_text(text: str | None, document_id: str | None) -> str | None:
+    """A result's text, or the benchmark's (marked) for a bare id (``benchmarks._texts``)."""
+    return shown_text(text, _BENCHMARK_KEY.get(), document_id)
 
 
 def _details_only(
@@ -720,7 +734,7 @@ class _ColumnarDetails:
                     s.add(docs[0] if docs else None),
                     _num(score),
                     s.add(rid),
-                    s.add(self.texts[text]),
+                    s.add(_result_text(self.texts[text], docs[0] if docs else None)),
                     _num(grade),
                     int(bool((grade or 0) > 0 or matched)),
                     [s.add(m) for m in matched],
@@ -873,7 +887,7 @@ def _encode_details(
             s.add(r["document_id"]),
             _num(r["score"]),
             s.add(r["result_id"]),
-            s.add(r["text"]),
+            s.add(_result_text(r["text"], r["document_id"])),
             _num(r["relevance"]),
             int(r["relevant"]),
             [s.add(m) for m in r["matched_evidence"]],
