@@ -205,6 +205,7 @@ def _encode_report(
     names = list(report.frames().score_names)
     cols, scores = case_index(report, rows, names, strings)
     cols["misses"] = miss_index(report, rows, strings)
+    cols["found"] = found_index(report, rows, strings)
     wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:
@@ -638,6 +639,30 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
         labels = dict.fromkeys(class_label(m) for m in found)
         out.append([s.add(label) for label in labels if label != FOUND])
     return out
+
+
+def found_index(
+    report: EvaluationReport, rows: np.ndarray, s: StringTable
+) -> list[list[int]] | None:
+    """Per embedded row, the labels of the expected evidence it found (``frames.evidence()``'s
+    ``matched``, what ``Comparison.evidence_changes`` reads): the "found by A, missed by B"
+    filters count from it for every embedded case, whether its details are loaded or not.
+    None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
+    if len(report.case_results) > MAX_MISS_CASES:
+        return None
+    frames = report.frames()
+    evidence = frames.evidence()
+    hit = evidence[evidence["matched"].fillna(False).astype(bool)]
+    found: dict[tuple[str, str], list[str]] = {}
+    for case_id, mode, label in zip(
+        hit["case_id"].tolist(), hit["query_mode"].tolist(), hit["label"].tolist(), strict=True
+    ):
+        found.setdefault((str(case_id), str(mode)), []).append(str(label))
+    case_ids, modes = frames.case_column("case_id"), frames.case_column("query_mode")
+    return [
+        [s.add(x) for x in dict.fromkeys(found.get((str(case_ids[r]), str(modes[r])), []))]
+        for r in rows.tolist()
+    ]
 
 
 class _ColumnarDetails:
