@@ -301,11 +301,8 @@ class ReportData {
   }
   /** Whether "found / missed" is known for every embedded case (not only loaded ones). */
   get foundIndexed() { return !!this.c.found; }
-  /** The count line's word on capped details: "details loaded for 120 of 594". */
-  cappedNote() {
-    return this.partial && !this.p.preview ? ` · details loaded for ${fmtInt(this.nDetailed)} of ${fmtInt(this.n)}` +
-      (this.live ? " (the rest are fetched as you page)" : " (counts and filters use every case's columns)") : "";
-  }
+  /** Whether only some cases' details are loaded (the count line says so). */
+  get capped() { return this.partial && !this.p.preview; }
   /** The miss classes of case ``i``'s evidence (analysis._misses; "found" left out). */
   misses(i) { return ((this.c.misses && this.c.misses[i]) || []).map((j) => this.s(j)); }
   results(i) {
@@ -704,7 +701,7 @@ function renderReport(model, el, data) {
         h("td", { class: "hnx-id", title: data.caseId(i) }, data.caseId(i), data.error(i) ? [" ", badge("error", "bad")] : null),
         h("td", { title: data.mode(i) }, data.mode(i)), h("td", {}, v), h("td", { title: data.query(i) }, shorten(data.query(i), 70)));
     }));
-    ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} of ${fmtInt(data.n)} case results${data.cappedNote()}`;
+    ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} of ${fmtInt(data.n)} case results${cappedNote([data], false)}`;
     ui.prev.disabled = st.page <= 0;
     ui.next.disabled = st.page >= pages - 1;
     ui.desc.disabled = (st.sort_by || REPORT_ORDER) === REPORT_ORDER;  // report order has no direction
@@ -734,6 +731,16 @@ function renderReport(model, el, data) {
 }
 
 // ------------------------------------------------------------------ comparison explorer
+
+/** The count line's word on capped details: " · details loaded for 15 of 675 (a); ...". */
+function cappedNote(datas, named) {
+  const capped = [...new Set(datas)].filter((d) => d.capped);
+  if (!capped.length) return "";
+  const loaded = capped.map((d) => `${fmtInt(d.nDetailed)} of ${fmtInt(d.n)}${named ? ` (${d.p.label})` : ""}`).join(", ");
+  const indexed = capped.every((d) => d.foundIndexed);
+  return ` · details loaded for ${loaded}; ${indexed ? "counts and filters use every case's columns" : "evidence filters count loaded cases only"}` +
+    `${capped.some((d) => d.live) ? ", the rest load as you page" : ""}`;
+}
 
 class Side {
   constructor(data, mode) {
@@ -919,7 +926,7 @@ function renderCompare(model, el, reports) {
     ui.page.textContent = preview ? `first page · ${fmtInt(rows.length)} cases (preview)`
       : `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]}${st.label ? `, ${st.label}` : ""}` +
         `${st.miss_a ? `, A missed as ${st.miss_a}` : ""}${st.miss_b ? `, B missed as ${st.miss_b}` : ""})` +
-        [...new Set([A.data, B.data])].map((d) => d.cappedNote() ? `${d.cappedNote()} (${d.p.label})` : "").join("");
+        cappedNote([A.data, B.data], A.data !== B.data);
     ui.prev.disabled = !!preview || st.page <= 0;
     ui.next.disabled = !!preview || st.page >= pages - 1;
     const id = st.selected;
