@@ -70,6 +70,7 @@ def test_partial_emptiness_warns_with_its_share_and_is_kept_in_the_report() -> N
         found[0].message
     )
     assert found[0].filename == __file__
+    assert f"{empty} of the first 5 queries found nothing" in report._repr_html_()  # the card
 
 
 def test_answer_only_replies_are_not_empty() -> None:
