@@ -4,6 +4,8 @@ settings the pair's modes do not read never lead the details."""
 
 from __future__ import annotations
 
+from html import escape
+
 from heta_notebook import BeirBenchmark, BeirRetrievalMetric, Recipe, compare, run_benchmark
 from tests._compare_helpers import scored_report
 from tests._systems_helpers import ranked_ids
@@ -27,6 +29,10 @@ def test_a_one_mode_system_pairs_with_each_mode_of_the_others() -> None:
     [note] = [n for n in c.notes() if "paired" in n]
     assert "each paired with mine · default" in note and "by query id" in note
     assert not any("did not run" in n for n in c.notes())
+    html = c._repr_html_()
+    assert "baseline mine (by query id)" in html and "(same mode)" not in html
+    assert all(line in html for line in lines) and escape(note) in html  # same notes as repr
+    assert f"note: {note}" in repr(c)
     # the embedded side as the baseline: the one-mode system pairs with each of its modes
     flipped = compare({"kb": kb, "mine": mine})
     assert [(a.mode, b.mode) for a, b in flipped.pairs()] == [
@@ -50,7 +56,7 @@ def test_multi_mode_reports_pair_by_mode_name_or_say_what_to_choose() -> None:
     [note] = [n for n in c.notes() if "nothing paired" in n]
     assert "baseline='a · bm25'" in note
     assert f"note: {note}" in repr(c)  # repr and HTML show the same notes
-    assert note.replace("'", "&#x27;") in c._repr_html_() or note in c._repr_html_()
+    assert escape(note) in c._repr_html_()
     chosen = compare([a, other], baseline="a · bm25")
     assert len(chosen.pairs()) == 3  # everything against that variant
 

@@ -62,7 +62,8 @@ def compare(
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
 
-    ``baseline`` is a report label (each mode is compared with that report's same mode) or
+    ``baseline`` is a report label (each mode is compared with that report's same mode; a
+    report with one mode pairs with every mode, see ``analysis._pairing``) or
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
     Reports of different benchmarks are refused unless ``allow_different_benchmarks``, which
     puts them side by side *unpaired*: cases pair only within one benchmark, so no test is

@@ -60,7 +60,12 @@ def comparison_html(comparison: Comparison) -> str:
 def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     benchmarks = sorted({r.benchmark.key for r in comparison.reports.values()})
     base = comparison.baseline
-    base_text = base.name if hasattr(base, "name") else f"{base} (same mode)"
+    crossed = any(a.mode != b.mode for a, b in comparison.pairs())  # analysis._pairing
+    base_text = (
+        base.name
+        if hasattr(base, "name")
+        else f"{base} ({'by query id' if crossed else 'same mode'})"
+    )
     sub = (
         f"baseline {base_text} · paired {_test_name(comparison)} and bootstrap 95% CI "
         f"({_resampling(comparison, sig)}), {_holm_family(comparison, sig)} "
