@@ -142,6 +142,11 @@ class GeneratedBenchmark(BeirBenchmark):
         )
         self._parsed = None
 
+    def generated_inputs(self) -> tuple[list[BenchmarkDocument], list[BenchmarkCase]]:
+        """The documents and every generated case, before the review (what a reviewer sees)."""
+        documents, cases, _ = BeirBenchmark._parse(self)
+        return documents, cases
+
     def review(self, **options: Any) -> Any:
         """The review widget: page through cases, accept / reject with a reason / edit queries."""
         from heta_notebook.display._review import ReviewWidget
@@ -160,6 +165,14 @@ class GeneratedBenchmark(BeirBenchmark):
                     target.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(source, target / name)
         return type(self)(target, self.split)
+
+    def _case(self, query_id: str, query: dict[str, Any], *args: Any) -> BenchmarkCase:
+        case = super()._case(query_id, query, *args)
+        answer = query["metadata"].get("answer")
+        if not isinstance(answer, str) or not answer.strip():
+            return case
+        expected = case.expected.model_copy(update={"answers": (answer.strip(),)})
+        return case.model_copy(update={"expected": expected})
 
     def _parse(self) -> Parsed:
         documents, cases, facts = super()._parse()
@@ -217,7 +230,9 @@ def write_folder(
     )
     _write_jsonl(folder / "queries.jsonl", queries)
     qrels = "".join(
-        f"{case_id}\t{case.document_id}\t1\n" for case_id, case in zip(ids, cases, strict=True)
+        f"{case_id}\t{document_id}\t1\n"
+        for case_id, case in zip(ids, cases, strict=True)
+        for document_id in (case.document_id, *case.also)
     )
     atomic_write_text(folder / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n" + qrels)
     text = json.dumps(manifest.to_dict(), indent=1, sort_keys=True, ensure_ascii=False)
@@ -283,7 +298,7 @@ def _folder_documents(folder: Path) -> list[CorpusDoc]:
     if (folder / "documents.jsonl").is_file():
         from heta_notebook.benchmarks._jsonl import JsonlBenchmark
 
-        return [_from_document(d) for d in JsonlBenchmark(folder).load().documents]
+        return [_from_document(d) for d in JsonlBenchmark.from_folder(folder).load().documents]
     raise BenchmarkFormatError(
         "no corpus.jsonl (BEIR) or documents.jsonl (JSONL) here", file=folder
     )

@@ -7,7 +7,9 @@
 - **title/heading**: a document's title (or a Markdown ``#`` heading) is the query; the title
   is taken out of what the index sees (``strip_title``) so the query is not a copy of the text.
 - **inverse-cloze** (Lee, Chang & Toutanova 2019): one sentence of a document is the query
-  and is removed from the document the index sees (``keep_rate`` keeps it in that share).
+  and is removed from the document the index sees (``keep_rate`` keeps it in that share); a
+  sentence that also appears elsewhere in the document (a title repeated in the text) is
+  never chosen, so the removed sentence is really gone.
 
 Each generator takes the corpus (``CorpusDoc``\\ s sorted by id) and a numpy ``Generator`` and
 returns ``Generated`` cases plus the corpus the index sees. One query per document.
@@ -46,12 +48,14 @@ class CorpusDoc:
 @dataclass(frozen=True)
 class Generated:
     """One generated case: the query, its source document, the passage offsets in that
-    document's indexed text (None for a whole document) and facts for the case metadata."""
+    document's indexed text (None for a whole document), facts for the case metadata, and
+    ``also``: further relevant documents (a multi-hop question's second source)."""
 
     query: str
     document_id: str
     passage: tuple[int, int] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    also: tuple[str, ...] = ()
 
 
 def stopwords() -> frozenset[str]:
@@ -193,7 +197,13 @@ def inverse_cloze(
     sentences: dict[int, list[tuple[int, int]]] = {}
     for i, doc in enumerate(docs):
         spans = _sentences(doc.body)
-        good = [s for s in spans if len(tokens(doc.body[s[0] : s[1]], stop)) >= min_words]
+        text = doc.text
+        good = [
+            s
+            for s in spans
+            if len(tokens(doc.body[s[0] : s[1]], stop)) >= min_words
+            and text.count(doc.body[s[0] : s[1]].strip()) == 1  # not also the title, say
+        ]
         if len(spans) >= 2 and good:
             sentences[i] = good
     chosen = _choose(sorted(sentences), n, rng)
