@@ -216,7 +216,10 @@ def write_folder(
     """Write the BEIR files and the manifest; every byte depends only on the arguments."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "qrels").mkdir(exist_ok=True)
-    (folder / REVIEW_FILE).unlink(missing_ok=True)  # a new benchmark has no review yet
+    text = json.dumps(manifest.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    previous = folder / MANIFEST_FILE
+    if not previous.is_file() or previous.read_text(encoding="utf-8") != text:
+        (folder / REVIEW_FILE).unlink(missing_ok=True)  # another benchmark: not its review
     rows = (
         {"_id": d.document_id, "title": d.title, "text": d.body, "metadata": d.metadata}
         for d in corpus
@@ -235,8 +238,7 @@ def write_folder(
         for document_id in (case.document_id, *case.also)
     )
     atomic_write_text(folder / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n" + qrels)
-    text = json.dumps(manifest.to_dict(), indent=1, sort_keys=True, ensure_ascii=False)
-    atomic_write_text(folder / MANIFEST_FILE, text + "\n")
+    atomic_write_text(folder / MANIFEST_FILE, text)
 
 
 def _query_metadata(case: Generated) -> dict[str, Any]:
