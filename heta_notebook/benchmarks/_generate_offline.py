@@ -166,7 +166,7 @@ def _without_title(doc: CorpusDoc, title: str, kind: str) -> CorpusDoc:
     if kind == "heading":
         body = HEADING.sub(lambda m: "" if m.group(2).strip() == title else m.group(0), body, 1)
     elif body.startswith(title):  # BEIR corpora often repeat the title in the text
-        body = body[len(title) :]
+        body = body[len(title) :].lstrip(" .:;-")
     return replace(doc, title="", body=body.strip())
 
 
