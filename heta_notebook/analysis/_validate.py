@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -112,10 +112,11 @@ def validation_from_matrices(
         {(name, score): m.mean() for name, mats in benchmarks.items() for score, m in mats.items()},
         axis=1,
     )
-    rows, flips = [], []
+    rows: list[dict[str, Any]] = []
+    flips: list[dict[str, Any]] = []
     rng = np.random.default_rng(seed)
-    for score in generated if reference else ():
-        g, r = generated[score], reference[score]
+    for score in generated if reference is not None else ():
+        g, r = generated[score], cast(Mapping[str, pd.DataFrame], reference)[score]
         common = [s for s in g.columns if s in r.columns]
         g_m, r_m = g[common].to_numpy(), r[common].to_numpy()
         tau = float(kendall_tau(g_m.mean(axis=0), r_m.mean(axis=0)))
@@ -258,14 +259,15 @@ def _runs(
         return benchmark.reports
     from heta_notebook.runner import run_benchmark
 
-    return run_benchmark(
+    runs: Any = run_benchmark(
         benchmark=benchmark,
         recipes=systems,
         evaluators=_evaluators(scores),
         query_modes=modes,
         config={"top_k": top_k},
         progress=progress,
-    ).reports
+    )
+    return runs.reports
 
 
 def _evaluators(scores: Sequence[str]) -> list[Any] | None:
@@ -275,7 +277,7 @@ def _evaluators(scores: Sequence[str]) -> list[Any] | None:
     matches = [_BEIR_SCORE.match(score) for score in scores]
     if not all(matches):
         return None
-    return [BeirRetrievalMetric(m.group(1), int(m.group(2))) for m in matches if m]
+    return [BeirRetrievalMetric(cast(Any, m.group(1)), int(m.group(2))) for m in matches if m]
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -247,6 +247,11 @@ def _choose(eligible: Sequence[int] | range, n: int, rng: np.random.Generator) -
     return [items[i] for i in rng.choice(len(items), size=n, replace=False)]
 
 
-METHODS = {"known_item": known_item, "title": titles, "inverse_cloze": inverse_cloze}
+Method = Callable[..., tuple[list[Generated], list[CorpusDoc]]]
+METHODS: dict[str, Method] = {
+    "known_item": known_item,
+    "title": titles,
+    "inverse_cloze": inverse_cloze,
+}
 
 __all__ = ["METHODS", "CorpusDoc", "Generated", "inverse_cloze", "known_item", "titles"]

@@ -106,7 +106,7 @@ class ReviewWidget(anywidget.AnyWidget):
 
     _esm = traitlets.Unicode(_ESM).tag(sync=True)
     _css = traitlets.Unicode(_CSS).tag(sync=True)
-    cases = traitlets.List().tag(sync=True)
+    cases = traitlets.List(traitlets.Dict()).tag(sync=True)
     decisions = traitlets.Dict().tag(sync=True)
     index = traitlets.Int(0).tag(sync=True)
 
