@@ -130,3 +130,28 @@ def test_limit_takes_the_first_chunks(tmp_path) -> None:
     assert asked == 2 and benchmark.generation.counts["generated"] == 2
     first = benchmark.load().cases[0]
     assert len(first.expected.evidence) == 2  # multi-hop: two source documents
+
+
+def test_a_second_run_asks_only_what_it_does_not_have(tmp_path) -> None:
+    corpus = [{"_id": n, "text": TOPICS[n]} for n in ("alpha", "bravo", "echo")]
+    options = {"model": "m", "timeout": 0.5, "max_retries": 0, "cache_dir": tmp_path / "cache"}
+    with JudgeServer() as server:
+        server.route = _route
+        first = generate_benchmark(corpus, 3, method="llm", folder=tmp_path / "1",
+                                   base_url=server.base_url, **options)  # fmt: skip
+        assert first.generation.counts["dropped"] == {"request_failed": 1}
+        before = server.seen_within(5)
+        assert before == 5  # three questions, two closed-book checks
+
+        def answer_echo(request: dict) -> Reply:
+            if "Echo panels" in request["messages"][1]["content"]:
+                reply = {"question": "When do echo panels flutter?", "answer": "critical value"}
+                return Reply(content=json.dumps(reply))
+            return _route(request)
+
+        server.route = answer_echo
+        second = generate_benchmark(corpus, 3, method="llm", folder=tmp_path / "2",
+                                    base_url=server.base_url, **options)  # fmt: skip
+        assert server.seen_within(before + 2) - before == 2  # echo's question and its check
+    assert second.generation.counts == {"generated": 3, "kept": 3, "dropped": {}}
+    assert second.generation.usage["cached"] == 4

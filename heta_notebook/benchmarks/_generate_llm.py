@@ -16,12 +16,15 @@ Every candidate ends kept or dropped with a recorded reason, so nothing generate
 
 A kept case carries a difficulty estimate (the share of its question's words not in the
 evidence). Token usage, requests and (with ``prices``, per 1k tokens) cost are recorded.
+With ``cache_dir``, every reply is kept as it arrives (the judge's ``ChatCache`` format): a
+run stopped half-way, or one with timeouts, asks again only what it does not have yet.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -39,6 +42,7 @@ from heta_notebook._util.chat import (
     post_chat,
     snippet,
 )
+from heta_notebook._util.chat_cache import ChatCache, cache_key
 from heta_notebook._util.loop import run_sync
 from heta_notebook.benchmarks._generate_offline import CorpusDoc, Generated, stopwords, tokens
 from heta_notebook.benchmarks._generation_manifest import text_hash
@@ -105,6 +109,7 @@ def generate_llm_cases(
     timeout: float = 60.0,
     max_retries: int = 2,
     prices: Mapping[str, float] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> LlmOutcome:
     """Ask the model for ``n`` candidates (``sample``: a seeded draw of that many chunks;
     ``limit``: the first chunks), filter them, and say why each dropped one was dropped."""
@@ -125,8 +130,11 @@ def generate_llm_cases(
     words = [set(tokens(c.text, stop)) for c in chunks] if multihop else []
     pairs = [(chunks[i], _related(chunks, words, i) if multihop else None) for i in picked]
     policy = RetryPolicy(timeout=timeout, max_retries=max_retries, backoff=0.1)
-    client = _Client(chat_endpoint(url), model, api_key, policy, max_concurrency)
     template = MULTIHOP if multihop else SINGLE
+    prompt_hash = text_hash("\n\x1e".join((SYSTEM, template, CLOSED_BOOK_SYSTEM, CLOSED_BOOK)))
+    client = _Client(chat_endpoint(url), model, api_key, policy, max_concurrency)
+    if cache_dir is not None:
+        client.cache, client.prompt_hash = ChatCache(cache_dir), prompt_hash
     replies = run_sync(lambda: client.many([_prompt(template, a, b) for a, b in pairs]))
     kept, drops = _first_filters(pairs, replies, stop, support, duplicate)
     if closed_book_check and kept:
@@ -139,7 +147,6 @@ def generate_llm_cases(
         "closed_book_check": closed_book_check, "support": support, "duplicate": duplicate,
         "base_url": _host(url),
     }  # fmt: skip
-    prompt_hash = text_hash("\n\x1e".join((SYSTEM, template, CLOSED_BOOK_SYSTEM, CLOSED_BOOK)))
     fields = {"model": model, "prompt_hash": prompt_hash, "usage": client.usage(prices)}
     drops.sort(key=lambda d: d["candidate"])
     return LlmOutcome([case for case, _ in kept], drops, len(pairs), settings, fields)
@@ -155,7 +162,9 @@ class _Client:
         self.endpoint, self.model, self.key, self.policy = endpoint, model, key, policy
         self.width = max(1, width)
         self.tokens: Counter[str] = Counter()
-        self.requests = 0
+        self.requests = self.cached = 0
+        self.cache: ChatCache | None = None
+        self.prompt_hash = ""
 
     async def many(
         self, prompts: Sequence[str], *, system: str = SYSTEM, json_mode: bool = True
@@ -171,16 +180,28 @@ class _Client:
     async def ask(self, prompt: str, system: str, json_mode: bool) -> Any:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         body = chat_body(self.model, messages, temperature=0.0, max_tokens=256, json_mode=json_mode)
+        key = cache_key(
+            model=self.model, prompt_version=self.prompt_hash, messages=messages,
+            temperature=0.0, max_tokens=256,
+        )  # fmt: skip
+        entry = self.cache.get(key) if self.cache is not None else None
+        if entry is not None:
+            self.cached += 1
+            return entry["reply"]
         self.requests += 1
         try:
             reply = await post_chat(self.endpoint, body, self.key, self.policy)
         except ChatRequestError as exc:
-            return exc
+            return exc  # not cached: a later run asks again
         self.tokens.update(reply.usage)
+        if self.cache is not None:
+            self.cache.put(key, {"reply": reply.content, "usage": dict(reply.usage)})
         return reply.content
 
     def usage(self, prices: Mapping[str, float] | None) -> dict[str, Any]:
         out: dict[str, Any] = {"requests": self.requests, **dict(sorted(self.tokens.items()))}
+        if self.cache is not None:
+            out["cached"] = self.cached
         if prices:
             cost = sum(
                 self.tokens.get(f"{kind}_tokens", 0) / 1000 * float(prices.get(kind, 0.0))
