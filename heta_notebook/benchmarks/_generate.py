@@ -164,6 +164,8 @@ class GeneratedBenchmark(BeirBenchmark):
                 elif source.is_file():
                     target.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(source, target / name)
+                else:  # no review here: none there either
+                    (target / name).unlink(missing_ok=True)
         return type(self)(target, self.split)
 
     def _case(self, query_id: str, query: dict[str, Any], *args: Any) -> BenchmarkCase:
