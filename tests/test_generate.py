@@ -206,3 +206,9 @@ def test_the_loader_counts_queries_without_judgments(tmp_path) -> None:
         warnings.simplefilter("error", BenchmarkWarning)
         kept = BeirBenchmark.from_folder(folder, keep_unjudged=True).load()
     assert len(kept.cases) == 228 and kept.cases[-1].expected.evidence == ()
+
+
+def test_the_stopwords_are_the_embedded_bm25s() -> None:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    assert stopwords() == frozenset(STOPWORDS_EN)

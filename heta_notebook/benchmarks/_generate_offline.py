@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -58,11 +59,18 @@ class Generated:
     also: tuple[str, ...] = ()
 
 
+# bm25s's English list (``bm25s.stopwords.STOPWORDS_EN``), which the embedded BM25 removes;
+# spelled out because importing bm25s costs seconds (a test keeps the two equal).
+STOPWORDS_EN = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+     "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+     "these", "they", "this", "to", "was", "will", "with"]
+)  # fmt: skip
+
+
 def stopwords() -> frozenset[str]:
     """The stopwords the embedded BM25 removes (bm25s's English list)."""
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
+    return STOPWORDS_EN
 
 
 def tokens(text: str, stop: frozenset[str]) -> list[str]:
@@ -91,25 +99,24 @@ def known_item(
     if not 0 <= noise <= 1:
         raise ValueError(f"noise must be between 0 and 1, got {noise}")
     stop = stopwords()
-    counts = [Counter(tokens(d.text, stop)) for d in docs]
-    collection: Counter[str] = Counter()
-    for c in counts:
-        collection.update(c)
+    token_lists = [tokens(d.text, stop) for d in docs]
+    collection = Counter(chain.from_iterable(token_lists))  # counted in C
     vocab = sorted(collection)
     index = {term: i for i, term in enumerate(vocab)}
     cf = np.array([collection[t] for t in vocab], dtype=np.float64)
     p_collection = cf / cf.sum()
     cumulative = np.cumsum(p_collection)
-    eligible = [i for i, c in enumerate(counts) if len(c) >= min_terms]
+    eligible = [i for i, t in enumerate(token_lists) if len(set(t)) >= min_terms]
     chosen = _choose(eligible, n, rng)
     out = []
     for doc_index in chosen:
-        terms = sorted(counts[doc_index])
+        counts = Counter(token_lists[doc_index])
+        terms = sorted(counts)
         ids = np.array([index[t] for t in terms])
         if term_model == "discriminative":
             weights = 1.0 / p_collection[ids]
         elif term_model == "popular":
-            weights = np.array([counts[doc_index][t] for t in terms], dtype=np.float64)
+            weights = np.array([counts[t] for t in terms], dtype=np.float64)
         else:
             weights = np.ones(len(terms))
         size = max(1, int(rng.poisson(length)))
