@@ -19,6 +19,8 @@ TOPICS = {
     "echo": "Echo panels flutter when the dynamic pressure exceeds a critical value set by their stiffness.",
     "foxtrot": "Foxtrot nozzles expand hot gas through a throat. The exit velocity depends on the pressure ratio.",
     "golf": "The golf ball dimples trip the boundary layer to turbulence, which delays separation and cuts drag.",
+    "india": "India rotor blades showed fatigue cracks after ten thousand load cycles.",
+    "juliet": "Juliet struts buckle under axial load once the slenderness ratio passes a limit.",
 }
 GOOD = {
     "alpha": ("At what Mach number was the alpha wing tested in the wind tunnel?", "Mach two"),
@@ -49,6 +51,18 @@ def _route(request: dict) -> Reply:
             "answer": "gravitational waves from pulsars",
         }
         return Reply(content=json.dumps(reply))  # unsupported
+    if name == "india":  # points at its context
+        reply = {
+            "question": "What does the passage say about India rotor blades?",
+            "answer": "fatigue cracks",
+        }
+        return Reply(content=json.dumps(reply))
+    if name == "juliet":  # holds its answer
+        reply = {
+            "question": "Do Juliet struts buckle under axial load?",
+            "answer": "buckle under axial load",
+        }
+        return Reply(content=json.dumps(reply))
     if name == "echo":
         return Reply(content="{}", delay=2.0)  # a timeout
     raise AssertionError(name)
@@ -63,7 +77,7 @@ def generated(tmp_path_factory):
         server.route = _route
         server.default = Reply(content="{}")
         benchmark = generate_benchmark(
-            corpus, 8, method="llm", seed=0, folder=folder, model="scripted",
+            corpus, 10, method="llm", seed=0, folder=folder, model="scripted",
             base_url=server.base_url, timeout=0.5, max_retries=0, prices={"prompt": 0.5, "completion": 1.5},
         )  # fmt: skip
         return benchmark, list(server.requests)
@@ -89,9 +103,11 @@ def test_every_other_candidate_says_why(generated) -> None:
         "echo": "request_failed",
         "golf": "answerable_without_evidence",
         "hotel": "near_duplicate",
+        "india": "not_self_contained",
+        "juliet": "answer_in_question",
     }
     counts = manifest.counts
-    assert counts["generated"] == 8 == counts["kept"] + sum(counts["dropped"].values())
+    assert counts["generated"] == 10 == counts["kept"] + sum(counts["dropped"].values())
     duplicate = next(d for d in manifest.drops if d["reason"] == "near_duplicate")
     assert "alpha-b wing" in duplicate["question"]  # the generated text is kept, not lost
     assert (
