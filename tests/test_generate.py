@@ -212,3 +212,12 @@ def test_the_stopwords_are_the_embedded_bm25s() -> None:
     from bm25s.stopwords import STOPWORDS_EN
 
     assert stopwords() == frozenset(STOPWORDS_EN)
+
+
+def test_a_bad_review_file_or_decision_says_so(made, tmp_path) -> None:
+    generated = made["title"].save(tmp_path / "bad")
+    with pytest.raises(ValueError, match="decision must be 'accept' or 'reject'"):
+        generated.save_decisions({"title-0001": {"decision": "maybe"}})
+    (generated.folder / "review.json").write_text("{not json")
+    with pytest.raises(Exception, match=r"review\.json: malformed review"):
+        generated.decisions()
