@@ -80,7 +80,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "heta_notebook.runner",
     "aevaluate": "heta_notebook.runner",
     # storage
-    "ReportStore": "heta_notebook.store",
+    "ReportStore": "heta_notebook.reports._store",
     # analysis and display
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
@@ -260,6 +260,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Hybrid,
         Recipe,
     )
+    from heta_notebook.reports._store import ReportStore  # noqa: F401
     from heta_notebook.runner import (  # noqa: F401
         BenchmarkRunConfig,
         BenchmarkRunner,
@@ -284,9 +285,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         QueryResponse,
         QueryResult,
         QueryTraceEvent,
-    )
-    from heta_notebook.store import (  # noqa: F401
-        ReportStore,
     )
     from heta_notebook.systems._adapt import (  # noqa: F401
         as_system,

@@ -25,16 +25,12 @@ from typing import Any, NoReturn
 def _report_path(text: str) -> Path:
     """A ``report.json`` path, or a folder that holds one or a columnar report (e.g. a store's
     report folder)."""
-    path = Path(text)
-    if path.name == "header.json" and path.is_file():  # a columnar report: its folder
-        path = path.parent
-    if path.is_dir() and (path / "header.json").is_file():
-        return path
-    if path.is_dir():
-        path = path / "report.json"
-    if not path.is_file():
-        raise SystemExit(f"error: no report at {path}")
-    return path
+    from heta_notebook.reports._resolve import NoReportError, report_file
+
+    try:
+        return report_file(text)
+    except NoReportError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def _short(text: str, width: int = 80) -> str:
@@ -129,7 +125,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     """Print the reports saved in a ReportStore folder, oldest first, as an 80-column table."""
     import warnings
 
-    from heta_notebook.store import ReportStore, ReportWarning
+    from heta_notebook.reports._run import ReportWarning
+    from heta_notebook.reports._store import ReportStore
 
     if "://" not in args.store and not Path(args.store).is_dir():
         raise SystemExit(f"error: {args.store} is not a folder")

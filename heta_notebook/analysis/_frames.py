@@ -34,7 +34,8 @@ from heta_notebook.evaluators._aggregation import (
     summarize,
     text_counts,
 )
-from heta_notebook.schema._columnar import ColumnarReport, CorruptReportError, LazyCaseResults
+from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
+from heta_notebook.reports._tables import CorruptReportError
 from heta_notebook.schema._records import (
     ABSTAINED,
     BenchmarkEvidence,

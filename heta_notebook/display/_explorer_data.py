@@ -34,7 +34,7 @@ from heta_notebook.analysis._frames import case_evidence, case_results, expected
 from heta_notebook.analysis._headline import headline_score
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
-from heta_notebook.schema._columnar import SCHEMAS, CorruptReportError
+from heta_notebook.reports._tables import SCHEMAS, CorruptReportError
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationError,

@@ -17,7 +17,7 @@ from pydantic_core import to_json
 
 from heta_notebook.evaluators._matching import reference_keys
 from heta_notebook.kb._recipe import FULL_TEXT, HYBRID, VECTOR
-from heta_notebook.schema._lazy_results import HitColumns
+from heta_notebook.reports._lazy_results import HitColumns
 from heta_notebook.schema._records import QueryResult
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -41,7 +41,9 @@ from heta_notebook.schema._records import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_notebook.store import RunHandle
+    from pathlib import Path
+
+    from heta_notebook.reports._run import RunHandle
 
 T = TypeVar("T")
 
@@ -72,6 +74,7 @@ class RunSpec:
     knowledge_base_manifest: dict[str, Any] | list[dict[str, Any]] = field(default_factory=dict)
     recipe_manifest: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    report_path: Path | None = None  # where its run handle saved the report
 
 
 async def run_spec(spec: RunSpec) -> EvaluationReport:
@@ -158,7 +161,7 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
         seconds = time.perf_counter() - clock
         report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
     if run is not None:
-        spec.store.save(report)
+        spec.report_path = run.save(report)
         run.drop_shards()  # an interrupted Ray run's shards: the saved report holds them
         if not report.is_partial and run.saved:
             run.discard()  # the complete report holds every checkpointed row
@@ -202,11 +205,9 @@ def resolve_report_id(
 def finished_results(run: RunHandle) -> dict[tuple[str, str], EvaluationCaseResult]:
     """What an earlier run of this report id finished: its saved (partial) report, its
     checkpoint and an interrupted Ray run's shards (a later record replaces an earlier one)."""
-    store, kb, rid = run.store, run.kb, run.report_id
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
-    if store.exists(kb, rid):
-        previous = store.load(kb, rid)
-        run.check_same_run(previous)
+    previous = run.previous()
+    if previous is not None:
         for result in previous.case_results:
             finished[(result.case_id, result.query_mode)] = result
     for result in (*run.read(), *run.shard_results()):

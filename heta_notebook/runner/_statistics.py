@@ -27,8 +27,8 @@ from heta_notebook.evaluators._aggregation import ScoreAggregate, ScoreColumn, s
 from heta_notebook.evaluators._aggregation import (
     bootstrap_intervals as aggregation_bootstrap_intervals,
 )
+from heta_notebook.reports._tables import TEXT
 from heta_notebook.runner._config import BenchmarkRunConfig
-from heta_notebook.schema._columnar import TEXT
 from heta_notebook.schema._records import EvaluationCaseResult
 from heta_notebook.schema._status import ERROR, SKIPPED, status_code
 

@@ -33,26 +33,22 @@ _EXPORTS = {
     "check_schema_version": "heta_notebook.schema._records",
     "report_folder": "heta_notebook.schema._records",
     "report_key": "heta_notebook.schema._records",
-    "CheckpointWarning": "heta_notebook.schema._columnar",
-    "CorruptReportError": "heta_notebook.schema._columnar",
+    "CheckpointWarning": "heta_notebook.reports._checkpoint",
+    "CorruptReportError": "heta_notebook.reports._tables",
     "REASON_KEYS": "heta_notebook.schema._status",
     "STATUSES": "heta_notebook.schema._status",
     "status_and_reason": "heta_notebook.schema._status",
     "status_code": "heta_notebook.schema._status",
     "status_name": "heta_notebook.schema._status",
-    "from_heta_report": "heta_notebook.schema._heta_json",
+    "from_heta_report": "heta_notebook.reports._heta_json",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
-    from heta_notebook.schema._columnar import (  # noqa: F401
-        CheckpointWarning,
-        CorruptReportError,
-    )
-    from heta_notebook.schema._heta_json import (  # noqa: F401
-        from_heta_report,
-    )
+    from heta_notebook.reports._checkpoint import CheckpointWarning  # noqa: F401
+    from heta_notebook.reports._heta_json import from_heta_report  # noqa: F401
+    from heta_notebook.reports._tables import CorruptReportError  # noqa: F401
     from heta_notebook.schema._records import (  # noqa: F401
         EVALUATION_SCHEMA_VERSION,
         BenchmarkCase,
