@@ -204,7 +204,7 @@ class ColumnarReport:
         """The row groups of ``table`` that hold case results ``start:stop``, and the first
         case row of the first of them (reads only those groups)."""
         handle = self.file(table)
-        starts = self._group_start_rows(table)
+        starts = self.group_start_rows(table)
         if not len(starts):
             return SCHEMAS[table].empty_table(), 0
         lo = max(int(np.searchsorted(starts, start, side="right")) - 1, 0)
@@ -221,7 +221,33 @@ class ColumnarReport:
                 self._recent_groups.popitem(last=False)
         return data, int(starts[lo])
 
-    def _group_start_rows(self, table: str) -> np.ndarray:
+    def read_rows(
+        self, table: str, rows: np.ndarray, columns: Sequence[str], *, one_per_row: bool
+    ) -> pa.Table:
+        """``columns`` of ``table`` for the ascending report ``rows``, read one cases row
+        group at a time and only those columns (cases: one table row per report row; other
+        tables: every row whose ``row`` is in; ``columns`` then holds "row")."""
+        parts = []
+        groups = np.searchsorted(self.group_start_rows("cases"), rows, side="right") - 1
+        starts = self.group_start_rows(table)
+        handle = self.file(table)
+        for group in np.unique(groups).tolist() if len(starts) else []:
+            mine = rows[groups == group]
+            lo = max(int(np.searchsorted(starts, mine[0], side="right")) - 1, 0)
+            hi = max(int(np.searchsorted(starts, mine[-1], side="right")) - 1, lo)
+            try:
+                data = handle.read_row_groups(
+                    list(range(lo, hi + 1)), columns=list(columns), use_threads=False
+                )
+            except (OSError, pa.ArrowException) as exc:
+                raise CorruptReportError(self.path(table), f"cannot read row group: {exc}") from exc
+            if one_per_row:
+                parts.append(data.take(pa.array(mine - int(starts[lo]), pa.int64())))
+            else:
+                parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
+        return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table().select(columns)
+
+    def group_start_rows(self, table: str) -> np.ndarray:
         """The first case row of each row group (cases: cumulative counts; others: ``row``)."""
         if table not in self._group_starts:
             meta = self.file(table).metadata
@@ -418,7 +444,7 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
 
     def iter_range(self, start: int, stop: int) -> Iterator[EvaluationCaseResult]:
         """Records ``start:stop`` in order, built one cases row group at a time."""
-        starts = self.columnar._group_start_rows("cases").tolist()
+        starts = self.columnar.group_start_rows("cases").tolist()
         if stop - start > CASES_PER_GROUP:  # many records: read the texts column once
             self.columnar.texts()
         for lo, hi in zip(starts, [*starts[1:], self.columnar.n_rows], strict=True):
@@ -431,7 +457,7 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
         wanted = np.asarray(rows, dtype=np.int64)
         if len(wanted) > 1 and (np.diff(wanted) <= 0).any():
             raise ValueError("take() needs ascending, distinct rows")
-        starts = self.columnar._group_start_rows("cases")
+        starts = self.columnar.group_start_rows("cases")
         bounds = [*starts.tolist(), self.columnar.n_rows]
         groups = np.unique(np.searchsorted(starts, wanted, side="right"))
         if len(wanted) > CASES_PER_GROUP or len(groups) > 2:  # read the texts column once

@@ -431,6 +431,12 @@ def score_table(columns: Sequence[Sequence[EvaluationScore]]) -> pa.Table:
         return pa.concat_tables([built, read]).take(pa.array(take, pa.int64()))
 
 
+def equals(column: Any, value: str) -> np.ndarray:
+    """Where an Arrow string column equals ``value``, as numpy (what consumers outside
+    ``reports/`` ask of a column without importing pyarrow)."""
+    return pc.equal(column, value).to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+
+
 def score_tables(columns: Sequence[Sequence[Sequence[EvaluationScore]]]) -> pa.Table:
     """One ``score_table`` of several buffered batches' score columns, in order."""
     tables = [score_table(c) for c in columns]
