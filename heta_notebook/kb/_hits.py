@@ -131,7 +131,7 @@ def _facts_of(kb: KnowledgeBase, chunk: Any) -> RowFacts:
 
 
 def _json(value: Any) -> str:
-    """Compact JSON, as the report's columns write dicts (``schema._columnar``)."""
+    """Compact JSON, as the report's columns write dicts (``reports._tables``)."""
     return to_json(value, inf_nan_mode="null").decode("utf-8")
 
 

@@ -105,7 +105,7 @@ class ScoreColumns:
         self._modes: dict[str, dict[str, _Cells]] = {}
         self._failed: Counter[str] = Counter()
         self.aggregates: list[ScoreAggregate] = []  # of the last ``statistics`` call
-        self._batches = batches  # a checkpoint's ``columnar.CaseBatches``: its score columns
+        self._batches = batches  # a checkpoint's ``reports._checkpoint.CaseBatches``: its score columns
         self._deferred: list[tuple[int, EvaluationCaseResult]] = []
 
     def add(self, position: int, result: EvaluationCaseResult) -> None:

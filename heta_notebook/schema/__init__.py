@@ -1,10 +1,9 @@
-"""The records a report is made of, their status rule and their stored forms.
+"""The records a report is made of and their rules: data and rules only.
 
 ``_records`` (cases, evidence, responses, scores, reports: frozen pydantic records that say
-which field is wrong), ``_status`` (scored / skipped / error and the one reason rule),
-``_construct`` (scores built in bulk), ``_columnar`` (the report's Parquet form) and
-``_heta_json`` (heta-framework's ``report.json`` read back). A report is data, wherever it
-is kept.
+which field is wrong), ``_status`` (scored / skipped / error and the one reason rule) and
+``_construct`` (scores built in bulk). A report's stored forms live in ``reports/``;
+``CheckpointWarning``, ``CorruptReportError`` and ``from_heta_report`` are named here too.
 """
 
 from __future__ import annotations

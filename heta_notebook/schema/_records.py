@@ -454,7 +454,7 @@ class _FramesBox:
 # What stays as it is in a stored case result: the data (queries, document and answer texts,
 # ids, values); everything else (errors, metadata, sources, citations, traces, reasons) is what
 # systems, endpoints and evaluators said, and has its credentials hidden. The columnar store
-# applies the same split to its columns (``schema._columnar._REDACTED_COLUMNS``).
+# applies the same split to its columns (``reports._tables._REDACTED_COLUMNS``).
 _CASE_DATA = frozenset({"case_id", "query", "query_mode", "latency_ms", "response", "scores"})
 _RESPONSE_DATA = frozenset({"mode", "answer", "results"})
 _RESULT_DATA = frozenset({"id", "text", "score"})
