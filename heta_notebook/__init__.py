@@ -110,7 +110,7 @@ _EXPORTS: dict[str, str] = {
     "SystemOutputError": "heta_notebook.systems._normalize",
     "Abstain": "heta_notebook.systems._normalize",
     "token_usage": "heta_notebook.analysis._usage",
-    "DepthWarning": "heta_notebook.analysis._depth",
+    "DepthWarning": "heta_notebook.schema._status",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -152,9 +152,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
-    )
-    from heta_notebook.analysis._depth import (  # noqa: F401
-        DepthWarning,
     )
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
@@ -285,6 +282,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         QueryResponse,
         QueryResult,
         QueryTraceEvent,
+    )
+    from heta_notebook.schema._status import (  # noqa: F401
+        DepthWarning,
     )
     from heta_notebook.systems._adapt import (  # noqa: F401
         as_system,

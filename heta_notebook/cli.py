@@ -237,8 +237,8 @@ NAMED_EVALUATORS = ("beir", "squad", "evidence")
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a benchmark against a recipe or system; print the card's summary (exit 0)."""
-    from heta_notebook.analysis._depth import DepthWarning
     from heta_notebook.runner._benchmark import run_benchmark
+    from heta_notebook.schema._status import DepthWarning
     from heta_notebook.systems._normalize import SystemOutputError
 
     benchmark, recipe = open_benchmark(args.benchmark, args.split), open_recipe(args.recipe)
@@ -451,8 +451,8 @@ def _labels_option(items: Sequence[str] | None) -> dict[str, list[str]] | None:
 def run_summary(report: Any, path: Any = None) -> str:
     """The card in plain text: what ran, counts, abstentions, id coverage, depth, ties, why
     evidence was missed, and each score per mode."""
-    from heta_notebook.analysis._depth import depth_line
     from heta_notebook.analysis._ties import notable_ties, tie_line
+    from heta_notebook.schema._status import depth_line
 
     frames = report.frames()
     counts = frames.case_counts()

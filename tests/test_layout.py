@@ -79,8 +79,7 @@ DOORS = {
     ("heta_notebook.benchmarks._loader", "heta_notebook.integrations.heta"),
     # the embedded KB's chat answer reads a chat reply through the systems' one normalizer
     ("heta_notebook.kb._answer", "heta_notebook.systems._normalize"),
-    # a run warns about scores cut deeper than it retrieved; a run result compares itself
-    ("heta_notebook.runner._plan", "heta_notebook.analysis._depth"),
+    # a run result compares itself
     ("heta_notebook.runner._result", "heta_notebook.analysis._compare"),
 }
 

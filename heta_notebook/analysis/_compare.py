@@ -657,9 +657,9 @@ class Comparison:
         return describe_test(sig, self.test, self.family, score, of_score=of_score)
 
     def depth_notes(self) -> list[str]:
-        """Reports whose scores cut deeper than they retrieved (``analysis._depth``), one note
+        """Reports whose scores cut deeper than they retrieved (``schema._status``), one note
         per identical sentence."""
-        from heta_notebook.analysis._depth import depth_line
+        from heta_notebook.schema._status import depth_line
 
         same: dict[str, list[str]] = {}
         for label, report in self.reports.items():

@@ -98,7 +98,7 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
 def _note_depth(spec: RunSpec) -> None:
     """Record the scores whose k is deeper than the results a query asks for (the card and
     the CLI say so): ``beir_recall@100`` on ``top_k=10`` equals recall@10."""
-    from heta_notebook.analysis._depth import KEY, deeper_scores
+    from heta_notebook.schema._status import KEY, deeper_scores
 
     deeper = deeper_scores(spec.evaluators, spec.config.top_k)
     if deeper:
@@ -108,7 +108,7 @@ def _note_depth(spec: RunSpec) -> None:
 def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
     """One ``DepthWarning`` per run call (not per recipe) when scores cut deeper than
     ``top_k``."""
-    from heta_notebook.analysis._depth import KEY, DepthWarning, deeper_scores, depth_line
+    from heta_notebook.schema._status import KEY, DepthWarning, deeper_scores, depth_line
 
     deeper = deeper_scores(evaluators, top_k)
     if deeper:
