@@ -108,7 +108,7 @@ _EXPORTS: dict[str, str] = {
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
-    "Abstain": "heta_notebook.systems._normalize",
+    "Abstain": "heta_notebook.schema._abstain",
     "token_usage": "heta_notebook.analysis._usage",
     "DepthWarning": "heta_notebook.schema._status",
 }  # fmt: skip
@@ -268,6 +268,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         evaluate,
         run_benchmark,
     )
+    from heta_notebook.schema._abstain import Abstain  # noqa: F401
     from heta_notebook.schema._records import (  # noqa: F401
         BenchmarkCase,
         BenchmarkDocument,
@@ -296,7 +297,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         HttpSystem,
     )
     from heta_notebook.systems._normalize import (  # noqa: F401
-        Abstain,
         SystemOutputError,
     )
     from heta_notebook.systems._stages import (  # noqa: F401

@@ -77,8 +77,6 @@ DOORS = {
     # the public load_benchmark accepts heta-framework benchmarks (imported only when seen)
     ("heta_notebook.benchmarks._loader", "heta_notebook.integrations.heta._common"),
     ("heta_notebook.benchmarks._loader", "heta_notebook.integrations.heta"),
-    # the embedded KB's chat answer reads a chat reply through the systems' one normalizer
-    ("heta_notebook.kb._answer", "heta_notebook.systems._normalize"),
     # a run result compares itself
     ("heta_notebook.runner._result", "heta_notebook.analysis._compare"),
 }

@@ -2,7 +2,8 @@
 
 ``_records`` (cases, evidence, responses, scores, reports: frozen pydantic records that say
 which field is wrong), ``_status`` (scored / skipped / error and the one reason rule) and
-``_construct`` (scores built in bulk). A report's stored forms live in ``reports/``;
+``_construct`` (scores built in bulk) and ``_abstain`` (``Abstain``, what a system returns to
+abstain). A report's stored forms live in ``reports/``;
 ``CheckpointWarning``, ``CorruptReportError`` and ``from_heta_report`` are named here too.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 from heta_notebook._util.lazy import lazy_exports
 
 _EXPORTS = {
+    "Abstain": "heta_notebook.schema._abstain",
     "BenchmarkCase": "heta_notebook.schema._records",
     "BenchmarkDocument": "heta_notebook.schema._records",
     "BenchmarkEvidence": "heta_notebook.schema._records",
@@ -48,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.reports._checkpoint import CheckpointWarning  # noqa: F401
     from heta_notebook.reports._heta_json import from_heta_report  # noqa: F401
     from heta_notebook.reports._tables import CorruptReportError  # noqa: F401
+    from heta_notebook.schema._abstain import Abstain  # noqa: F401
     from heta_notebook.schema._records import (  # noqa: F401
         EVALUATION_SCHEMA_VERSION,
         BenchmarkCase,
