@@ -113,17 +113,14 @@ def _is_single(source: Any) -> bool:
 
 
 def _as_report(item: Any) -> EvaluationReport:
-    if isinstance(item, EvaluationReport):
-        return item
-    if isinstance(item, (str, bytes, PathLike)):
-        return EvaluationReport.load(item)
-    if isinstance(getattr(item, "report", None), EvaluationReport):  # a BenchmarkRunResult
-        return item.report
-    if type(item).__module__.startswith("heta_framework"):
-        from heta_notebook.schema._heta_json import from_heta_report
+    from heta_notebook.reports._resolve import resolve_report
 
-        return from_heta_report(item)
-    raise TypeError(f"cannot compare a {type(item).__name__}; pass EvaluationReport objects")
+    try:
+        return resolve_report(item)
+    except TypeError:
+        raise TypeError(
+            f"cannot compare a {type(item).__name__}; pass EvaluationReport objects"
+        ) from None
 
 
 def _unique_labels(
@@ -660,9 +657,9 @@ class Comparison:
         return describe_test(sig, self.test, self.family, score, of_score=of_score)
 
     def depth_notes(self) -> list[str]:
-        """Reports whose scores cut deeper than they retrieved (``analysis._depth``), one note
+        """Reports whose scores cut deeper than they retrieved (``schema._status``), one note
         per identical sentence."""
-        from heta_notebook.analysis._depth import depth_line
+        from heta_notebook.schema._status import depth_line
 
         same: dict[str, list[str]] = {}
         for label, report in self.reports.items():

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook._util.paths import temp_folder
-from heta_notebook.integrations.heta._common import is_heta_object
 from heta_notebook.schema._records import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +52,10 @@ class LoadedBenchmark:
 
 
 def adapt_heta(obj: Any, kind: str) -> Any:
-    """``obj`` itself, or our adapter of it when it is a heta-framework object."""
+    """``obj`` itself, or our adapter of it when it is a heta-framework object (the
+    integration is imported only then: a declared lazy door, see docs/architecture.md)."""
+    from heta_notebook.integrations.heta._common import is_heta_object  # no heta import
+
     if not is_heta_object(obj):
         return obj
     from heta_notebook.integrations import heta

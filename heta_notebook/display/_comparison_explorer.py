@@ -547,9 +547,7 @@ def _queries_at(report: Any, rows: np.ndarray) -> list[Any]:
     if columnar is None:
         q_codes, q_values = report.frames().case_codes("query")
         return np.append(q_values, None)[q_codes[rows]].tolist()
-    from heta_notebook.display._explorer_data import _row_groups
-
-    table = _row_groups(columnar, "cases", rows, ("query",), one_per_row=True)
+    table = columnar.read_rows("cases", rows, ("query",), one_per_row=True)
     return table.column("query").to_pylist()
 
 

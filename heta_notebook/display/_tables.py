@@ -404,8 +404,8 @@ def _depth_note(
     reports: Iterable[EvaluationReport], scores: Sequence[str], labels: Mapping[str, str] | None
 ) -> str:
     """A caption sentence naming the shown scores that cut deeper than their run retrieved
-    (``analysis._depth``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
-    from heta_notebook.analysis._depth import KEY
+    (``schema._status``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
+    from heta_notebook.schema._status import KEY
 
     shallow, depths = [], set()
     for report in reports:

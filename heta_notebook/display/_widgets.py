@@ -39,7 +39,7 @@ from heta_notebook.display._explorer_data import (
     encode_report,
 )
 from heta_notebook.display._texts import TextPool, resolve
-from heta_notebook.schema._columnar import LazyCaseResults
+from heta_notebook.reports._stored import LazyCaseResults
 from heta_notebook.schema._records import EvaluationReport
 
 _DATA_ESM = "export default {};"  # a data model has no view

@@ -60,7 +60,7 @@ from heta_notebook.evaluators._protocol import EvaluatorSettings
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_notebook.store import ReportStore
+    from heta_notebook.reports._store import ReportStore
 
 ENV_BASE_URL = ("HETA_JUDGE_BASE_URL", "OPENAI_BASE_URL")
 ENV_MODEL = ("HETA_JUDGE_MODEL",)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
-from heta_notebook.schema._lazy_results import LazyResults
+from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.schema._records import BenchmarkEvidence, QueryResult
 
 MatchedBy = Literal["locator", "reference_id", "text", "document"]

@@ -33,6 +33,7 @@ from typing import Annotated, Any, Literal
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from heta_notebook.schema._abstain import Abstain
 from heta_notebook.schema._records import QueryCitation, QueryResponse, QueryResult, QueryTraceEvent
 
 EXTRACTIVE_VERSION = "extractive/1"
@@ -296,8 +297,6 @@ def read_custom(
 def _abstain_as_dict(value: Any) -> Any:
     """``Abstain(reason)`` (alone or as a dict's ``answer``) as no answer with that reason,
     the form the answer step's own abstentions take (``metadata.answer.reason``)."""
-    from heta_notebook.systems._normalize import Abstain
-
     if isinstance(value, Mapping) and isinstance(value.get("answer"), Abstain):
         return {**value, "answer": None, "reason": value["answer"].reason}
     if isinstance(value, Abstain):

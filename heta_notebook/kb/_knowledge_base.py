@@ -36,7 +36,7 @@ from heta_notebook.kb._hits import METHODS as _METHOD
 from heta_notebook.kb._hits import KbHits, RowFacts
 from heta_notebook.kb._passages import Judged
 from heta_notebook.kb._recipe import FULL_TEXT, VECTOR, Recipe
-from heta_notebook.schema._lazy_results import LazyResults
+from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.schema._records import (
     BenchmarkDocument,
     BenchmarkManifest,

@@ -18,6 +18,7 @@ from typing import Any
 
 from heta_notebook._util.loop import cancelled_with, run_sync, sync_form
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
 from heta_notebook.runner._inputs import (
@@ -41,7 +42,6 @@ from heta_notebook.runner._plan import (
 from heta_notebook.runner._pool import ThreadedQueries, frozen_results
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
 from heta_notebook.runner._subset import CaseSubset
-from heta_notebook.store import ReportStore
 from heta_notebook.systems._adapt import System, as_system, unwrapped
 from heta_notebook.systems._check import preflight
 
@@ -238,10 +238,9 @@ def recipe_result(
     job: RecipeRun, spec: RunSpec, report: Any, kbs: tuple[Any, ...] = ()
 ) -> BenchmarkRunResult:
     """What the run of ``job`` returns: its report, KBs and where the report was saved."""
-    path = None
-    if job.store is not None and job.config.persist_report:
-        path = job.store.report_path(job.kb_name, spec.report_id)
-    return BenchmarkRunResult(report=report, knowledge_bases=kbs, report_path=path, label=job.label)
+    return BenchmarkRunResult(
+        report=report, knowledge_bases=kbs, report_path=spec.report_path, label=job.label
+    )
 
 
 async def _build(

@@ -197,7 +197,7 @@ def heta_baseline(request: pytest.FixtureRequest) -> Any:
 def _as_store(store: Any) -> Any:
     if store is None or hasattr(store, "list"):
         return store
-    from heta_notebook.store import ReportStore
+    from heta_notebook.reports._store import ReportStore
 
     return ReportStore(store)
 
