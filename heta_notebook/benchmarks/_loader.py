@@ -76,7 +76,7 @@ async def load_benchmark(
         prepared = await _maybe_await(benchmark.prepare(_benchmark_workspace(workspace)))
     documents = await _collect(benchmark.documents(prepared))
     cases = await _collect(benchmark.cases(prepared))
-    units = ()
+    units: tuple[Any, ...] = ()
     if hasattr(benchmark, "run_units"):
         units = tuple(_unit(u) for u in await _collect(benchmark.run_units(prepared)))
     _require_unique([d.document_id for d in documents], "document_id")
@@ -145,7 +145,7 @@ def _select(items: Sequence[Any], ids: Sequence[str], field: str, unit_id: str) 
 
 def _require_unique(values: list[str], field: str) -> None:
     seen: set[str] = set()
-    duplicates = sorted({v for v in values if v in seen or seen.add(v)})
+    duplicates = sorted({v for v in values if v in seen or seen.add(v)})  # type: ignore[func-returns-value]
     if duplicates:
         raise ValueError(f"the benchmark has duplicate {field} values: {duplicates[:10]}")
 

@@ -306,7 +306,7 @@ def _abstain_as_dict(value: Any) -> Any:
 
 def _custom_citations(cited: Any, results: tuple[QueryResult, ...]) -> tuple[QueryCitation, ...]:
     by_id = {r.id: r for r in results}
-    out = []
+    out: list[QueryCitation] = []
     for item in cited:
         number = len(out) + 1
         if isinstance(item, QueryCitation):
@@ -392,7 +392,8 @@ def phrase(sentence: str, terms: frozenset[str], max_words: int) -> str | None:
     """The run of non-question words nearest a matched question word, at most ``max_words``."""
     tokens = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(sentence)]
     hits = [i for i, t in enumerate(tokens) if t[2] in terms]
-    runs, run = [], []
+    runs: list[list[int]] = []
+    run: list[int] = []
     for i, token in enumerate(tokens):
         if token[2] in terms:
             runs.append(run)

@@ -87,6 +87,7 @@ class KbHits:
         facts = row_facts(self.kb, self.rows)
         heads = _heads(self.mode, len(facts))
         titles = [f.title_json for f in facts]
+        metadata: list[str | None]
         if self.fusion:
             tails = [_fused(*ranks) for ranks in self.fusion]
             metadata = list(map("".join, zip(heads, titles, tails, strict=True)))

@@ -113,7 +113,7 @@ class BenchmarkRunner:
         loaded = subset.apply(loaded)
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
         warn_depth(chosen, active.top_k)
-        options = {
+        options: dict[str, Any] = {
             "config": active,
             "store": report_store,
             "resume": resume,
@@ -159,7 +159,7 @@ class BenchmarkRunner:
         return run_sync(lambda: self.run(**kwargs), await_form="await BenchmarkRunner().run(...)")
 
 
-def _collection(jobs: list[RecipeRun], done: list[BenchmarkRunResult | None]) -> RunCollection:
+def _collection(jobs: list[RecipeRun], done: Sequence[BenchmarkRunResult | None]) -> RunCollection:
     """The results by label; a stop ends ``done`` early or leaves None for a recipe that had
     not begun (it has no result)."""
     pairs = zip(jobs, done, strict=False)
@@ -366,6 +366,6 @@ def _recipe_manifest(recipe: Any, kb: Any, label: str) -> dict[str, Any]:
     return manifest if isinstance(manifest, dict) else {"name": label, "manifest": manifest}
 
 
-def _kb_manifest(kbs: list[Any]) -> dict[str, Any] | list[dict[str, Any]]:
+def _kb_manifest(kbs: Sequence[Any]) -> dict[str, Any] | list[dict[str, Any]]:
     manifests = [json_manifest(kb) for kb in kbs]
     return manifests[0] if len(manifests) == 1 else {"knowledge_bases": manifests}

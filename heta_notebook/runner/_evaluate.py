@@ -101,7 +101,7 @@ async def aevaluate(
         config=active.fingerprint_fields(),
         **({"subset": subset.describe()} if subset.active else {}),
     )
-    extra = {"function": _qualified_name(function), "fingerprint": identity}
+    extra: dict[str, Any] = {"function": _qualified_name(function), "fingerprint": identity}
     if subset.active:
         extra["subset"] = subset.describe()
     if project:

@@ -315,7 +315,7 @@ def _report(
 
 def _describe(evaluator: Any) -> dict[str, Any]:
     kind = type(evaluator)
-    described = {
+    described: dict[str, Any] = {
         "name": str(evaluator.name),
         "type": f"{kind.__module__}.{kind.__qualname__}",
         "settings": settings_of(evaluator).model_dump(mode="json"),

@@ -350,7 +350,7 @@ class EvaluationScore(Record):
     @property
     def status(self) -> Literal["scored", "skipped", "error"]:
         """``error`` if the evaluator failed, ``skipped`` if it had nothing to score, else ``scored``."""
-        return status_name(self.metadata)  # the one rule  # type: ignore[return-value]
+        return status_name(self.metadata)  # the one rule
 
     @property
     def numeric(self) -> float | None:
@@ -621,7 +621,7 @@ class EvaluationReport(Record):
         cached = self._frames.frames
         if cached is None or not cached.belongs_to(self):  # a model_copy shares the box
             cached = ReportFrames(self)
-            self.__pydantic_private__["_frames"] = _FramesBox(cached)
+            self.__pydantic_private__["_frames"] = _FramesBox(cached)  # type: ignore[index]
         return cached
 
     def summary(self, by: Any = None) -> pd.DataFrame:

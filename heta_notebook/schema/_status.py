@@ -10,11 +10,12 @@ Records, the columnar form, frames and the explorers all ask this module. The de
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-STATUSES = ("scored", "skipped", "error")
+Status = Literal["scored", "skipped", "error"]
+STATUSES: tuple[Status, Status, Status] = ("scored", "skipped", "error")
 SCORED, SKIPPED, ERROR = 0, 1, 2
 REASON_KEYS = ("reason", "reasoning", "explanation")
 RULE_KEYS = frozenset(("error", "skipped"))
@@ -44,7 +45,7 @@ def status_codes(metadatas: Sequence[Mapping[str, Any]]) -> np.ndarray:
     return out
 
 
-def status_name(metadata: Mapping[str, Any] | None) -> str:
+def status_name(metadata: Mapping[str, Any] | None) -> Status:
     """``"scored"``, ``"skipped"`` or ``"error"`` for a score's metadata (see :func:`status_code`)."""
     return STATUSES[status_code(metadata)]
 

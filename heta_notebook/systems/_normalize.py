@@ -297,6 +297,7 @@ def citations_for(items: Any, results: Sequence[QueryResult]) -> tuple[QueryCita
         if isinstance(item, Mapping):
             out.append(QueryCitation.from_dict({"id": str(number), **item}))
             continue
+        target: QueryResult | None
         if _is_score(item) and 1 <= int(item) <= len(results):
             target = results[int(item) - 1]
         else:
@@ -316,7 +317,7 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
     name or a callable); unchanged when the mapping finds nothing."""
     if callable(document_id):
         found = document_id(result)
-    else:
+    elif document_id is not None:
         found = next(
             (
                 place[document_id]
@@ -327,6 +328,8 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
         )
         if found is None and document_id == "id":
             found = result.id
+    else:
+        return result
     if found is None or not str(found).strip():
         return result
     source = {**result.source, "benchmark_document_id": str(found).strip()}

@@ -640,12 +640,14 @@ def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str
         tag("ul", *examples) if examples else "",
     ]
     failed = result.failures.to_dict("records")
-    explore = {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    explore: dict[str, Any] = (
+        {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    )
     if failed:  # the explorer opens on the cases that regressed
         explore.update(score=failed[0]["score"], filter="worse")
     path = (folder / f"{stem}.html").resolve()
     title = f"heta gate · {stem}"
-    return comparison_to_html(
+    return comparison_to_html(  # type: ignore[return-value]  # a path given: a Path back
         comparison, path, figures=False, title=title, head=gate, explore=explore
     )
 

@@ -128,7 +128,9 @@ class Baseline:
             )
         if self.path is not None:
             return load_report(self.path, "baseline")
-        kb, report_id = self._store_row()
+        row = self._store_row()
+        assert row is not None  # exists() said so
+        kb, report_id = row
         return self.store.load(kb, report_id)
 
     def save(self, report: Any, *, keep_texts: bool = False) -> str:
