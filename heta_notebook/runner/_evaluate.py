@@ -20,6 +20,7 @@ from heta_notebook._util.jsondata import json_safe
 from heta_notebook._util.loop import sync_form
 from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import load_benchmark
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._inputs import active_evaluators, as_store
 from heta_notebook.runner._plan import (
@@ -39,7 +40,6 @@ from heta_notebook.schema._records import (
     QueryResponse,
     QueryResult,
 )
-from heta_notebook.store import ReportStore
 from heta_notebook.systems._adapt import as_system, stamp_documents
 from heta_notebook.systems._check import preflight
 from heta_notebook.systems._normalize import normalize_response
@@ -103,7 +103,7 @@ async def aevaluate(
         **({"subset": subset.describe()} if subset.active else {}),
         **run_identity(manifest),  # a generated benchmark: its manifest's hash
     )
-    extra = {"function": _qualified_name(function), "fingerprint": identity}
+    extra: dict[str, Any] = {"function": _qualified_name(function), "fingerprint": identity}
     if subset.active:
         extra["subset"] = subset.describe()
     if project:
