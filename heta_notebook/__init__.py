@@ -86,6 +86,14 @@ _EXPORTS: dict[str, str] = {
     "Comparison": "heta_notebook.analysis._compare",
     "compare_benchmarks": "heta_notebook.analysis._benchmarks",
     "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
+    # generated benchmarks (issue 36): made from a corpus, reviewed, validated
+    "generate_benchmark": "heta_notebook.benchmarks._generate",
+    "GeneratedBenchmark": "heta_notebook.benchmarks._generate",
+    "GenerationManifest": "heta_notebook.benchmarks._generation_manifest",
+    "validate_benchmark": "heta_notebook.analysis._validate",
+    "BenchmarkValidation": "heta_notebook.analysis._validate",
+    "SaturationWarning": "heta_notebook.analysis._validate",
+    "ReviewWidget": "heta_notebook.display._review",
     "setup_notebook": "heta_notebook.display._setup",
     "ExplorerOptionError": "heta_notebook.display._explorer_options",
     # heta-framework interop (heta_framework itself is imported only when these are called)
@@ -156,8 +164,20 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
     )
+    from heta_notebook.analysis._validate import (  # noqa: F401
+        BenchmarkValidation,
+        SaturationWarning,
+        validate_benchmark,
+    )
     from heta_notebook.benchmarks._beir import (  # noqa: F401
         BeirBenchmark,
+    )
+    from heta_notebook.benchmarks._generate import (  # noqa: F401
+        GeneratedBenchmark,
+        generate_benchmark,
+    )
+    from heta_notebook.benchmarks._generation_manifest import (  # noqa: F401
+        GenerationManifest,
     )
     from heta_notebook.benchmarks._io import (  # noqa: F401
         BenchmarkFormatError,
@@ -183,6 +203,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,
+    )
+    from heta_notebook.display._review import (  # noqa: F401
+        ReviewWidget,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,
