@@ -224,7 +224,9 @@ def test_kappa_matches_statsmodels_plain_and_weighted() -> None:
         assert cohen_kappa(judge, truth, weights=weights) == pytest.approx(want)  # type: ignore[arg-type]
     pairs = [(f"q{i % 5}", f"d{i}") for i in range(300)]
     result = agreement(
-        dict(zip(pairs, judge.tolist())), dict(zip(pairs, truth.tolist())), by=lambda p: p[0]
+        dict(zip(pairs, judge.tolist(), strict=True)),
+        dict(zip(pairs, truth.tolist(), strict=True)),
+        by=lambda p: p[0],
     )
     assert result.n == 300 and result.confusion.to_numpy().sum() == 300
     assert list(result.by_slice["n"]) == [60] * 5  # type: ignore[index]

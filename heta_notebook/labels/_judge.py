@@ -82,7 +82,9 @@ class RelevanceJudge(LLMJudge):
     async def grade(self, query: str, passage: str) -> tuple[int, str | None, dict[str, Any]]:
         """The 0-3 grade and reason for one pair; raises :class:`JudgeFailure` otherwise."""
         case = BenchmarkCase(case_id="pair", query=query)
-        response = QueryResponse(results=(QueryResult(id="passage", text=passage),))
+        response = QueryResponse(
+            mode="relevance", results=(QueryResult(id="passage", text=passage),)
+        )
         score = await self.evaluate(case=case, response=response)
         meta = dict(score.metadata)
         if score.status != "scored":
@@ -179,6 +181,9 @@ async def afill(
             return
         except KeyError as exc:
             failures.append(JudgeFailure(query_id, doc_id, f"no text for {exc}"))
+            return
+        except Exception as exc:  # one bad pair must not cost the others their labels
+            failures.append(JudgeFailure(query_id, doc_id, f"{type(exc).__name__}: {exc}"))
             return
         for key, value in (meta.get("usage") or {}).items():
             usage[key] = usage.get(key, 0) + int(value)
