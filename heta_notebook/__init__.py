@@ -111,6 +111,26 @@ _EXPORTS: dict[str, str] = {
     "Abstain": "heta_notebook.systems._normalize",
     "token_usage": "heta_notebook.analysis._usage",
     "DepthWarning": "heta_notebook.analysis._depth",
+
+    # relevance labels (issue 35): label sets, judged@k, holes, pools, the judge, trust
+    "Label": "heta_notebook.labels._set",
+    "LabelSet": "heta_notebook.labels._set",
+    "JudgedAtK": "heta_notebook.labels._judged",
+    "UnjudgedWarning": "heta_notebook.labels._judged",
+    "HoleAwareMetric": "heta_notebook.labels._holes",
+    "hole_metrics": "heta_notebook.labels._holes",
+    "score_with_labels": "heta_notebook.labels._holes",
+    "labeled": "heta_notebook.labels._benchmark",
+    "labels_of": "heta_notebook.labels._benchmark",
+    "pool": "heta_notebook.labels._pool",
+    "Pool": "heta_notebook.labels._pool",
+    "RelevanceJudge": "heta_notebook.labels._judge",
+    "fill_holes": "heta_notebook.labels._judge",
+    "afill_holes": "heta_notebook.labels._judge",
+    "agreement": "heta_notebook.labels._trust",
+    "cohen_kappa": "heta_notebook.labels._trust",
+    "corrected_mean": "heta_notebook.labels._trust",
+    "corrected_label_mean": "heta_notebook.labels._trust",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -183,6 +203,38 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         read_trec_run,
         report_from_trec,
         write_trec_qrels,
+    )
+    from heta_notebook.labels._benchmark import (  # noqa: F401
+        labeled,
+        labels_of,
+    )
+    from heta_notebook.labels._holes import (  # noqa: F401
+        HoleAwareMetric,
+        hole_metrics,
+        score_with_labels,
+    )
+    from heta_notebook.labels._judge import (  # noqa: F401
+        RelevanceJudge,
+        afill_holes,
+        fill_holes,
+    )
+    from heta_notebook.labels._judged import (  # noqa: F401
+        JudgedAtK,
+        UnjudgedWarning,
+    )
+    from heta_notebook.labels._pool import (  # noqa: F401
+        Pool,
+        pool,
+    )
+    from heta_notebook.labels._set import (  # noqa: F401
+        Label,
+        LabelSet,
+    )
+    from heta_notebook.labels._trust import (  # noqa: F401
+        agreement,
+        cohen_kappa,
+        corrected_label_mean,
+        corrected_mean,
     )
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,

@@ -27,7 +27,7 @@ from heta_notebook.labels import (
     labeled,
     labels_of,
     pool,
-    score_run,
+    score_with_labels,
 )
 from heta_notebook.labels._set import files_of, journal_of, read_trec_qrels
 from heta_notebook.schema._records import BenchmarkCase, QueryResponse, QueryResult
@@ -151,7 +151,9 @@ def _random_runs(seed: int, queries: int = 30) -> tuple[dict, dict]:
 def test_condensed_equals_pytrec_eval_on_the_run_without_unjudged_documents() -> None:
     qrels, run = _random_runs(1)
     with pytest.warns(UnjudgedWarning):
-        ours = score_run(run, qrels, [BeirRetrievalMetric("ndcg", 10)], unjudged="condensed")
+        ours = score_with_labels(
+            run, qrels, [BeirRetrievalMetric("ndcg", 10)], unjudged="condensed"
+        )
     condensed = {q: {d: s for d, s in r.items() if d in qrels[q]} for q, r in run.items()}
     oracle = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(condensed)
     for q in qrels:
@@ -165,8 +167,8 @@ def test_bounds_hold_the_trec_eval_value_and_the_upper_equals_unjudged_as_releva
     qrels, run = _random_runs(2)
     metrics = [BeirRetrievalMetric(m, 10) for m in ("ndcg", "recall", "precision", "map")]
     with pytest.warns(UnjudgedWarning):
-        low = score_run(run, qrels, metrics)
-        high = score_run(run, qrels, metrics, unjudged="relevant")
+        low = score_with_labels(run, qrels, metrics)
+        high = score_with_labels(run, qrels, metrics, unjudged="relevant")
     plain = evaluate_run(qrels, run, metrics)
     for q in qrels:
         for m in ("ndcg", "recall", "precision", "map"):
@@ -187,7 +189,7 @@ def test_hole_aware_metric_on_cases_equals_the_run_path() -> None:
         )
         run = {"c": {d: 10.0 - i for i, d in enumerate(["x", "a", "y", "b", "c"])}}
         with pytest.warns(UnjudgedWarning):
-            want = score_run(
+            want = score_with_labels(
                 run, {"c": case_qrels(case)}, [BeirRetrievalMetric("ndcg", 3)], unjudged=unjudged
             )  # type: ignore[arg-type]
         name = "beir_ndcg_condensed@3" if unjudged == "condensed" else "beir_ndcg_upper@3"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from heta_notebook.labels import LabelSet, RelevanceJudge, fill, pool
+from heta_notebook.labels import LabelSet, RelevanceJudge, fill_holes, pool
 from tests._judge_server import JudgeServer, Reply
 
 QUERIES = {"q1": "wing flutter at supersonic speed", "q2": "boundary layer transition"}
@@ -62,7 +62,7 @@ def test_fill_labels_pairs_with_provenance_and_keeps_failures_per_pair(
     labels = LabelSet.open(tmp_path / "labels", {"q1": {"d0": 1}})
     runs = {"q1": {f"d{i}": 10.0 - i for i in range(8)}}
     judge = _judge(server, tmp_path)
-    result = fill(
+    result = fill_holes(
         labels, pool(runs, depth=8, labels=labels), judge, queries=QUERIES, documents=DOCS
     )
     failed = {f.doc_id for f in result.failures}
@@ -84,7 +84,9 @@ def test_fill_labels_pairs_with_provenance_and_keeps_failures_per_pair(
         if "passage 7 " in request["messages"][-1]["content"]
         else _by_passage(request)
     )
-    again = fill(labels, pool(runs, depth=8, labels=labels), judge, queries=QUERIES, documents=DOCS)
+    again = fill_holes(
+        labels, pool(runs, depth=8, labels=labels), judge, queries=QUERIES, documents=DOCS
+    )
     assert len(again.added) == 1 and len(again.failures) == 2
     assert len(server.requests) - asked == 1 + 2 + 1  # garbage once, the 500 twice, d7 once
 
@@ -93,10 +95,12 @@ def test_limit_sample_and_a_non_integer_grade(server: JudgeServer, tmp_path: Pat
     server.default = Reply(content=json.dumps({"score": 1.5, "reason": "between"}))
     labels = LabelSet({})
     pairs = [("q2", d) for d in DOCS]
-    result = fill(labels, pairs, _judge(server, tmp_path), queries=QUERIES, documents=DOCS, limit=2)
+    result = fill_holes(
+        labels, pairs, _judge(server, tmp_path), queries=QUERIES, documents=DOCS, limit=2
+    )
     assert [f.reason for f in result.failures] == ["grade 1.5 is not an integer 0-3"] * 2
     server.default = Reply(content=json.dumps({"score": 2, "reason": "ok"}))
-    sampled = fill(
+    sampled = fill_holes(
         labels,
         pairs,
         _judge(server, tmp_path, use_cache=False),
@@ -113,7 +117,7 @@ def test_the_prompt_is_umbrelas_and_the_passage_is_sent(
 ) -> None:
     server.default = Reply(content=json.dumps({"score": 0, "reason": "unrelated"}))
     labels = LabelSet({})
-    fill(labels, [("q1", "d1")], _judge(server, tmp_path), queries=QUERIES, documents=DOCS)
+    fill_holes(labels, [("q1", "d1")], _judge(server, tmp_path), queries=QUERIES, documents=DOCS)
     sent = server.requests[0].body["messages"]
     assert "integer scale of 0 to 3" in sent[1]["content"]
     assert "passage 1 about GRADE1" in sent[1]["content"] and QUERIES["q1"] in sent[1]["content"]

@@ -3,14 +3,14 @@ judged@k, scores that admit holes, pools, the LLM relevance judge, agreement and
 corrected means. See ``docs/labels.md``."""
 
 from heta_notebook.labels._benchmark import LabeledBenchmark, labeled, labels_of
-from heta_notebook.labels._holes import UNJUDGED, HoleAwareMetric, hole_metrics, score_run
+from heta_notebook.labels._holes import UNJUDGED, HoleAwareMetric, hole_metrics, score_with_labels
 from heta_notebook.labels._judge import (
     UMBRELA,
     FillResult,
     JudgeFailure,
     RelevanceJudge,
-    afill,
-    fill,
+    afill_holes,
+    fill_holes,
 )
 from heta_notebook.labels._judged import JudgedAtK, UnjudgedWarning, case_qrels
 from heta_notebook.labels._pool import Pool, pool
@@ -39,17 +39,17 @@ __all__ = [
     "Pool",
     "RelevanceJudge",
     "UnjudgedWarning",
-    "afill",
+    "afill_holes",
     "agreement",
     "case_qrels",
     "cohen_kappa",
     "corrected_label_mean",
     "corrected_mean",
-    "fill",
+    "fill_holes",
     "hole_metrics",
     "labeled",
     "labels_of",
     "pool",
     "read_trec_qrels",
-    "score_run",
+    "score_with_labels",
 ]

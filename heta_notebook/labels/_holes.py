@@ -61,7 +61,7 @@ def transformed(
     return dict(qrels), dict(run)
 
 
-def score_run(
+def score_with_labels(
     run: Mapping[str, Mapping[str, float]],
     labels: Any,
     metrics: Sequence[BeirRetrievalMetric] | None = None,
@@ -172,6 +172,6 @@ __all__ = [
     "HoleAwareMetric",
     "Unjudged",
     "hole_metrics",
-    "score_run",
+    "score_with_labels",
     "transformed",
 ]

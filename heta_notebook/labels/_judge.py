@@ -2,7 +2,7 @@
 
 ``RelevanceJudge`` is an :class:`~heta_notebook.evaluators.LLMJudge` (same client, cache,
 retries, token usage, concurrency) whose prompt asks for a 0-3 grade of one passage for one
-query, plus a one-sentence reason. ``fill(labels, pool, judge, ...)`` asks it about pool pairs
+query, plus a one-sentence reason. ``fill_holes(labels, pool, judge, ...)`` asks it about pool pairs
 (``limit`` keeps the first N in priority order, ``sample`` draws N with a seed) and adds each
 grade to the label set as it arrives (saved at once when the set has a path). A failed pair
 (timeout, HTTP error after retries, a reply with no 0-3 grade) becomes a :class:`JudgeFailure`
@@ -120,7 +120,7 @@ class FillResult:
         )
 
 
-def fill(
+def fill_holes(
     labels: LabelSet,
     pairs: Any,
     judge: RelevanceJudge,
@@ -132,11 +132,11 @@ def fill(
     seed: int = 0,
 ) -> FillResult:
     """Grade unjudged ``pairs`` (a pool or ``(query_id, doc_id)`` pairs) with ``judge`` and
-    add the grades to ``labels`` as they arrive (see module). Sync; ``afill`` awaits."""
+    add the grades to ``labels`` as they arrive (see module). Sync; ``afill_holes`` awaits."""
     from heta_notebook._util.loop import run_sync
 
     return run_sync(
-        lambda: afill(
+        lambda: afill_holes(
             labels,
             pairs,
             judge,
@@ -149,7 +149,7 @@ def fill(
     )
 
 
-async def afill(
+async def afill_holes(
     labels: LabelSet,
     pairs: Any,
     judge: RelevanceJudge,
@@ -211,7 +211,7 @@ __all__ = [
     "FillResult",
     "JudgeFailure",
     "RelevanceJudge",
-    "afill",
-    "fill",
+    "afill_holes",
+    "fill_holes",
     "prompt_hash",
 ]
