@@ -9,8 +9,10 @@ and document id (so the order never depends on input order).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import pandas as pd
@@ -54,24 +56,22 @@ def pool(sources: Any, *, depth: int = 10, labels: Any = None) -> Pool:
     if not isinstance(depth, int) or isinstance(depth, bool) or depth <= 0:
         raise ValueError(f"depth must be a positive integer, got {depth!r}")
     judged = _judged(labels)
-    systems = rankings(sources)
-    seen: dict[tuple[str, str], list[int]] = {}
+    systems = rankings(sources, depth)
+    queries: list[str] = []
+    docs: list[str] = []
+    ranks: list[int] = []
     for ranked in systems.values():
-        for query, docs in ranked.items():
-            known = judged.get(query, ())
-            for rank, doc in enumerate(docs[:depth], start=1):
-                if doc in known:
-                    continue
-                entry = seen.get((query, doc))
-                if entry is None:
-                    seen[(query, doc)] = [1, rank, rank]
-                else:
-                    entry[0] += 1
-                    entry[1] = min(entry[1], rank)
-                    entry[2] += rank
-    frame = pd.DataFrame(
-        [(q, d, n, best, total / n) for (q, d), (n, best, total) in seen.items()],
-        columns=["query_id", "doc_id", "systems", "best_rank", "mean_rank"],
+        for query, top in ranked.items():
+            known = judged.get(query) or ()
+            fresh = [(r, d) for r, d in enumerate(top[:depth], start=1) if d not in known]
+            queries += [query] * len(fresh)
+            ranks += [r for r, _ in fresh]
+            docs += [d for _, d in fresh]
+    rows = pd.DataFrame({"query_id": queries, "doc_id": docs, "rank": ranks})
+    frame = (
+        rows.groupby(["query_id", "doc_id"], sort=False)["rank"]
+        .agg(systems="size", best_rank="min", mean_rank="mean")
+        .reset_index()
     )
     frame = frame.sort_values(
         ["systems", "best_rank", "mean_rank", "query_id", "doc_id"],
@@ -90,50 +90,62 @@ def _judged(labels: Any) -> Mapping[str, Any]:
     return labels
 
 
-def rankings(sources: Any) -> dict[str, Ranked]:
-    """Every system in ``sources`` as ``{system: {query: [doc, ...]}}`` (trec_eval order)."""
+def rankings(sources: Any, depth: int | None = None) -> dict[str, Ranked]:
+    """Every system in ``sources`` as ``{system: {query: [doc, ...]}}`` (trec_eval order;
+    with ``depth``, only each ranking's first ``depth`` documents are exact)."""
     items: Sequence[Any] = sources if isinstance(sources, (list, tuple)) else [sources]
     out: dict[str, Ranked] = {}
     for n, item in enumerate(items):
-        for name, ranked in _systems_of(item, f"run{n}"):
+        for name, ranked in _systems_of(item, f"run{n}", depth):
             while name in out:
                 name = f"{name}'"
             out[name] = ranked
     return out
 
 
-def _systems_of(item: Any, default: str) -> list[tuple[str, Ranked]]:
+def _systems_of(item: Any, default: str, depth: int | None) -> list[tuple[str, Ranked]]:
     if hasattr(item, "reports") and isinstance(item.reports, Mapping):
-        return [s for r in item.reports.values() for s in _systems_of(r, default)]
+        return [s for r in item.reports.values() for s in _systems_of(r, default, depth)]
     if hasattr(item, "report") and hasattr(item.report, "case_results"):
-        return _systems_of(item.report, default)
+        return _systems_of(item.report, default, depth)
     if hasattr(item, "case_results"):
-        return _report_systems(item)
+        return _report_systems(item, depth)
     if isinstance(item, Mapping):
-        return [(default, {str(q): _ranked(docs) for q, docs in item.items()})]
+        return [(default, {str(q): _ranked(docs, depth) for q, docs in item.items()})]
     raise TypeError(
         f"pool() takes reports, run results, runs {{query: {{doc: score}}}} or ranked lists "
         f"{{query: [doc, ...]}}, got {type(item).__name__}"
     )
 
 
-def _report_systems(report: Any) -> list[tuple[str, Ranked]]:
+def _report_systems(report: Any, depth: int | None) -> list[tuple[str, Ranked]]:
     by_mode: dict[str, Ranked] = {}
     for result in report.case_results:
         if result.response is None:
             continue
         ids, scores = document_scores(result.response.results)
-        ranked = ranked_by_rule(ids, scores, "trec_eval")[0]
+        ranked = ids if scores is None else _top(dict(zip(ids, scores, strict=True)), depth)
         by_mode.setdefault(result.query_mode, {})[result.case_id] = ranked
     label = getattr(report, "label", None) or "report"
     return [(f"{label} · {mode}", ranked) for mode, ranked in by_mode.items()]
 
 
-def _ranked(docs: Any) -> list[str]:
+def _ranked(docs: Any, depth: int | None) -> list[str]:
     if isinstance(docs, Mapping):
-        ids = list(docs)
-        return ranked_by_rule(ids, [float(v) for v in docs.values()], "trec_eval")[0]
-    return [str(d) for d in docs]
+        return _top(docs, depth)
+    return list(dict.fromkeys(str(d) for d in docs))
+
+
+def _top(run: Mapping[str, float], depth: int | None) -> list[str]:
+    """The first ``depth`` documents in trec_eval's order: a C-level sort by score, and the
+    full rule (ties by id descending as bytes) only when a tie reaches into them."""
+    items = sorted(run.items(), key=itemgetter(1), reverse=True)
+    cut = len(items) if depth is None else depth + 1
+    head = [v for _, v in items[:cut]]
+    if any(map(operator.eq, head, head[1:])):
+        ids = [d for d, _ in items]
+        return ranked_by_rule(ids, [float(v) for _, v in items], "trec_eval")[0][: depth or None]
+    return [d for d, _ in items[: depth or None]]
 
 
 __all__ = ["Pool", "pool", "rankings"]
