@@ -74,6 +74,13 @@ class RelevanceJudge(LLMJudge):
         options.update(output="score", score_range=(0.0, 3.0), threshold=None)
         super().__init__(name, **options)
 
+    def _values(self, inputs: Any) -> dict[str, str]:
+        """The passage as plain text between the prompt's own tags (no context numbering)."""
+        values = super()._values(inputs)
+        text = inputs.contexts[0] if inputs.contexts else ""
+        values["contexts"] = text[: self.max_context_chars]
+        return values
+
     @property
     def prompt_hash(self) -> str:
         """The hash of this judge's prompt (templates and output instructions)."""
