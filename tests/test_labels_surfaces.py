@@ -1,0 +1,100 @@
+"""judged@k in a real Cranfield run: frames, slices, the gate, the card, comparisons, captions;
+a report's label set is part of its identity."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from heta_notebook import (
+    BeirBenchmark,
+    Recipe,
+    UnjudgedWarning,
+    compare,
+    labeled,
+    labels_of,
+    run_benchmark,
+)
+from heta_notebook.analysis._judged import (
+    judged_caption,
+    judged_line,
+    judged_means,
+    judged_notes,
+)
+from heta_notebook.labels import LabelSet
+from heta_notebook.testing import assert_scores
+
+CASES = 12
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """One recipe, BM25 only, 12 Cranfield queries: on full labels, and on a label set holding
+    only the even-ranked half of each query's labels (holes made on purpose)."""
+    bench = BeirBenchmark.cranfield()
+    full = labels_of(bench)
+    half = LabelSet(
+        {q: dict(list(docs.items())[::2]) for q, docs in full.qrels().items()}, name="half"
+    )
+    options = {
+        "recipes": {"whole-documents": Recipe(name="whole-documents")},
+        "query_modes": ("full_text_search",),
+        "limit": CASES,
+        "progress": False,
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        on_full = run_benchmark(benchmark=labeled(bench, full), **options)
+        on_half = run_benchmark(benchmark=labeled(bench, half, holes=True), **options)
+    (a,) = on_full.reports.values()
+    (b,) = on_half.reports.values()
+    return a, b, caught
+
+
+def test_judged_at_k_is_a_score_in_frames_slices_and_the_gate(runs) -> None:
+    _, half, caught = runs
+    assert any(w.category is UnjudgedWarning for w in caught)  # never scored without a warning
+    summary = half.frames().summary()
+    judged = summary[summary.score == "judged@10"]["mean"].iloc[0]
+    assert 0 < judged < 1
+    cases = half.frames().cases()
+    assert "judged@10" in cases.columns and len(cases) == CASES
+    assert "judged@10" in set(half.summary(by="dataset").score)
+    with pytest.raises(AssertionError, match="judged@10"):
+        assert_scores(half, {"judged@10": ">= 0.99"})
+
+
+def test_hole_conventions_are_stated_and_bound_the_trec_eval_value(runs) -> None:
+    _, half, _ = runs
+    means = half.frames().summary().set_index("score")["mean"]
+    assert means["beir_ndcg_upper@10"] >= means["beir_ndcg@10"]
+    scores = {s.name: s for s in half.case_results[0].scores}
+    assert scores["beir_ndcg_condensed@10"].metadata["unjudged"] == "condensed"
+    assert "overestimates" in scores["beir_ndcg_condensed@10"].metadata["note"]
+    assert scores["beir_ndcg_upper@10"].metadata["unjudged"] == "relevant"
+
+
+def test_card_comparison_and_caption_say_how_much_was_judged(runs) -> None:
+    full, half, _ = runs
+    # Cranfield's BEIR qrels list relevant documents only: even its full labels leave holes
+    key = ("full_text_search", 10)
+    assert judged_means(half)[key] < judged_means(full)[key] < 1
+    assert judged_line(full, scores=["beir_map@100"]) is None  # no judged@100 behind that
+    line = judged_line(half)
+    assert line is not None and "judged@10" in line and "lower bounds" in line
+    assert "Judged" in half.card()._repr_html_()
+    notes = judged_notes({"full": full, "half": half})
+    assert len(notes) == 1 and "biases this comparison" in notes[0]
+    assert "judged@10" in judged_caption([half], ["beir_ndcg@10"])
+    assert judged_caption([half], ["beir_map@100"]) == ""  # no judged@100 behind it
+
+
+def test_reports_on_different_label_sets_never_compare_as_equal(runs) -> None:
+    full, half, _ = runs
+    assert full.benchmark.key != half.benchmark.key
+    assert full.metadata["fingerprint"] != half.metadata["fingerprint"]
+    with pytest.raises(ValueError, match="different benchmarks"):
+        compare([full, half])
+    side_by_side = compare([full, half], allow_different_benchmarks=True)
+    assert any("judged@10 differs" in n for n in side_by_side.notes())
