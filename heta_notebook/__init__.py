@@ -131,6 +131,7 @@ _EXPORTS: dict[str, str] = {
     "cohen_kappa": "heta_notebook.labels._trust",
     "corrected_mean": "heta_notebook.labels._trust",
     "corrected_label_mean": "heta_notebook.labels._trust",
+    "Labeler": "heta_notebook.display._labeling",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -204,40 +205,11 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         report_from_trec,
         write_trec_qrels,
     )
-    from heta_notebook.labels._benchmark import (  # noqa: F401
-        labeled,
-        labels_of,
-    )
-    from heta_notebook.labels._holes import (  # noqa: F401
-        HoleAwareMetric,
-        hole_metrics,
-        score_with_labels,
-    )
-    from heta_notebook.labels._judge import (  # noqa: F401
-        RelevanceJudge,
-        afill_holes,
-        fill_holes,
-    )
-    from heta_notebook.labels._judged import (  # noqa: F401
-        JudgedAtK,
-        UnjudgedWarning,
-    )
-    from heta_notebook.labels._pool import (  # noqa: F401
-        Pool,
-        pool,
-    )
-    from heta_notebook.labels._set import (  # noqa: F401
-        Label,
-        LabelSet,
-    )
-    from heta_notebook.labels._trust import (  # noqa: F401
-        agreement,
-        cohen_kappa,
-        corrected_label_mean,
-        corrected_mean,
-    )
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,
+    )
+    from heta_notebook.display._labeling import (  # noqa: F401
+        Labeler,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,
@@ -311,6 +283,38 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Dense,
         Hybrid,
         Recipe,
+    )
+    from heta_notebook.labels._benchmark import (  # noqa: F401
+        labeled,
+        labels_of,
+    )
+    from heta_notebook.labels._holes import (  # noqa: F401
+        HoleAwareMetric,
+        hole_metrics,
+        score_with_labels,
+    )
+    from heta_notebook.labels._judge import (  # noqa: F401
+        RelevanceJudge,
+        afill_holes,
+        fill_holes,
+    )
+    from heta_notebook.labels._judged import (  # noqa: F401
+        JudgedAtK,
+        UnjudgedWarning,
+    )
+    from heta_notebook.labels._pool import (  # noqa: F401
+        Pool,
+        pool,
+    )
+    from heta_notebook.labels._set import (  # noqa: F401
+        Label,
+        LabelSet,
+    )
+    from heta_notebook.labels._trust import (  # noqa: F401
+        agreement,
+        cohen_kappa,
+        corrected_label_mean,
+        corrected_mean,
     )
     from heta_notebook.runner import (  # noqa: F401
         BenchmarkRunConfig,

@@ -163,6 +163,20 @@ class LabelSet:
                 os.fsync(handle.fileno())
         return label
 
+    def undo(self, label: Label) -> None:
+        """Take back an added label (the last one equal to ``label``); a set with a ``path``
+        is saved again at once."""
+        index = max((i for i, x in enumerate(self._added) if x == label), default=None)
+        if index is None:
+            raise ValueError(f"not an added label of this set: {label!r}")
+        kept = self._added[:index] + self._added[index + 1 :]
+        self._added, self._winner = [], {}
+        self._force = {q: dict(d) for q, d in self._original.items()}
+        for old in kept:
+            self._add(old)
+        if self.path is not None:
+            self.save(self.path)
+
     def extend(self, labels: Iterable[Label]) -> None:
         """Add many labels (saved once at the end when the set has a ``path``)."""
         for label in labels:
