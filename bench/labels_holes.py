@@ -40,7 +40,7 @@ from heta_notebook import (
     score_with_labels,
 )
 from heta_notebook.labels import Label
-from heta_notebook.labels._pool import rankings
+from heta_notebook.labels._pool import rankings_of
 from tests._judge_server import JudgeServer, Reply
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
@@ -63,7 +63,7 @@ def variants() -> dict[str, dict[str, list[str]]]:
         config=BenchmarkRunConfig(top_k=100),
         progress=False,
     )
-    return rankings(runs)
+    return rankings_of(runs)
 
 
 def as_run(ranked: dict[str, list[str]]) -> dict[str, dict[str, float]]:

@@ -124,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "labels_of": "heta_notebook.labels._benchmark",
     "pool": "heta_notebook.labels._pool",
     "Pool": "heta_notebook.labels._pool",
+    "rankings_of": "heta_notebook.labels._pool",
     "RelevanceJudge": "heta_notebook.labels._judge",
     "fill_holes": "heta_notebook.labels._judge",
     "afill_holes": "heta_notebook.labels._judge",
@@ -305,6 +306,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.labels._pool import (  # noqa: F401
         Pool,
         pool,
+        rankings_of,
     )
     from heta_notebook.labels._set import (  # noqa: F401
         Label,

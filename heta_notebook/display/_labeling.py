@@ -36,8 +36,8 @@ class LabelingWidget(anywidget.AnyWidget):
     """The browser half: ``items`` to label, ``made`` (labels so far), ``position``, ``blind``."""
 
     _esm = traitlets.Unicode("").tag(sync=True)
-    items = traitlets.List().tag(sync=True)
-    made = traitlets.List().tag(sync=True)
+    items: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    made: traitlets.List[Any] = traitlets.List().tag(sync=True)
     position = traitlets.Int(0).tag(sync=True)
     blind = traitlets.Bool(False).tag(sync=True)
     who = traitlets.Unicode("").tag(sync=True)

@@ -145,7 +145,7 @@ class HoleAwareMetric:
                     labels, run, self.unjudged, self.base.k, self.base.ties
                 )
         values = evaluate_run(qrels, runs, [self.base])
-        meta = {"k": self.base.k, "unjudged": self.unjudged, "ties": self.base.ties}
+        meta: dict[str, Any] = {"k": self.base.k, "unjudged": self.unjudged, "ties": self.base.ties}
         if self.unjudged == "condensed":
             meta["note"] = CONDENSED_NOTE
         scores = []

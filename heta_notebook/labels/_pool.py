@@ -56,7 +56,7 @@ def pool(sources: Any, *, depth: int = 10, labels: Any = None) -> Pool:
     if not isinstance(depth, int) or isinstance(depth, bool) or depth <= 0:
         raise ValueError(f"depth must be a positive integer, got {depth!r}")
     judged = _judged(labels)
-    systems = rankings(sources, depth)
+    systems = rankings_of(sources, depth)
     queries: list[str] = []
     docs: list[str] = []
     ranks: list[int] = []
@@ -90,7 +90,7 @@ def _judged(labels: Any) -> Mapping[str, Any]:
     return labels
 
 
-def rankings(sources: Any, depth: int | None = None) -> dict[str, Ranked]:
+def rankings_of(sources: Any, depth: int | None = None) -> dict[str, Ranked]:
     """Every system in ``sources`` as ``{system: {query: [doc, ...]}}`` (trec_eval order;
     with ``depth``, only each ranking's first ``depth`` documents are exact)."""
     items: Sequence[Any] = sources if isinstance(sources, (list, tuple)) else [sources]
@@ -148,4 +148,4 @@ def _top(run: Mapping[str, float], depth: int | None) -> list[str]:
     return [d for d, _ in items[: depth or None]]
 
 
-__all__ = ["Pool", "pool", "rankings"]
+__all__ = ["Pool", "pool", "rankings_of"]

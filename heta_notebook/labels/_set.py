@@ -323,7 +323,7 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
 def _original_of(meta: dict[str, Any], path: Path) -> Qrels:
     block = meta.get("original")
     pairs = block.get("pairs") if isinstance(block, dict) else None
-    if not isinstance(pairs, list):
+    if not isinstance(block, dict) or not isinstance(pairs, list):
         raise BenchmarkFormatError('field "original.pairs" must be a list', file=path)
     original: Qrels = {}
     for i, row in enumerate(pairs):
