@@ -84,7 +84,7 @@ function render({ model, el }) {
     const keys = live
       ? h("span", { class: "hnl-keys" }, "keys: 0–3 label · s skip · u undo")
       : h("span", { class: "hnl-readonly" }, "read-only: no kernel (labels made are listed below)");
-    root.append(h("div", { class: "hnl-top" }, progress, h("span", {}, keys, toggle)));
+    root.append(h("div", { class: "hnl-top" }, progress, h("span", {}, keys, live ? toggle : null)));
     const item = items[position];
     if (live && item) {
       root.append(h("div", { class: "hnl-query" }, `${item.query_id}: ${item.query}`));
