@@ -14,6 +14,7 @@ from heta_notebook import (
     compare,
     labeled,
     labels_of,
+    pool,
     run_benchmark,
 )
 from heta_notebook.analysis._judged import (
@@ -28,15 +29,21 @@ from heta_notebook.testing import assert_scores
 CASES = 12
 
 
+def labeled_half():
+    bench = BeirBenchmark.cranfield()
+    full = labels_of(bench)
+    half = LabelSet(
+        {q: dict(list(docs.items())[::2]) for q, docs in full.qrels().items()}, name="half"
+    )
+    return labeled(bench, half, holes=True)
+
+
 @pytest.fixture(scope="module")
 def runs():
     """One recipe, BM25 only, 12 Cranfield queries: on full labels, and on a label set holding
     only the even-ranked half of each query's labels (holes made on purpose)."""
     bench = BeirBenchmark.cranfield()
     full = labels_of(bench)
-    half = LabelSet(
-        {q: dict(list(docs.items())[::2]) for q, docs in full.qrels().items()}, name="half"
-    )
     options = {
         "recipes": {"whole-documents": Recipe(name="whole-documents")},
         "query_modes": ("full_text_search",),
@@ -46,7 +53,7 @@ def runs():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         on_full = run_benchmark(benchmark=labeled(bench, full), **options)
-        on_half = run_benchmark(benchmark=labeled(bench, half, holes=True), **options)
+        on_half = run_benchmark(benchmark=labeled_half(), **options)
     (a,) = on_full.reports.values()
     (b,) = on_half.reports.values()
     return a, b, caught
@@ -88,6 +95,21 @@ def test_card_comparison_and_caption_say_how_much_was_judged(runs) -> None:
     assert len(notes) == 1 and "biases this comparison" in notes[0]
     assert "judged@10" in judged_caption([half], ["beir_ndcg@10"])
     assert judged_caption([half], ["beir_map@100"]) == ""  # no judged@100 behind it
+
+
+def test_pool_of_reports_lists_what_the_half_labels_miss(runs) -> None:
+    full, half, _ = runs
+    holes = pool([half], depth=10, labels=labels_of(labeled_half()))
+    assert len(holes) > 0 and holes.systems == ("whole-documents · full_text_search",)
+    assert holes.frame["best_rank"].between(1, 10).all()
+    assert (
+        pool([full, half], depth=10, labels=labels_of(labeled_half())).frame["systems"].max() == 2
+    )
+
+
+def test_custom_evaluators_on_a_label_set_still_say_how_much_was_judged() -> None:
+    bench = labeled(BeirBenchmark.cranfield(), labels_of(BeirBenchmark.cranfield()), evaluators=[])
+    assert [e.name for e in bench.evaluators()] == ["judged@10"]
 
 
 def test_reports_on_different_label_sets_never_compare_as_equal(runs) -> None:

@@ -69,6 +69,14 @@ class LabeledBenchmark(InMemoryBenchmark):
             extra += hole_metrics(beir)
         return inner + extra
 
+    def evaluators(self) -> tuple[Any, ...]:
+        """The evaluators (given or default), always with ``judged@k``: a run on a label set
+        is never scored without saying how much of it was judged (and warning when not all)."""
+        chosen = super().evaluators()
+        names = {getattr(e, "name", None) for e in chosen}
+        missing = tuple(JudgedAtK(k) for k in self._judged_k if f"judged@{k}" not in names)
+        return chosen + missing
+
     def _parse(self) -> Parsed:
         _, documents, cases = self.inner.load()
         qrels = self.label_set.qrels()
