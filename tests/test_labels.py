@@ -89,6 +89,10 @@ def test_an_open_set_journals_every_label_so_a_restart_loses_nothing(tmp_path: P
     assert again.grade("q2", "d7") == 3 and again.added[0].who == "ana"
     with pytest.raises(ValueError, match="other original qrels"):
         LabelSet.open(tmp_path / "mine", {"q1": {"d1": 1}})
+    with journal_of(tmp_path / "mine").open("a") as handle:
+        handle.write('{"query_id": "q2", "doc_id"')  # a torn last line
+    with pytest.raises(BenchmarkFormatError, match=r"mine\.journal\.jsonl:2: not JSON"):
+        LabelSet.load(tmp_path / "mine")
 
 
 def _case(qrels: dict[str, int], nonrelevant: dict[str, int] | None = None) -> BenchmarkCase:
