@@ -132,6 +132,7 @@ _EXPORTS: dict[str, str] = {
     "cohen_kappa": "heta_notebook.labels._trust",
     "corrected_mean": "heta_notebook.labels._trust",
     "corrected_label_mean": "heta_notebook.labels._trust",
+    "corrected_score": "heta_notebook.labels._trust",
     "Labeler": "heta_notebook.display._labeling",
 }  # fmt: skip
 
@@ -317,6 +318,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         cohen_kappa,
         corrected_label_mean,
         corrected_mean,
+        corrected_score,
     )
     from heta_notebook.runner import (  # noqa: F401
         BenchmarkRunConfig,

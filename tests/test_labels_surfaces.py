@@ -12,6 +12,7 @@ from heta_notebook import (
     Recipe,
     UnjudgedWarning,
     compare,
+    corrected_score,
     labeled,
     labels_of,
     pool,
@@ -121,3 +122,16 @@ def test_reports_on_different_label_sets_never_compare_as_equal(runs) -> None:
         compare([full, half])
     side_by_side = compare([full, half], allow_different_benchmarks=True)
     assert any("judged@10 differs" in n for n in side_by_side.notes())
+
+
+def test_corrected_score_from_reports_and_mappings(runs) -> None:
+    full, half, _ = runs
+    # the half labels play the judge (biased low here), the full labels the people on 6 queries
+    truth = full.frames().cases().set_index("case_id")["beir_ndcg@10"].dropna()
+    people = {q: float(truth[q]) for q in list(truth.index)[::2]}
+    result = corrected_score(half, people)
+    judge_only = half.frames().cases()["beir_ndcg@10"].mean()
+    assert result.judge_only == pytest.approx(judge_only)
+    assert abs(result.estimate - truth.mean()) < abs(judge_only - truth.mean())
+    with pytest.raises(ValueError, match="not judged"):
+        corrected_score({"a": 1.0, "b": 0.5}, {"c": 1.0, "a": 1.0})

@@ -22,6 +22,7 @@ from heta_notebook.labels._trust import (
     cohen_kappa,
     corrected_label_mean,
     corrected_mean,
+    corrected_score,
 )
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "cohen_kappa",
     "corrected_label_mean",
     "corrected_mean",
+    "corrected_score",
     "fill_holes",
     "hole_metrics",
     "labeled",

@@ -210,6 +210,42 @@ def corrected_label_mean(
     )
 
 
+def corrected_score(
+    judged: Any,
+    human: Any,
+    score: str = "beir_ndcg@10",
+    *,
+    mode: str | None = None,
+    confidence: float = 0.95,
+) -> CorrectedMean:
+    """The PPI mean of a per-query score: ``judged`` holds its value on judge-filled labels for
+    every query, ``human`` on people's labels for a uniformly drawn subset of queries. Each
+    is a ``{query: value}`` mapping or a report (its ``score`` in ``mode``)."""
+    f = _per_query(judged, score, mode)
+    y = _per_query(human, score, mode)
+    unknown = sorted(set(y) - set(f))
+    if unknown:
+        raise ValueError(f"queries labelled by people but not judged: {unknown[:3]}")
+    shared = sorted(y)
+    return corrected_mean(
+        list(f.values()), [y[q] for q in shared], [f[q] for q in shared], confidence=confidence
+    )
+
+
+def _per_query(source: Any, score: str, mode: str | None) -> dict[str, float]:
+    if isinstance(source, Mapping):
+        return {str(q): float(v) for q, v in source.items()}
+    cases = source.frames().cases()
+    if score not in cases.columns:
+        raise ValueError(f"the report has no score {score!r}")
+    modes = list(dict.fromkeys(cases["query_mode"]))
+    chosen = mode or (modes[0] if len(modes) == 1 else None)
+    if chosen is None:
+        raise ValueError(f"the report has several modes {modes}: pass mode=")
+    rows = cases[(cases["query_mode"] == chosen) & cases[score].notna()]
+    return dict(zip(rows["case_id"].astype(str), rows[score].astype(float), strict=True))
+
+
 __all__ = [
     "Agreement",
     "CorrectedMean",
@@ -217,4 +253,5 @@ __all__ = [
     "cohen_kappa",
     "corrected_label_mean",
     "corrected_mean",
+    "corrected_score",
 ]
