@@ -96,7 +96,7 @@ class RelevanceJudge(LLMJudge):
         meta = dict(score.metadata)
         if score.status != "scored":
             raise JudgeFailure("", "", str(meta.get("error") or meta.get("skip_reason")), meta)
-        raw = meta.get("raw_score", float(score.value) * 3.0)  # type: ignore[arg-type]
+        raw = meta.get("raw_score", float(score.value) * 3.0)
         if float(raw) != int(raw):
             raise JudgeFailure("", "", f"grade {raw} is not an integer 0-3", meta)
         return int(raw), meta.get("reason"), meta
