@@ -119,6 +119,29 @@ _EXPORTS: dict[str, str] = {
     "Abstain": "heta_notebook.schema._abstain",
     "token_usage": "heta_notebook.analysis._usage",
     "DepthWarning": "heta_notebook.schema._status",
+
+    # relevance labels (issue 35): label sets, judged@k, holes, pools, the judge, trust
+    "Label": "heta_notebook.labels._set",
+    "LabelSet": "heta_notebook.labels._set",
+    "JudgedAtK": "heta_notebook.labels._judged",
+    "UnjudgedWarning": "heta_notebook.labels._judged",
+    "HoleAwareMetric": "heta_notebook.labels._holes",
+    "hole_metrics": "heta_notebook.labels._holes",
+    "score_with_labels": "heta_notebook.labels._holes",
+    "labeled": "heta_notebook.labels._benchmark",
+    "labels_of": "heta_notebook.labels._benchmark",
+    "pool": "heta_notebook.labels._pool",
+    "Pool": "heta_notebook.labels._pool",
+    "rankings_of": "heta_notebook.labels._pool",
+    "RelevanceJudge": "heta_notebook.labels._judge",
+    "fill_holes": "heta_notebook.labels._judge",
+    "afill_holes": "heta_notebook.labels._judge",
+    "agreement": "heta_notebook.labels._trust",
+    "cohen_kappa": "heta_notebook.labels._trust",
+    "corrected_mean": "heta_notebook.labels._trust",
+    "corrected_label_mean": "heta_notebook.labels._trust",
+    "corrected_score": "heta_notebook.labels._trust",
+    "Labeler": "heta_notebook.display._labeling",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -207,6 +230,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.display._review import (  # noqa: F401
         ReviewWidget,
     )
+    from heta_notebook.display._labeling import (  # noqa: F401
+        Labeler,
+    )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,
     )
@@ -279,6 +305,40 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Dense,
         Hybrid,
         Recipe,
+    )
+    from heta_notebook.labels._benchmark import (  # noqa: F401
+        labeled,
+        labels_of,
+    )
+    from heta_notebook.labels._holes import (  # noqa: F401
+        HoleAwareMetric,
+        hole_metrics,
+        score_with_labels,
+    )
+    from heta_notebook.labels._judge import (  # noqa: F401
+        RelevanceJudge,
+        afill_holes,
+        fill_holes,
+    )
+    from heta_notebook.labels._judged import (  # noqa: F401
+        JudgedAtK,
+        UnjudgedWarning,
+    )
+    from heta_notebook.labels._pool import (  # noqa: F401
+        Pool,
+        pool,
+        rankings_of,
+    )
+    from heta_notebook.labels._set import (  # noqa: F401
+        Label,
+        LabelSet,
+    )
+    from heta_notebook.labels._trust import (  # noqa: F401
+        agreement,
+        cohen_kappa,
+        corrected_label_mean,
+        corrected_mean,
+        corrected_score,
     )
     from heta_notebook.reports._store import ReportStore  # noqa: F401
     from heta_notebook.runner import (  # noqa: F401

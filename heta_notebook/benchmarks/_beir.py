@@ -9,7 +9,8 @@ How BEIR data becomes documents and cases (the same choices heta-framework's ada
   heta-framework's sanitised form with a short hash.
 - **Cases**: only queries with at least one qrels row (as BEIR evaluates). Each judged document
   with a grade > 0 becomes evidence ``reference_id=<document id>``, ``metadata.relevance=grade``
-  (grade ≤ 0 is "judged, not relevant": counted in ``expected.metadata.judged``, not evidence).
+  (grade ≤ 0 is "judged, not relevant": not evidence, but kept as judged in
+  ``expected.metadata.judged_nonrelevant`` ``{document id: grade}`` and counted in ``judged``).
 - **Bad input** raises ``BenchmarkFormatError`` (file, line, problem): missing files, malformed
   lines, duplicate ``_id``\\ s, duplicate qrels pairs, non-integer grades. **Qrels rows naming
   an unknown query or document are dropped with one ``BenchmarkWarning`` giving the count**
@@ -161,6 +162,9 @@ class BeirBenchmark(InMemoryBenchmark):
             "positive_qrels": len(evidence),
             "judged": len(labels),
         }
+        nonrelevant = {doc_ids[b]: grade for b, grade in labels.items() if grade <= 0}
+        if nonrelevant:  # judged, not relevant: judged@k and condensed scores need them
+            expected_meta["judged_nonrelevant"] = nonrelevant
         return BenchmarkCase(
             case_id=query_id,
             query=query["text"],
