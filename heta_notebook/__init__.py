@@ -227,11 +227,11 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,
     )
-    from heta_notebook.display._review import (  # noqa: F401
-        ReviewWidget,
-    )
     from heta_notebook.display._labeling import (  # noqa: F401
         Labeler,
+    )
+    from heta_notebook.display._review import (  # noqa: F401
+        ReviewWidget,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,
