@@ -159,20 +159,24 @@ def redact_config(config: Any, secrets: Iterable[str] = ()) -> Any:
     return config
 
 
-def config_secrets(config: Any) -> tuple[str, ...]:
+def config_secrets(config: Any, *, strict: bool = True) -> tuple[str, ...]:
     """The values :func:`redact_config` hides in ``config`` (as text), to declare them secret
-    so that their echoes (an error reply quoting a header) are hidden too."""
+    so that their echoes (an error reply quoting a header) are hidden too; ``strict=False``:
+    the values :func:`redact` hides (secret key names only)."""
+    secret_name = is_config_secret if strict else is_secret_key
     found: list[str] = []
 
     def walk(value: Any, secret: bool) -> None:
         if isinstance(value, Mapping):
             for key, item in value.items():
-                headers = str(key).lower() == "headers" and isinstance(item, Mapping)
-                if headers:
+                headers = strict and str(key).lower() == "headers" and isinstance(item, Mapping)
+                if headers:  # a secret-named header, or a long value of an unknown one
                     for name, v in item.items():
-                        walk(v, secret or str(name).lower() not in _PLAIN_HEADERS)
+                        plain = str(name).lower() in _PLAIN_HEADERS
+                        named = secret_name(name)
+                        walk(v, secret or named or (not plain and len(str(v)) >= 12))
                 else:
-                    walk(item, secret or is_config_secret(key))
+                    walk(item, secret or secret_name(key))
         elif isinstance(value, (list, tuple)):
             for item in value:
                 walk(item, secret)
@@ -209,6 +213,10 @@ def is_redacted(text: str) -> bool:
     return bool(_MARK.search(text))
 
 
+def _in_mark(value: str) -> bool:  # a marker, or a piece of one (a URL's hidden user info)
+    return "***redacted" in value or bool(re.fullmatch(r"[0-9a-f]{8}\*\*\*", value))
+
+
 _declared: tuple[str, ...] = ()
 _declared_lock = threading.Lock()
 
@@ -217,7 +225,7 @@ def declare_secrets(*values: Any) -> None:
     """Declare ``values`` secret for this process: every later :func:`redact_text` hides them
     (in every form) wherever they are echoed. Values under 4 characters are ignored."""
     global _declared
-    new = [v for v in values if isinstance(v, str) and len(v) >= 4 and not _MARK.fullmatch(v)]
+    new = [v for v in values if isinstance(v, str) and len(v) >= 4 and not _in_mark(v)]
     if not new:
         return
     with _declared_lock:
@@ -230,6 +238,16 @@ def declare_secrets(*values: Any) -> None:
 def declared_secrets() -> tuple[str, ...]:
     """The values declared secret so far (longest first)."""
     return _declared
+
+
+def hide_declared(text: str) -> str:
+    """``text`` with only the declared secrets hidden (for data such as answers and document
+    texts, which the other rules leave as they are)."""
+    for secret in _declared:
+        for form in secret_forms(secret):
+            if form in text:
+                text = text.replace(form, mark(secret))
+    return text
 
 
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
@@ -306,11 +324,13 @@ def url_secrets(url: str | None) -> tuple[str, ...]:
         parts = urlsplit(url)
     except ValueError:
         return ()
-    found = [unquote(p) for p in (parts.password, parts.username) if p]
-    if parts.username or parts.password:  # the Basic credential an HTTP client builds from them
+    found = [unquote(p) for p in (parts.password, parts.username) if p and not _in_mark(p)]
+    if (parts.username or parts.password) and not _MARK.search(parts.netloc):  # the Basic
+        # credential an HTTP client builds from them
         pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
         found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=False) if is_secret_param(k)]
+    query = parse_qsl(parts.query, keep_blank_values=False)
+    found += [v for k, v in query if is_secret_param(k) and not _in_mark(v)]
     return tuple(found)
 
 
@@ -352,6 +372,7 @@ __all__ = [
     "config_secrets",
     "declare_secrets",
     "declared_secrets",
+    "hide_declared",
     "is_config_secret",
     "is_redacted",
     "mark",

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from heta_notebook._util.loop import cancelled_with
+from heta_notebook._util.redaction import redact
 from heta_notebook.evaluators._protocol import settings_of
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
@@ -72,6 +73,11 @@ class RunSpec:
     knowledge_base_manifest: dict[str, Any] | list[dict[str, Any]] = field(default_factory=dict)
     recipe_manifest: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # the one policy, before the header is written or shown
+        self.knowledge_base_manifest = redact(self.knowledge_base_manifest)
+        self.recipe_manifest = redact(self.recipe_manifest)
+        self.metadata = redact(self.metadata)
 
 
 async def run_spec(spec: RunSpec) -> EvaluationReport:
@@ -306,7 +312,7 @@ def _report(
         case_results=tuple(results),
         started_at=started_at,
         finished_at=utc_now(),
-        metadata=metadata,
+        metadata=redact(metadata),
     )
     report.frames().prime(aggregates=columns.aggregates)  # its card and save reuse them
     return report

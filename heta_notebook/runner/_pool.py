@@ -31,6 +31,7 @@ from heta_notebook.schema._records import (
     EvaluationError,
     QueryResponse,
 )
+from heta_notebook.schema._redact import redacted_response
 from heta_notebook.systems._check import Measured
 
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
@@ -445,6 +446,7 @@ async def answer_item(
         )
         measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
         response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
+        response = redacted_response(response)  # the one policy, before any byte is written
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         if (mismatch := loop_mismatch(exc)) is not None:
             raise mismatch from exc  # every case would fail alike: stop, say what works
