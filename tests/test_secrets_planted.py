@@ -16,7 +16,6 @@ import sys
 import threading
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -28,7 +27,6 @@ from heta_notebook import (
     HttpSystem,
     QueryResponse,
     QueryResult,
-    RecordsBenchmark,
     ReportStore,
     compare,
     run_benchmark,
