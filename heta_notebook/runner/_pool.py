@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from heta_notebook._util.loop import loop_mismatch
+from heta_notebook._util.loop import abandoned_calls, loop_mismatch
 from heta_notebook.kb._answer import answer_response, runs_in_thread
 from heta_notebook.kb._passages import Judged, Passage
 from heta_notebook.runner._config import BenchmarkRunConfig
@@ -440,10 +440,12 @@ async def answer_item(
     """Answer one item and run its per-case evaluators; a failed query becomes the case error."""
     case, mode = item.case, item.mode
     started = time.perf_counter()
+    abandoned: list[str] = []
     try:
-        raw = await with_timeout(
-            item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
-        )
+        with abandoned_calls() as abandoned:
+            raw = await with_timeout(
+                item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
+            )
         measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
         response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
         response = redacted_response(response)  # the one policy, before any byte is written
@@ -454,7 +456,9 @@ async def answer_item(
             case_id=case.case_id,
             query=case.query,
             query_mode=mode,
-            error=EvaluationError.from_exception(exc),
+            error=EvaluationError.from_exception(
+                exc, **({"abandoned_worker": True} if abandoned else {})
+            ),
             latency_ms=_elapsed_ms(started),
             metadata=item.metadata,
         )

@@ -17,11 +17,11 @@ them the same way (:func:`stamp_documents`).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
 from heta_notebook.evaluators._matching import document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
@@ -66,7 +66,9 @@ class System:
         given = {"mode": mode, "top_k": top_k, "options": dict(options or {})}
         kwargs = {k: v for k, v in given.items() if k in self._keywords}
         if self._in_thread:
-            value = await asyncio.to_thread(self._call, text, **kwargs)
+            # its own daemon thread: a call past the run's query_timeout is abandoned (and
+            # counted), holding no pool worker and no shutdown
+            value = await in_daemon_thread(self._call, text, **kwargs)
         else:
             value = self._call(text, **kwargs)
         if inspect.isawaitable(value):
