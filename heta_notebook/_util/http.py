@@ -66,7 +66,7 @@ class HttpClient:
         self,
         *,
         timeout: float = 30.0,
-        retries: int = 3,
+        retries: int = 5,
         backoff: float = 0.05,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         follow_redirects: bool = False,
@@ -155,6 +155,11 @@ class HttpClient:
             if target.host != request.url.host:  # credentials never travel to another host
                 headers = httpx.Headers({k: v for k, v in headers.items() if k.lower() in _PLAIN})
             keep_body = reply.status in (307, 308)
+            if not keep_body:  # 301/302/303: the body is not sent again
+                body_headers = ("content-length", "content-type", "transfer-encoding")
+                headers = httpx.Headers(
+                    {k: v for k, v in headers.items() if k.lower() not in body_headers}
+                )
             method = request.method if keep_body or request.method == "GET" else "GET"
             content = request.content if keep_body else None
             request = self._client().build_request(method, target, headers=headers, content=content)

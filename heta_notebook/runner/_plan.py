@@ -290,6 +290,9 @@ def _report(
         "n_expected_results": _total(spec),
         "n_results": len(results),
         "n_query_errors": sum(1 for r in results if r.error is not None),
+        "n_http_retries": sum(
+            int(r.response.metadata.get("http_retries", 0)) for r in results if r.response
+        ),
         "n_abandoned_workers": sum(
             1 for r in results if r.error is not None and r.error.metadata.get("abandoned_worker")
         ),

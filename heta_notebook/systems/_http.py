@@ -71,7 +71,7 @@ class HttpSystem:
         secrets: Sequence[str] = (),
         auth: tuple[str, str] | None = None,
         cookies: Mapping[str, str] | None = None,
-        retries: int = 3,
+        retries: int = 5,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         follow_redirects: bool = False,
         allowed_hosts: Sequence[str] = (),
