@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from heta_notebook._util.paths import UnsafeNameError, atomic_write_text, safe_join, safe_name
 from heta_notebook._util.redaction import redact_strings
+from heta_notebook._util.sums import seal, unseal
 from heta_notebook.schema import _columnar as columnar
 from heta_notebook.schema._records import (
     KNOWLEDGE_BASES,
@@ -170,7 +171,7 @@ class ReportStore:
                 stale = ("report.json",)
             if open_checkpoint is not None:
                 open_checkpoint.saved = True  # the report holds (and fsynced) every row
-            summary = redact_strings(_header(report))
+            summary = seal(redact_strings(_header(report)))  # sums: a flip is caught on read
             self._write(folder / "summary.json", json.dumps(summary, indent=2))
             for name in stale:  # one format per folder: drop the other one's files
                 if self._fs is None:
@@ -441,14 +442,16 @@ class ReportStore:
         """The listing row of one report; a corrupt file is skipped with a warning naming it."""
         summary, report = report_dir / "summary.json", report_dir / "report.json"
         try:
-            if self._exists(summary):
-                try:
-                    row = json.loads(self._read(summary))
-                except ValueError as exc:
-                    raise ReportFormatError(summary, exc) from exc
-                if not isinstance(row, dict):
-                    raise ReportFormatError(summary, ValueError("expected a JSON object"))
-                return row
+            if self._exists(summary):  # checked against its sums; else listed from the report
+                row, problem = unseal(self._read(summary))
+                if row is None and problem != "no checksum":  # (none: written before sums)
+                    warnings.warn(
+                        f"{summary}: {problem}; listed from the report itself",
+                        ReportWarning,
+                        stacklevel=3,
+                    )
+                if row is not None:
+                    return row
             if self._exists(report):  # written by heta-framework: no summary sidecar
                 return _header(self._load_report(report))
             if self._fs is None and columnar.is_columnar(report_dir):
