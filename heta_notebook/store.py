@@ -381,18 +381,24 @@ class ReportStore:
         sums = self._read(sums_path) if self._exists(sums_path) else None
         return columnar.scan_checkpoint(self._read(stream), stream, sums)
 
+    def _lives_in(self, names: tuple[Any, Any], folder: Path) -> bool:
+        """Whether a report of these names would live in ``folder`` (a damaged name would not)."""
+        try:
+            return self.report_dir(str(names[0]), str(names[1])) == folder
+        except (TypeError, ValueError):
+            return False
+
     def _check_owner(self, folder: Path, kb: str, rid: str) -> None:
         """Refuse to write into a folder that belongs to another name with the same slug."""
         for name in ("summary.json", "checkpoint.json", columnar.HEADER):
             path = folder / name
             if not self._exists(path):
                 continue
-            try:
-                owner = json.loads(self._read(path))
-            except ValueError:
+            owner, _ = unseal(self._read(path))
+            if owner is None:  # damaged (its own reader says so): no claim on the folder
                 continue
             theirs = (owner.get("knowledge_base_name"), owner.get("report_id"))
-            if None not in theirs and theirs != (kb, rid):
+            if None not in theirs and theirs != (kb, rid) and self._lives_in(theirs, folder):
                 raise ReportIdCollisionError(
                     f"{folder} already holds report {theirs[1]!r} of knowledge base "
                     f"{theirs[0]!r}; {rid!r} of {kb!r} maps to the same folder. Use a report id "
@@ -444,13 +450,13 @@ class ReportStore:
         try:
             if self._exists(summary):  # checked against its sums; else listed from the report
                 row, problem = unseal(self._read(summary))
-                if row is None and problem != "no checksum":  # (none: written before sums)
+                if row is None:  # (a row written before sums is listed from the report)
                     warnings.warn(
                         f"{summary}: {problem}; listed from the report itself",
                         ReportWarning,
                         stacklevel=3,
                     )
-                if row is not None:
+                if problem is None:
                     return row
             if self._exists(report):  # written by heta-framework: no summary sidecar
                 return _header(self._load_report(report))
@@ -589,11 +595,13 @@ class RunHandle:
             store._write(
                 identity,
                 json.dumps(
-                    {
-                        "knowledge_base_name": self.kb,
-                        "report_id": self.report_id,
-                        "fingerprint": self.fingerprint,
-                    }
+                    seal(
+                        {
+                            "knowledge_base_name": self.kb,
+                            "report_id": self.report_id,
+                            "fingerprint": self.fingerprint,
+                        }
+                    )
                 ),
             )
         if store._fs is None:
@@ -611,10 +619,9 @@ class RunHandle:
         """The fingerprint ``checkpoint.json`` records, or None and why there is none."""
         if not self.store._exists(identity):
             return None, "missing"
-        try:
-            recorded = json.loads(self.store._read(identity))
-        except (ValueError, UnicodeDecodeError) as exc:
-            return None, f"unreadable ({exc})"
+        recorded, problem = unseal(self.store._read(identity))
+        if recorded is None:
+            return None, f"unreadable ({problem})"
         fingerprint = recorded.get("fingerprint") if isinstance(recorded, dict) else None
         if not isinstance(fingerprint, str) or not fingerprint:
             return None, "records no fingerprint"

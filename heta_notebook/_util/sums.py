@@ -1,9 +1,10 @@
 """Sums for small JSON files we write (a store's ``summary.json`` listing rows): a sealed object
 carries the sha256 of its own canonical JSON, so any changed byte is detected on read.
 
-``seal(obj)`` adds the sum; ``unseal(text)`` returns ``(obj, None)`` when the sum holds, or
-``(None, problem)`` naming what is wrong (not JSON, not an object, no sum, a wrong sum). A
-reader then rebuilds the file from its source (the report) instead of trusting it.
+``seal(obj)`` adds the sum; ``unseal(text)`` returns ``(obj, None)`` when the sum holds,
+``(obj, NO_SUM)`` for an object written before sums (unchecked: the caller decides), or
+``(None, problem)`` naming what is wrong (not JSON, not an object, a wrong sum). A reader then
+rebuilds the file from its source (the report) instead of trusting it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from typing import Any
 
 SUM_KEY = "_sha256"
+NO_SUM = "no checksum"
 
 
 def _digest(obj: dict[str, Any]) -> str:
@@ -37,10 +39,10 @@ def unseal(text: str | bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, "not a JSON object"
     given = obj.pop(SUM_KEY, None)
     if given is None:
-        return None, "no checksum"
+        return obj, NO_SUM
     if given != _digest(obj):
         return None, "its checksum does not match its content"
     return obj, None
 
 
-__all__ = ["SUM_KEY", "seal", "unseal"]
+__all__ = ["NO_SUM", "SUM_KEY", "seal", "unseal"]
