@@ -140,6 +140,10 @@ def _dropping_run(n: int, concurrency: int) -> None:
     assert report.metadata["n_http_retries"] == service.drops  # and in the report's header
     # pooled: a handful of keep-alive connections per worker, not one per query
     assert len(service.ports) <= concurrency + service.drops + 8 < n
+    print(
+        f"\n{n} cases at {concurrency}: {service.requests} requests, {service.drops} dropped, "
+        f"{_retries(report)} retries counted, {len(service.ports)} connections, 0 errors"
+    )
 
 
 def test_dropped_connections_are_retried_and_counted() -> None:
