@@ -329,3 +329,31 @@ def test_a_report_built_by_hand_is_redacted_where_it_is_shown(tmp_path):
         assert leaks(text) == []
     report.save(tmp_path / "r.json")
     assert leaks((tmp_path / "r.json").read_text()) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "status code: 500",
+        "max_tokens: 512, top_k=10",
+        "unexpected token: '}' at line 1",
+        "key points: recall and precision",
+        "Basic authentication failed",
+    ],
+)
+def test_ordinary_text_stays_as_it_is(text):
+    from heta_notebook._util.redaction import redact_text
+
+    assert redact_text(text) == text
+
+
+def test_fingerprints_are_stable_distinct_and_idempotent():
+    from heta_notebook._util.redaction import redact_config, redact_text
+
+    text = '{"X-Api-Key": "k-123456"} Cookie: s=abcd1234 https://u:pw12@h/x?sig=s1s1s1&v=2'
+    once = redact_text(text)
+    assert redact_text(once) == once and "k-123456" not in once and "v=2" in once
+    assert mark("k-123456") in once and mark("k-123456") != mark("k-654321")
+    config = {"headers": {"Cookie": "a=1", "Accept": "*/*"}, "body": {"key": "K1", "k": 3}}
+    assert redact_config(redact_config(config)) == redact_config(config)
+    assert redact_config(config)["body"] == {"key": mark("K1"), "k": 3}

@@ -284,6 +284,8 @@ def _hide_pair(match: re.Match[str]) -> str:
     key, value = match["key"], match["quoted"] or match["bare"]
     if not (is_secret_key(key) or key.lower() in _HEADER_SECRETS) or _MARK.fullmatch(value):
         return match[0]
+    if key.lower() == "code" or len(value) < 4 or value.isdigit():  # "status code: 500"
+        return match[0]
     if value.lower().startswith(("basic ", "bearer ")):  # "Authorization: Bearer x": the cred
         scheme, _, cred = value.partition(" ")
         value = f"{scheme} {mark(cred)}"
