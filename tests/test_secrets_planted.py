@@ -273,6 +273,7 @@ def planted(tmp_path_factory):
         thread.join(timeout=5)
 
 
+@pytest.mark.slow  # one shared run with every secret planted (~10 s)
 def test_the_run_really_met_every_planted_secret(planted):
     """Not a test that cannot fail: the service, the judges and the errors all took part."""
     service, function = planted["reports"]
@@ -289,6 +290,7 @@ def test_the_run_really_met_every_planted_secret(planted):
     assert {"report.json", "header.json", "summary.json", "cli.html", "comparison.html"} <= names
 
 
+@pytest.mark.slow  # one shared run with every secret planted (~10 s)
 def test_no_file_the_project_wrote_holds_a_secret(planted):
     files = [p for p in planted["root"].rglob("*") if p.is_file() and p.suffix != ".py"]
     assert len(files) > 20
@@ -299,11 +301,13 @@ def test_no_file_the_project_wrote_holds_a_secret(planted):
     assert {k: v for k, v in found.items() if v} == {}
 
 
+@pytest.mark.slow  # one shared run with every secret planted (~10 s)
 def test_no_view_in_memory_or_reloaded_shows_a_secret(planted):
     found = {name: leaks(text) for name, text in planted["shown"].items()}
     assert {k: v for k, v in found.items() if v} == {}
 
 
+@pytest.mark.slow  # one shared run with every secret planted (~10 s)
 def test_in_memory_and_reloaded_reports_agree_and_fingerprints_are_stable(planted):
     for report, again in zip(planted["reports"], planted["reloaded"], strict=True):
         assert json.loads(report.stored_json())["recipe_manifest"] == again.recipe_manifest
