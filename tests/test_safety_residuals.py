@@ -17,7 +17,7 @@ import pytest
 from heta_notebook import ReportStore
 from heta_notebook.benchmarks import JsonlBenchmark
 from heta_notebook.cli import main
-from heta_notebook.store import ReportIdCollisionError, UnverifiedCheckpointError
+from heta_notebook.reports import ReportIdCollisionError, UnverifiedCheckpointError
 from heta_notebook.testing import assert_no_regression
 from heta_notebook.testing._gates import GateInputError
 from tests._cli_helpers import make_report
