@@ -136,8 +136,10 @@ def _dropping_run(n: int, concurrency: int) -> None:
         report = _run(HttpSystem(service.url, body={"q": "{query}"}), n, concurrency)
     assert [r.error for r in report.case_results if r.error] == []  # 0 connection-level errors
     assert service.drops >= n // 10
-    assert _retries(report) == service.drops  # every retry counted, case by case
-    assert report.metadata["n_http_retries"] == service.drops  # and in the report's header
+    # every drop retried and counted, case by case (a loaded machine may add a retry of its
+    # own, e.g. a reset in the accept queue: so at least the drops, never fewer)
+    assert _retries(report) >= service.drops
+    assert report.metadata["n_http_retries"] == _retries(report)  # and in the report's header
     # pooled: a handful of keep-alive connections per worker, not one per query
     assert len(service.ports) <= concurrency + service.drops + 8 < n
     print(
