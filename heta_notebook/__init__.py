@@ -113,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     # your own system (issue 23): the one door, HTTP services, stages
     "as_system": "heta_notebook.systems._adapt",
     "HttpSystem": "heta_notebook.systems._http",
+    "declare_secrets": "heta_notebook._util.redaction",  # issue 40: hidden wherever echoed
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
@@ -176,6 +177,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
     # Kept equal to _EXPORTS by tests/test_public_api_static.py.
+    from heta_notebook._util.redaction import (  # noqa: F401
+        declare_secrets,
+    )
     from heta_notebook.analysis._benchmarks import (  # noqa: F401
         BenchmarkComparison,
         compare_benchmarks,

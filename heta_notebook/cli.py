@@ -783,6 +783,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except SystemExit as stop:  # raise SystemExit("error: ..."): unusable input, exit 2
+        if isinstance(stop.code, str) and stop.code.startswith("error: "):
+            print(stop.code, file=sys.stderr)  # the one line (a str code would exit 1)
+            stop.code = 2
+        raise
     except USER_ERRORS as exc:
         if os.environ.get("HETA_DEBUG"):
             raise

@@ -199,7 +199,7 @@ def test_client_errors_are_not_retried_and_an_echoed_key_is_redacted(
     score = judge_one(make_judge(server, tmp_path))
     assert score.status == "error" and score.metadata["attempts"] == 1
     assert "HTTP 401" in score.metadata["error"]["message"]
-    assert SECRET not in score.model_dump_json() and "***redacted***" in score.model_dump_json()
+    assert SECRET not in score.model_dump_json() and "***redacted:" in score.model_dump_json()
     assert len(server.requests) == 1
 
 

@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from heta_notebook._util.redaction import declare_secrets
+
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 
@@ -68,11 +70,14 @@ class RetryPolicy:
     max_retry_after: float = 60.0
 
 
-def env_value(names: Sequence[str]) -> str | None:
-    """The first non-blank environment variable among ``names`` (stripped), else None."""
+def env_value(names: Sequence[str], *, secret: bool = False) -> str | None:
+    """The first non-blank environment variable among ``names`` (stripped), else None; with
+    ``secret`` (an API key) the value is declared secret for every later redaction."""
     for name in names:
         value = os.environ.get(name, "").strip()
         if value:
+            if secret:
+                declare_secrets(value)
             return value
     return None
 

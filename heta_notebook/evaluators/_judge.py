@@ -499,7 +499,7 @@ class LLMJudge:
     def _api_key(self) -> str | None:
         """The API key from the environment, read now (never kept on the judge)."""
         names = (self.api_key_env,) if self.api_key_env else ENV_API_KEY
-        return _env(names)
+        return _env(names, secret=True)
 
     def _check_key(self, api_key: str | None) -> None:
         if api_key is not None:

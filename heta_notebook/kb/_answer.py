@@ -22,7 +22,6 @@ Answering never reorders or drops results, so retrieval metrics do not change.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 import time
@@ -33,6 +32,7 @@ from typing import Annotated, Any, Literal
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook.schema._abstain import Abstain
 from heta_notebook.schema._records import QueryCitation, QueryResponse, QueryResult, QueryTraceEvent
 
@@ -254,7 +254,7 @@ async def custom_answer(
     if step.is_async:
         value = await step._call(question, results)
     else:
-        value = await asyncio.to_thread(step._call, question, results)
+        value = await in_daemon_thread(step._call, question, results)  # abandoned on timeout
     if inspect.isawaitable(value):
         value = await value
     return read_custom(step, value, results, started)

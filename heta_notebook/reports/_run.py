@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook._util.paths import UnsafeNameError, atomic_write_text
+from heta_notebook._util.sums import seal, unseal
 from heta_notebook.reports import _checkpoint as checkpoints
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
@@ -191,11 +192,13 @@ class RunHandle:
             store._write(
                 identity,
                 json.dumps(
-                    {
-                        "knowledge_base_name": self.kb,
-                        "report_id": self.report_id,
-                        "fingerprint": self.fingerprint,
-                    }
+                    seal(
+                        {
+                            "knowledge_base_name": self.kb,
+                            "report_id": self.report_id,
+                            "fingerprint": self.fingerprint,
+                        }
+                    )
                 ),
             )
         if store._fs is None:
@@ -213,10 +216,9 @@ class RunHandle:
         """The fingerprint ``checkpoint.json`` records, or None and why there is none."""
         if not self.store._exists(identity):
             return None, "missing"
-        try:
-            recorded = json.loads(self.store._read(identity))
-        except (ValueError, UnicodeDecodeError) as exc:
-            return None, f"unreadable ({exc})"
+        recorded, problem = unseal(self.store._read(identity))
+        if recorded is None:
+            return None, f"unreadable ({problem})"
         fingerprint = recorded.get("fingerprint") if isinstance(recorded, dict) else None
         if not isinstance(fingerprint, str) or not fingerprint:
             return None, "records no fingerprint"

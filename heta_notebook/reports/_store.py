@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from heta_notebook._util.paths import atomic_write_text, safe_join, safe_name
 from heta_notebook._util.redaction import redact_strings
+from heta_notebook._util.sums import seal, unseal
 from heta_notebook.reports import _checkpoint as checkpoints
 from heta_notebook.reports import _folder as folders
 from heta_notebook.reports._run import (
@@ -161,7 +162,7 @@ class ReportStore:
                 stale = ("report.json",)
             if open_checkpoint is not None:
                 open_checkpoint.saved = True  # the report holds (and fsynced) every row
-            summary = redact_strings(_header(report))
+            summary = seal(redact_strings(_header(report)))  # sums: a flip is caught on read
             self._write(folder / "summary.json", json.dumps(summary, indent=2))
             for name in stale:  # one format per folder: drop the other one's files
                 if self._fs is None:
@@ -373,18 +374,24 @@ class ReportStore:
         sums = self._read(sums_path) if self._exists(sums_path) else None
         return checkpoints.scan_checkpoint(self._read(stream), stream, sums)
 
+    def _lives_in(self, names: tuple[Any, Any], folder: Path) -> bool:
+        """Whether a report of these names would live in ``folder`` (a damaged name would not)."""
+        try:
+            return self.report_dir(str(names[0]), str(names[1])) == folder
+        except (TypeError, ValueError):
+            return False
+
     def _check_owner(self, folder: Path, kb: str, rid: str) -> None:
         """Refuse to write into a folder that belongs to another name with the same slug."""
         for name in ("summary.json", "checkpoint.json", folders.HEADER):
             path = folder / name
             if not self._exists(path):
                 continue
-            try:
-                owner = json.loads(self._read(path))
-            except ValueError:
+            owner, _ = unseal(self._read(path))
+            if owner is None:  # damaged (its own reader says so): no claim on the folder
                 continue
             theirs = (owner.get("knowledge_base_name"), owner.get("report_id"))
-            if None not in theirs and theirs != (kb, rid):
+            if None not in theirs and theirs != (kb, rid) and self._lives_in(theirs, folder):
                 raise ReportIdCollisionError(
                     f"{folder} already holds report {theirs[1]!r} of knowledge base "
                     f"{theirs[0]!r}; {rid!r} of {kb!r} maps to the same folder. Use a report id "
@@ -434,14 +441,16 @@ class ReportStore:
         """The listing row of one report; a corrupt file is skipped with a warning naming it."""
         summary, report = report_dir / "summary.json", report_dir / "report.json"
         try:
-            if self._exists(summary):
-                try:
-                    row = json.loads(self._read(summary))
-                except ValueError as exc:
-                    raise ReportFormatError(summary, exc) from exc
-                if not isinstance(row, dict):
-                    raise ReportFormatError(summary, ValueError("expected a JSON object"))
-                return row
+            if self._exists(summary):  # checked against its sums; else listed from the report
+                row, problem = unseal(self._read(summary))
+                if row is None:  # (a row written before sums is listed from the report)
+                    warnings.warn(
+                        f"{summary}: {problem}; listed from the report itself",
+                        ReportWarning,
+                        stacklevel=3,
+                    )
+                if problem is None:
+                    return row
             if self._exists(report):  # written by heta-framework: no summary sidecar
                 return _header(self._load_report(report))
             if self._fs is None and folders.is_columnar(report_dir):

@@ -249,9 +249,9 @@ def _answerer(
         if is_async:
             value = await function(*args)
         elif run_in_thread:
-            import asyncio
+            from heta_notebook._util.loop import in_daemon_thread
 
-            value = await asyncio.to_thread(function, *args)
+            value = await in_daemon_thread(function, *args)  # a hung call is abandoned
         else:
             value = function(*args)
         if inspect.isawaitable(value):

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from heta_notebook._util.loop import cancelled_with
+from heta_notebook._util.redaction import redact
 from heta_notebook.evaluators._protocol import settings_of
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
@@ -75,6 +76,11 @@ class RunSpec:
     recipe_manifest: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     report_path: Path | None = None  # where its run handle saved the report
+
+    def __post_init__(self) -> None:  # the one policy, before the header is written or shown
+        self.knowledge_base_manifest = redact(self.knowledge_base_manifest)
+        self.recipe_manifest = redact(self.recipe_manifest)
+        self.metadata = redact(self.metadata)
 
 
 async def run_spec(spec: RunSpec) -> EvaluationReport:
@@ -285,6 +291,12 @@ def _report(
         "n_expected_results": _total(spec),
         "n_results": len(results),
         "n_query_errors": sum(1 for r in results if r.error is not None),
+        "n_http_retries": sum(
+            int(r.response.metadata.get("http_retries", 0)) for r in results if r.response
+        ),
+        "n_abandoned_workers": sum(
+            1 for r in results if r.error is not None and r.error.metadata.get("abandoned_worker")
+        ),
         "resumed": resumed,
         "score_stats": stats,
         "latency": latency_statistics(results),
@@ -307,7 +319,7 @@ def _report(
         case_results=tuple(results),
         started_at=started_at,
         finished_at=utc_now(),
-        metadata=metadata,
+        metadata=redact(metadata),
     )
     report.frames().prime(aggregates=columns.aggregates)  # its card and save reuse them
     return report

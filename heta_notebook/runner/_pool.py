@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from heta_notebook._util.loop import loop_mismatch
+from heta_notebook._util.loop import abandoned_calls, loop_mismatch
 from heta_notebook.kb._answer import answer_response, runs_in_thread
 from heta_notebook.kb._passages import Judged, Passage
 from heta_notebook.runner._config import BenchmarkRunConfig
@@ -29,6 +29,7 @@ from heta_notebook.schema._records import (
     EvaluationError,
     QueryResponse,
 )
+from heta_notebook.schema._redact import redacted_response
 from heta_notebook.systems._check import Measured
 
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
@@ -436,12 +437,15 @@ async def answer_item(
     """Answer one item and run its per-case evaluators; a failed query becomes the case error."""
     case, mode = item.case, item.mode
     started = time.perf_counter()
+    abandoned: list[str] = []
     try:
-        raw = await with_timeout(
-            item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
-        )
+        with abandoned_calls() as abandoned:
+            raw = await with_timeout(
+                item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
+            )
         measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
         response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
+        response = redacted_response(response)  # the one policy, before any byte is written
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         if (mismatch := loop_mismatch(exc)) is not None:
             raise mismatch from exc  # every case would fail alike: stop, say what works
@@ -449,7 +453,9 @@ async def answer_item(
             case_id=case.case_id,
             query=case.query,
             query_mode=mode,
-            error=EvaluationError.from_exception(exc),
+            error=EvaluationError.from_exception(
+                exc, **({"abandoned_worker": True} if abandoned else {})
+            ),
             latency_ms=_elapsed_ms(started),
             metadata=item.metadata,
         )

@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from heta_notebook._util.redaction import redact_strings, redact_text
+from heta_notebook._util.redaction import redact, redact_strings, redact_text
 from heta_notebook.schema._status import judge_reason, status_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -390,6 +390,10 @@ class EvaluationError(Record):
     retryable: bool = False
     metadata: JsonDict = Field(default_factory=dict)
 
+    _redacted = field_validator("message", "metadata")(
+        classmethod(lambda cls, v: redact_text(v) if isinstance(v, str) else redact(v))
+    )
+
     @classmethod
     def from_exception(cls, exc: BaseException, **metadata: Any) -> EvaluationError:
         """Record ``exc`` (type and message); timeouts are marked retryable."""
@@ -475,7 +479,7 @@ def _redacted_case(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def _redacted_outside(fields: dict[str, Any], data: frozenset[str]) -> dict[str, Any]:
-    return {k: v if k in data else redact_strings(v) for k, v in fields.items()}
+    return {k: v if k in data else redact(v) for k, v in fields.items()}
 
 
 class EvaluationReport(Record):
@@ -505,6 +509,11 @@ class EvaluationReport(Record):
     def _known_version(cls, value: str) -> str:
         check_schema_version(value)
         return value
+
+    @field_validator("knowledge_base_manifest", "recipe_manifest", "metadata")
+    @classmethod
+    def _redacted_header(cls, value: Any) -> Any:  # the one policy: shown as it is stored
+        return redact(value)
 
     @field_validator("score_summary", mode="before")
     @classmethod

@@ -210,16 +210,23 @@ def check_regression(
     return result
 
 
+MAX_RESAMPLES = 10_000_000  # beyond this a null distribution does not fit in memory
+
+
 def _check_settings(max_drop: float, alpha: float, n_resamples: int) -> None:
     """Refuse settings under which a gate could not fail (NaN compares False with every drop)."""
-    if not (isinstance(max_drop, numbers.Real) and math.isfinite(max_drop) and max_drop >= 0):
+    if isinstance(max_drop, bool) or not (
+        isinstance(max_drop, numbers.Real) and math.isfinite(max_drop) and max_drop >= 0
+    ):  # True would read as 1.0: a gate that could never fail
         raise GateInputError(f"max_drop must be a finite number >= 0 (got {max_drop!r})")
     if not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
         raise GateInputError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral):
         raise GateInputError(f"n_resamples must be a whole number >= 1 (got {n_resamples!r})")
-    if n_resamples < 1:
-        raise GateInputError(f"n_resamples must be a whole number >= 1 (got {n_resamples!r})")
+    if not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise GateInputError(
+            f"n_resamples must be a whole number from 1 to {MAX_RESAMPLES:,} (got {n_resamples!r})"
+        )
 
 
 def check_scores(
