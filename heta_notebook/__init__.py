@@ -56,7 +56,10 @@ _EXPORTS: dict[str, str] = {
     "load_benchmark": "heta_notebook.benchmarks._protocol",
     "load_benchmark_sync": "heta_notebook.benchmarks._protocol",
     "read_trec_run": "heta_notebook.benchmarks._trec",
+    "read_trec_qrels": "heta_notebook.benchmarks._trec",
     "report_from_trec": "heta_notebook.benchmarks._trec",
+    "reports_from_trec": "heta_notebook.benchmarks._trec",
+    "TrecFormatError": "heta_notebook.benchmarks._trec_read",
     "write_trec_qrels": "heta_notebook.benchmarks._trec",
     # embedded knowledge base
     "Recipe": "heta_notebook.kb._recipe",
@@ -85,6 +88,12 @@ _EXPORTS: dict[str, str] = {
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
     "compare_benchmarks": "heta_notebook.analysis._benchmarks",
+    "StatOptions": "heta_notebook.analysis._options",
+    "power": "heta_notebook.analysis._power",
+    "min_detectable_effect": "heta_notebook.analysis._power",
+    "queries_needed": "heta_notebook.analysis._power",
+    "effect_sizes": "heta_notebook.analysis._effects",
+    "tukey_hsd": "heta_notebook.analysis._tukey",
     "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
     "setup_notebook": "heta_notebook.display._setup",
     "ExplorerOptionError": "heta_notebook.display._explorer_options",
@@ -179,11 +188,22 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.benchmarks._squad import (  # noqa: F401
         SquadBenchmark,
     )
+    from heta_notebook.analysis._effects import effect_sizes  # noqa: F401
+    from heta_notebook.analysis._options import StatOptions  # noqa: F401
+    from heta_notebook.analysis._power import (  # noqa: F401
+        min_detectable_effect,
+        power,
+        queries_needed,
+    )
+    from heta_notebook.analysis._tukey import tukey_hsd  # noqa: F401
     from heta_notebook.benchmarks._trec import (  # noqa: F401
+        read_trec_qrels,
         read_trec_run,
         report_from_trec,
+        reports_from_trec,
         write_trec_qrels,
     )
+    from heta_notebook.benchmarks._trec_read import TrecFormatError  # noqa: F401
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,
     )

@@ -382,7 +382,7 @@ def benchmarks_table(
             " ↑/↓: significantly better/worse than the baseline "
             f"{bench.baseline_name()} on that benchmark ({described_test(sig)} on the benchmark's "
             f"queries, p < {alpha:g} after {cap.correction_phrase(sig)} correction per "
-            f"benchmark and score over its {pairs or 0} comparison(s) with the baseline)."
+            f"benchmark and score over its {pairs or 'no'} comparison(s) with the baseline)."
         )
     reports = [r for c in bench.comparisons.values() for r in c.reports.values()]
     text += cap.queries_sentence(bench, shown_names)
@@ -407,11 +407,15 @@ def benchmarks_table(
 def _na_cells(
     bench: BenchmarkComparison, rows: Sequence[str], names: Sequence[str], width: int
 ) -> np.ndarray:
-    """Cells of a baseline-less benchmark (and the Mean beside them) read "n/a"."""
+    """The baseline's cells on a benchmark it did not run read "n/a" (a caption note says why)."""
+    from heta_notebook.analysis._alignment import SEPARATOR
+
     na = np.zeros((len(rows), len(names) * width), dtype=bool)
     for b, name in enumerate(names):
-        if name in bench.absent_baseline or (name == "Mean" and bench.absent_baseline):
-            na[:, b * width : (b + 1) * width] = True
+        label = bench.absent_baseline.get(name)
+        for i, row in enumerate(rows):
+            if label is not None and row.split(SEPARATOR)[0] == label:
+                na[i, b * width : (b + 1) * width] = True
     return na
 
 
