@@ -165,6 +165,14 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._depth import (  # noqa: F401
         DepthWarning,
     )
+    from heta_notebook.analysis._effects import effect_sizes  # noqa: F401
+    from heta_notebook.analysis._options import StatOptions  # noqa: F401
+    from heta_notebook.analysis._power import (  # noqa: F401
+        min_detectable_effect,
+        power,
+        queries_needed,
+    )
+    from heta_notebook.analysis._tukey import tukey_hsd  # noqa: F401
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
     )
@@ -188,14 +196,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.benchmarks._squad import (  # noqa: F401
         SquadBenchmark,
     )
-    from heta_notebook.analysis._effects import effect_sizes  # noqa: F401
-    from heta_notebook.analysis._options import StatOptions  # noqa: F401
-    from heta_notebook.analysis._power import (  # noqa: F401
-        min_detectable_effect,
-        power,
-        queries_needed,
-    )
-    from heta_notebook.analysis._tukey import tukey_hsd  # noqa: F401
     from heta_notebook.benchmarks._trec import (  # noqa: F401
         read_trec_qrels,
         read_trec_run,

@@ -156,7 +156,7 @@ def test_qrels_grades_are_integers(tmp_path, grade):
     path = tmp_path / "bad.qrels"
     path.write_text(f"1 0 29 1\n1 0 30 {grade}\n")
     with pytest.raises(
-        TrecFormatError, match=rf"bad.qrels:2: relevance grade .* is not an integer"
+        TrecFormatError, match=r"bad.qrels:2: relevance grade .* is not an integer"
     ):
         read_trec_qrels(path)
 
