@@ -5,7 +5,8 @@ the differences is ``P(reject | noncentrality δ/σ·√n)`` under the noncentra
 degrees of freedom (equal to statsmodels' ``TTestPower``). The minimum detectable effect
 (MDE) is the δ reaching the requested power; ``queries_needed`` the smallest n that does.
 For the sign-flip, Wilcoxon and bootstrap tests these t-test figures are the usual
-planning approximation (the tests have near-equal power on well-behaved IR scores).
+planning approximation (the tests have near-equal power on well-behaved IR scores). Where scipy's noncentral t
+gives NaN for a far tail (statsmodels then returns NaN too), that tail counts 0.
 """
 
 from __future__ import annotations
@@ -35,10 +36,18 @@ def power(
     df, nc = n - 1, d * math.sqrt(n)
     if alternative == "two-sided":
         crit = float(sps.t.isf(alpha / 2, df))
-        return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+        upper, lower = _tail(sps.nct.sf(crit, df, nc)), _tail(sps.nct.cdf(-crit, df, nc))
+        return min(upper + lower, 1.0)
     if alternative == "greater":
-        return float(sps.nct.sf(sps.t.isf(alpha, df), df, nc))
-    return float(sps.nct.cdf(sps.t.ppf(alpha, df), df, nc))
+        return _tail(sps.nct.sf(sps.t.isf(alpha, df), df, nc))
+    return _tail(sps.nct.cdf(sps.t.ppf(alpha, df), df, nc))
+
+
+def _tail(value: float) -> float:
+    """A noncentral-t tail; scipy returns NaN for a tail many sd away from the noncentrality
+    (|nc| ≳ 10), where the probability is below 1e-20: count it 0."""
+    value = float(value)
+    return 0.0 if math.isnan(value) else value
 
 
 def min_detectable_effect(
