@@ -31,6 +31,7 @@ from heta_notebook._util.formatting import format_delta, format_p, significance_
 from heta_notebook.analysis import _options as options_
 from heta_notebook.analysis import _stats as stats
 from heta_notebook.analysis._alignment import Aligned, Variant, align
+from heta_notebook.analysis._compare_stats import ComparisonStatistics
 from heta_notebook.analysis._effects import with_statistics as _with_statistics
 from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis._frames import ReportFrames
@@ -166,7 +167,7 @@ def check_benchmarks(reports: Mapping[str, EvaluationReport], allow: bool = Fals
 # --------------------------------------------------------------------------- the comparison
 
 
-class Comparison:
+class Comparison(ComparisonStatistics):
     """Several reports lined up case by case, with paired significance against a baseline.
 
     Immutable in spirit: ``select``, ``with_baseline`` and ``pivot`` return new comparisons
@@ -363,12 +364,17 @@ class Comparison:
             index=pd.Index(self.aligned.case_ids, name="case_id"),
         )
 
-    def summary(self) -> pd.DataFrame:
+    def summary(self, by: SliceKey | None = None) -> pd.DataFrame:
         """Per variant and score: mean, n, std, 95% CI, pass rate, skipped, errors, missing cases.
 
         Same conventions as ``evaluators.aggregation.summarize`` (skipped and failed scores
-        excluded and counted, t-based CI), vectorised over the aligned matrices.
+        excluded and counted, t-based CI), vectorised over the aligned matrices. ``by`` (a
+        case label or metadata key): the same per slice, in a first ``slice`` column.
         """
+        if by is not None:
+            from heta_notebook.analysis._interaction import summary_by
+
+            return summary_by(self, by)
         return self._summary.copy()
 
     @cached_property
@@ -659,7 +665,7 @@ class Comparison:
         for base, v in self.pairs():
             row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
             result = (
-                f"{format_delta(row['delta'])} ({format_p(row['p_holm'])}, {note})"
+                f"{format_delta(row['delta'])} ({format_p(row['p_adjusted'])}, {note})"
                 if row["n_pairs"]
                 else "no paired cases"
             )

@@ -56,8 +56,12 @@ def d_z_interval(d_z: float, n: int, confidence: float = 0.95) -> tuple[float, f
     alpha = 1 - confidence
     t, df, root = d_z * np.sqrt(n), n - 1, np.sqrt(n)
 
+    def cdf(lam: float) -> float:  # decreasing in λ; scipy gives NaN in a far tail
+        value = float(sps.nct.cdf(t, df, lam))
+        return value if not np.isnan(value) else (0.0 if lam > t else 1.0)
+
     def solve(target: float) -> float:
-        f = lambda lam: float(sps.nct.cdf(t, df, lam)) - target  # noqa: E731 - decreasing in λ
+        f = lambda lam: cdf(lam) - target  # noqa: E731
         width = 10.0 + abs(t)
         return float(optimize.brentq(f, t - width, t + width, xtol=1e-12)) / root
 

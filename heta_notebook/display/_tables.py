@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis._compare import Comparison
     from heta_notebook.schema._records import EvaluationReport
 
-MARKERS = ("direction", "letters", None)
+MARKERS = ("direction", "letters", "tukey", None)
 DEFAULT_TEST = "sign-flip permutation test"
 _METRIC_LABELS = {
     "ndcg": "nDCG",
@@ -298,6 +298,16 @@ def comparison_table(
             "; best in bold. A superscript letter marks a significant improvement over the "
             f"system with that letter ({described_test(sig)}, p < {alpha:g} after "
             f"{described_family(sig)} among all pairs of the table)."
+        )
+    elif markers == "tukey":
+        for j, s in enumerate(scores):
+            groups = chosen.tukey(s, alpha).attrs["letters"]
+            for i, v in enumerate(variants):
+                marks[i][j] = groups.get(v, "")
+        text += (
+            "; best in bold. Superscript letters: Tukey HSD groups per score (systems sharing a "
+            f"letter do not differ at α = {alpha:g}; classical Tukey over the queries every "
+            "system scored: the per-query pairing is ignored)."
         )
     else:
         text += "; best in bold."
