@@ -294,8 +294,7 @@ class BenchmarkComparison:
         benchmark) or None; ``alpha`` (0.05); ``labels`` (score *or benchmark* → shown name,
         e.g. ``{"beir_cranfield": "Cranfield"}``); ``caption``; ``label``. An unknown option
         is refused with the valid ones."""
-        from heta_notebook.display._captions import check_options
-        from heta_notebook.display._tables import benchmarks_table
+        from heta_notebook.display._tables import benchmarks_table, check_options
 
         check_options(benchmarks_table, options)
         return benchmarks_table(self, scores, **options).to_latex()
@@ -303,8 +302,7 @@ class BenchmarkComparison:
     def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
         """The same table as Markdown (GitHub pipe table, caption below); the options of
         :meth:`to_latex`."""
-        from heta_notebook.display._captions import check_options
-        from heta_notebook.display._tables import benchmarks_table
+        from heta_notebook.display._tables import benchmarks_table, check_options
 
         check_options(benchmarks_table, options)
         return benchmarks_table(self, scores, **options).to_markdown()

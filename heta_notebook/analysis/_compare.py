@@ -786,8 +786,7 @@ class Comparison(ComparisonStatistics):
         letters) or None; ``alpha`` (0.05); ``labels`` (score → shown name); ``caption``
         (replaces the generated one); ``label`` (``\\label{...}``). An unknown option is
         refused with the valid ones."""
-        from heta_notebook.display._captions import check_options
-        from heta_notebook.display._tables import comparison_table
+        from heta_notebook.display._tables import check_options, comparison_table
 
         check_options(comparison_table, options)
         return comparison_table(self, scores, **options).to_latex()
@@ -795,8 +794,7 @@ class Comparison(ComparisonStatistics):
     def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
         """The same table as Markdown (GitHub pipe table, caption below); the options of
         :meth:`to_latex`."""
-        from heta_notebook.display._captions import check_options
-        from heta_notebook.display._tables import comparison_table
+        from heta_notebook.display._tables import check_options, comparison_table
 
         check_options(comparison_table, options)
         return comparison_table(self, scores, **options).to_markdown()

@@ -6,7 +6,7 @@ only words them (``display._tables`` joins them into the caption)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -94,24 +94,10 @@ def absent_sentence(bench: BenchmarkComparison, names: Mapping[str, str]) -> str
     return f" n/a: the baseline {label} did not run on {where}; no test there."
 
 
-def check_options(builder: Any, options: Mapping[str, Any]) -> None:
-    """Refuse a table option ``builder`` does not take, listing the ones it does."""
-    import inspect
-
-    from heta_notebook.analysis._options import unknown_options_message
-
-    params = inspect.signature(builder).parameters
-    valid = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
-    unknown = [k for k in options if k not in valid]
-    if unknown:
-        raise TypeError(unknown_options_message(unknown, valid, where="the table"))
-
-
 __all__ = [
     "MISSING",
     "TIE_RULES",
     "absent_sentence",
-    "check_options",
     "correction_phrase",
     "queries_sentence",
     "tie_footnote",

@@ -166,6 +166,19 @@ class PaperTable:
         return text + (f"<sup>{mark}</sup>" if mark else "")
 
 
+def check_options(builder: Any, options: Mapping[str, Any]) -> None:
+    """Refuse a table option ``builder`` does not take, listing the ones it does."""
+    import inspect
+
+    from heta_notebook.analysis._options import unknown_options_message
+
+    params = inspect.signature(builder).parameters
+    valid = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
+    unknown = [k for k in options if k not in valid]
+    if unknown:
+        raise TypeError(unknown_options_message(unknown, valid, where="the table"))
+
+
 def latex_escape(text: Any) -> str:
     """Text safe in LaTeX: ``\\ & % $ # _ { } ~ ^ < >`` escaped; ``· ↑ ↓ ×`` as math symbols."""
     return _LATEX_RE.sub(lambda m: _LATEX_SPECIALS[m.group(0)], str(text))
@@ -256,6 +269,7 @@ def comparison_table(
 ) -> PaperTable:
     """Variants × scores of one comparison; marks against the baseline or letters."""
     _check_markers(markers)
+    footnotes: list[str] = []
     scores = list(scores or comparison.score_names)
     chosen = comparison.select(scores=scores)
     variants = [v.name for v in chosen.variants]
@@ -272,6 +286,8 @@ def comparison_table(
         for i, v in enumerate(variants):
             for j, s in enumerate(scores):
                 marks[i][j] = _direction(lookup.get((s, v)), alpha)
+                if marks[i][j]:
+                    footnotes.append(_tie_footnote(chosen, v, s, labels, decimals))
         text += (
             f"; best in bold. ↑/↓: significantly better/worse than the "
             f"baseline {_baseline_text(comparison)} ({described_test(sig)}, p < {alpha:g} after "
@@ -314,7 +330,8 @@ def comparison_table(
     from heta_notebook.display import _captions as cap
 
     text += _depth_note(comparison.reports.values(), scores, labels)
-    text += cap.tie_sentence(comparison.reports.values(), scores) + " " + cap.MISSING
+    text += cap.tie_sentence(comparison.reports.values(), scores)
+    text += "".join(f for f in dict.fromkeys(footnotes) if f) + " " + cap.MISSING
     return PaperTable(
         rows=variants,
         columns=_labels(scores, labels),
@@ -414,6 +431,14 @@ def benchmarks_table(
     )
 
 
+def _tie_footnote(
+    comparison: Comparison, variant: str, score: str, labels: Any, decimals: int
+) -> str:
+    from heta_notebook.display._captions import tie_footnote
+
+    return tie_footnote(comparison, variant, score, _labels([score], labels)[0], decimals)
+
+
 def _na_cells(
     bench: BenchmarkComparison, rows: Sequence[str], names: Sequence[str], width: int
 ) -> np.ndarray:
@@ -498,6 +523,7 @@ def _baseline_text(comparison: Comparison) -> str:
 
 __all__ = [
     "PaperTable",
+    "check_options",
     "benchmarks_table",
     "comparison_table",
     "latex_escape",
