@@ -38,7 +38,8 @@ def compare_benchmarks(
     ``baseline`` (a report label or variant) is the baseline on every benchmark; where it did
     not run, that benchmark's cells carry no test ("n/a" in tables, a note says why). Other
     ``options`` go to each ``compare``: ``test``, ``correction``, ``family``, ``confidence``,
-    ``alternative`` (``analysis._options``), ``n_resamples``, ``seed``, ``method``, ``by``.
+    ``alternative`` (``analysis._options``), ``n_resamples``, ``seed``, ``method``. Each
+    benchmark × score is its own correction family (``family="all"`` matters in ``compare``).
     """
     from heta_notebook.analysis._options import check_options
 
@@ -62,7 +63,7 @@ def compare_benchmarks(
 
 
 _STAT_OPTIONS = {"test", "correction", "family", "confidence", "alternative"}
-_COMPARE_OPTIONS = {"n_resamples", "seed", "method", "by", *_STAT_OPTIONS}
+_COMPARE_OPTIONS = {"n_resamples", "seed", "method", *_STAT_OPTIONS}
 
 
 def _system_label(label: str, report: EvaluationReport) -> str:

@@ -220,7 +220,9 @@ def described_test(sig: pd.DataFrame) -> str:
     if "test" in sig and len(sig):
         names = list(dict.fromkeys(TEST_NAMES.get(str(t), str(t)) for t in sig["test"].dropna()))
         if names:
-            return " / ".join(names)
+            sides = set(sig["alternative"]) - {"two-sided"} if "alternative" in sig else set()
+            one_sided = f", one-sided ({'/'.join(sorted(sides))})" if sides else ""
+            return " / ".join(names) + one_sided
     return DEFAULT_TEST
 
 
