@@ -521,7 +521,7 @@ def _table_rows(result: GateResult, only_failed: bool) -> tuple[list[str], list[
         "mode",
         "baseline → new",
         "delta [95% CI]",
-        f"p ({_correction(result)})",
+        f"p ({_SHORT.get(result.settings.get('correction', 'holm'), 'Holm')})",
         "W/L",
         "status",
     ]
@@ -547,6 +547,9 @@ def _text_table(header: list[str], body: list[list[str]]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
+
+
+_SHORT = {"holm": "Holm", "bh": "BH", "bonferroni": "Bonferroni", "none": "raw"}
 
 
 def _correction(result: GateResult) -> str:
