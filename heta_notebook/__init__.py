@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "bootstrap_ci": "heta_notebook.evaluators._aggregation",
     "evaluate_batch": "heta_notebook.evaluators._retrieval",
     "evaluate_run": "heta_notebook.evaluators._retrieval",
+    "RecipRank": "heta_notebook.evaluators._recip_rank",
     "LLMJudge": "heta_notebook.evaluators._judge",
     "AnswerCorrectnessJudge": "heta_notebook.evaluators._judge",
     "FaithfulnessJudge": "heta_notebook.evaluators._judge",
@@ -239,6 +240,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         BenchmarkEvaluatorProtocol,
         EvaluatorSettings,
     )
+    from heta_notebook.evaluators._recip_rank import RecipRank  # noqa: F401
     from heta_notebook.evaluators._retrieval import (  # noqa: F401
         BeirRetrievalMetric,
         EvidenceRecallAtK,

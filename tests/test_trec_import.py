@@ -155,9 +155,7 @@ def test_run_scores_are_read_as_trec_eval_reads_them(tmp_path, line, problem):
 def test_qrels_grades_are_integers(tmp_path, grade):
     path = tmp_path / "bad.qrels"
     path.write_text(f"1 0 29 1\n1 0 30 {grade}\n")
-    with pytest.raises(
-        TrecFormatError, match=r"bad.qrels:2: relevance grade .* is not an integer"
-    ):
+    with pytest.raises(TrecFormatError, match=r"bad.qrels:2: relevance grade .* is not an integer"):
         read_trec_qrels(path)
 
 
@@ -291,3 +289,20 @@ def test_fuzzed_trec_files_give_no_traceback_and_trec_eval_values(tmp_path):
 def test_fuzzed_trec_files_soak(tmp_path):
     accepted, refused = _fuzz(tmp_path, budget=4000, seed=40)
     assert accepted > 200 and refused > 200
+
+
+def test_unbounded_recip_rank_equals_pytrec_eval_beyond_any_cutoff(tmp_path):
+    from heta_notebook import RecipRank
+
+    run_path, qrels_path = _outside_run(tmp_path), _trec_qrels(tmp_path)
+    report = report_from_trec(run_path, qrels=qrels_path, evaluators=[RecipRank()])
+    with open(qrels_path) as q, open(run_path) as r:
+        theirs = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(q), {"recip_rank"}).evaluate(
+            pytrec_eval.parse_run(r)
+        )
+    deep = 0
+    for result in report.case_results:
+        score = result.score("recip_rank")
+        assert score.value == pytest.approx(theirs[result.case_id]["recip_rank"], abs=1e-12)
+        deep += (score.metadata["first_relevant_rank"] or 0) > 10
+    assert deep > 0  # some first relevant documents lie beyond beir_mrr@10's cutoff
