@@ -371,7 +371,8 @@ def benchmarks_table(
     rows = bench.variants
     values = np.full((len(rows), len(names) * len(scores)), np.nan)
     marks = [[""] * values.shape[1] for _ in rows]
-    groups, columns = [], []
+    groups: list[str] = []
+    columns: list[str] = []
     families = set()
     for b, name in enumerate(names):
         for s, score in enumerate(scores):
@@ -397,8 +398,9 @@ def benchmarks_table(
                                 shown_names[name],
                             )
                         )
+    header: list[str] | None = groups
     if len(scores) == 1:  # one score: benchmarks are the columns, the score goes in the caption
-        columns, groups = groups, None
+        columns, header = groups, None
     shown = ", ".join(_labels(scores, labels))
     text = (
         f"{shown} per benchmark and the mean over the {len(bench.benchmarks)} benchmarks "
@@ -426,7 +428,7 @@ def benchmarks_table(
         values=values,
         marks=marks,
         caption=caption or text,
-        groups=groups,
+        groups=header,
         decimals=decimals,
         label=label,
         na=_na_cells(bench, rows, names, len(scores)),
@@ -496,8 +498,8 @@ def _depth_note(
     reports: Iterable[EvaluationReport], scores: Sequence[str], labels: Mapping[str, str] | None
 ) -> str:
     """A caption sentence naming the shown scores that cut deeper than their run retrieved
-    (``analysis._depth``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
-    from heta_notebook.analysis._depth import KEY
+    (``schema._status``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
+    from heta_notebook.schema._status import KEY
 
     shallow, depths = [], set()
     for report in reports:
