@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "bootstrap_ci": "heta_notebook.evaluators._aggregation",
     "evaluate_batch": "heta_notebook.evaluators._retrieval",
     "evaluate_run": "heta_notebook.evaluators._retrieval",
+    "RecipRank": "heta_notebook.evaluators._recip_rank",
     "LLMJudge": "heta_notebook.evaluators._judge",
     "AnswerCorrectnessJudge": "heta_notebook.evaluators._judge",
     "FaithfulnessJudge": "heta_notebook.evaluators._judge",
@@ -56,7 +57,10 @@ _EXPORTS: dict[str, str] = {
     "load_benchmark": "heta_notebook.benchmarks._protocol",
     "load_benchmark_sync": "heta_notebook.benchmarks._protocol",
     "read_trec_run": "heta_notebook.benchmarks._trec",
+    "read_trec_qrels": "heta_notebook.benchmarks._trec",
     "report_from_trec": "heta_notebook.benchmarks._trec",
+    "reports_from_trec": "heta_notebook.benchmarks._trec",
+    "TrecFormatError": "heta_notebook.benchmarks._trec_read",
     "write_trec_qrels": "heta_notebook.benchmarks._trec",
     # embedded knowledge base
     "Recipe": "heta_notebook.kb._recipe",
@@ -85,6 +89,12 @@ _EXPORTS: dict[str, str] = {
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
     "compare_benchmarks": "heta_notebook.analysis._benchmarks",
+    "StatOptions": "heta_notebook.analysis._options",
+    "power": "heta_notebook.analysis._power",
+    "min_detectable_effect": "heta_notebook.analysis._power",
+    "queries_needed": "heta_notebook.analysis._power",
+    "effect_sizes": "heta_notebook.analysis._effects",
+    "tukey_hsd": "heta_notebook.analysis._tukey",
     "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
     # generated benchmarks (issue 36): made from a corpus, reviewed, validated
     "generate_benchmark": "heta_notebook.benchmarks._generate",
@@ -188,6 +198,14 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Comparison,
         compare,
     )
+    from heta_notebook.analysis._effects import effect_sizes  # noqa: F401
+    from heta_notebook.analysis._options import StatOptions  # noqa: F401
+    from heta_notebook.analysis._power import (  # noqa: F401
+        min_detectable_effect,
+        power,
+        queries_needed,
+    )
+    from heta_notebook.analysis._tukey import tukey_hsd  # noqa: F401
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
     )
@@ -224,10 +242,13 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         SquadBenchmark,
     )
     from heta_notebook.benchmarks._trec import (  # noqa: F401
+        read_trec_qrels,
         read_trec_run,
         report_from_trec,
+        reports_from_trec,
         write_trec_qrels,
     )
+    from heta_notebook.benchmarks._trec_read import TrecFormatError  # noqa: F401
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,
     )
@@ -269,6 +290,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         BenchmarkEvaluatorProtocol,
         EvaluatorSettings,
     )
+    from heta_notebook.evaluators._recip_rank import RecipRank  # noqa: F401
     from heta_notebook.evaluators._retrieval import (  # noqa: F401
         BeirRetrievalMetric,
         EvidenceRecallAtK,

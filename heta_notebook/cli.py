@@ -572,6 +572,9 @@ def _gate(args: argparse.Namespace) -> int:
             method=args.method,
             test=args.test,
             family=args.family,
+            correction=args.correction,
+            min_power=args.min_power,
+            detect=args.detect,
         )
     except GateInputError as exc:
         print(f"gate: unusable input: {exc}", file=sys.stderr)
@@ -653,9 +656,24 @@ def add_gate_parser(sub: Any) -> None:
     )
     gate.add_argument(
         "--test",
-        choices=("permutation", "t-test", "wilcoxon"),
+        choices=("permutation", "sign-flip", "t-test", "wilcoxon", "bootstrap"),
         default="permutation",
-        help="paired test: sign-flip permutation (default), paired t-test or Wilcoxon signed-rank",
+        help="paired test: sign-flip permutation (default), paired t-test, Wilcoxon signed-rank "
+        "or paired bootstrap",
+    )
+    gate.add_argument(
+        "--correction",
+        choices=("holm", "bh", "bonferroni", "none"),
+        default="holm",
+        help="multiple-comparison correction (default holm)",
+    )
+    gate.add_argument(
+        "--min-power",
+        type=float,
+        help="exit 2 unless each check has this power (e.g. 0.8) to detect --detect",
+    )
+    gate.add_argument(
+        "--detect", type=float, help="the drop --min-power guards (default --max-drop)"
     )
     gate.add_argument(
         "--family",

@@ -28,8 +28,11 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.formatting import format_delta, format_p, significance_mark
+from heta_notebook.analysis import _options as options_
 from heta_notebook.analysis import _stats as stats
 from heta_notebook.analysis._alignment import Aligned, Variant, align
+from heta_notebook.analysis._compare_stats import ComparisonStatistics
+from heta_notebook.analysis._effects import with_statistics as _with_statistics
 from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
@@ -52,6 +55,8 @@ def compare(
     method: str = "auto",
     test: str = "permutation",
     family: str = "score",
+    correction: str = "holm",
+    alternative: str = "two-sided",
     **filters: Any,
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
@@ -65,13 +70,17 @@ def compare(
     every slice inside the Holm family. ``test``: ``"permutation"`` (paired sign-flip),
     ``"t-test"`` (paired t) or ``"wilcoxon"`` (signed-rank). ``family``: Holm within each
     score across the pairs, modes and slices (``"score"``) or over every test (``"all"``).
+    ``correction``: ``"holm"``, ``"bh"``, ``"bonferroni"`` or ``"none"``; ``alternative``:
+    ``"two-sided"``, ``"greater"`` or ``"less"`` (``analysis._options``: the one option set).
     ``method`` picks the permutation test's and the bootstrap's null distributions:
     ``"auto"`` (asymptotic forms at ≥ 20,000 well-spread pairs, else exact / Monte Carlo),
     ``"monte-carlo"`` or ``"asymptotic"`` (see ``heta_notebook.analysis._stats``).
     """
     stats.check_method(method)  # a bad option fails here, not when the table renders
-    stats.check_test(test)
-    stats.check_family(family)
+    chosen = options_.check_options(
+        test=test, family=family, correction=correction, confidence=confidence,
+        alternative=alternative,
+    )  # fmt: skip
     collected = collect_reports(reports, **filters)
     check_benchmarks(collected, allow_different_benchmarks)
     return Comparison(
@@ -79,11 +88,9 @@ def compare(
         baseline=baseline,
         n_resamples=n_resamples,
         seed=seed,
-        confidence=confidence,
         by=by,
         method=method,
-        test=test,
-        family=family,
+        **chosen,
     )
 
 
@@ -95,7 +102,10 @@ def collect_reports(source: Any, **filters: Any) -> dict[str, EvaluationReport]:
     if hasattr(source, "load_all") and hasattr(source, "list"):  # a ReportStore
         source = source.load_all(**filters)
     elif filters:
-        raise TypeError(f"filters {sorted(filters)} only apply when comparing a ReportStore")
+        raise TypeError(
+            options_.unknown_options_message(filters, options_.DEFAULTS)
+            + "; other keywords are store filters, which only apply when comparing a ReportStore"
+        )
     if hasattr(source, "reports") and not isinstance(source, EvaluationReport):
         source = source.reports  # a RunCollection
     if isinstance(source, Mapping):
@@ -154,7 +164,7 @@ def check_benchmarks(reports: Mapping[str, EvaluationReport], allow: bool = Fals
 # --------------------------------------------------------------------------- the comparison
 
 
-class Comparison:
+class Comparison(ComparisonStatistics):
     """Several reports lined up case by case, with paired significance against a baseline.
 
     Immutable in spirit: ``select``, ``with_baseline`` and ``pivot`` return new comparisons
@@ -175,10 +185,15 @@ class Comparison:
         method: str = "auto",
         test: str = "permutation",
         family: str = "score",
+        correction: str = "holm",
+        alternative: str = "two-sided",
         _state: dict[str, Any] | None = None,
     ) -> None:
-        stats.check_test(test)
-        stats.check_family(family)
+        chosen = options_.check_options(
+            test=test, family=family, correction=correction, confidence=confidence,
+            alternative=alternative,
+        )  # fmt: skip
+        test, self.correction, self.alternative = chosen["test"], correction, alternative
         self.reports = dict(reports)
         self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
         self.by = by
@@ -218,6 +233,8 @@ class Comparison:
             "method": self.method,
             "test": self.test,
             "family": self.family,
+            "correction": self.correction,
+            "alternative": self.alternative,
         }
         options.update({k: v for k, v in changes.items() if k in options})
         return Comparison(self.reports, _state=state, **options)
@@ -344,12 +361,17 @@ class Comparison:
             index=pd.Index(self.aligned.case_ids, name="case_id"),
         )
 
-    def summary(self) -> pd.DataFrame:
+    def summary(self, by: SliceKey | None = None) -> pd.DataFrame:
         """Per variant and score: mean, n, std, 95% CI, pass rate, skipped, errors, missing cases.
 
         Same conventions as ``evaluators.aggregation.summarize`` (skipped and failed scores
-        excluded and counted, t-based CI), vectorised over the aligned matrices.
+        excluded and counted, t-based CI), vectorised over the aligned matrices. ``by`` (a
+        case label or metadata key): the same per slice, in a first ``slice`` column.
         """
+        if by is not None:
+            from heta_notebook.analysis._interaction import summary_by
+
+            return summary_by(self, by)
         return self._summary.copy()
 
     @cached_property
@@ -481,8 +503,10 @@ class Comparison:
             seed=self.seed,
             method=self.method,
             test=self.test,
+            alternative=self.alternative,
         )
-        return _significance_frame(self, pairs, scores, result, masks, self.test, self.family)
+        frame = _significance_frame(self, pairs, scores, result, masks, self.test, self.family)
+        return _with_statistics(frame, d, self.correction, self.alternative, self.confidence)
 
     def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
         """(slice, mask over the aligned cases) per slice of ``by``, in first-seen order."""
@@ -638,7 +662,7 @@ class Comparison:
         for base, v in self.pairs():
             row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
             result = (
-                f"{format_delta(row['delta'])} ({format_p(row['p_holm'])}, {note})"
+                f"{format_delta(row['delta'])} ({format_p(row['p_adjusted'])}, {note})"
                 if row["n_pairs"]
                 else "no paired cases"
             )
@@ -654,7 +678,8 @@ class Comparison:
         """
         score = score or self.primary_score
         sig = self._significance if by is None else self.significance(by=by)
-        return describe_test(sig, self.test, self.family, score, of_score=of_score)
+        text = describe_test(sig, self.test, self.family, score, of_score=of_score)
+        return text.replace(", Holm over", f", {options_.corrected_over(self.correction)}", 1)
 
     def depth_notes(self) -> list[str]:
         """Reports whose scores cut deeper than they retrieved (``schema._status``), one note
@@ -759,15 +784,24 @@ class Comparison:
 
     def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
         """A booktabs LaTeX table for a paper: variants × scores, best bold, significance
-        markers (``markers="direction"`` vs the baseline, or ``"letters"``), caption."""
-        from heta_notebook.display._tables import comparison_table
+        markers, a caption stating the test, correction, tie rule and ``missing=`` convention.
 
+        Options: ``decimals`` (3); ``markers``: ``"direction"`` (↑/↓ vs the baseline, default),
+        ``"letters"`` (ranx-style: the rows a row beats), ``"tukey"`` (Tukey HSD grouping
+        letters) or None; ``alpha`` (0.05); ``labels`` (score → shown name); ``caption``
+        (replaces the generated one); ``label`` (``\\label{...}``). An unknown option is
+        refused with the valid ones."""
+        from heta_notebook.display._tables import check_options, comparison_table
+
+        check_options(comparison_table, options)
         return comparison_table(self, scores, **options).to_latex()
 
     def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
-        """The same table as Markdown (GitHub pipe table, caption below)."""
-        from heta_notebook.display._tables import comparison_table
+        """The same table as Markdown (GitHub pipe table, caption below); the options of
+        :meth:`to_latex`."""
+        from heta_notebook.display._tables import check_options, comparison_table
 
+        check_options(comparison_table, options)
         return comparison_table(self, scores, **options).to_markdown()
 
     def __repr__(self) -> str:

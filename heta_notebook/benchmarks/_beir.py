@@ -256,6 +256,8 @@ def read_qrels(
 def _qrels_row(parts: list[str], path: Path, line: int) -> tuple[str, str, int]:
     if len(parts) != 3:
         problem = f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(parts)}"
+        if len("\t".join(parts).split()) == 4:  # qid iter doc grade
+            problem += "; the line looks like a TREC qrels line (read it with read_trec_qrels)"
         raise BenchmarkFormatError(problem, file=path, line=line)
     query_id, beir_id, score = (part.strip() for part in parts)
     if not query_id or not beir_id:

@@ -253,10 +253,17 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
     note = tag(
         "div",
         "Mean over scored cases; small print: n scored and 95% CI. Hover a cell for details. "
-        "Skipped and failed scores are excluded from means and counted.",
+        "Skipped and failed scores are excluded from means and counted."
+        + (_MISSING if any(str(n).startswith("beir_") for n in frames.score_names) else ""),
         class_="hn-note",
     )
     return join([table(header, rows), note])
+
+
+_MISSING = (  # the missing= convention of the beir_* means, as the paper captions state it
+    ' Queries without a relevant judged document are left out (missing="drop"; '
+    "trec_eval -c would count them as 0)."
+)
 
 
 def _ties(frames: Any) -> Markup | str:
