@@ -130,7 +130,8 @@ def _cell(
     tooltip = f"{name}: mean {fmt_num(value)}"
     if info["delta"] is not None:
         tooltip += (
-            f"\ndelta vs baseline {format_delta(info['delta'])}, {format_p(info['p_holm'])} Holm"
+            f"\ndelta vs baseline {format_delta(info['delta'])}, "
+            f"{format_p(info['p_adjusted'])} adjusted"
         )
         if info["direction"] == "better":
             mark = tag("span", UP, class_="hn-up")
@@ -174,7 +175,7 @@ class BenchmarkPlots:
                 direction = info["direction"]
                 marks.append(UP if direction == "better" else DOWN if direction == "worse" else "")
                 delta = "" if info["delta"] is None else f"<br>Δ {format_delta(info['delta'])}, "
-                delta += "" if info["delta"] is None else f"{format_p(info['p_holm'])} Holm"
+                delta += "" if info["delta"] is None else f"{format_p(info['p_adjusted'])} adj."
                 hovers.append(f"{_h(variant)} on {_h(name)}: {fmt_num(row[name])}{delta}")
             marks.append("")
             hovers.append(f"{_h(variant)}: mean over benchmarks {fmt_num(row['Mean'])}")

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from heta_notebook._util.redaction import REDACTED, redact
+from heta_notebook._util.redaction import is_redacted, redact
 from heta_notebook.kb._answer import AnswerStep, Extractive, as_answer_step
 from heta_notebook.schema._records import BenchmarkDocument
 
@@ -148,7 +148,7 @@ class Recipe(_Config):
         Redacted secrets cannot come back: a manifest holding them is refused.
         """
         settings = {k: v for k, v in manifest.items() if k not in ("kind", "query_modes", "hash")}
-        if REDACTED in json.dumps(settings):
+        if is_redacted(json.dumps(settings)):
             raise ValueError("this manifest has redacted secrets; pass them again to Recipe(...)")
         return cls.model_validate(settings)
 

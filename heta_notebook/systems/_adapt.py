@@ -17,11 +17,12 @@ them the same way (:func:`stamp_documents`).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from heta_notebook._util.loop import in_daemon_thread
+from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
 from heta_notebook.evaluators._matching import document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
@@ -53,7 +54,9 @@ class System:
         self.query_modes = tuple(query_modes) or (DEFAULT_MODE,)
         # a system that names no modes answers any mode it is asked (its default: "default")
         self.any_mode = self.query_modes == (DEFAULT_MODE,)
-        self._manifest = manifest or {"name": name}
+        # its configuration stored redacted; the secrets in it hidden wherever they are echoed
+        self._manifest = redact(manifest or {"name": name})
+        declare_secrets(*config_secrets(manifest or {}, strict=False))
         self.document_id, self.id_key = document_id, id_key
         self.benchmark_documents = frozenset(benchmark_documents)
         self._keywords = accepted_keywords(call)
@@ -68,7 +71,9 @@ class System:
         given = {"mode": mode, "top_k": top_k, "options": dict(options or {})}
         kwargs = {k: v for k, v in given.items() if k in self._keywords}
         if self._in_thread:
-            value = await asyncio.to_thread(self._call, text, **kwargs)
+            # its own daemon thread: a call past the run's query_timeout is abandoned (and
+            # counted), holding no pool worker and no shutdown
+            value = await in_daemon_thread(self._call, text, **kwargs)
         else:
             value = self._call(text, **kwargs)
         if inspect.isawaitable(value):

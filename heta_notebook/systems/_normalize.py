@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from heta_notebook._util.jsondata import json_safe
+from heta_notebook.schema._abstain import Abstain
 from heta_notebook.schema._records import (
     ABSTAIN_REASON,
     ABSTAINED,
@@ -42,21 +42,6 @@ _RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata", "document
 DocumentId = str | Callable[[QueryResult], Any] | None
 NO_RESULTS = "no_results"  # response metadata: what a reply held when it gave no results
 MADE_UP_ID = "made_up_id"  # result source flag: the system gave no id, this one is a placeholder
-
-
-@dataclass(frozen=True)
-class Abstain:
-    """What a system returns to abstain: no answer, on purpose, and why.
-
-    ``return Abstain("no passage mentions the launch date")`` (or ``Abstain(reason,
-    results=hits)`` to keep what was retrieved, or ``(Abstain(reason), hits)``). The response
-    is recorded as an abstention: SQuAD-style answer metrics score it as the empty answer
-    (right for an unanswerable question, wrong for an answerable one), and frames, the card
-    and the explorers show it as "abstained: reason" rather than as a missing answer.
-    """
-
-    reason: str | None = None
-    results: Sequence[Any] = ()
 
 
 class SystemOutputError(TypeError):
@@ -351,9 +336,7 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
     name or a callable); unchanged when the mapping finds nothing."""
     if callable(document_id):
         found = document_id(result)
-    elif document_id is None:
-        return result
-    else:
+    elif document_id is not None:
         found = next(
             (
                 place[document_id]
@@ -364,6 +347,8 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
         )
         if found is None and document_id == "id":
             found = result.id
+    else:
+        return result
     if found is None or not str(found).strip():
         return result
     source = {**result.source, "benchmark_document_id": str(found).strip()}
@@ -374,7 +359,6 @@ __all__ = [
     "ACCEPTED_FORMS",
     "MADE_UP_ID",
     "NO_RESULTS",
-    "Abstain",
     "SystemOutputError",
     "as_results",
     "citations_for",
