@@ -466,31 +466,55 @@ def comparison_misses(comparison: Any, by: SliceKey | None = None) -> pd.DataFra
     keys = [slice_name(by)] if by is not None else []
     frames = []
     for a, b in comparison.pairs():
+        if by is None and _variant_cases(comparison, a) == _variant_cases(comparison, b):
+            ca, cb = _variant_counts(comparison, a), _variant_counts(comparison, b)
+            frames.append(_deltas(a, b, ca.drop(columns="share"), cb.drop(columns="share"), []))
+            continue  # same cases on both sides: the saved counts are the counts
         ea, eb = _variant_misses(comparison, a, by), _variant_misses(comparison, b, by)
         both = set(ea["case_id"]) & set(eb["case_id"])
         ca = miss_counts(ea[ea["case_id"].isin(both)], keys).drop(columns="share")
         cb = miss_counts(eb[eb["case_id"].isin(both)], keys).drop(columns="share")
-        merged = ca.merge(cb, on=[*keys, "miss_class"], how="outer", suffixes=("_a", "_b"))
-        merged[["count_a", "count_b"]] = merged[["count_a", "count_b"]].fillna(0).astype(int)
-        merged["delta"] = merged["count_b"] - merged["count_a"]
-        merged.insert(0, "b", b.name)
-        merged.insert(0, "a", a.name)
-        frames.append(merged)
+        frames.append(_deltas(a, b, ca, cb, keys))
     columns = ["a", "b", *keys, "miss_class", "count_a", "count_b", "delta"]
     if not frames:
         return pd.DataFrame(columns=columns)
     return pd.concat(frames, ignore_index=True)[columns]
 
 
+def _deltas(a: Any, b: Any, ca: pd.DataFrame, cb: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One pair's counts under a and b side by side, and ``delta`` = b − a."""
+    merged = ca.merge(cb, on=[*keys, "miss_class"], how="outer", suffixes=("_a", "_b"))
+    merged[["count_a", "count_b"]] = merged[["count_a", "count_b"]].fillna(0).astype(int)
+    merged["delta"] = merged["count_b"] - merged["count_a"]
+    merged.insert(0, "b", b.name)
+    merged.insert(0, "a", a.name)
+    return merged
+
+
 def variant_counts(comparison: Any) -> pd.DataFrame:
     """Counts per variant (``"label · mode"``) × class, tidy, in the comparison's order."""
-    frames = []
-    for v in comparison.variants:
-        counts = miss_counts(_variant_misses(comparison, v, None), [])
-        frames.append(counts.assign(variant=v.name))
+    frames = [_variant_counts(comparison, v).assign(variant=v.name) for v in comparison.variants]
     if not frames:
         return pd.DataFrame(columns=["variant", "miss_class", "count", "share"])
     return pd.concat(frames, ignore_index=True)[["variant", "miss_class", "count", "share"]]
+
+
+def _variant_counts(comparison: Any, variant: Any) -> pd.DataFrame:
+    """One variant's counts per class (``miss_class``, ``count``, ``share``) from its report's
+    ``misses()``: a saved report's header counts, nothing re-classified."""
+    counts = comparison.frames(variant.report).misses()
+    counts = counts[counts["query_mode"] == variant.mode]
+    return counts[["miss_class", "count", "share"]].reset_index(drop=True)
+
+
+def _variant_cases(comparison: Any, variant: Any) -> frozenset[str]:
+    """The case ids one variant ran (its report's case results in its mode), read as codes."""
+    frames = comparison.frames(variant.report)
+    ids, id_values = frames.case_codes("case_id")
+    modes, mode_values = frames.case_codes("query_mode")
+    mode = [i for i, m in enumerate(np.asarray(mode_values).tolist()) if m == variant.mode]
+    picked = ids[np.isin(modes, mode)] if mode else ids[:0]
+    return frozenset(np.asarray(id_values)[np.unique(picked[picked >= 0])].tolist())
 
 
 def _variant_misses(comparison: Any, variant: Any, by: SliceKey | None) -> pd.DataFrame:
