@@ -49,3 +49,14 @@ def test_a_tenfold_slower_comparison_html_fails_the_check(work, recorded, monkey
     got = quick.comparison_html(work, rounds=1, warm=False)
     problem = quick.verdict(got, recorded)
     assert problem is not None and "comparison_html" in problem
+
+
+@pytest.mark.parametrize(
+    "script", sorted(p.stem for p in quick.ROOT.joinpath("bench").glob("*.py"))
+)
+def test_every_bench_script_imports_at_head(script):
+    """Each script's imports still resolve (modules move; a bench nobody runs would rot)."""
+    import importlib
+
+    module = importlib.import_module(f"bench.{script}")
+    assert callable(getattr(module, "main", None))
