@@ -437,11 +437,30 @@ def judge_scores(report: EvaluationReport, sample: int = 50) -> list[str]:
     if isinstance(described, list):
         return [str(d.get("name")) for d in described if isinstance(d, dict) and is_judge(d)]
     results = report.case_results
+    columnar = getattr(results, "columnar", None)
+    if columnar is not None:  # a stored report: its scores' names and metadata, no records
+        return _stored_judge_scores(columnar, min(sample, len(results)))
     found = {
         s.name
         for r in (results[i] for i in range(min(sample, len(results))))
         for s in r.scores
         if "prompt_version" in s.metadata
+    }
+    return sorted(found)
+
+
+def _stored_judge_scores(columnar: Any, sample: int) -> list[str]:
+    """:func:`judge_scores` from the score rows of a stored report's first ``sample`` case
+    results (the row groups holding them), reading only their names and metadata."""
+    if sample <= 0:
+        return []
+    table, _ = columnar.row_range("scores", 0, sample)
+    rows = table.column("row").to_numpy()
+    names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
+    found = {
+        name
+        for row, name, meta in zip(rows.tolist(), names, metadata, strict=True)
+        if row < sample and meta and "prompt_version" in json.loads(meta)
     }
     return sorted(found)
 
