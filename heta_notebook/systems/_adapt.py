@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from heta_notebook.evaluators._matching import document_ids, id_document
+from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import DocumentId, normalize_response
 
@@ -178,7 +178,9 @@ def stamp_documents(response: QueryResponse, benchmark_documents: Collection[str
     for result in response.results:
         fields = result.__dict__
         if fields["source"] or fields["metadata"]:  # it may name a document by its keys
-            new = _stamped(result, benchmark_documents)
+            named_doc = _only_document_id(result)  # the usual one: benchmark_document_id
+            known = named_doc is not None and named_doc in benchmark_documents
+            new = result if known else _stamped(result, benchmark_documents)
         else:  # a bare id (the usual plain-function result): looked up once per distinct id
             rid = fields["id"]
             doc = (
