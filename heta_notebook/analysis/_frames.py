@@ -180,6 +180,10 @@ class ReportFrames:
     def saved_miss_counts(self) -> pd.DataFrame | None:
         """``misses()``'s counts as a saved report's header keeps them (computed when it was
         written, so a card needs no classification); None for reports without them."""
+        frame = self._cached("misses:saved", self._saved_miss_counts)
+        return None if frame is None else frame.copy()
+
+    def _saved_miss_counts(self) -> pd.DataFrame | None:
         view = self._view("misses")
         if view is None:
             return None
