@@ -40,9 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore  # noqa: E402
 from heta_notebook._util.paths import atomic_write_text  # noqa: E402
+from heta_notebook.reports._folder import TableWriter  # noqa: E402
+from heta_notebook.reports._stored import _HEADER_DIGEST, header_digest  # noqa: E402
+from heta_notebook.reports._store import _header  # noqa: E402
 from heta_notebook.schema import EvaluationReport  # noqa: E402
-from heta_notebook.schema._columnar import _HEADER_DIGEST, TableWriter, header_digest  # noqa: E402
-from heta_notebook.store import _header  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 WORDS = [
@@ -202,7 +203,7 @@ def write_synthetic(
         recipe_manifest={"name": report_id},
         metadata={"label": report_id},
     )
-    from heta_notebook.schema._columnar import report_header
+    from heta_notebook.reports._folder import report_header
 
     writer.finish(report_header(header))
     report = EvaluationReport.load(folder)  # held: frames keep only a weak reference to it

@@ -80,7 +80,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "heta_notebook.runner",
     "aevaluate": "heta_notebook.runner",
     # storage
-    "ReportStore": "heta_notebook.store",
+    "ReportStore": "heta_notebook.reports._store",
     # analysis and display
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
@@ -108,9 +108,9 @@ _EXPORTS: dict[str, str] = {
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
-    "Abstain": "heta_notebook.systems._normalize",
+    "Abstain": "heta_notebook.schema._abstain",
     "token_usage": "heta_notebook.analysis._usage",
-    "DepthWarning": "heta_notebook.analysis._depth",
+    "DepthWarning": "heta_notebook.schema._status",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -152,9 +152,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
-    )
-    from heta_notebook.analysis._depth import (  # noqa: F401
-        DepthWarning,
     )
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
@@ -260,6 +257,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Hybrid,
         Recipe,
     )
+    from heta_notebook.reports._store import ReportStore  # noqa: F401
     from heta_notebook.runner import (  # noqa: F401
         BenchmarkRunConfig,
         BenchmarkRunner,
@@ -270,6 +268,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         evaluate,
         run_benchmark,
     )
+    from heta_notebook.schema._abstain import Abstain  # noqa: F401
     from heta_notebook.schema._records import (  # noqa: F401
         BenchmarkCase,
         BenchmarkDocument,
@@ -285,8 +284,8 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         QueryResult,
         QueryTraceEvent,
     )
-    from heta_notebook.store import (  # noqa: F401
-        ReportStore,
+    from heta_notebook.schema._status import (  # noqa: F401
+        DepthWarning,
     )
     from heta_notebook.systems._adapt import (  # noqa: F401
         as_system,
@@ -298,7 +297,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         HttpSystem,
     )
     from heta_notebook.systems._normalize import (  # noqa: F401
-        Abstain,
         SystemOutputError,
     )
     from heta_notebook.systems._stages import (  # noqa: F401

@@ -25,16 +25,12 @@ from typing import Any, NoReturn
 def _report_path(text: str) -> Path:
     """A ``report.json`` path, or a folder that holds one or a columnar report (e.g. a store's
     report folder)."""
-    path = Path(text)
-    if path.name == "header.json" and path.is_file():  # a columnar report: its folder
-        path = path.parent
-    if path.is_dir() and (path / "header.json").is_file():
-        return path
-    if path.is_dir():
-        path = path / "report.json"
-    if not path.is_file():
-        raise SystemExit(f"error: no report at {path}")
-    return path
+    from heta_notebook.reports._resolve import NoReportError, report_file
+
+    try:
+        return report_file(text)
+    except NoReportError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def _short(text: str, width: int = 80) -> str:
@@ -129,7 +125,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     """Print the reports saved in a ReportStore folder, oldest first, as an 80-column table."""
     import warnings
 
-    from heta_notebook.store import ReportStore, ReportWarning
+    from heta_notebook.reports._run import ReportWarning
+    from heta_notebook.reports._store import ReportStore
 
     if "://" not in args.store and not Path(args.store).is_dir():
         raise SystemExit(f"error: {args.store} is not a folder")
@@ -240,8 +237,8 @@ NAMED_EVALUATORS = ("beir", "squad", "evidence")
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a benchmark against a recipe or system; print the card's summary (exit 0)."""
-    from heta_notebook.analysis._depth import DepthWarning
     from heta_notebook.runner._benchmark import run_benchmark
+    from heta_notebook.schema._status import DepthWarning
     from heta_notebook.systems._normalize import SystemOutputError
 
     benchmark, recipe = open_benchmark(args.benchmark, args.split), open_recipe(args.recipe)
@@ -266,7 +263,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
     except SystemOutputError as exc:  # a user's system returned a shape we cannot read
         raise ValueError(str(exc)) from None
-    print(run_summary(result.report, result.report_path))
+    print(run_summary(result.report, result.report_path))  # type: ignore[union-attr]  # one recipe
     return 0
 
 
@@ -454,8 +451,8 @@ def _labels_option(items: Sequence[str] | None) -> dict[str, list[str]] | None:
 def run_summary(report: Any, path: Any = None) -> str:
     """The card in plain text: what ran, counts, abstentions, id coverage, depth, ties, why
     evidence was missed, and each score per mode."""
-    from heta_notebook.analysis._depth import depth_line
     from heta_notebook.analysis._ties import notable_ties, tie_line
+    from heta_notebook.schema._status import depth_line
 
     frames = report.frames()
     counts = frames.case_counts()

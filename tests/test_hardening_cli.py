@@ -9,8 +9,9 @@ import warnings
 import pytest
 
 from heta_notebook.cli import ls_table, main
+from heta_notebook.reports._run import ReportWarning
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.schema import ReportFormatError
-from heta_notebook.store import ReportStore, ReportWarning
 from tests._cli_helpers import make_report
 
 LONG_ID = "eval-0123456789ab-20261201-015900-123456"

@@ -18,6 +18,7 @@ from heta_notebook.evaluators._judge import (
     LLMJudge,
     judge_configured,
 )
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkExpected,
@@ -28,7 +29,6 @@ from heta_notebook.schema import (
     QueryResponse,
     QueryResult,
 )
-from heta_notebook.store import ReportStore
 from tests._judge_server import JudgeServer, Reply, verdict
 
 SECRET = "sk-test-SECRET-4f9a1c77e2"

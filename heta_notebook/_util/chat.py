@@ -115,7 +115,10 @@ async def post_chat(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     started = time.perf_counter()
     attempts = 0
-    client_options = {"timeout": httpx.Timeout(policy.timeout), "verify": ssl_context()}
+    client_options: dict[str, Any] = {
+        "timeout": httpx.Timeout(policy.timeout),
+        "verify": ssl_context(),
+    }
     async with httpx.AsyncClient(**client_options) as client:
         while True:
             attempts += 1

@@ -71,7 +71,7 @@ async def _keeping_partial(make: Callable[[], Awaitable[T]]) -> T:
     except asyncio.CancelledError as error:
         if not hasattr(error, "partial"):
             raise
-        return error.partial  # type: ignore[no-any-return]
+        return error.partial
 
 
 def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await form") -> T:

@@ -102,7 +102,7 @@ def collect_reports(source: Any, **filters: Any) -> dict[str, EvaluationReport]:
         pairs = [(str(k), _as_report(v)) for k, v in source.items()]
     else:
         items = [source] if _is_single(source) else list(source)
-        pairs = [(None, _as_report(item)) for item in items]
+        pairs = [(None, _as_report(item)) for item in items]  # type: ignore[misc]  # labelled below
     if not pairs:
         raise ValueError("compare() needs at least one report (got none)")
     return _unique_labels(pairs)
@@ -113,17 +113,14 @@ def _is_single(source: Any) -> bool:
 
 
 def _as_report(item: Any) -> EvaluationReport:
-    if isinstance(item, EvaluationReport):
-        return item
-    if isinstance(item, (str, bytes, PathLike)):
-        return EvaluationReport.load(item)
-    if isinstance(getattr(item, "report", None), EvaluationReport):  # a BenchmarkRunResult
-        return item.report
-    if type(item).__module__.startswith("heta_framework"):
-        from heta_notebook.schema._heta_json import from_heta_report
+    from heta_notebook.reports._resolve import resolve_report
 
-        return from_heta_report(item)
-    raise TypeError(f"cannot compare a {type(item).__name__}; pass EvaluationReport objects")
+    try:
+        return resolve_report(item)
+    except TypeError:
+        raise TypeError(
+            f"cannot compare a {type(item).__name__}; pass EvaluationReport objects"
+        ) from None
 
 
 def _unique_labels(
@@ -211,7 +208,7 @@ class Comparison:
             "variants": self._variants,
         }
         state.update({k: v for k, v in changes.items() if k in state})
-        options = {
+        options: dict[str, Any] = {
             "baseline": self.baseline,
             "n_resamples": self.n_resamples,
             "seed": self.seed,
@@ -248,7 +245,7 @@ class Comparison:
             else all(v.report != baseline for v in variants)
         )
         if gone:
-            baseline = None
+            baseline = None  # type: ignore[assignment]  # the default baseline
         return self._copy(scores=names or self._scores, variants=variants, baseline=baseline)
 
     def with_baseline(self, baseline: str | Variant | tuple[str, str]) -> Comparison:
@@ -430,8 +427,8 @@ class Comparison:
             pairs = [(base, v) for v in self._variants if v != base and self.paired(base, v)]
         else:
             target = self.variant(b)
-            base = self.baseline_of(target)
-            pairs = [(base, target)] if base is not None else []
+            maybe = self.baseline_of(target)
+            pairs = [(maybe, target)] if maybe is not None else []
         for x, y in pairs:
             if not self.paired(x, y):
                 raise ValueError(
@@ -474,7 +471,7 @@ class Comparison:
         for i, s in enumerate(s_idx):  # one score at a time: no copy of the whole cube
             values = self.aligned.values[s]  # cases × variants
             d[:, i * width : (i + 1) * width] = values[:, b_idx] - values[:, a_idx]
-        masks = self.slice_masks(by) if by is not None else [(None, slice(None))]
+        masks: list[Any] = self.slice_masks(by) if by is not None else [(None, slice(None))]
         if by is not None:  # one block of columns per slice, NaN outside it
             d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
         result = stats.paired_test(
@@ -489,7 +486,7 @@ class Comparison:
 
     def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
         """(slice, mask over the aligned cases) per slice of ``by``, in first-seen order."""
-        labels = case_slices(self.reports, self.aligned.case_ids, by)
+        labels = case_slices(self.reports, list(self.aligned.case_ids), by)
         return [(name, labels == name) for name in dict.fromkeys(labels.tolist())]
 
     def missing_cases(self) -> pd.DataFrame:
@@ -660,9 +657,9 @@ class Comparison:
         return describe_test(sig, self.test, self.family, score, of_score=of_score)
 
     def depth_notes(self) -> list[str]:
-        """Reports whose scores cut deeper than they retrieved (``analysis._depth``), one note
+        """Reports whose scores cut deeper than they retrieved (``schema._status``), one note
         per identical sentence."""
-        from heta_notebook.analysis._depth import depth_line
+        from heta_notebook.schema._status import depth_line
 
         same: dict[str, list[str]] = {}
         for label, report in self.reports.items():
@@ -735,7 +732,12 @@ class Comparison:
         raises ``ExplorerOptionError`` (a ValueError)."""
         from heta_notebook.display._comparison_explorer import ComparisonExplorer
 
-        options = {"filter": filter, "label": label, "search": search, "scope": scope}
+        options: dict[str, Any] = {
+            "filter": filter,
+            "label": label,
+            "search": search,
+            "scope": scope,
+        }
         options.update(miss_a=miss_a, miss_b=miss_b)
         return ComparisonExplorer(self, a, b, score, page_size, max_cases=max_cases, **options)
 
@@ -812,12 +814,12 @@ def summary_stats(
     on purpose: it fixes the memory layout, hence the summation order, the numbers had.
     """
     scores = list(range(len(values)) if scores is None else scores)
-    variants = slice(None) if variants is None else list(variants)
+    columns: Any = slice(None) if variants is None else list(variants)
     step = max(1, 500_000 // max(values[0].size if len(values) else 1, 1))
     parts = [
         matrix_stats(
-            values[scores[i : i + step]][:, :, variants],
-            passed[scores[i : i + step]][:, :, variants],
+            values[scores[i : i + step]][:, :, columns],
+            passed[scores[i : i + step]][:, :, columns],
             axis=1,
             confidence=confidence,
         )
@@ -826,8 +828,8 @@ def summary_stats(
     if not parts:
         parts = [
             matrix_stats(
-                values[:0][:, :, variants],
-                passed[:0][:, :, variants],
+                values[:0][:, :, columns],
+                passed[:0][:, :, columns],
                 axis=1,
                 confidence=confidence,
             )
@@ -877,7 +879,7 @@ def _significance_frame(
                         "ties": int(result.ties[k]),
                         "losses": int(result.losses[k]),
                         "p_method": result.method[k],
-                        "ci_method": result.ci_method[k],
+                        "ci_method": result.ci_method[k],  # type: ignore[index]  # always set
                     }
                 )
     frame = pd.DataFrame(rows)

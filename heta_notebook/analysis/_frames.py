@@ -2,7 +2,7 @@
 
 ``report.frames()`` (one ``ReportFrames`` per report, cached on it) builds each frame lazily
 on first use and caches it, so the card, plots, explorer, ``summary()`` and ``compare()``
-share one extraction. A columnar report (``heta_notebook.schema._columnar``) gives its case and
+share one extraction. A columnar report (``heta_notebook.reports``) gives its case and
 score columns straight from its Parquet tables, without building records; an in-memory
 report's scores are read once, in C-level ``map`` passes, into the same numpy columns.
 The long frame, the wide cases frame and the summary are all built from them.
@@ -34,7 +34,8 @@ from heta_notebook.evaluators._aggregation import (
     summarize,
     text_counts,
 )
-from heta_notebook.schema._columnar import ColumnarReport, CorruptReportError, LazyCaseResults
+from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
+from heta_notebook.reports._tables import CorruptReportError
 from heta_notebook.schema._records import (
     ABSTAINED,
     BenchmarkEvidence,

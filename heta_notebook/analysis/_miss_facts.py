@@ -26,8 +26,8 @@ from pydantic_core import from_json
 
 from heta_notebook.analysis._frames import expected_of
 from heta_notebook.evaluators import _matching as matching
-from heta_notebook.schema._columnar import ColumnarReport
-from heta_notebook.schema._lazy_results import LazyResults
+from heta_notebook.reports._lazy_results import LazyResults
+from heta_notebook.reports._stored import ColumnarReport
 from heta_notebook.schema._records import EvaluationCaseResult
 
 

@@ -55,7 +55,7 @@ from heta_notebook.analysis._frames import expected_of
 from heta_notebook.analysis._miss_facts import MissFacts, columnar_facts, record_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
-from heta_notebook.schema._columnar import LazyCaseResults
+from heta_notebook.reports._stored import LazyCaseResults
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
     EvaluationCaseResult,

@@ -187,8 +187,8 @@ def _run_time(report: EvaluationReport) -> str:
 
 
 def _depth(report: EvaluationReport) -> Markup | str:
-    """A line when scores cut deeper than the run retrieved (``analysis._depth``)."""
-    from heta_notebook.analysis._depth import depth_line
+    """A line when scores cut deeper than the run retrieved (``schema._status``)."""
+    from heta_notebook.schema._status import depth_line
 
     line = depth_line(report.metadata)
     return tag("div", tag("b", "Depth"), ": ", line, ".", class_="hn-note hn-depth") if line else ""

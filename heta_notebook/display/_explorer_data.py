@@ -27,14 +27,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis._headline import headline_score
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
-from heta_notebook.schema._columnar import SCHEMAS, CorruptReportError
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationError,
@@ -259,7 +257,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     strings = StringTable()
     picked = np.unique(np.asarray(rows, dtype=np.int64))
     names = list(report.frames().score_names)
-    cases = _row_groups(columnar, "cases", picked, PREVIEW_CASE_COLUMNS, one_per_row=True)
+    cases = columnar.read_rows("cases", picked, PREVIEW_CASE_COLUMNS, one_per_row=True)
     cols: dict[str, list[Any]] = {}
     cols["case_id"] = [strings.add(v) for v in cases.column("case_id").to_pylist()]
     cols["mode"] = [strings.add(v) for v in cases.column("query_mode").to_pylist()]
@@ -274,7 +272,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
         [strings.add(label) for label in _labels_of(json.loads(text))] if text else []
         for text in cases.column("metadata").to_pylist()
     ]
-    score_rows = _row_groups(columnar, "scores", picked, PREVIEW_SCORE_COLUMNS, one_per_row=False)
+    score_rows = columnar.read_rows("scores", picked, PREVIEW_SCORE_COLUMNS, one_per_row=False)
     arrays = _score_rows(score_rows)
     scores = _score_index(arrays, len(report.case_results), picked, names, strings)
     for col in DETAIL_COLUMNS:
@@ -299,35 +297,7 @@ PREVIEW_CASE_COLUMNS = ("case_id", "query_mode", "query", "latency_ms", "error_j
 PREVIEW_SCORE_COLUMNS = ("row", "name", "kind", "status", "value", "passed", "text")
 
 
-def _row_groups(
-    columnar: Any, table: str, rows: np.ndarray, columns: Sequence[str], *, one_per_row: bool
-) -> pa.Table:
-    """``columns`` of ``table`` for the ascending report ``rows``, read one cases row group at
-    a time and only those columns (cases: one table row per report row; other tables: every
-    row whose ``row`` is in; ``columns`` then holds "row")."""
-    parts = []
-    cases_starts = columnar._group_start_rows("cases")
-    groups = np.searchsorted(cases_starts, rows, side="right") - 1
-    starts = columnar._group_start_rows(table)
-    handle = columnar.file(table)
-    for group in np.unique(groups).tolist() if len(starts) else []:
-        mine = rows[groups == group]
-        lo = max(int(np.searchsorted(starts, mine[0], side="right")) - 1, 0)
-        hi = max(int(np.searchsorted(starts, mine[-1], side="right")) - 1, lo)
-        try:
-            data = handle.read_row_groups(
-                list(range(lo, hi + 1)), columns=list(columns), use_threads=False
-            )
-        except (OSError, pa.ArrowException) as exc:
-            raise CorruptReportError(columnar.path(table), f"cannot read row group: {exc}") from exc
-        if one_per_row:
-            parts.append(data.take(pa.array(mine - int(starts[lo]), pa.int64())))
-        else:
-            parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
-    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table().select(columns)
-
-
-def _score_rows(table: pa.Table) -> dict[str, Any]:
+def _score_rows(table: Any) -> dict[str, Any]:
     """A few rows of ``scores.parquet`` as the flat arrays of ``frames.score_arrays``."""
     names = table.column("name").combine_chunks().dictionary_encode()
     kinds = table.column("kind").to_numpy(zero_copy_only=False)
@@ -454,13 +424,13 @@ def _stored_judge_scores(columnar: Any, sample: int) -> list[str]:
     results (the row groups holding them), reading only their names and metadata."""
     if sample <= 0:
         return []
-    table, _ = columnar.row_range("scores", 0, sample)
-    rows = table.column("row").to_numpy()
+    rows = np.arange(sample, dtype=np.int64)
+    table = columnar.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
     names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
     found = {
         name
-        for row, name, meta in zip(rows.tolist(), names, metadata, strict=True)
-        if row < sample and meta and "prompt_version" in json.loads(meta)
+        for name, meta in zip(names, metadata, strict=True)
+        if meta and "prompt_version" in json.loads(meta)
     }
     return sorted(found)
 
@@ -482,7 +452,7 @@ def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:
         return out
     columnar = getattr(report.case_results, "columnar", None)
     if columnar is not None:
-        raw = columnar.column("cases", "error_json").take(pa.array(rows[erred], pa.int64()))
+        raw = columnar.column("cases", "error_json").take(np.asarray(rows[erred], dtype=np.int64))
         errors = [EvaluationError.model_validate_json(text) for text in raw.to_pylist()]
     else:
         errors = [report.case_results[int(rows[i])].error for i in erred]
@@ -504,7 +474,7 @@ def row_labels(report: EvaluationReport, rows: np.ndarray) -> list[list[str]]:
     columnar = getattr(report.case_results, "columnar", None)
     if columnar is None:
         return [case_labels(report.case_results[int(row)]) for row in rows.tolist()]
-    raw = columnar.column("cases", "metadata").take(pa.array(rows, pa.int64())).to_pylist()
+    raw = columnar.column("cases", "metadata").take(np.asarray(rows, dtype=np.int64)).to_pylist()
     return [
         _labels_of(json.loads(text)) if text is not None and '"labels"' in text else []
         for text in raw
@@ -548,7 +518,7 @@ def _details_only(
         for i, result in zip(at, _records(report, rows), strict=True):
             _encode_details(result, s, cols, scores, i)
         return
-    starts = columnar._group_start_rows("cases")
+    starts = columnar.group_start_rows("cases")
     groups = np.searchsorted(starts, rows, side="right") - 1
     if len(rows) > 1000 or len(np.unique(groups)) > 2:  # texts: one read of the column
         columnar.texts()
@@ -657,7 +627,7 @@ class _ColumnarDetails:
     def __init__(self, report: EvaluationReport, columnar: Any, rows: np.ndarray) -> None:
         self.report, self.rows = report, rows
         cases, first = columnar.row_range("cases", int(rows[0]), int(rows[-1]) + 1)
-        self.cases = cases.take(pa.array(rows - first, pa.int64())).to_pylist()
+        self.cases = cases.take(np.asarray(rows - first, dtype=np.int64)).to_pylist()
         self.results = _grouped(
             columnar, "results", rows, ("id", "text", "score", "source", "metadata")
         )
@@ -753,19 +723,7 @@ _NO_RESULTS: dict[str, list] = {"id": [], "text": [], "score": [], "source": [],
 
 def _grouped(columnar: Any, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
     """Columns ``names`` of ``table`` for the ascending report ``rows``, as lists per row."""
-    handle = columnar.file(table)
-    if handle.metadata.num_rows == 0:
-        return {}
-    starts = columnar._group_start_rows(table)  # read only these columns of those groups
-    lo = max(int(np.searchsorted(starts, rows[0], side="right")) - 1, 0)
-    hi = max(int(np.searchsorted(starts, rows[-1], side="right")) - 1, lo)
-    try:
-        data = handle.read_row_groups(
-            list(range(lo, hi + 1)), columns=["row", *names], use_threads=False
-        )
-    except (OSError, pa.ArrowException) as exc:
-        raise CorruptReportError(columnar.path(table), f"cannot read row group: {exc}") from exc
-    data = data.filter(pa.array(np.isin(data.column("row").to_numpy(), rows)))
+    data = columnar.read_rows(table, rows, ["row", *names], one_per_row=False)
     row_ids = data.column("row").to_numpy()
     if not len(row_ids):
         return {}

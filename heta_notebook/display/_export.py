@@ -37,7 +37,7 @@ class HtmlPage(str):
     """A complete offline HTML page. It is a ``str`` (write it, search it), but a notebook
     shows it as a one-line note rather than megabytes of text; ``save(path)`` writes it."""
 
-    title: str
+    title: str  # type: ignore[assignment]  # the page's title, not str.title()
 
     def __new__(cls, html: str, title: str) -> HtmlPage:
         page = super().__new__(cls, html)
@@ -165,7 +165,7 @@ def _charts(report: EvaluationReport) -> Markup:
     if not report.case_results:
         return raw("")
     plots = ReportPlots(report)
-    builders = [plots.metrics]
+    builders: list[Any] = [plots.metrics]
     builders += [lambda m=metric: plots.at_k(m) for metric in _at_k_metrics(report.score_names)[:2]]
     headline = headline_score(report.score_names)
     if headline is not None:

@@ -75,7 +75,7 @@ class NotebookRun:
 @cache
 def _asset_base64(name: str) -> str:
     """A vendored asset as it is stored, gzip-compressed, in base64 (unpacked by the page)."""
-    packed = resources.files("heta_notebook.display").joinpath("assets", name).read_bytes()
+    packed = resources.files("heta_notebook.display").joinpath("assets").joinpath(name).read_bytes()
     return base64.b64encode(packed).decode("ascii")
 
 
@@ -83,7 +83,7 @@ def _asset_base64(name: str) -> str:
 def _asset_data_url(name: str) -> str:
     """A vendored, gzipped JS asset as a ``data:text/javascript;base64`` URL."""
     raw = gzip.decompress(
-        resources.files("heta_notebook.display").joinpath("assets", name).read_bytes()
+        resources.files("heta_notebook.display").joinpath("assets").joinpath(name).read_bytes()
     )
     return "data:text/javascript;base64," + base64.b64encode(raw).decode("ascii")
 

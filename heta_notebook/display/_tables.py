@@ -319,7 +319,8 @@ def benchmarks_table(
     rows = bench.variants
     values = np.full((len(rows), len(names) * len(scores)), np.nan)
     marks = [[""] * values.shape[1] for _ in rows]
-    groups, columns = [], []
+    groups: list[str] = []
+    columns: list[str] = []
     families = set()
     for b, name in enumerate(names):
         for s, score in enumerate(scores):
@@ -334,8 +335,9 @@ def benchmarks_table(
                 lookup = {r["variant"]: r for _, r in sig.iterrows()}
                 for i, v in enumerate(rows):
                     marks[i][col] = _direction(lookup.get(v), alpha)
+    header: list[str] | None = groups
     if len(scores) == 1:  # one score: benchmarks are the columns, the score goes in the caption
-        columns, groups = groups, None
+        columns, header = groups, None
     shown = ", ".join(_labels(scores, labels))
     text = (
         f"{shown} per benchmark and the mean over the {len(bench.benchmarks)} benchmarks "
@@ -358,7 +360,7 @@ def benchmarks_table(
         values=values,
         marks=marks,
         caption=caption or text,
-        groups=groups,
+        groups=header,
         decimals=decimals,
         label=label,
     )
@@ -404,8 +406,8 @@ def _depth_note(
     reports: Iterable[EvaluationReport], scores: Sequence[str], labels: Mapping[str, str] | None
 ) -> str:
     """A caption sentence naming the shown scores that cut deeper than their run retrieved
-    (``analysis._depth``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
-    from heta_notebook.analysis._depth import KEY
+    (``schema._status``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
+    from heta_notebook.schema._status import KEY
 
     shallow, depths = [], set()
     for report in reports:

@@ -149,7 +149,7 @@ class BeirRetrievalMetric:
     metric: MetricName
     k: int = 10
     convention: Convention = field(default="trec_eval", kw_only=True)
-    ties: Ties = field(default=None, kw_only=True)  # type: ignore[assignment]
+    ties: Ties = field(default=None, kw_only=True)  # type: ignore[arg-type]  # None: set in __post_init__
     settings: EvaluatorSettings | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
@@ -197,7 +197,7 @@ def beir_default_metrics(
 ) -> tuple[BeirRetrievalMetric, ...]:
     """nDCG, MAP, recall, precision and MRR at each k (25 metrics by default, heta's order)."""
     return tuple(
-        BeirRetrievalMetric(metric, k, convention=convention, ties=ties)
+        BeirRetrievalMetric(metric, k, convention=convention, ties=ties)  # type: ignore[arg-type]
         for metric in METRICS
         for k in k_values
     )
@@ -404,7 +404,8 @@ def _metric_scores(
         [None] * len(values_list) if threshold is None else [v >= threshold for v in values_list]
     )
     if skipped:
-        full_values, full_passed = [0.0] * len(metadata), [None] * len(metadata)
+        full_values = [0.0] * len(metadata)
+        full_passed: list[bool | None] = [None] * len(metadata)
         for item, value, ok in zip(judged, values_list, passed, strict=True):
             full_values[item.index], full_passed[item.index] = value, ok
         values_list, passed = full_values, full_passed

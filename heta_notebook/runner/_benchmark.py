@@ -18,6 +18,7 @@ from typing import Any
 
 from heta_notebook._util.loop import cancelled_with, run_sync, sync_form
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
 from heta_notebook.runner._inputs import (
@@ -41,7 +42,6 @@ from heta_notebook.runner._plan import (
 from heta_notebook.runner._pool import ThreadedQueries, frozen_results
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
 from heta_notebook.runner._subset import CaseSubset
-from heta_notebook.store import ReportStore
 from heta_notebook.systems._adapt import System, as_system, unwrapped
 from heta_notebook.systems._check import preflight
 
@@ -113,7 +113,7 @@ class BenchmarkRunner:
         loaded = subset.apply(loaded)
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
         warn_depth(chosen, active.top_k)
-        options = {
+        options: dict[str, Any] = {
             "config": active,
             "store": report_store,
             "resume": resume,
@@ -159,7 +159,7 @@ class BenchmarkRunner:
         return run_sync(lambda: self.run(**kwargs), await_form="await BenchmarkRunner().run(...)")
 
 
-def _collection(jobs: list[RecipeRun], done: list[BenchmarkRunResult | None]) -> RunCollection:
+def _collection(jobs: list[RecipeRun], done: Sequence[BenchmarkRunResult | None]) -> RunCollection:
     """The results by label; a stop ends ``done`` early or leaves None for a recipe that had
     not begun (it has no result)."""
     pairs = zip(jobs, done, strict=False)
@@ -238,10 +238,9 @@ def recipe_result(
     job: RecipeRun, spec: RunSpec, report: Any, kbs: tuple[Any, ...] = ()
 ) -> BenchmarkRunResult:
     """What the run of ``job`` returns: its report, KBs and where the report was saved."""
-    path = None
-    if job.store is not None and job.config.persist_report:
-        path = job.store.report_path(job.kb_name, spec.report_id)
-    return BenchmarkRunResult(report=report, knowledge_bases=kbs, report_path=path, label=job.label)
+    return BenchmarkRunResult(
+        report=report, knowledge_bases=kbs, report_path=spec.report_path, label=job.label
+    )
 
 
 async def _build(
@@ -368,6 +367,6 @@ def _recipe_manifest(recipe: Any, kb: Any, label: str) -> dict[str, Any]:
     return manifest if isinstance(manifest, dict) else {"name": label, "manifest": manifest}
 
 
-def _kb_manifest(kbs: list[Any]) -> dict[str, Any] | list[dict[str, Any]]:
+def _kb_manifest(kbs: Sequence[Any]) -> dict[str, Any] | list[dict[str, Any]]:
     manifests = [json_manifest(kb) for kb in kbs]
     return manifests[0] if len(manifests) == 1 else {"knowledge_bases": manifests}

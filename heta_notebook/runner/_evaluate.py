@@ -19,6 +19,7 @@ from typing import Any
 from heta_notebook._util.jsondata import json_safe
 from heta_notebook._util.loop import sync_form
 from heta_notebook.benchmarks._loader import load_benchmark
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._inputs import active_evaluators, as_store
 from heta_notebook.runner._plan import (
@@ -38,7 +39,6 @@ from heta_notebook.schema._records import (
     QueryResponse,
     QueryResult,
 )
-from heta_notebook.store import ReportStore
 from heta_notebook.systems._adapt import as_system, stamp_documents
 from heta_notebook.systems._check import preflight
 from heta_notebook.systems._normalize import normalize_response
@@ -101,7 +101,7 @@ async def aevaluate(
         config=active.fingerprint_fields(),
         **({"subset": subset.describe()} if subset.active else {}),
     )
-    extra = {"function": _qualified_name(function), "fingerprint": identity}
+    extra: dict[str, Any] = {"function": _qualified_name(function), "fingerprint": identity}
     if subset.active:
         extra["subset"] = subset.describe()
     if project:

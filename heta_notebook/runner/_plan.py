@@ -41,7 +41,9 @@ from heta_notebook.schema._records import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_notebook.store import RunHandle
+    from pathlib import Path
+
+    from heta_notebook.reports._run import RunHandle
 
 T = TypeVar("T")
 
@@ -72,6 +74,7 @@ class RunSpec:
     knowledge_base_manifest: dict[str, Any] | list[dict[str, Any]] = field(default_factory=dict)
     recipe_manifest: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    report_path: Path | None = None  # where its run handle saved the report
 
 
 async def run_spec(spec: RunSpec) -> EvaluationReport:
@@ -95,7 +98,7 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
 def _note_depth(spec: RunSpec) -> None:
     """Record the scores whose k is deeper than the results a query asks for (the card and
     the CLI say so): ``beir_recall@100`` on ``top_k=10`` equals recall@10."""
-    from heta_notebook.analysis._depth import KEY, deeper_scores
+    from heta_notebook.schema._status import KEY, deeper_scores
 
     deeper = deeper_scores(spec.evaluators, spec.config.top_k)
     if deeper:
@@ -105,7 +108,7 @@ def _note_depth(spec: RunSpec) -> None:
 def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
     """One ``DepthWarning`` per run call (not per recipe) when scores cut deeper than
     ``top_k``."""
-    from heta_notebook.analysis._depth import KEY, DepthWarning, deeper_scores, depth_line
+    from heta_notebook.schema._status import KEY, DepthWarning, deeper_scores, depth_line
 
     deeper = deeper_scores(evaluators, top_k)
     if deeper:
@@ -158,7 +161,7 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
         seconds = time.perf_counter() - clock
         report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
     if run is not None:
-        spec.store.save(report)
+        spec.report_path = run.save(report)
         run.drop_shards()  # an interrupted Ray run's shards: the saved report holds them
         if not report.is_partial and run.saved:
             run.discard()  # the complete report holds every checkpointed row
@@ -202,11 +205,9 @@ def resolve_report_id(
 def finished_results(run: RunHandle) -> dict[tuple[str, str], EvaluationCaseResult]:
     """What an earlier run of this report id finished: its saved (partial) report, its
     checkpoint and an interrupted Ray run's shards (a later record replaces an earlier one)."""
-    store, kb, rid = run.store, run.kb, run.report_id
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
-    if store.exists(kb, rid):
-        previous = store.load(kb, rid)
-        run.check_same_run(previous)
+    previous = run.previous()
+    if previous is not None:
         for result in previous.case_results:
             finished[(result.case_id, result.query_mode)] = result
     for result in (*run.read(), *run.shard_results()):
@@ -314,7 +315,7 @@ def _report(
 
 def _describe(evaluator: Any) -> dict[str, Any]:
     kind = type(evaluator)
-    described = {
+    described: dict[str, Any] = {
         "name": str(evaluator.name),
         "type": f"{kind.__module__}.{kind.__qualname__}",
         "settings": settings_of(evaluator).model_dump(mode="json"),

@@ -17,8 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-
 from heta_notebook._util.loop import loop_mismatch
 from heta_notebook.kb._answer import answer_response, runs_in_thread
 from heta_notebook.kb._passages import Judged, Passage
@@ -52,7 +50,7 @@ class CheckpointSink:
     T seconds.
 
     A batch scored together arrives at once (``extend``) and is appended as one batch,
-    with the score columns its scorer kept (``columnar.score_table``).
+    with the score columns its scorer kept (``reports._tables.score_table``).
     """
 
     def __init__(self, run: Any, config: BenchmarkRunConfig):
@@ -96,10 +94,9 @@ def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
     came alone: the checkpoint reads every score off the records)."""
     if not columns or any(c is None for c in columns):
         return None
-    from heta_notebook.schema import _columnar as columnar
+    from heta_notebook.reports._tables import score_tables
 
-    tables = [columnar.score_table(c) for c in columns if c is not None]
-    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    return score_tables([c for c in columns if c is not None])
 
 
 # Results delivered between two ``gc.freeze()`` calls (see ``frozen_results``).

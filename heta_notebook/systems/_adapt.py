@@ -116,7 +116,7 @@ def as_system(
         return obj
     from heta_notebook.systems._frameworks import framework_call
 
-    options = {"document_id": document_id, "id_key": id_key}
+    options: dict[str, Any] = {"document_id": document_id, "id_key": id_key}
     framework = framework_call(obj)
     if framework is not None:
         call, kind = framework

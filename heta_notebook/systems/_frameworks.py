@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from heta_notebook.systems._normalize import Abstain
+from heta_notebook.schema._abstain import Abstain
 
 LLAMAINDEX_EMPTY_RESPONSE = "Empty Response"  # llama-index-core's synthesizer default
 

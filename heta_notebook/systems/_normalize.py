@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from heta_notebook._util.jsondata import json_safe
+from heta_notebook.schema._abstain import Abstain
 from heta_notebook.schema._records import (
     ABSTAIN_REASON,
     ABSTAINED,
@@ -40,21 +40,6 @@ ACCEPTED_FORMS = (
 _RESULT_KEYS = ("results", "contexts", "context", "source_documents", "source_nodes")
 _RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata", "document_id")
 DocumentId = str | Callable[[QueryResult], Any] | None
-
-
-@dataclass(frozen=True)
-class Abstain:
-    """What a system returns to abstain: no answer, on purpose, and why.
-
-    ``return Abstain("no passage mentions the launch date")`` (or ``Abstain(reason,
-    results=hits)`` to keep what was retrieved, or ``(Abstain(reason), hits)``). The response
-    is recorded as an abstention: SQuAD-style answer metrics score it as the empty answer
-    (right for an unanswerable question, wrong for an answerable one), and frames, the card
-    and the explorers show it as "abstained: reason" rather than as a missing answer.
-    """
-
-    reason: str | None = None
-    results: Sequence[Any] = ()
 
 
 class SystemOutputError(TypeError):
@@ -312,6 +297,7 @@ def citations_for(items: Any, results: Sequence[QueryResult]) -> tuple[QueryCita
         if isinstance(item, Mapping):
             out.append(QueryCitation.from_dict({"id": str(number), **item}))
             continue
+        target: QueryResult | None
         if _is_score(item) and 1 <= int(item) <= len(results):
             target = results[int(item) - 1]
         else:
@@ -331,7 +317,7 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
     name or a callable); unchanged when the mapping finds nothing."""
     if callable(document_id):
         found = document_id(result)
-    else:
+    elif document_id is not None:
         found = next(
             (
                 place[document_id]
@@ -342,6 +328,8 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
         )
         if found is None and document_id == "id":
             found = result.id
+    else:
+        return result
     if found is None or not str(found).strip():
         return result
     source = {**result.source, "benchmark_document_id": str(found).strip()}
@@ -350,7 +338,6 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
 
 __all__ = [
     "ACCEPTED_FORMS",
-    "Abstain",
     "SystemOutputError",
     "as_results",
     "citations_for",

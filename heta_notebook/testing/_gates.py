@@ -285,21 +285,16 @@ def parse_floor(rule: str | float) -> tuple[str, float]:
 
 def load_report(source: Any, what: str = "report") -> EvaluationReport:
     """A report from a report, a run result, a ``report.json`` path or a folder holding one."""
-    if isinstance(source, EvaluationReport):
-        return source
-    if isinstance(getattr(source, "report", None), EvaluationReport):
-        return source.report
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir() and (path / "report.json").is_file():
-            path = path / "report.json"
-        if not path.exists():
-            raise GateInputError(f"{what}: no report at {path}")
-        try:
-            return EvaluationReport.load(path)
-        except (ValueError, OSError) as exc:
-            raise GateInputError(f"{what}: {exc}") from exc
-    raise GateInputError(f"{what}: cannot gate a {type(source).__name__}; pass a report or a path")
+    from heta_notebook.reports._resolve import resolve_report
+
+    try:
+        return resolve_report(source)
+    except TypeError:
+        raise GateInputError(
+            f"{what}: cannot gate a {type(source).__name__}; pass a report or a path"
+        ) from None
+    except (ValueError, OSError) as exc:
+        raise GateInputError(f"{what}: {exc}") from exc
 
 
 def slim_report(report: EvaluationReport) -> EvaluationReport:
@@ -645,12 +640,14 @@ def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str
         tag("ul", *examples) if examples else "",
     ]
     failed = result.failures.to_dict("records")
-    explore = {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    explore: dict[str, Any] = (
+        {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    )
     if failed:  # the explorer opens on the cases that regressed
         explore.update(score=failed[0]["score"], filter="worse")
     path = (folder / f"{stem}.html").resolve()
     title = f"heta gate · {stem}"
-    return comparison_to_html(
+    return comparison_to_html(  # type: ignore[return-value]  # a path given: a Path back
         comparison, path, figures=False, title=title, head=gate, explore=explore
     )
 
