@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore  # noqa: E402
 from heta_notebook._util.paths import atomic_write_text  # noqa: E402
 from heta_notebook.reports._folder import TableWriter  # noqa: E402
-from heta_notebook.reports._stored import _HEADER_DIGEST, header_digest  # noqa: E402
 from heta_notebook.reports._store import _header  # noqa: E402
+from heta_notebook.reports._stored import _HEADER_DIGEST, header_digest  # noqa: E402
 from heta_notebook.schema import EvaluationReport  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
