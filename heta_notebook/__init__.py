@@ -86,6 +86,14 @@ _EXPORTS: dict[str, str] = {
     "Comparison": "heta_notebook.analysis._compare",
     "compare_benchmarks": "heta_notebook.analysis._benchmarks",
     "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
+    # generated benchmarks (issue 36): made from a corpus, reviewed, validated
+    "generate_benchmark": "heta_notebook.benchmarks._generate",
+    "GeneratedBenchmark": "heta_notebook.benchmarks._generate",
+    "GenerationManifest": "heta_notebook.benchmarks._generation_manifest",
+    "validate_benchmark": "heta_notebook.analysis._validate",
+    "BenchmarkValidation": "heta_notebook.analysis._validate",
+    "SaturationWarning": "heta_notebook.analysis._validate",
+    "ReviewWidget": "heta_notebook.display._review",
     "setup_notebook": "heta_notebook.display._setup",
     "ExplorerOptionError": "heta_notebook.display._explorer_options",
     # heta-framework interop (heta_framework itself is imported only when these are called)
@@ -111,6 +119,29 @@ _EXPORTS: dict[str, str] = {
     "Abstain": "heta_notebook.schema._abstain",
     "token_usage": "heta_notebook.analysis._usage",
     "DepthWarning": "heta_notebook.schema._status",
+
+    # relevance labels (issue 35): label sets, judged@k, holes, pools, the judge, trust
+    "Label": "heta_notebook.labels._set",
+    "LabelSet": "heta_notebook.labels._set",
+    "JudgedAtK": "heta_notebook.labels._judged",
+    "UnjudgedWarning": "heta_notebook.labels._judged",
+    "HoleAwareMetric": "heta_notebook.labels._holes",
+    "hole_metrics": "heta_notebook.labels._holes",
+    "score_with_labels": "heta_notebook.labels._holes",
+    "labeled": "heta_notebook.labels._benchmark",
+    "labels_of": "heta_notebook.labels._benchmark",
+    "pool": "heta_notebook.labels._pool",
+    "Pool": "heta_notebook.labels._pool",
+    "rankings_of": "heta_notebook.labels._pool",
+    "RelevanceJudge": "heta_notebook.labels._judge",
+    "fill_holes": "heta_notebook.labels._judge",
+    "afill_holes": "heta_notebook.labels._judge",
+    "agreement": "heta_notebook.labels._trust",
+    "cohen_kappa": "heta_notebook.labels._trust",
+    "corrected_mean": "heta_notebook.labels._trust",
+    "corrected_label_mean": "heta_notebook.labels._trust",
+    "corrected_score": "heta_notebook.labels._trust",
+    "Labeler": "heta_notebook.display._labeling",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -156,8 +187,20 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
     )
+    from heta_notebook.analysis._validate import (  # noqa: F401
+        BenchmarkValidation,
+        SaturationWarning,
+        validate_benchmark,
+    )
     from heta_notebook.benchmarks._beir import (  # noqa: F401
         BeirBenchmark,
+    )
+    from heta_notebook.benchmarks._generate import (  # noqa: F401
+        GeneratedBenchmark,
+        generate_benchmark,
+    )
+    from heta_notebook.benchmarks._generation_manifest import (  # noqa: F401
+        GenerationManifest,
     )
     from heta_notebook.benchmarks._io import (  # noqa: F401
         BenchmarkFormatError,
@@ -183,6 +226,12 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,
+    )
+    from heta_notebook.display._labeling import (  # noqa: F401
+        Labeler,
+    )
+    from heta_notebook.display._review import (  # noqa: F401
+        ReviewWidget,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,
@@ -256,6 +305,40 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Dense,
         Hybrid,
         Recipe,
+    )
+    from heta_notebook.labels._benchmark import (  # noqa: F401
+        labeled,
+        labels_of,
+    )
+    from heta_notebook.labels._holes import (  # noqa: F401
+        HoleAwareMetric,
+        hole_metrics,
+        score_with_labels,
+    )
+    from heta_notebook.labels._judge import (  # noqa: F401
+        RelevanceJudge,
+        afill_holes,
+        fill_holes,
+    )
+    from heta_notebook.labels._judged import (  # noqa: F401
+        JudgedAtK,
+        UnjudgedWarning,
+    )
+    from heta_notebook.labels._pool import (  # noqa: F401
+        Pool,
+        pool,
+        rankings_of,
+    )
+    from heta_notebook.labels._set import (  # noqa: F401
+        Label,
+        LabelSet,
+    )
+    from heta_notebook.labels._trust import (  # noqa: F401
+        agreement,
+        cohen_kappa,
+        corrected_label_mean,
+        corrected_mean,
+        corrected_score,
     )
     from heta_notebook.reports._store import ReportStore  # noqa: F401
     from heta_notebook.runner import (  # noqa: F401

@@ -79,6 +79,11 @@ DOORS = {
     ("heta_notebook.benchmarks._loader", "heta_notebook.integrations.heta"),
     # a run result compares itself
     ("heta_notebook.runner._result", "heta_notebook.analysis._compare"),
+    # a generated benchmark opens its review widget (benchmark.review())
+    ("heta_notebook.benchmarks._generate", "heta_notebook.display._review"),
+    # validate_benchmark(generated, reference, systems=...) runs the systems it is given
+    # when handed benchmarks rather than RunCollections already run
+    ("heta_notebook.analysis._validate", "heta_notebook.runner"),
 }
 
 # Packages that never import the runner or an integration, not even through a door but

@@ -689,6 +689,9 @@ class Comparison:
         if self.aligned.text_scores:
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
         notes += self.depth_notes()
+        from heta_notebook.analysis._judged import judged_notes
+
+        notes += judged_notes(self.reports)  # judged@k differences bias a comparison
         keys = {r.benchmark.key for r in self.reports.values()}
         if len(keys) > 1:
             notes.append(

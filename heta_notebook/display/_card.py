@@ -47,6 +47,7 @@ def report_card_html(
         _metrics(report, frames),
         _ties(frames),
         _depth(report),
+        _judged(report),
     ]
     misses = _misses(frames)
     if misses is not None:
@@ -192,6 +193,16 @@ def _depth(report: EvaluationReport) -> Markup | str:
 
     line = depth_line(report.metadata)
     return tag("div", tag("b", "Depth"), ": ", line, ".", class_="hn-note hn-depth") if line else ""
+
+
+def _judged(report: EvaluationReport) -> Markup | str:
+    """A line when a top k behind the scores is not fully judged (``analysis._judged``)."""
+    from heta_notebook.analysis._judged import judged_line
+
+    line = judged_line(report)
+    return (
+        tag("div", tag("b", "Judged"), ": ", line, ".", class_="hn-note hn-judged") if line else ""
+    )
 
 
 # --------------------------------------------------------------------------- misses

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from heta_notebook.analysis._judged import judged_caption
+
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis._benchmarks import BenchmarkComparison
     from heta_notebook.analysis._compare import Comparison
@@ -286,6 +288,7 @@ def comparison_table(
     else:
         text += "; best in bold."
     text += _depth_note(comparison.reports.values(), scores, labels)
+    text += judged_caption(comparison.reports.values(), scores)
     return PaperTable(
         rows=variants,
         columns=_labels(scores, labels),
@@ -353,7 +356,7 @@ def benchmarks_table(
             f"{pairs} comparison(s) with the baseline)."
         )
     reports = [r for c in bench.comparisons.values() for r in c.reports.values()]
-    text += _depth_note(reports, scores, labels)
+    text += _depth_note(reports, scores, labels) + judged_caption(reports, scores)
     return PaperTable(
         rows=rows,
         columns=columns,
@@ -387,9 +390,13 @@ def summary_table(
     values = means.reindex(index=modes, columns=scores).to_numpy(dtype=float)
     n = int(summary["n"].max()) if len(summary) else 0
     text = (
-        f"{report.label} on {report.benchmark.name}: mean over up to {n} scored queries "
-        "per query mode; best in bold."
-    ) + _depth_note([report], scores, labels)
+        (
+            f"{report.label} on {report.benchmark.name}: mean over up to {n} scored queries "
+            "per query mode; best in bold."
+        )
+        + _depth_note([report], scores, labels)
+        + judged_caption([report], scores)
+    )
     return PaperTable(
         rows=modes,
         columns=_labels(scores, labels),

@@ -165,12 +165,14 @@ class BeirRetrievalMetric:
         _check_k(self.k)
 
     def manifest(self) -> dict[str, Any]:
-        """What the report records about this metric: its cutoff, convention and tie rule."""
+        """What the report records about this metric: its cutoff, convention, tie rule and
+        what an unjudged document counts as (trec_eval's non-relevant; see ``labels/``)."""
         return {
             "metric": self.metric,
             "k": self.k,
             "convention": self.convention,
             "ties": self.ties,
+            "unjudged": "nonrelevant",
         }
 
     @property

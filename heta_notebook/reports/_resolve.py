@@ -44,7 +44,7 @@ def resolve_report(source: Any) -> EvaluationReport:
     if isinstance(source, EvaluationReport):
         return source
     if isinstance(getattr(source, "report", None), EvaluationReport):  # a run result
-        return source.report  # type: ignore[no-any-return]
+        return source.report
     if isinstance(source, Mapping):
         return EvaluationReport.model_validate(dict(source))
     if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("{")):

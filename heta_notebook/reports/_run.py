@@ -140,7 +140,7 @@ class RunHandle:
         report): kept whichever executor resumes the run."""
         if not self.store._exists(self.folder / "shards"):
             return []
-        shards = self.shards()
+        shards: Any = self.shards()
         return [r for sid in self._shard_ids(shards) for r in shards.read_checkpoint(SHARD_KB, sid)]
 
     def shard_id(self, token: str, number: int) -> str:
@@ -257,6 +257,7 @@ class RunHandle:
     def _append_message(self, message: Any, cases: int = 0) -> None:
         """One message onto the stream, then its end, sha256 and case count onto the sums
         (a kill between the two leaves a batch without a sum: cut as torn on reopening)."""
+        assert self._fd is not None and self._sums_fd is not None  # opened by the first append
         _write_all(self._fd, message)
         self._end += len(message)
         line = checkpoints.sums_line(self._end, hashlib.sha256(message).hexdigest(), cases)

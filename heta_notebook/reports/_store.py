@@ -34,6 +34,7 @@ Remote (fsspec) stores keep heta's ``report.json`` and have no lock.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import fcntl
 import json
@@ -329,7 +330,7 @@ class ReportStore:
 
     def read_checkpoint(
         self, knowledge_base_name: str, report_id: str
-    ) -> list[EvaluationCaseResult]:
+    ) -> builtins.list[EvaluationCaseResult]:
         """Case results saved so far (``cases.jsonl``, then ``cases.arrows``); a torn last
         line or batch (a killed process) is ignored.
 
@@ -347,7 +348,9 @@ class ReportStore:
                 latest[(result.case_id, result.query_mode)] = result
         return list(latest.values())
 
-    def checkpoint_keys(self, knowledge_base_name: str, report_id: str) -> list[tuple[str, str]]:
+    def checkpoint_keys(
+        self, knowledge_base_name: str, report_id: str
+    ) -> builtins.list[tuple[str, str]]:
         """(case_id, query_mode) of every checkpointed record in the order written (replaced
         ones too, a torn tail left out): how far a run has got."""
         path = self.checkpoint_path(knowledge_base_name, report_id)

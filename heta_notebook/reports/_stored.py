@@ -271,7 +271,8 @@ class ColumnarReport:
         if ("texts", "text") in self._columns or not ids:
             column = self.texts()
             return dict(zip(ids, column.take(pa.array(ids, pa.int64())).to_pylist(), strict=True))
-        handle, out = self.file("texts"), {}
+        handle = self.file("texts")
+        out: dict[int, Any] = {}
         sizes = [
             handle.metadata.row_group(i).num_rows for i in range(handle.metadata.num_row_groups)
         ]
@@ -335,7 +336,7 @@ def _checked_name(header: dict[str, Any], table: str, folder: Path) -> str:
     match = _TABLE_FILE.match(name) if isinstance(name, str) else None
     if match is None or match.group(1) != table:
         raise CorruptReportError(folder / HEADER, f"names no valid file for the {table} table")
-    return name
+    return str(name)
 
 
 def table_paths(folder: str | os.PathLike[str]) -> dict[str, Path]:

@@ -114,7 +114,8 @@ class CorruptReportError(ReportFormatError):
 
     def __init__(self, file: Any, message: str) -> None:
         ValueError.__init__(self, f"{file}: {message}")
-        self.file, self.error = str(file), None
+        self.file = str(file)
+        self.error = None  # type: ignore[assignment]  # no underlying exception
 
 
 # --------------------------------------------------------------------------- writing
@@ -257,7 +258,7 @@ def _case_batches(
             [None if e is None else e.model_dump_json() for e in errors],
         ]
     else:
-        error_columns = [n] * 3  # all null
+        error_columns = [n] * 3  # type: ignore[list-item]  # all null
     if hit_fields is None:
         hit_fields = _record_hit_fields(hits)
     ids, text, hit_scores, kind_column, source_column, metadata_column, extra_column = hit_fields
@@ -434,7 +435,7 @@ def score_table(columns: Sequence[Sequence[EvaluationScore]]) -> pa.Table:
 def equals(column: Any, value: str) -> np.ndarray:
     """Where an Arrow string column equals ``value``, as numpy (what consumers outside
     ``reports/`` ask of a column without importing pyarrow)."""
-    return pc.equal(column, value).to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+    return pc.equal(column, value).to_numpy(zero_copy_only=False)
 
 
 def score_tables(columns: Sequence[Sequence[Sequence[EvaluationScore]]]) -> pa.Table:
@@ -565,7 +566,7 @@ def _floats(columns: list[Sequence[Any]], finite: tuple[bool | None, ...]) -> li
     return out
 
 
-def _score_flags(md: dict[str, Any]) -> tuple[str, str | None, str | None]:
+def _score_flags(md: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
     """A score's status (None: scored, with no reason), reason and metadata JSON:
     functions of its metadata only."""
     if md and not FLAG_KEYS.isdisjoint(md):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_notebook._util.loop import cancelled_with, run_sync, sync_form
+from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
 from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
@@ -211,6 +212,7 @@ def recipe_spec(
         evaluators=[str(ev.name) for ev in job.evaluators],
         config=config.fingerprint_fields(),
         **({"subset": job.subset} if job.subset else {}),
+        **run_identity(loaded.manifest),  # a generated benchmark: its manifest's hash
     )
     subset = {"subset": job.subset} if job.subset else {}
     return RunSpec(

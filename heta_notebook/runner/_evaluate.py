@@ -18,6 +18,7 @@ from typing import Any
 
 from heta_notebook._util.jsondata import json_safe
 from heta_notebook._util.loop import sync_form
+from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import load_benchmark
 from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
@@ -100,6 +101,7 @@ async def aevaluate(
         evaluators=[str(ev.name) for ev in chosen],
         config=active.fingerprint_fields(),
         **({"subset": subset.describe()} if subset.active else {}),
+        **run_identity(manifest),  # a generated benchmark: its manifest's hash
     )
     extra: dict[str, Any] = {"function": _qualified_name(function), "fingerprint": identity}
     if subset.active:

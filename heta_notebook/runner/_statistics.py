@@ -82,7 +82,7 @@ class _Cells:
             values = values[np.argsort(positions, kind="stable")]
         texts = Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
         return ScoreColumn(
-            values=values,  # type: ignore[arg-type] - an array where summarize keeps a list
+            values=values,  # type: ignore[arg-type]  # an array where summarize keeps a list
             skipped=self.skipped,
             errors=self.errors + failed_queries,
             passed=self.passed,
@@ -105,7 +105,9 @@ class ScoreColumns:
         self._modes: dict[str, dict[str, _Cells]] = {}
         self._failed: Counter[str] = Counter()
         self.aggregates: list[ScoreAggregate] = []  # of the last ``statistics`` call
-        self._batches = batches  # a checkpoint's ``reports._checkpoint.CaseBatches``: its score columns
+        self._batches = (
+            batches  # a checkpoint's ``reports._checkpoint.CaseBatches``: its score columns
+        )
         self._deferred: list[tuple[int, EvaluationCaseResult]] = []
 
     def add(self, position: int, result: EvaluationCaseResult) -> None:
