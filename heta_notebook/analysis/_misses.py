@@ -74,11 +74,16 @@ BEYOND_K = "beyond k"
 NOT_RETRIEVED = "not retrieved"
 UNKNOWN_DEPTH = "unknown depth"
 
-CLASSES = (FOUND, NOT_CITED, ANSWER_WRONG, NOT_INDEXED, LOST_AT, SPLIT, BEYOND_K)
+CLASSES: tuple[str, ...] = (FOUND, NOT_CITED, ANSWER_WRONG, NOT_INDEXED, LOST_AT, SPLIT, BEYOND_K)
 CLASSES += (NOT_RETRIEVED, UNKNOWN_DEPTH)
 FOUND_CLASSES = (FOUND, NOT_CITED, ANSWER_WRONG)
 # answer scores tried, in order, for "found, answer wrong" (the first present counts)
-ANSWER_SCORES = ("squad_f1", "squad_exact_match", "answer_token_f1", "answer_exact_match")
+ANSWER_SCORES: tuple[str, ...] = (
+    "squad_f1",
+    "squad_exact_match",
+    "answer_token_f1",
+    "answer_exact_match",
+)
 ANSWER_SCORES += ("answer_contains", "answer")
 
 EVIDENCE_COLUMNS = (
@@ -289,7 +294,7 @@ def _classified(
     facts = columnar_facts(results.columnar) if columnar else record_facts(results)  # type: ignore[attr-defined]
     fast = _fast_rows(facts, k, requested)
     slow = np.flatnonzero(~facts.fast)
-    records = results.take(slow) if columnar else map(results.__getitem__, slow)  # type: ignore[attr-defined]
+    records = results.take(slow) if columnar else (results[i] for i in slow.tolist())  # type: ignore[attr-defined]
     rows = [
         {**row, "_row": int(i)}
         for i, record in zip(slow.tolist(), records, strict=True)
@@ -315,7 +320,12 @@ def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[s
     """The ``EVIDENCE_COLUMNS`` (and ``_row``) of every item of the rows ``facts`` decide:
     first ranks looked up for all items at once, then each miss given its class by the
     rule :func:`classify_case` applies (:func:`_classify_miss`, no stages)."""
-    item_row, refs, index, relevance, cut_k, exhausted = [], [], [], [], [], []
+    item_row: list[int] = []
+    refs: list[Any] = []
+    index: list[int] = []
+    relevance: list[Any] = []
+    cut_k: list[int] = []
+    exhausted: list[bool] = []
     for row in np.flatnonzero(facts.fast).tolist():
         items, meta = facts.expected[row], facts.metadata[row]
         if meta is None or items is None or not items.refs:
@@ -354,7 +364,7 @@ def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[s
     for i in np.flatnonzero((first == 0) | (first > cuts)).tolist():
         row = {"rank": ranks[i], "rank_source": out["rank_source"][i], "stage": None}
         seen = int(beyond[i])
-        _classify_miss(row, [], {}, infos[i], exhausted[i], lambda n=seen: n)
+        _classify_miss(row, [], {}, infos[i], exhausted[i], functools.partial(int, seen))
         for column in ("miss_class", "rank", "rank_source", "cut", "stage"):
             out[column][i] = row.get(column)
     return out
