@@ -899,14 +899,14 @@ def _evidence_from_reference_ids(
             ranks.setdefault(doc, (rank, r.id))
     rows = []
     for index, ref in enumerate(md.get("matched_reference_ids") or []):
-        rank, result_id = ranks.get(str(ref), (None, None))
+        ref_rank, result_id = ranks.get(str(ref), (None, None))
         rows.append(
             _score_evidence_row(
                 {
                     "index": index,
                     "label": str(ref),
                     "reference_id": ref,
-                    "rank": rank,
+                    "rank": ref_rank,
                     "result_id": result_id,
                     "matched_by": "reference_id",
                 },
