@@ -407,11 +407,30 @@ def judge_scores(report: EvaluationReport, sample: int = 50) -> list[str]:
     if isinstance(described, list):
         return [str(d.get("name")) for d in described if isinstance(d, dict) and is_judge(d)]
     results = report.case_results
+    columnar = getattr(results, "columnar", None)
+    if columnar is not None:  # a stored report: its scores' names and metadata, no records
+        return _stored_judge_scores(columnar, min(sample, len(results)))
     found = {
         s.name
         for r in (results[i] for i in range(min(sample, len(results))))
         for s in r.scores
         if "prompt_version" in s.metadata
+    }
+    return sorted(found)
+
+
+def _stored_judge_scores(columnar: Any, sample: int) -> list[str]:
+    """:func:`judge_scores` from the score rows of a stored report's first ``sample`` case
+    results (the row groups holding them), reading only their names and metadata."""
+    if sample <= 0:
+        return []
+    rows = np.arange(sample, dtype=np.int64)
+    table = columnar.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
+    names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
+    found = {
+        name
+        for name, meta in zip(names, metadata, strict=True)
+        if meta and "prompt_version" in json.loads(meta)
     }
     return sorted(found)
 

@@ -311,6 +311,7 @@ async def _checked(
             system=f"system {system.name!r}",
             n=config.preflight_queries,
             timeout=config.query_timeout,
+            concurrency=config.max_concurrent_queries,
         )
     checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)
     return [checked, *groups[1:]], None if coverage is None else coverage.to_dict()
