@@ -205,8 +205,8 @@ def _encode_report(
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(rows)
-    for col in scores.values():
-        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)
+    for col in scores.values():  # type: ignore[assignment]
+        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)  # type: ignore[index]
     _details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
     return _payload(
         report,
@@ -277,8 +277,8 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     scores = _score_index(arrays, len(report.case_results), picked, names, strings)
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(picked)
-    for col in scores.values():
-        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)
+    for col in scores.values():  # type: ignore[assignment]
+        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)  # type: ignore[index]
     return _payload(
         report,
         picked,
@@ -455,7 +455,7 @@ def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:
         raw = columnar.column("cases", "error_json").take(np.asarray(rows[erred], dtype=np.int64))
         errors = [EvaluationError.model_validate_json(text) for text in raw.to_pylist()]
     else:
-        errors = [report.case_results[int(rows[i])].error for i in erred]
+        errors = [report.case_results[int(rows[i])].error for i in erred]  # type: ignore[misc]
     for i, error in zip(erred, errors, strict=True):
         out[i] = error_text(error)
     return out
@@ -534,7 +534,7 @@ MAX_MISS_CASES = 1_000_000
 
 
 _MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
-_MISS_CELL_COLUMNS += ("stage_ranks",)
+_MISS_CELL_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
 
 
 def miss_rows(report: EvaluationReport) -> MissRows | None:
@@ -610,7 +610,7 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
     out = []
     for row in rows.tolist():
         found = by_case.get((case_ids[row], modes[row]), [])
-        labels = dict.fromkeys(class_label(m) for m in found)
+        labels = dict.fromkeys(class_label(m) for m in found)  # type: ignore[union-attr]
         out.append([s.add(label) for label in labels if label != FOUND])
     return out
 
@@ -759,7 +759,7 @@ def _match(evidence: Sequence[Any], hits: dict) -> tuple[list[tuple], dict[str, 
     """The evidence rows of one case from its hit columns (``matching.match_stored``), and
     the labels each result id matched."""
     matches = matching.match_stored(evidence, hits["id"], hits["source"], hits["metadata"])
-    out, by_result = [], {}
+    out, by_result = [], {}  # type: ignore[var-annotated]
     for m in matches:
         out.append((m.label, m.matched, m.rank, m.result_id, m.relevance, m.matched_by))
         if m.result_id is not None:
