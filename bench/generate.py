@@ -76,5 +76,9 @@ def tau(seeds: tuple[int, ...] = (0, 1, 2), n: int = 225) -> None:
             print(f"| {method} | {seed} | " + " | ".join(cells) + " |")
 
 
-if __name__ == "__main__":
+def main() -> None:
     {"speed": speed, "tau": tau}[sys.argv[1] if len(sys.argv) > 1 else "speed"]()
+
+
+if __name__ == "__main__":
+    main()

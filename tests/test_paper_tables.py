@@ -132,7 +132,8 @@ def test_card_and_figure_open_each_benchmark(bench):
     for i, name in enumerate(bench.benchmarks):
         target = re.search(rf'id="(hn-bench-\w+-{i})"', html).group(1)
         assert f'href="#{target}"' in html
-        assert bench.benchmark(name).to_html()[:200] in html  # the comparison behind it
+        assert bench.benchmark(name)._repr_html_()[:200] in html  # the comparison behind it
+    assert "<!DOCTYPE" not in html  # its sections, not nested pages (one plotly.js for all)
     fig = bench.plot.bars(NDCG)
     assert len(fig.data) == len(bench.variants)
     assert list(fig.data[0].x) == [*bench.benchmarks, "Mean"]

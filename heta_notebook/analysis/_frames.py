@@ -181,6 +181,10 @@ class ReportFrames:
     def saved_miss_counts(self) -> pd.DataFrame | None:
         """``misses()``'s counts as a saved report's header keeps them (computed when it was
         written, so a card needs no classification); None for reports without them."""
+        frame = self._cached("misses:saved", self._saved_miss_counts)
+        return None if frame is None else frame.copy()
+
+    def _saved_miss_counts(self) -> pd.DataFrame | None:
         view = self._view("misses")
         if view is None:
             return None
@@ -895,14 +899,14 @@ def _evidence_from_reference_ids(
             ranks.setdefault(doc, (rank, r.id))
     rows = []
     for index, ref in enumerate(md.get("matched_reference_ids") or []):
-        rank, result_id = ranks.get(str(ref), (None, None))
+        ref_rank, result_id = ranks.get(str(ref), (None, None))
         rows.append(
             _score_evidence_row(
                 {
                     "index": index,
                     "label": str(ref),
                     "reference_id": ref,
-                    "rank": rank,
+                    "rank": ref_rank,
                     "result_id": result_id,
                     "matched_by": "reference_id",
                 },

@@ -319,29 +319,10 @@ def check_family(family: str) -> None:
 
 def holm(p_values: np.ndarray, families: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
     """Holm step-down adjusted p-values, within each family (one label per p-value) or over
-    all of them; NaNs are left out of their family and stay NaN."""
-    p = np.asarray(p_values, dtype=float)
-    if families is not None:
-        labels = np.asarray(families, dtype=object)
-        if labels.shape != p.shape:
-            raise ValueError(f"families must label every p-value ({labels.shape} vs {p.shape})")
-        out = np.full(p.shape, np.nan)
-        for label in dict.fromkeys(labels.tolist()):
-            mask = labels == label
-            out[mask] = holm(p[mask])
-        return out
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    m = int(ok.sum())
-    if m == 0:
-        return out
-    order = np.argsort(p[ok], kind="stable")
-    scaled = (m - np.arange(m)) * p[ok][order]
-    adjusted = np.minimum(np.maximum.accumulate(scaled), 1.0)
-    values = np.empty(m)
-    values[order] = adjusted
-    out[ok] = values
-    return out
+    all of them; NaNs are left out of their family and stay NaN (``adjust``'s Holm)."""
+    from heta_notebook.analysis._options import adjust
+
+    return adjust(p_values, families, "holm")
 
 
 def win_tie_loss(d: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

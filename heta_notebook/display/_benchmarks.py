@@ -48,16 +48,18 @@ CSS = (
 
 def benchmarks_html(bench: BenchmarkComparison, score: str | None = None) -> str:
     """The card: a systems × benchmarks table with markers, Mean, W/L, and the comparisons."""
+    from heta_notebook.display._export import comparison_section
+    from heta_notebook.display._setup import plotlyjs_for_card
+
     score = score or bench.primary_score
     anchor = _anchor(bench)
+    parts = [comparison_section(bench.benchmark(name)) for name in bench.benchmarks]
     sections = [
-        details(
-            tag("b", f"{name}: the comparison behind this column"),
-            raw(bench.benchmark(name).to_html()),
-            id=f"{anchor}-{i}",
-        )
-        for i, name in enumerate(bench.benchmarks)
+        details(tag("b", f"{name}: the comparison behind this column"), body, id=f"{anchor}-{i}")
+        for i, (name, (body, _)) in enumerate(zip(bench.benchmarks, parts, strict=True))
     ]
+    if any(charted for _, charted in parts):  # plotly.js once for all its comparisons
+        sections.insert(0, raw(plotlyjs_for_card()))
     notes = [tag("p", note, class_="hn-note") for note in bench.notes()]
     return str(
         panel(

@@ -208,8 +208,8 @@ def _encode_report(
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(rows)
-    for col in scores.values():
-        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)
+    for col in scores.values():  # type: ignore[assignment]
+        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)  # type: ignore[index]
     _details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
     return _payload(
         report,
@@ -280,8 +280,8 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     scores = _score_index(arrays, len(report.case_results), picked, names, strings)
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(picked)
-    for col in scores.values():
-        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)
+    for col in scores.values():  # type: ignore[assignment]
+        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)  # type: ignore[index]
     return _payload(
         report,
         picked,
@@ -410,11 +410,30 @@ def judge_scores(report: EvaluationReport, sample: int = 50) -> list[str]:
     if isinstance(described, list):
         return [str(d.get("name")) for d in described if isinstance(d, dict) and is_judge(d)]
     results = report.case_results
+    columnar = getattr(results, "columnar", None)
+    if columnar is not None:  # a stored report: its scores' names and metadata, no records
+        return _stored_judge_scores(columnar, min(sample, len(results)))
     found = {
         s.name
         for r in (results[i] for i in range(min(sample, len(results))))
         for s in r.scores
         if "prompt_version" in s.metadata
+    }
+    return sorted(found)
+
+
+def _stored_judge_scores(columnar: Any, sample: int) -> list[str]:
+    """:func:`judge_scores` from the score rows of a stored report's first ``sample`` case
+    results (the row groups holding them), reading only their names and metadata."""
+    if sample <= 0:
+        return []
+    rows = np.arange(sample, dtype=np.int64)
+    table = columnar.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
+    names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
+    found = {
+        name
+        for name, meta in zip(names, metadata, strict=True)
+        if meta and "prompt_version" in json.loads(meta)
     }
     return sorted(found)
 
@@ -439,7 +458,7 @@ def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:
         raw = columnar.column("cases", "error_json").take(np.asarray(rows[erred], dtype=np.int64))
         errors = [EvaluationError.model_validate_json(text) for text in raw.to_pylist()]
     else:
-        errors = [report.case_results[int(rows[i])].error for i in erred]
+        errors = [report.case_results[int(rows[i])].error for i in erred]  # type: ignore[misc]
     for i, error in zip(erred, errors, strict=True):
         out[i] = error_text(error)
     return out
@@ -530,7 +549,7 @@ MAX_MISS_CASES = 1_000_000
 
 
 _MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
-_MISS_CELL_COLUMNS += ("stage_ranks",)
+_MISS_CELL_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
 
 
 def miss_rows(report: EvaluationReport) -> MissRows | None:
@@ -606,7 +625,7 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
     out = []
     for row in rows.tolist():
         found = by_case.get((case_ids[row], modes[row]), [])
-        labels = dict.fromkeys(class_label(m) for m in found)
+        labels = dict.fromkeys(class_label(m) for m in found)  # type: ignore[union-attr]
         out.append([s.add(label) for label in labels if label != FOUND])
     return out
 
@@ -779,7 +798,7 @@ def _match(evidence: Sequence[Any], hits: dict) -> tuple[list[tuple], dict[str, 
     """The evidence rows of one case from its hit columns (``matching.match_stored``), and
     the labels each result id matched."""
     matches = matching.match_stored(evidence, hits["id"], hits["source"], hits["metadata"])
-    out, by_result = [], {}
+    out, by_result = [], {}  # type: ignore[var-annotated]
     for m in matches:
         out.append((m.label, m.matched, m.rank, m.result_id, m.relevance, m.matched_by))
         if m.result_id is not None:

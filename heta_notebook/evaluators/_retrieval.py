@@ -562,7 +562,7 @@ def evaluate_run(
     if missing not in ("drop", "zero"):
         raise ValueError(f"missing must be 'drop' or 'zero', got {missing!r}")
     metrics = list(metrics or beir_default_metrics())
-    scorable = [q for q in qrels if run.get(q) and any(g > 0 for g in qrels[q].values())]
+    scorable = [q for q in qrels if run.get(q) and qrels[q] and max(qrels[q].values()) > 0]
     zero = [] if missing == "drop" else [q for q in qrels if q not in set(scorable)]
     scored = {}
     if scorable:

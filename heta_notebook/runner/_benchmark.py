@@ -316,6 +316,7 @@ async def _checked(
             n=config.preflight_queries,
             timeout=config.query_timeout,
             kind=system.manifest().get("kind"),
+            concurrency=config.max_concurrent_queries,
         )
     checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)
     return [checked, *groups[1:]], None if coverage is None else coverage.to_dict()

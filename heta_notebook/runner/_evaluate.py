@@ -134,6 +134,7 @@ async def aevaluate(
             system=f"function {mode!r}",
             n=active.preflight_queries,
             timeout=active.query_timeout,
+            concurrency=active.max_concurrent_queries,
         )
         spec.groups = [CaseGroup(cases=group.cases, answer=answer, metadata=group.metadata)]
         if coverage is not None:

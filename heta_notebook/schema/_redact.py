@@ -22,12 +22,29 @@ from heta_notebook.schema._records import (
 
 def redacted_response(response: QueryResponse) -> QueryResponse:
     """``response`` with credentials hidden as its stored copy hides them (itself when clean)."""
+    if getattr(response.results, "built", None) is False:
+        # the embedded KB's lazy results (corpus chunks, our own source fields): checking them
+        # would build a record per result; their columns are filtered as they are written
+        return _redacted_lazy(response)
     data = response.model_dump(mode="json")
     clean = _redacted_outside(data, _RESPONSE_DATA)
     clean["results"] = [_result(r) for r in data.get("results") or ()]
     if declared_secrets() and isinstance(data.get("answer"), str):
         clean["answer"] = hide_declared(data["answer"])
     return response if clean == data else QueryResponse.model_validate(clean)
+
+
+def _redacted_lazy(response: QueryResponse) -> QueryResponse:
+    """The response around lazy results redacted, the results left unbuilt."""
+    data = response.model_dump(mode="json", exclude={"results"})
+    clean = _redacted_outside(data, _RESPONSE_DATA)
+    if declared_secrets() and isinstance(data.get("answer"), str):
+        clean["answer"] = hide_declared(data["answer"])
+    if clean == data:
+        return response
+    return response.model_copy(
+        update={k: v for k, v in clean.items() if k in ("answer", "metadata")}
+    )
 
 
 def _result(result: dict[str, Any]) -> dict[str, Any]:

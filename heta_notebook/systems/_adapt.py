@@ -23,7 +23,7 @@ from typing import Any
 
 from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
-from heta_notebook.evaluators._matching import document_ids, id_document
+from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
     NO_RESULTS,
@@ -194,10 +194,53 @@ def stamp_documents(response: QueryResponse, benchmark_documents: Collection[str
     (or ``doc#n`` chunk id) does, get ``source.benchmark_document_id``: the one matching rule."""
     if not benchmark_documents or not response.results:
         return response
-    stamped = [_stamped(r, benchmark_documents) for r in response.results]
-    if all(a is b for a, b in zip(stamped, response.results, strict=True)):
+    named = _id_documents(benchmark_documents)
+    stamped = []
+    changed = False
+    for result in response.results:
+        fields = result.__dict__
+        if fields["source"] or fields["metadata"]:  # it may name a document by its keys
+            named_doc = _only_document_id(result)  # the usual one: benchmark_document_id
+            known = named_doc is not None and named_doc in benchmark_documents
+            new = result if known else _stamped(result, benchmark_documents)
+        else:  # a bare id (the usual plain-function result): looked up once per distinct id
+            rid = fields["id"]
+            doc = (
+                named[rid]
+                if rid in named
+                else named.setdefault(rid, id_document(rid, benchmark_documents))
+            )
+            new = result if doc is None else _with_source(result, {"benchmark_document_id": doc})
+        changed |= new is not result
+        stamped.append(new)
+    if not changed:
         return response
     return response.model_copy(update={"results": tuple(stamped)})
+
+
+_NAMED: dict[int, tuple[Collection[str], dict[str, str | None]]] = {}  # by documents' id()
+
+
+def _id_documents(documents: Collection[str]) -> dict[str, str | None]:
+    """The document each result id names among ``documents`` (``id_document``), memoised for
+    that collection: a run asks the same few thousand ids thousands of times."""
+    entry = _NAMED.get(id(documents))
+    if entry is None or entry[0] is not documents:
+        if len(_NAMED) >= 8:  # a few live runs at most: forget the oldest
+            _NAMED.pop(next(iter(_NAMED)))
+        entry = _NAMED[id(documents)] = (documents, {})
+    return entry[1]
+
+
+def _with_source(result: QueryResult, source: dict[str, Any]) -> QueryResult:
+    """``result`` with ``source`` replaced: a frozen record's shallow copy (what ``model_copy``
+    does, without its generic copying), every other field shared."""
+    new = object.__new__(QueryResult)
+    object.__setattr__(new, "__dict__", {**result.__dict__, "source": source})
+    object.__setattr__(new, "__pydantic_fields_set__", result.__pydantic_fields_set__ | {"source"})
+    object.__setattr__(new, "__pydantic_extra__", result.__pydantic_extra__)
+    object.__setattr__(new, "__pydantic_private__", result.__pydantic_private__)
+    return new
 
 
 def _stamped(result: QueryResult, known: Collection[str]) -> QueryResult:

@@ -99,13 +99,22 @@ async def preflight(
     n: int = DRY_RUN_CASES,
     timeout: float | None = None,
     kind: str | None = None,
+    concurrency: int = 1,
 ) -> tuple[Answer, IdCoverage | None]:
     """Dry-run the run's first ``n`` (case, mode) items (more when none maps, see the module
-    docstring), in the run's order (each within ``timeout`` seconds, the run's query timeout);
-    return an ``answer`` that reuses their responses and the id coverage (None when the
-    system returned no results, the benchmark has no documents or ``n`` is 0)."""
+    docstring), in the run's order (each within ``timeout`` seconds, the run's query timeout;
+    up to ``concurrency`` at once, the run's limit); return an ``answer`` that reuses their
+    responses and the id coverage (None when the system returned no results, the benchmark
+    has no documents or ``n`` is 0)."""
     kept, coverage, stopped = await dry_run(
-        answer, cases, modes, benchmark_documents, system=system, n=n, timeout=timeout
+        answer,
+        cases,
+        modes,
+        benchmark_documents,
+        system=system,
+        n=n,
+        timeout=timeout,
+        concurrency=concurrency,
     )
     if coverage is not None and stopped is None:
         check_coverage(coverage, benchmark_documents, system, kind=kind)
@@ -121,29 +130,41 @@ async def dry_run(
     system: str,
     n: int = DRY_RUN_CASES,
     timeout: float | None = None,
+    concurrency: int = 1,
 ) -> tuple[dict[tuple[str, str], Measured], IdCoverage | None, BaseException | None]:
     """The dry run's answers by (case id, mode), their id coverage, and the stop that ended
     it early (None). Raises the one shape error, or one error when every query failed; does
-    not judge the coverage (:func:`check_coverage` does), so a worker can run it too."""
+    not judge the coverage (:func:`check_coverage` does), so a worker can run it too.
+
+    The first query is asked alone (an unreadable shape stops the run after one call), the
+    rest of the first ``n`` ``concurrency`` at a time (a slow system's dry run costs two
+    queries' latency, not ``n``); outcomes are judged in the run's order, so a stop keeps
+    the answers before it. Beyond ``n`` (nothing mapped yet) it asks one at a time and stops
+    at the first query whose results map."""
     kept: dict[tuple[str, str], Measured] = {}
     failures: list[BaseException] = []
-    pairs = islice(((case, mode) for case in cases for mode in modes), max(n, 0) * ESCALATION)
-    for number, (case, mode) in enumerate(pairs):
-        if number >= n and not _maps_nothing_yet(kept, benchmark_documents):
+    pairs = list(islice(((c, m) for c in cases for m in modes), max(n, 0) * ESCALATION))
+    head, width = max(n, 0), max(1, concurrency)
+    batches = [pairs[:1]] if head else []  # the first alone: a shape error costs one call
+    batches += [pairs[i : min(i + width, head)] for i in range(1, min(head, len(pairs)), width)]
+    batches += [[pair] for pair in pairs[head:]]
+    for batch in batches:
+        asked = len(kept) + len(failures)
+        if asked >= head and not _maps_nothing_yet(kept, benchmark_documents):
             break
-        started = time.perf_counter()
         try:
-            value = await with_timeout(answer(case, mode), timeout, f"query {case.case_id!r}")
-            elapsed = round((time.perf_counter() - started) * 1000, 3)
-            kept[(case.case_id, mode)] = Measured(value, elapsed)
-        except SystemOutputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - judged below: all failing stops the run
-            failures.append(exc)
+            outcomes = await asyncio.gather(*(_ask(answer, c, m, timeout) for c, m in batch))
         except asyncio.CancelledError:  # the stop button cancels the run's task
             return kept, None, KeyboardInterrupt()
-        except BaseException as exc:  # a stop (KeyboardInterrupt...): the run keeps what was
-            return kept, None, exc  # answered, then stops the way a stop in the run does
+        for (case, mode), outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Measured):
+                kept[(case.case_id, mode)] = outcome
+            elif isinstance(outcome, SystemOutputError):
+                raise outcome
+            elif isinstance(outcome, Exception):  # judged below: all failing stops the run
+                failures.append(outcome)
+            else:  # a stop (KeyboardInterrupt...): the run keeps what was answered before
+                return kept, None, outcome  # it, then stops the way a stop in the run does
     if failures and not kept:
         first = failures[0]
         raise RuntimeError(
@@ -153,6 +174,21 @@ async def dry_run(
     responses = [m.value for m in kept.values()]
     check_found(responses, system)
     return kept, id_coverage(responses, benchmark_documents), None
+
+
+async def _ask(
+    answer: Answer, case: BenchmarkCase, mode: str, timeout: float | None
+) -> Measured | BaseException:
+    """One dry-run query: its answer with the latency it took, or what it raised (a stop
+    included: returned, not raised, so concurrent queries are judged in order)."""
+    started = time.perf_counter()
+    try:
+        value = await with_timeout(answer(case, mode), timeout, f"query {case.case_id!r}")
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the caller judges it
+        return exc
+    return Measured(value, round((time.perf_counter() - started) * 1000, 3))
 
 
 def _maps_nothing_yet(
