@@ -203,7 +203,9 @@ def _encode_report(
     names = list(report.frames().score_names)
     cols, scores = case_index(report, rows, names, strings)
     cols["misses"] = miss_index(report, rows, strings)
-    cols["found"] = found_index(report, rows, strings)
+    found = found_index(report, rows, strings)
+    if found is not None:  # absent past MAX_MISS_CASES: the page counts from loaded details
+        cols["found"] = found
     wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:

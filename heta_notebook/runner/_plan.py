@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from heta_notebook._util.loop import cancelled_with
-from heta_notebook._util.warn import user_stacklevel
 from heta_notebook._util.redaction import redact
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._protocol import settings_of
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
