@@ -121,6 +121,10 @@ def _coverage(report: EvaluationReport) -> Markup | None:
     found = report.metadata.get("id_coverage")
     if not isinstance(found, dict) or not isinstance(found.get("share"), (int, float)):
         return None
+    empty = found.get("empty_queries")
+    if found["share"] >= 1.0 and empty:  # the dry run's answers that found nothing
+        checked = fmt_int(found.get("checked_queries", 0))
+        return badge(f"{fmt_int(empty)} of the first {checked} queries found nothing", "warn")
     if found["share"] >= 1.0:
         return None
     text = (
