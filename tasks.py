@@ -5,7 +5,7 @@
     python3 tasks.py test tests/test_cli.py -x   # extra arguments: only that pytest run
                                                  # (slow and browser tests included unless -m)
 
-``test`` runs: ruff; pytest over tests/ and, through nbval, every notebook in notebooks/ (test
+``test`` runs: ruff; mypy (zero errors on heta_notebook/); pytest over tests/ and, through nbval, every notebook in notebooks/ (test
 files spread over one pytest-xdist worker per core);
 and, beside it in their own process, the browser tests (JupyterLab + exported HTML in headless
 Chromium; they wait on kernels and pages much of the time, so running them alongside took
@@ -125,6 +125,7 @@ def test() -> None:
     ensure_chromium()
     sh(PY, "-m", "ruff", "check", ".")
     sh(PY, "-m", "ruff", "format", "--check", ".")
+    sh(PY, "-m", "mypy")  # pyproject's [tool.mypy]: zero errors on heta_notebook/
     browser = Background(*PYTEST, "-q", "-m", "browser", "-rs", "tests/browser", env=env)
     try:
         sh(

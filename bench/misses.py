@@ -41,8 +41,8 @@ from heta_notebook.analysis._misses import (  # noqa: E402
     evidence_misses,
     requested_top_k,
 )
+from heta_notebook.reports._folder import TableWriter, report_header, write_report  # noqa: E402
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport  # noqa: E402
-from heta_notebook.schema._columnar import TableWriter, report_header, write_report  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 GROUP = 1000

@@ -40,9 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore  # noqa: E402
 from heta_notebook._util.paths import atomic_write_text  # noqa: E402
+from heta_notebook.reports._folder import TableWriter  # noqa: E402
+from heta_notebook.reports._store import _header  # noqa: E402
+from heta_notebook.reports._stored import _HEADER_DIGEST, header_digest  # noqa: E402
 from heta_notebook.schema import EvaluationReport  # noqa: E402
-from heta_notebook.schema._columnar import TableWriter  # noqa: E402
-from heta_notebook.store import _header  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 WORDS = [
@@ -202,17 +203,20 @@ def write_synthetic(
         recipe_manifest={"name": report_id},
         metadata={"label": report_id},
     )
-    from heta_notebook.schema._columnar import report_header
+    from heta_notebook.reports._folder import report_header
 
     writer.finish(report_header(header))
-    frames = EvaluationReport.load(folder).frames()  # the header carries summary and views
+    report = EvaluationReport.load(folder)  # held: frames keep only a weak reference to it
+    frames = report.frames()  # the header carries summary and views, as a real save's does
     data = json.loads((folder / "header.json").read_text())
     data["views"] = frames.views()
     data["score_summary"] = {
         f"{m}.{s}": float(v)
         for m, s, v in frames.summary()[["query_mode", "score", "mean"]].itertuples(index=False)
     }
+    data[_HEADER_DIGEST] = header_digest(data)  # an edited header needs its digest again
     atomic_write_text(folder / "header.json", json.dumps(data))
+    del frames, report
     atomic_write_text(folder / "summary.json", json.dumps(_header(EvaluationReport.load(folder))))
     return folder
 

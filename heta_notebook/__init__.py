@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "bootstrap_ci": "heta_notebook.evaluators._aggregation",
     "evaluate_batch": "heta_notebook.evaluators._retrieval",
     "evaluate_run": "heta_notebook.evaluators._retrieval",
+    "RecipRank": "heta_notebook.evaluators._recip_rank",
     "LLMJudge": "heta_notebook.evaluators._judge",
     "AnswerCorrectnessJudge": "heta_notebook.evaluators._judge",
     "FaithfulnessJudge": "heta_notebook.evaluators._judge",
@@ -56,7 +57,10 @@ _EXPORTS: dict[str, str] = {
     "load_benchmark": "heta_notebook.benchmarks._protocol",
     "load_benchmark_sync": "heta_notebook.benchmarks._protocol",
     "read_trec_run": "heta_notebook.benchmarks._trec",
+    "read_trec_qrels": "heta_notebook.benchmarks._trec",
     "report_from_trec": "heta_notebook.benchmarks._trec",
+    "reports_from_trec": "heta_notebook.benchmarks._trec",
+    "TrecFormatError": "heta_notebook.benchmarks._trec_read",
     "write_trec_qrels": "heta_notebook.benchmarks._trec",
     # embedded knowledge base
     "Recipe": "heta_notebook.kb._recipe",
@@ -80,12 +84,26 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "heta_notebook.runner",
     "aevaluate": "heta_notebook.runner",
     # storage
-    "ReportStore": "heta_notebook.store",
+    "ReportStore": "heta_notebook.reports._store",
     # analysis and display
     "compare": "heta_notebook.analysis._compare",
     "Comparison": "heta_notebook.analysis._compare",
     "compare_benchmarks": "heta_notebook.analysis._benchmarks",
+    "StatOptions": "heta_notebook.analysis._options",
+    "power": "heta_notebook.analysis._power",
+    "min_detectable_effect": "heta_notebook.analysis._power",
+    "queries_needed": "heta_notebook.analysis._power",
+    "effect_sizes": "heta_notebook.analysis._effects",
+    "tukey_hsd": "heta_notebook.analysis._tukey",
     "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
+    # generated benchmarks (issue 36): made from a corpus, reviewed, validated
+    "generate_benchmark": "heta_notebook.benchmarks._generate",
+    "GeneratedBenchmark": "heta_notebook.benchmarks._generate",
+    "GenerationManifest": "heta_notebook.benchmarks._generation_manifest",
+    "validate_benchmark": "heta_notebook.analysis._validate",
+    "BenchmarkValidation": "heta_notebook.analysis._validate",
+    "SaturationWarning": "heta_notebook.analysis._validate",
+    "ReviewWidget": "heta_notebook.display._review",
     "setup_notebook": "heta_notebook.display._setup",
     "ExplorerOptionError": "heta_notebook.display._explorer_options",
     # heta-framework interop (heta_framework itself is imported only when these are called)
@@ -105,12 +123,37 @@ _EXPORTS: dict[str, str] = {
     # your own system (issue 23): the one door, HTTP services, stages
     "as_system": "heta_notebook.systems._adapt",
     "HttpSystem": "heta_notebook.systems._http",
+    "declare_secrets": "heta_notebook._util.redaction",  # issue 40: hidden wherever echoed
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
+    "NoResultsError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
-    "Abstain": "heta_notebook.systems._normalize",
+    "Abstain": "heta_notebook.schema._abstain",
     "token_usage": "heta_notebook.analysis._usage",
-    "DepthWarning": "heta_notebook.analysis._depth",
+    "DepthWarning": "heta_notebook.schema._status",
+
+    # relevance labels (issue 35): label sets, judged@k, holes, pools, the judge, trust
+    "Label": "heta_notebook.labels._set",
+    "LabelSet": "heta_notebook.labels._set",
+    "JudgedAtK": "heta_notebook.labels._judged",
+    "UnjudgedWarning": "heta_notebook.labels._judged",
+    "HoleAwareMetric": "heta_notebook.labels._holes",
+    "hole_metrics": "heta_notebook.labels._holes",
+    "score_with_labels": "heta_notebook.labels._holes",
+    "labeled": "heta_notebook.labels._benchmark",
+    "labels_of": "heta_notebook.labels._benchmark",
+    "pool": "heta_notebook.labels._pool",
+    "Pool": "heta_notebook.labels._pool",
+    "rankings_of": "heta_notebook.labels._pool",
+    "RelevanceJudge": "heta_notebook.labels._judge",
+    "fill_holes": "heta_notebook.labels._judge",
+    "afill_holes": "heta_notebook.labels._judge",
+    "agreement": "heta_notebook.labels._trust",
+    "cohen_kappa": "heta_notebook.labels._trust",
+    "corrected_mean": "heta_notebook.labels._trust",
+    "corrected_label_mean": "heta_notebook.labels._trust",
+    "corrected_score": "heta_notebook.labels._trust",
+    "Labeler": "heta_notebook.display._labeling",
 }  # fmt: skip
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -145,6 +188,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
     # Kept equal to _EXPORTS by tests/test_public_api_static.py.
+    from heta_notebook._util.redaction import (  # noqa: F401
+        declare_secrets,
+    )
     from heta_notebook.analysis._benchmarks import (  # noqa: F401
         BenchmarkComparison,
         compare_benchmarks,
@@ -153,14 +199,31 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Comparison,
         compare,
     )
-    from heta_notebook.analysis._depth import (  # noqa: F401
-        DepthWarning,
+    from heta_notebook.analysis._effects import effect_sizes  # noqa: F401
+    from heta_notebook.analysis._options import StatOptions  # noqa: F401
+    from heta_notebook.analysis._power import (  # noqa: F401
+        min_detectable_effect,
+        power,
+        queries_needed,
     )
+    from heta_notebook.analysis._tukey import tukey_hsd  # noqa: F401
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
     )
+    from heta_notebook.analysis._validate import (  # noqa: F401
+        BenchmarkValidation,
+        SaturationWarning,
+        validate_benchmark,
+    )
     from heta_notebook.benchmarks._beir import (  # noqa: F401
         BeirBenchmark,
+    )
+    from heta_notebook.benchmarks._generate import (  # noqa: F401
+        GeneratedBenchmark,
+        generate_benchmark,
+    )
+    from heta_notebook.benchmarks._generation_manifest import (  # noqa: F401
+        GenerationManifest,
     )
     from heta_notebook.benchmarks._io import (  # noqa: F401
         BenchmarkFormatError,
@@ -180,12 +243,21 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         SquadBenchmark,
     )
     from heta_notebook.benchmarks._trec import (  # noqa: F401
+        read_trec_qrels,
         read_trec_run,
         report_from_trec,
+        reports_from_trec,
         write_trec_qrels,
     )
+    from heta_notebook.benchmarks._trec_read import TrecFormatError  # noqa: F401
     from heta_notebook.display._explorer_options import (  # noqa: F401
         ExplorerOptionError,
+    )
+    from heta_notebook.display._labeling import (  # noqa: F401
+        Labeler,
+    )
+    from heta_notebook.display._review import (  # noqa: F401
+        ReviewWidget,
     )
     from heta_notebook.display._setup import (  # noqa: F401
         setup_notebook,
@@ -219,6 +291,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         BenchmarkEvaluatorProtocol,
         EvaluatorSettings,
     )
+    from heta_notebook.evaluators._recip_rank import RecipRank  # noqa: F401
     from heta_notebook.evaluators._retrieval import (  # noqa: F401
         BeirRetrievalMetric,
         EvidenceRecallAtK,
@@ -260,6 +333,41 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         Hybrid,
         Recipe,
     )
+    from heta_notebook.labels._benchmark import (  # noqa: F401
+        labeled,
+        labels_of,
+    )
+    from heta_notebook.labels._holes import (  # noqa: F401
+        HoleAwareMetric,
+        hole_metrics,
+        score_with_labels,
+    )
+    from heta_notebook.labels._judge import (  # noqa: F401
+        RelevanceJudge,
+        afill_holes,
+        fill_holes,
+    )
+    from heta_notebook.labels._judged import (  # noqa: F401
+        JudgedAtK,
+        UnjudgedWarning,
+    )
+    from heta_notebook.labels._pool import (  # noqa: F401
+        Pool,
+        pool,
+        rankings_of,
+    )
+    from heta_notebook.labels._set import (  # noqa: F401
+        Label,
+        LabelSet,
+    )
+    from heta_notebook.labels._trust import (  # noqa: F401
+        agreement,
+        cohen_kappa,
+        corrected_label_mean,
+        corrected_mean,
+        corrected_score,
+    )
+    from heta_notebook.reports._store import ReportStore  # noqa: F401
     from heta_notebook.runner import (  # noqa: F401
         BenchmarkRunConfig,
         BenchmarkRunner,
@@ -270,6 +378,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         evaluate,
         run_benchmark,
     )
+    from heta_notebook.schema._abstain import Abstain  # noqa: F401
     from heta_notebook.schema._records import (  # noqa: F401
         BenchmarkCase,
         BenchmarkDocument,
@@ -285,20 +394,20 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         QueryResult,
         QueryTraceEvent,
     )
-    from heta_notebook.store import (  # noqa: F401
-        ReportStore,
+    from heta_notebook.schema._status import (  # noqa: F401
+        DepthWarning,
     )
     from heta_notebook.systems._adapt import (  # noqa: F401
         as_system,
     )
     from heta_notebook.systems._check import (  # noqa: F401
         IdCoverageError,
+        NoResultsError,
     )
     from heta_notebook.systems._http import (  # noqa: F401
         HttpSystem,
     )
     from heta_notebook.systems._normalize import (  # noqa: F401
-        Abstain,
         SystemOutputError,
     )
     from heta_notebook.systems._stages import (  # noqa: F401

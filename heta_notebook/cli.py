@@ -25,16 +25,12 @@ from typing import Any, NoReturn
 def _report_path(text: str) -> Path:
     """A ``report.json`` path, or a folder that holds one or a columnar report (e.g. a store's
     report folder)."""
-    path = Path(text)
-    if path.name == "header.json" and path.is_file():  # a columnar report: its folder
-        path = path.parent
-    if path.is_dir() and (path / "header.json").is_file():
-        return path
-    if path.is_dir():
-        path = path / "report.json"
-    if not path.is_file():
-        raise SystemExit(f"error: no report at {path}")
-    return path
+    from heta_notebook.reports._resolve import NoReportError, report_file
+
+    try:
+        return report_file(text)
+    except NoReportError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def _short(text: str, width: int = 80) -> str:
@@ -129,7 +125,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     """Print the reports saved in a ReportStore folder, oldest first, as an 80-column table."""
     import warnings
 
-    from heta_notebook.store import ReportStore, ReportWarning
+    from heta_notebook.reports._run import ReportWarning
+    from heta_notebook.reports._store import ReportStore
 
     local = "://" not in args.store
     if local and not Path(args.store).is_dir() and not _is_report(Path(args.store)):
@@ -166,8 +163,8 @@ def _report_listing(path: Path) -> Any:
     or None when ``path`` is no report (then it is a store)."""
     import pandas as pd
 
+    from heta_notebook.reports._store import ReportStore
     from heta_notebook.schema._records import EvaluationReport, report_folder
-    from heta_notebook.store import ReportStore
 
     if not _is_report(path):
         return None
@@ -283,8 +280,8 @@ NAMED_EVALUATORS = ("beir", "squad", "evidence")
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a benchmark against a recipe or system; print the card's summary (exit 0)."""
-    from heta_notebook.analysis._depth import DepthWarning
     from heta_notebook.runner._benchmark import run_benchmark
+    from heta_notebook.schema._status import DepthWarning
     from heta_notebook.systems._normalize import SystemOutputError
 
     benchmark, recipe = open_benchmark(args.benchmark, args.split), open_recipe(args.recipe)
@@ -309,7 +306,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
     except SystemOutputError as exc:  # a user's system returned a shape we cannot read
         raise ValueError(str(exc)) from None
-    print(run_summary(result.report, result.report_path))
+    print(run_summary(result.report, result.report_path))  # type: ignore[union-attr]  # one recipe
     return 0
 
 
@@ -497,8 +494,8 @@ def _labels_option(items: Sequence[str] | None) -> dict[str, list[str]] | None:
 def run_summary(report: Any, path: Any = None) -> str:
     """The card in plain text: what ran, counts, abstentions, id coverage, depth, ties, why
     evidence was missed, and each score per mode."""
-    from heta_notebook.analysis._depth import depth_line
     from heta_notebook.analysis._ties import notable_ties, tie_line
+    from heta_notebook.schema._status import depth_line
 
     frames = report.frames()
     counts = frames.case_counts()
@@ -618,6 +615,9 @@ def _gate(args: argparse.Namespace) -> int:
             method=args.method,
             test=args.test,
             family=args.family,
+            correction=args.correction,
+            min_power=args.min_power,
+            detect=args.detect,
         )
     except GateInputError as exc:
         print(f"gate: unusable input: {exc}", file=sys.stderr)
@@ -699,9 +699,24 @@ def add_gate_parser(sub: Any) -> None:
     )
     gate.add_argument(
         "--test",
-        choices=("permutation", "t-test", "wilcoxon"),
+        choices=("permutation", "sign-flip", "t-test", "wilcoxon", "bootstrap"),
         default="permutation",
-        help="paired test: sign-flip permutation (default), paired t-test or Wilcoxon signed-rank",
+        help="paired test: sign-flip permutation (default), paired t-test, Wilcoxon signed-rank "
+        "or paired bootstrap",
+    )
+    gate.add_argument(
+        "--correction",
+        choices=("holm", "bh", "bonferroni", "none"),
+        default="holm",
+        help="multiple-comparison correction (default holm)",
+    )
+    gate.add_argument(
+        "--min-power",
+        type=float,
+        help="exit 2 unless each check has this power (e.g. 0.8) to detect --detect",
+    )
+    gate.add_argument(
+        "--detect", type=float, help="the drop --min-power guards (default --max-drop)"
     )
     gate.add_argument(
         "--family",
@@ -824,17 +839,6 @@ def build_parser() -> argparse.ArgumentParser:
 USER_ERRORS = (ValueError, KeyError, OSError, RuntimeError, ImportError)
 
 
-class InputError(SystemExit):
-    """A command's one-line input error, already printed: exits 2, as documented."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.code = 2
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m heta_notebook`` and the ``heta-notebook`` script."""
     args = build_parser().parse_args(argv)
@@ -846,11 +850,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except SystemExit as exc:
-        if not isinstance(exc.code, str):  # argparse's own exits (usage errors: 2)
-            raise
-        print(exc.code, file=sys.stderr)  # a command's one-line input error
-        raise InputError(exc.code) from None
+    except SystemExit as stop:  # raise SystemExit("error: ..."): unusable input, exit 2
+        if isinstance(stop.code, str) and stop.code.startswith("error: "):
+            print(stop.code, file=sys.stderr)  # the one line (a str code would exit 1)
+            stop.code = 2
+        raise
     except USER_ERRORS as exc:
         if os.environ.get("HETA_DEBUG"):
             raise

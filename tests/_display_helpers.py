@@ -396,3 +396,19 @@ def page_payloads(page: str) -> list[dict[str, Any]]:
 def payload_size(payload: dict[str, Any]) -> int:
     """Bytes of an explorer payload as compact JSON (what a saved notebook would store)."""
     return len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def plotly_js_copies(page: str) -> dict[str, int]:
+    """How many copies of plotly.js ``page`` holds: raw (the library's first 200 characters)
+    and compressed (``display._setup.plotlyjs_block``: each must unpack to the library)."""
+    import base64
+    import gzip
+    import re
+
+    from plotly.offline import get_plotlyjs
+
+    source = get_plotlyjs()
+    packed = re.findall(r'<script type="text/plain" id="hn-plotlyjs-gz">([^<]*)</script>', page)
+    for block in packed:
+        assert gzip.decompress(base64.b64decode(block)).decode("utf-8") == source
+    return {"raw": page.count(source[:200]), "compressed": len(packed)}

@@ -15,16 +15,14 @@ import pytest
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
 from heta_notebook._util.paths import UnsafeNameError
 from heta_notebook.analysis._frames import ReportFrames
-from heta_notebook.schema._columnar import (
+from heta_notebook.reports._checkpoint import (
     CHECKPOINT_SCHEMA,
     CaseBatches,
-    TableWriter,
-    open_report,
     read_checkpoint_stream,
     records_of,
-    table_paths,
-    write_report,
 )
+from heta_notebook.reports._folder import TableWriter, open_report, write_report
+from heta_notebook.reports._stored import table_paths
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 from tests.test_store_columnar import synthetic_report
 

@@ -24,7 +24,7 @@ sys.path.insert(0, {root!r})
 atexit.register(lambda: print("alive at exit:", sorted(
     t.name for t in threading.enumerate() if t.name == "heta-explorer-payload"), flush=True))
 from pathlib import Path
-from heta_notebook.schema._columnar import open_report, write_report
+from heta_notebook.reports._folder import open_report, write_report
 from tests.test_store_columnar import synthetic_report
 folder = Path({folder!r})
 write_report(folder, synthetic_report(3000, 10))

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from heta_notebook.cli import main
-from heta_notebook.store import ReportStore
+from heta_notebook.reports._store import ReportStore
 from tests._cli_helpers import XSS, external_script_sources, make_report
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from heta_notebook.cli import main
-from heta_notebook.store import ReportStore
+from heta_notebook.reports._store import ReportStore
 from tests._cli_helpers import make_report, write_notebook
 
 ROOT = Path(__file__).resolve().parents[1]

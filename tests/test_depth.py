@@ -18,8 +18,8 @@ from heta_notebook import (
     beir_default_metrics,
     run_benchmark,
 )
-from heta_notebook.analysis._depth import KEY, deeper_scores, depth_line
 from heta_notebook.cli import main
+from heta_notebook.schema._status import KEY, deeper_scores, depth_line
 
 
 def _run(**options):

@@ -116,7 +116,8 @@ def test_an_abstention_is_told_apart_from_a_retrieval_only_case():
 
 def _columnar_copy(report, folder):
     """``report`` saved in the columnar store (small row groups) and opened lazily."""
-    from heta_notebook.schema._columnar import LazyCaseResults, open_report, write_report
+    from heta_notebook.reports._folder import open_report, write_report
+    from heta_notebook.reports._stored import LazyCaseResults
 
     write_report(folder, report, cases_per_group=7)  # many row groups
     reopened = open_report(folder)

@@ -51,11 +51,10 @@ def test_self_contained_no_external_sources(page):
     assert not re.search(r"<script[^>]+src=[\"']?https?:", page)
 
 
-def test_plotly_js_embedded_once_and_figures_present(page):
-    from plotly.offline import get_plotlyjs
+def test_plotly_js_embedded_once_compressed_and_figures_present(page):
+    from tests._display_helpers import plotly_js_copies
 
-    signature = get_plotlyjs()[:200]
-    assert page.count(signature) == 1
+    assert plotly_js_copies(page) == {"raw": 0, "compressed": 1}
     assert page.count("Plotly.newPlot") >= 4  # metrics, ndcg@k, map@k, distribution, latency
 
 

@@ -139,6 +139,7 @@ def test_a_tied_top_k_is_flagged_and_the_rule_recorded():
         "k": 5,
         "convention": "trec_eval",
         "ties": "as_returned",
+        "unjudged": "nonrelevant",
     }
     with pytest.raises(ValueError, match="ties must be one of"):
         BeirRetrievalMetric("ndcg", 10, ties="random")

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from heta_notebook import ReportStore
-from heta_notebook.schema._columnar import (
+from heta_notebook.reports._checkpoint import (
     CHECKPOINT_SUMS,
     CheckpointWarning,
     records_of,

@@ -14,16 +14,9 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from heta_notebook.schema._columnar import (
-    HEADER,
-    TABLES,
-    ColumnarReport,
-    CorruptReportError,
-    open_report,
-    read_header,
-    table_paths,
-    write_report,
-)
+from heta_notebook.reports._folder import open_report, write_report
+from heta_notebook.reports._stored import ColumnarReport, read_header, table_paths
+from heta_notebook.reports._tables import HEADER, TABLES, CorruptReportError
 from tests.test_store_columnar import synthetic_report
 
 FLIPS = 250  # seeded bit flips per file per run of the default suite

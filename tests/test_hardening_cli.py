@@ -9,8 +9,9 @@ import warnings
 import pytest
 
 from heta_notebook.cli import ls_table, main
+from heta_notebook.reports._run import ReportWarning
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.schema import ReportFormatError
-from heta_notebook.store import ReportStore, ReportWarning
 from tests._cli_helpers import make_report
 
 LONG_ID = "eval-0123456789ab-20261201-015900-123456"
@@ -81,11 +82,13 @@ def test_store_list_skips_a_corrupt_report_with_a_warning_naming_it(tmp_path):
     _saved(tmp_path, "fine")
     with pytest.warns(ReportWarning) as caught:
         frame = store.list()
-    assert list(frame["report_id"]) == ["fine"]
+    # a damaged listing row is rebuilt from its report (issue 40); a damaged report is skipped
+    assert sorted(frame["report_id"]) == ["fine", "good"]
     messages = sorted(str(w.message) for w in caught)
     assert str(bad) in messages[0] + messages[1] and str(good.parent / "summary.json") in "".join(
         messages
     )
+    assert "listed from the report itself" in "".join(messages)
 
 
 def test_ls_prints_one_warning_line_per_corrupt_report_and_no_traceback(tmp_path):
@@ -98,8 +101,9 @@ def test_ls_prints_one_warning_line_per_corrupt_report_and_no_traceback(tmp_path
         text=True,
     )
     assert run.returncode == 0 and "Traceback" not in run.stderr
-    assert run.stderr.startswith("warning: skipped a report: ") and run.stderr.count("\n") == 1
-    assert "summary.json" in run.stderr and " ok " in run.stdout + " "
+    assert run.stderr.startswith("warning: ") and run.stderr.count("\n") == 1
+    assert "summary.json" in run.stderr and "listed from the report itself" in run.stderr
+    assert " ok " in run.stdout + " " and " broken " in run.stdout + " "  # rebuilt, listed
 
 
 def test_ls_prints_full_ids_that_can_be_copied_and_shortens_only_the_label(tmp_path, capsys):

@@ -17,7 +17,14 @@ from heta_notebook import (
     ReportStore,
     run_benchmark,
 )
-from heta_notebook._util.redaction import REDACTED, is_secret_key, redact, redact_text, url_secrets
+from heta_notebook._util.redaction import (
+    is_redacted,
+    is_secret_key,
+    mark,
+    redact,
+    redact_text,
+    url_secrets,
+)
 from heta_notebook.integrations.heta._recipes import redact_secrets
 from heta_notebook.kb._recipe import Dense, Recipe
 from heta_notebook.schema import EvaluationError, EvaluationScore
@@ -57,7 +64,9 @@ def test_kb_recipe_and_heta_recipe_agree():
     settings = {"max_tokens": 512, "api_key": "abcd1234", "nested": [{"token": "t0k3n-1"}]}
     ours, theirs = redact(settings), redact_secrets(settings)
     assert (
-        ours == theirs == {"max_tokens": 512, "api_key": REDACTED, "nested": [{"token": REDACTED}]}
+        ours
+        == theirs
+        == {"max_tokens": 512, "api_key": mark("abcd1234"), "nested": [{"token": mark("t0k3n-1")}]}
     )
     manifest = Recipe(
         name="r", dense=Dense(options={"max_tokens": 7, "api_key": "abcd1234"})
@@ -81,7 +90,7 @@ def test_redact_text_hides_every_form(text):
     clean = redact_text(text, [KEY])
     for secret in (PASSWORD, QUERY_TOKEN, KEY, quote(KEY, safe=""), quote_plus(KEY)):
         assert secret not in clean
-    assert REDACTED in clean
+    assert is_redacted(clean)
     assert "api-version=2024" in redact_text(f"https://h/v?api-version=2024&api-key={QUERY_TOKEN}")
 
 

@@ -14,6 +14,7 @@ import json
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from heta_notebook._util.redaction import mark
 from heta_notebook.evaluators._matching import ranked_document_ids
 from heta_notebook.integrations.heta import (
     HetaRecipeAdapter,
@@ -102,9 +103,9 @@ async def test_secrets_in_recipe_metadata_never_reach_reports(tmp_path) -> None:
     result = await _ours(heta_jsonl(), recipe, store=store)
     text = store.report_path("kb", result.report.report_id).read_text()
     assert "sk-live-123" not in text and "sk-2" not in text
-    assert result.report.recipe_manifest["metadata"]["api_key"] == "***redacted***"
+    assert result.report.recipe_manifest["metadata"]["api_key"] == mark("sk-live-123")
     kb_recipe = result.report.knowledge_base_manifest["recipe"]["metadata"]
-    assert kb_recipe["openai_api_key"] == "***redacted***"
+    assert kb_recipe["openai_api_key"] == mark("sk-2")
     kept = {"max_tokens": 5, "token_start": 0, "document_token_counts": {"d": 3}, "key": "k"}
     secret = {
         "token": "x",
@@ -116,9 +117,9 @@ async def test_secrets_in_recipe_metadata_never_reach_reports(tmp_path) -> None:
     redacted = redact_secrets({**kept, **secret})
     assert {k: redacted[k] for k in kept} == kept
     assert {redacted[k] for k in ("token", "secret_key", "X-Api-Key", "aws_secret_access_key")} == {
-        "***redacted***"
+        mark(v) for v in "xyzw"
     }
-    assert redacted["nested"] == [{"password": "***redacted***", "api_key": None}]
+    assert redacted["nested"] == [{"password": mark("p"), "api_key": None}]
 
 
 class _Gate:

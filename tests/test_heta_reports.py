@@ -20,6 +20,7 @@ from heta_notebook.integrations.heta import (
     require_heta,
     to_heta_report,
 )
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.schema import (
     BenchmarkManifest,
     EvaluationCaseResult,
@@ -32,7 +33,6 @@ from heta_notebook.schema import (
     QueryTraceEvent,
     report_key,
 )
-from heta_notebook.store import ReportStore
 from tests._heta_helpers import KB_NAME, REPORT_ID, REPORT_JSON, heta, raw_fixture
 
 

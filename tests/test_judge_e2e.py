@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from heta_notebook.evaluators._judge import AnswerCorrectnessJudge, ContextRelevanceJudge
-from heta_notebook.store import ReportStore
+from heta_notebook.reports._store import ReportStore
 from tests._judge_server import JudgeServer, Reply, verdict
 
 SECRET = "sk-e2e-SECRET-0d8b55aa91"

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from heta_notebook._util.redaction import mark
 from heta_notebook.kb._answer import ChatAnswer, Extractive, extractive_answer, phrase, sentences
 from heta_notebook.kb._cache import build_or_load, cache_key
 from heta_notebook.kb._knowledge_base import KnowledgeBase
-from heta_notebook.kb._recipe import REDACTED, Recipe
+from heta_notebook.kb._recipe import Recipe
 from heta_notebook.schema import BenchmarkDocument, QueryResult
 
 DOCS = [
@@ -128,7 +129,7 @@ def test_manifest_records_the_answer_step_and_redacts_secrets():
     assert "sk-123" not in str(manifest) and "pw@" not in str(manifest)
     assert Recipe(name="e").manifest()["answer"]["kind"] == "extractive"
     assert Recipe(name="x", dense={"options": {"api_key": "s"}}).manifest()["dense"]["options"] == {
-        "api_key": REDACTED
+        "api_key": mark("s")
     }
 
 

@@ -1,9 +1,10 @@
 """The package layout keeps its rules: checked on the import graph (AST), so they stay.
 
-Data goes one way (inputs → run → report → analysis → display). ``_util/`` imports nothing
-else of ours; schema, evaluators, benchmarks and the KB never import the runner; analysis
-imports no integration; upward imports exist only as declared lazy doors (inside a
-function, listed below); internal modules are ``_name.py``; every module says what it holds.
+Data goes one way (inputs → run → report → analysis → display). One table (``ALLOWED``, the
+same as docs/architecture.md's) lists what every package may import; anything else is a
+declared lazy door (inside a function, listed in ``DOORS``). The nevers (``NEVER``), the
+largest import cycle and who imports pyarrow are checked too; internal modules are
+``_name.py``; every module says what it holds.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "heta_notebook"
 
 # Public module names outside a package's __init__ (everything else is ``_name.py``).
@@ -21,32 +20,84 @@ PUBLIC_MODULES = {
     "heta_notebook",
     "heta_notebook.__main__",
     "heta_notebook.cli",
-    "heta_notebook.store",
     "heta_notebook.testing.pytest_plugin",  # pytest's entry point names it
 }
 # Inside ``_util/`` (a private package) names need no underscore.
 PRIVATE_PACKAGES = ("heta_notebook._util.",)
 
+# THE import rules, one table (docs/architecture.md shows the same): for every package, the
+# packages it may import (at module level or lazily). Anything else is an upward import and
+# must be a declared lazy door below. A package missing from this table fails the test.
+ALLOWED: dict[str, set[str]] = {
+    "_util": set(),
+    "schema": {"_util"},
+    "reports": {"_util", "schema"},
+    "evaluators": {"_util", "schema", "reports"},
+    "benchmarks": {"_util", "schema", "evaluators"},
+    "labels": {"_util", "schema", "reports", "evaluators", "benchmarks"},
+    "kb": {"_util", "schema", "reports", "evaluators"},
+    "systems": {"_util", "schema", "evaluators", "kb"},
+    "integrations": {"_util", "schema", "reports", "evaluators", "benchmarks", "kb", "systems"},
+    "runner": {
+        "_util", "schema", "reports", "evaluators", "labels", "benchmarks", "kb", "systems",
+        "integrations",
+    },
+    "analysis": {"_util", "schema", "reports", "evaluators", "labels", "benchmarks", "systems"},
+    "display": {"_util", "schema", "reports", "evaluators", "labels", "benchmarks", "analysis"},
+    "testing": {"_util", "schema", "reports", "evaluators", "analysis", "display"},
+    "cli": {
+        "_util", "schema", "reports", "evaluators", "labels", "benchmarks", "kb", "systems",
+        "integrations", "runner", "analysis", "display", "testing",
+    },
+    "__main__": {"cli"},
+    "heta_notebook": set(),  # the public API loads every name lazily, by its module's name
+}  # fmt: skip
+
 # Declared lazy doors: a lower box reaching a higher one, only inside a function body.
 DOORS = {
-    # a report renders itself and builds its frames on first use
+    # a report renders itself, builds its frames and opens/writes its stored forms on first use
     ("heta_notebook.schema._records", "heta_notebook.analysis._frames"),
     ("heta_notebook.schema._records", "heta_notebook.display._card"),
     ("heta_notebook.schema._records", "heta_notebook.display._figures"),
     ("heta_notebook.schema._records", "heta_notebook.display._explorer"),
     ("heta_notebook.schema._records", "heta_notebook.display._export"),
-    ("heta_notebook.schema._records", "heta_notebook.schema._columnar"),
-    # a comparison renders itself
+    ("heta_notebook.schema._records", "heta_notebook.display._tables"),
+    ("heta_notebook.schema._records", "heta_notebook.reports._stored"),
+    ("heta_notebook.schema._records", "heta_notebook.reports._resolve"),
+    ("heta_notebook.schema._records", "heta_notebook.reports._folder"),
+    ("heta_notebook.schema._records", "heta_notebook.benchmarks._trec"),  # report.to_trec()
+    # a comparison and the multi-benchmark views render and format themselves
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison_figures"),
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison_explorer"),
     ("heta_notebook.analysis._compare", "heta_notebook.display._comparison"),
-    # paper tables (issue 28): summaries, comparisons and multi-benchmark views format themselves
-    ("heta_notebook.schema._records", "heta_notebook.display._tables"),
     ("heta_notebook.analysis._compare", "heta_notebook.display._tables"),
+    ("heta_notebook.analysis._compare", "heta_notebook.display._export"),  # to_html: its page
     ("heta_notebook.analysis._benchmarks", "heta_notebook.display._tables"),
     ("heta_notebook.analysis._benchmarks", "heta_notebook.display._benchmarks"),
-    ("heta_notebook.analysis._compare", "heta_notebook.display._export"),  # to_html: its page
+    # the public load_benchmark accepts heta-framework benchmarks (imported only when seen)
+    ("heta_notebook.benchmarks._loader", "heta_notebook.integrations.heta._common"),
+    ("heta_notebook.benchmarks._loader", "heta_notebook.integrations.heta"),
+    # a run result compares itself
+    ("heta_notebook.runner._result", "heta_notebook.analysis._compare"),
+    # a generated benchmark opens its review widget (benchmark.review())
+    ("heta_notebook.benchmarks._generate", "heta_notebook.display._review"),
+    # validate_benchmark(generated, reference, systems=...) runs the systems it is given
+    # when handed benchmarks rather than RunCollections already run
+    ("heta_notebook.analysis._validate", "heta_notebook.runner"),
+    # a comparison's pairing notes read which settings each embedded-recipe mode reads
+    ("heta_notebook.analysis._pairing", "heta_notebook.kb._recipe"),
+    # a run's progress line and live card follow the card's headline score and show the card
+    ("heta_notebook.runner._plan", "heta_notebook.analysis._headline"),
+    ("heta_notebook.runner._progress", "heta_notebook.display._live_card"),
 }
+
+# Packages that never import the runner or an integration, not even through a door but
+# those declared above (DESIGN.md's nevers).
+NEVER = {
+    box: {"runner", "integrations"}
+    for box in ("schema", "reports", "evaluators", "labels", "benchmarks", "kb")
+}
+NEVER["analysis"] = {"runner", "integrations", "display"}  # display: only through doors
 
 
 @dataclass(frozen=True)
@@ -100,57 +151,106 @@ def _imports(name: str, path: Path) -> list[Import]:
 IMPORTS = [imp for name, path in MODULES.items() for imp in _imports(name, path)]
 
 
-def _box(module: str) -> str:
-    return ".".join(module.split(".")[:2])
+def _package(module: str) -> str:
+    """The package a module belongs to (``cli``, ``__main__`` and the root count as one)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
 
 
-def _violations(source_box: str, target_boxes: tuple[str, ...]) -> list[str]:
-    return [
-        f"{imp.source}:{imp.line} imports {imp.target}"
-        for imp in IMPORTS
-        if _box(imp.source) == source_box and _box(imp.target) in target_boxes
-    ]
+def _arrows() -> list[Import]:
+    return [i for i in IMPORTS if not i.type_only and _package(i.source) != _package(i.target)]
 
 
-def test_util_imports_nothing_else_of_ours() -> None:
+def test_every_package_is_in_the_table() -> None:
+    missing = sorted({_package(m) for m in MODULES} - set(ALLOWED))
+    assert not missing, f"packages without a row in ALLOWED: {missing}"
+
+
+def test_every_import_follows_the_table() -> None:
     bad = [
-        f"{imp.source}:{imp.line} imports {imp.target}"
-        for imp in IMPORTS
-        if _box(imp.source) == "heta_notebook._util" and _box(imp.target) != "heta_notebook._util"
+        f"{i.source}:{i.line} imports {i.target} (lazy={i.lazy})"
+        for i in _arrows()
+        if _package(i.target) not in ALLOWED[_package(i.source)]
+        and not ((i.source, i.target) in DOORS and i.lazy)
     ]
-    assert not bad, "_util/ must import nothing else of ours:\n" + "\n".join(bad)
+    assert not bad, "imports outside the table and its declared lazy doors:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("box", ["kb", "evaluators", "benchmarks", "schema"])
-def test_lower_layers_never_import_the_runner(box: str) -> None:
-    bad = _violations(f"heta_notebook.{box}", ("heta_notebook.runner",))
-    assert not bad, f"{box}/ must not import the runner:\n" + "\n".join(bad)
+def test_the_nevers_hold() -> None:
+    bad = [
+        f"{i.source}:{i.line} imports {i.target}"
+        for i in _arrows()
+        if _package(i.target) in NEVER.get(_package(i.source), set())
+        and (i.source, i.target) not in DOORS
+    ]
+    assert not bad, "a never is broken:\n" + "\n".join(bad)
 
 
-def test_analysis_imports_no_integration() -> None:
-    bad = _violations("heta_notebook.analysis", ("heta_notebook.integrations",))
-    assert not bad, "analysis/ must not import integrations:\n" + "\n".join(bad)
-
-
-UPWARD = {
-    "heta_notebook.schema": ("heta_notebook.analysis", "heta_notebook.display"),
-    "heta_notebook.evaluators": ("heta_notebook.analysis", "heta_notebook.display"),
-    "heta_notebook.analysis": ("heta_notebook.display",),
-}
-
-
-def test_upward_imports_are_declared_lazy_doors() -> None:
-    bad = []
-    for imp in IMPORTS:
-        upward = _box(imp.target) in UPWARD.get(_box(imp.source), ())
-        if upward and ((imp.source, imp.target) not in DOORS or not imp.lazy):
-            bad.append(f"{imp.source}:{imp.line} imports {imp.target} (lazy={imp.lazy})")
-    assert not bad, "undeclared upward imports:\n" + "\n".join(bad)
-
-
-def test_doors_are_still_used() -> None:
-    used = {(imp.source, imp.target) for imp in IMPORTS}
+def test_doors_are_lazy_and_still_used() -> None:
+    used = {(i.source, i.target) for i in IMPORTS}
     assert used >= DOORS, f"declared doors no longer used: {sorted(DOORS - used)}"
+    eager = [
+        f"{i.source}:{i.line}" for i in IMPORTS if (i.source, i.target) in DOORS and not i.lazy
+    ]
+    assert not eager, f"a door imported at module level: {eager}"
+
+
+def largest_cycle() -> list[str]:
+    """The largest strongly connected set of modules, type-only imports and doors left out."""
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for i in IMPORTS:
+        if not i.type_only and (i.source, i.target) not in DOORS and i.target in graph:
+            graph[i.source].add(i.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    best: list[str] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        nonlocal best
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            best = max(best, sorted(component), key=len)
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return best
+
+
+def test_no_large_import_cycle() -> None:
+    cycle = largest_cycle()
+    assert len(cycle) <= 9, f"an import cycle of {len(cycle)} modules: {cycle}"
+
+
+def test_only_reports_imports_pyarrow() -> None:
+    importers = sorted(
+        name
+        for name, path in MODULES.items()
+        if any(
+            isinstance(n, (ast.Import, ast.ImportFrom))
+            and any(
+                (n.module if isinstance(n, ast.ImportFrom) else a.name or "").startswith("pyarrow")
+                for a in n.names
+            )
+            for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )
+    outside = [name for name in importers if _package(name) != "reports"]
+    assert not outside, f"pyarrow imported outside reports/: {outside}"
 
 
 def test_internal_modules_are_private() -> None:
@@ -173,8 +273,10 @@ def test_every_module_says_what_it_holds() -> None:
 
 
 def test_deprecated_aliases_are_gone() -> None:
-    for old in ("run", "experiments", "sync", "columnar", "numbers", "chat", "paths"):
+    for old in ("run", "experiments", "sync", "columnar", "numbers", "chat", "paths", "store"):
         assert f"heta_notebook.{old}" not in MODULES
+    for old in ("_columnar", "_lazy_results", "_heta_json"):  # moved to reports/, no alias
+        assert f"heta_notebook.schema.{old}" not in MODULES
 
 
 def test_the_report_folder_is_spelled_once() -> None:
@@ -193,7 +295,7 @@ def test_the_fingerprint_check_exists_once() -> None:
         for name, path in MODULES.items()
         if "was run with other settings" in path.read_text(encoding="utf-8")
     ]
-    assert spelled == ["heta_notebook.store"], spelled
+    assert spelled == ["heta_notebook.reports._run"], spelled
 
 
 def test_subpackages_export_what_they_say() -> None:

@@ -30,6 +30,8 @@ from heta_notebook.analysis._misses import (
 )
 from heta_notebook.display import _card as card
 from heta_notebook.display._explorer_data import encode_report
+from heta_notebook.reports._folder import TableWriter, report_header, write_report
+from heta_notebook.reports._tables import SCORES_SCHEMA
 from heta_notebook.schema import (
     BenchmarkEvidence,
     EvaluationError,
@@ -38,7 +40,6 @@ from heta_notebook.schema import (
     QueryCitation,
     QueryTraceEvent,
 )
-from heta_notebook.schema._columnar import SCORES_SCHEMA, TableWriter, report_header, write_report
 from tests.test_misses import DEEP_RANKS, _case, _report, _result
 
 RECIPES = {

@@ -132,7 +132,8 @@ def test_card_and_figure_open_each_benchmark(bench):
     for i, name in enumerate(bench.benchmarks):
         target = re.search(rf'id="(hn-bench-\w+-{i})"', html).group(1)
         assert f'href="#{target}"' in html
-        assert bench.benchmark(name).to_html()[:200] in html  # the comparison behind it
+        assert bench.benchmark(name)._repr_html_()[:200] in html  # the comparison behind it
+    assert "<!DOCTYPE" not in html  # its sections, not nested pages (one plotly.js for all)
     fig = bench.plot.bars(NDCG)
     assert len(fig.data) == len(bench.variants)
     assert list(fig.data[0].x) == [*bench.benchmarks, "Mean"]
@@ -177,8 +178,10 @@ def test_multi_benchmark_inputs_are_checked_by_name():
     a = scored_report("a", {"s": [0.1, 0.2]}, benchmark=("one", "1", "test"))
     b = scored_report("b", {"s": [0.3, 0.4]}, benchmark=("one", "1", "test"))
     c = scored_report("b", {"s": [0.3, 0.4]}, benchmark=("two", "1", "test"))
-    with pytest.raises(KeyError, match=r"baseline 'a' has no report on benchmark 'two'"):
-        compare_benchmarks([a, b, c], baseline="a")
+    absent = compare_benchmarks([a, b, c], baseline="a")  # no KeyError: an n/a cell
+    assert any("n/a: the baseline a has no report on two" in n for n in absent.notes())
+    assert absent.significance("s")["benchmark"].tolist() == ["one"]
+    assert "n/a" in absent.to_markdown() and "did not run on two" in absent.to_latex()
     bench = compare_benchmarks([a, b, c], baseline="b")
     assert bench.benchmarks == ["one", "two"] and bench.variants == ["a · bm25", "b · bm25"]
     with pytest.raises(KeyError, match=r"no benchmark 'three'.*one, two"):
@@ -192,3 +195,28 @@ def test_multi_benchmark_inputs_are_checked_by_name():
     assert "--" in latex  # a missing cell, not a made-up number
     with pytest.raises(ValueError, match="markers must be 'direction' or None"):
         bench.to_latex(markers="letters")
+
+
+def test_captions_carry_queries_ties_and_the_missing_convention(bench):
+    from heta_notebook.analysis._ties import tie_effects
+
+    md = bench.to_markdown([NDCG], labels={name: name.upper() for name in bench.benchmarks})
+    counts = [
+        f"{name.upper()} {len(bench.benchmark(name).aligned.case_ids)}" for name in bench.benchmarks
+    ]
+    assert "Queries per benchmark: " + ", ".join(counts) in md.replace("\\_", "_")
+    assert "as trec\\_eval does" in md and 'missing="drop"' in md
+    sig = bench.significance(NDCG)
+    moved = 0
+    for row in sig[sig["direction"] != "n.s."].itertuples():  # the marked cells
+        comparison = bench.benchmark(row.benchmark)
+        v = comparison.variant(row.variant)
+        effects = tie_effects(comparison.frames(v.report), NDCG)
+        r = effects[effects["query_mode"] == v.mode].iloc[0]
+        footnote = f"{r['mean']:.3f} as scored, {r['expected']:.3f} tie-aware"
+        if round(r["expected"], 3) != round(r["mean"], 3):
+            moved += 1
+            assert footnote in md, footnote
+        else:
+            assert footnote not in md
+    assert sig["direction"].ne("n.s.").any()

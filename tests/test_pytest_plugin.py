@@ -123,7 +123,7 @@ def test_named_baseline_in_a_report_store(pytester, monkeypatch, report_files):
     store = ["--heta-baseline-store", "baselines-store"]
     run(pytester, *store, "--heta-update-baseline").assert_outcomes(passed=1)
 
-    from heta_notebook.store import ReportStore
+    from heta_notebook.reports._store import ReportStore
 
     listing = ReportStore(pytester.path / "baselines-store").list()
     assert list(listing["report_id"]) == ["cranfield-bm25"]

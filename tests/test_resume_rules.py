@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.store import (
+from heta_notebook.reports._run import (
     CheckpointMismatchError,
     ReportLockedError,
     UnverifiedCheckpointError,

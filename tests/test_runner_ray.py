@@ -29,7 +29,7 @@ from heta_notebook import (
 from heta_notebook.benchmarks._beir import BeirBenchmark
 from heta_notebook.evaluators._retrieval import beir_default_metrics
 from heta_notebook.kb._recipe import Bm25
-from heta_notebook.store import CheckpointMismatchError
+from heta_notebook.reports._run import CheckpointMismatchError
 from tests._ray_helpers import ROOT, local_ray
 from tests._runner_helpers import Slow, comparable
 
@@ -93,7 +93,7 @@ def _shard_workers() -> list[int]:
 def _kill_a_shard_worker_once(store_root: Path, killed: list[int], stop: threading.Event) -> None:
     """Once a shard has checkpointed results, SIGKILL the worker process running a shard."""
     while not stop.is_set():
-        started = any(p.stat().st_size for p in store_root.rglob("shards/**/cases.jsonl"))
+        started = _checkpointed(store_root) > 0
         pids = _shard_workers() if started else []
         if pids:
             os.kill(pids[0], signal.SIGKILL)
@@ -134,7 +134,7 @@ def test_ray_run_with_a_killed_worker_equals_the_local_run(cluster, cranfield, t
         assert comparable(saved) == comparable(theirs)
         folder = ReportStore(tmp_path / "ray").report_dir(mine.knowledge_base_name, mine.report_id)
         assert not list(
-            (folder / "shards").rglob("cases.jsonl")
+            (folder / "shards").rglob("cases.arrows")
         )  # the saved report holds the shard checkpoints now
 
 
@@ -146,7 +146,7 @@ async def test_a_stopped_ray_run_resumes_to_the_local_report(cluster, cranfield,
         BenchmarkRunner().run(**options, executor=RayExecutor(shard_size=16, max_in_flight=2))
     )
     shards = tmp_path / "ray"
-    while not any(p.stat().st_size for p in shards.rglob("shards/**/cases.jsonl")):
+    while not _checkpointed(shards):
         await asyncio.sleep(0.02)
     run.cancel()  # in-flight shards are cancelled, their results kept
     with (
@@ -183,10 +183,12 @@ run_benchmark(**options, executor=RayExecutor(shard_size=16, max_in_flight=2))
 
 
 def _checkpointed(root: Path) -> int:
-    lines = 0
-    for path in root.rglob("shards/**/cases.jsonl"):
-        lines += path.read_bytes().count(b"\n")
-    return lines
+    """Cases the shard checkpoints hold: the third field of each line of their sums."""
+    cases = 0
+    for path in root.rglob("shards/**/cases.arrows.sums"):
+        lines = path.read_bytes().split(b"\n")[:-1]  # a torn last line left out
+        cases += sum(int(line.split()[2]) for line in lines if len(line.split()) == 3)
+    return cases
 
 
 def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, tmp_path):
@@ -213,7 +215,7 @@ def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, tmp_path):
     before = _checkpointed(tmp_path / "ray")
     # The driver held each report id's checkpoint: its fingerprint refuses other settings
     # even though only shard checkpoints survived.
-    shard_files = (tmp_path / "ray").rglob("shards/**/cases.jsonl")
+    shard_files = (tmp_path / "ray").rglob("shards/**/cases.arrows")
     report_folder = sorted({p.parents[6] for p in shard_files})[0]  # {report}/shards/.../{id}
     assert (report_folder / "checkpoint.json").exists()
     kb = json.loads((report_folder / "checkpoint.json").read_text())["knowledge_base_name"]

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.store import RunHandle
+from heta_notebook.reports._run import RunHandle
 from tests._runner_helpers import (
     MODES,
     AnswerMatch,

@@ -10,6 +10,7 @@ import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
 from heta_notebook.evaluators._aggregation import summarize
+from heta_notebook.reports._checkpoint import CaseBatches
 from heta_notebook.runner._statistics import ScoreColumns, score_statistics
 from heta_notebook.schema import (
     EvaluationCaseResult,
@@ -17,7 +18,6 @@ from heta_notebook.schema import (
     EvaluationScore,
     QueryResponse,
 )
-from heta_notebook.schema._columnar import CaseBatches
 from tests._runner_helpers import MODES, AnswerMatch, Broken, ListBenchmark, TopHit, ToyKB
 
 

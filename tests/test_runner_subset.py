@@ -13,7 +13,7 @@ from heta_notebook import (
     evaluate,
     run_benchmark,
 )
-from heta_notebook.store import CheckpointMismatchError
+from heta_notebook.reports._run import CheckpointMismatchError
 from tests._kb_helpers import cranfield
 from tests._systems_helpers import ranked_ids
 

@@ -19,17 +19,11 @@ from heta_notebook.evaluators._retrieval import (
     beir_default_metrics,
     evaluate_batch_columns,
 )
+from heta_notebook.reports._checkpoint import CHECKPOINT, read_checkpoint_stream, records_of
+from heta_notebook.reports._run import RunHandle
+from heta_notebook.reports._tables import _score_arrays, case_columns, score_table
 from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, EvaluationScore
-from heta_notebook.schema._columnar import (
-    CHECKPOINT,
-    _score_arrays,
-    case_columns,
-    read_checkpoint_stream,
-    records_of,
-    score_table,
-)
 from heta_notebook.schema._construct import ConstructedScores, constructed_scores
-from heta_notebook.store import RunHandle
 from tests._evaluators_helpers import doc_response, qrels_case
 from tests._runner_helpers import MODES, ListBenchmark, TopHit, ToyKB, make_cases
 

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import ReportStore
-from heta_notebook.schema._columnar import HEADER, TABLES, open_report, table_paths
+from heta_notebook.reports._folder import open_report
+from heta_notebook.reports._stored import table_paths
+from heta_notebook.reports._tables import HEADER, TABLES
 from tests._kill_helpers import KB, REPORT_ID, versions
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.schema._columnar import read_checkpoint_stream
-from heta_notebook.store import CheckpointMismatchError
+from heta_notebook.reports._checkpoint import read_checkpoint_stream
+from heta_notebook.reports._run import CheckpointMismatchError
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 from tests.test_schema import make_report
 

@@ -15,6 +15,10 @@ import pytest
 
 from heta_notebook import ReportStore
 from heta_notebook._util.paths import UnsafeNameError
+from heta_notebook.reports._folder import write_report
+from heta_notebook.reports._run import ReportIdCollisionError
+from heta_notebook.reports._stored import LazyCaseResults, table_paths
+from heta_notebook.reports._tables import CorruptReportError
 from heta_notebook.schema import (
     EvaluationCaseResult,
     EvaluationError,
@@ -23,13 +27,6 @@ from heta_notebook.schema import (
     QueryResponse,
     QueryResult,
 )
-from heta_notebook.schema._columnar import (
-    CorruptReportError,
-    LazyCaseResults,
-    table_paths,
-    write_report,
-)
-from heta_notebook.store import ReportIdCollisionError
 from tests._heta_helpers import REPORT_JSON
 from tests.test_schema import make_report
 
@@ -330,7 +327,7 @@ def test_list_shows_columnar_reports_and_load_all_opens_them_lazily(tmp_path, sy
 
 
 def test_records_read_only_the_text_groups_they_need(tmp_path, synthetic, monkeypatch) -> None:
-    import heta_notebook.schema._columnar as columnar
+    import heta_notebook.reports._folder as columnar  # the writer's row groups
 
     monkeypatch.setattr(columnar, "TEXTS_PER_GROUP", 16)  # 400 texts in 25 row groups
     folder = _save(synthetic, tmp_path / "rep")

@@ -145,19 +145,24 @@ def test_dry_run_cases_keep_the_latency_they_took() -> None:
     assert all(r.latency_ms >= 40 for r in report.case_results)
 
 
-def test_a_stop_during_the_dry_run_keeps_what_was_answered(tmp_path) -> None:
+@pytest.mark.parametrize(("concurrency", "asked"), [(1, 3), (8, 5)])
+def test_a_stop_during_the_dry_run_keeps_what_was_answered(tmp_path, concurrency, asked) -> None:
+    """The dry run asks its first 5 queries up to the run's concurrency at once; a stop on
+    the third keeps the two answers before it in the run's order either way."""
+    first = [c.query for c in cranfield().cases[:10]]
     calls = []
 
     def stops_on_the_third(text: str) -> list[str]:
         calls.append(text)
-        if len(calls) == 3:
+        if text == first[2]:
             raise KeyboardInterrupt
         return ranked_ids(text)
 
+    config = {"max_concurrent_queries": concurrency}
     with pytest.warns(RuntimeWarning, match="interrupted with 2 of 10"):
-        report = _run(stops_on_the_third, limit=10, store=tmp_path)
-    assert report.is_partial and len(report.case_results) == 2
-    assert len(calls) == 3
+        report = _run(stops_on_the_third, limit=10, store=tmp_path, config=config)
+    assert report.is_partial and [r.query for r in report.case_results] == first[:2]
+    assert sorted(calls) == sorted(first[:asked])
 
 
 def test_first_answers_that_miss_but_later_ones_match_is_a_warning_not_an_error() -> None:
@@ -192,3 +197,25 @@ def test_the_dry_run_size_is_a_setting_and_zero_turns_the_check_off() -> None:
     report = _run(own_ids, limit=3, config={"preflight_queries": 0})
     assert "id_coverage" not in report.metadata
     assert len(report.case_results) == 3
+
+
+def test_the_dry_run_asks_its_queries_as_concurrently_as_the_run_may() -> None:
+    """The first query alone (its shape checked), then two at a time under
+    ``max_concurrent_queries=2``: the second and third meet at a barrier that a one-at-a-time
+    dry run would never pass (it would time out and fail the run)."""
+    import threading
+
+    meet = threading.Barrier(2, timeout=20)
+    first = cranfield().cases[0].query
+    calls = []
+
+    def pairs_up(text: str) -> list[str]:
+        calls.append(text)
+        if text != first:
+            meet.wait()
+        return ranked_ids(text)
+
+    config = {"max_concurrent_queries": 2, "preflight_queries": 3}
+    report = _run(pairs_up, limit=3, config=config)
+    assert len(report.case_results) == 3 and len(calls) == 3  # asked once each, reused
+    assert all(r.error is None for r in report.case_results)

@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from heta_notebook._util.redaction import declare_secrets
+
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 
@@ -68,11 +70,14 @@ class RetryPolicy:
     max_retry_after: float = 60.0
 
 
-def env_value(names: Sequence[str]) -> str | None:
-    """The first non-blank environment variable among ``names`` (stripped), else None."""
+def env_value(names: Sequence[str], *, secret: bool = False) -> str | None:
+    """The first non-blank environment variable among ``names`` (stripped), else None; with
+    ``secret`` (an API key) the value is declared secret for every later redaction."""
     for name in names:
         value = os.environ.get(name, "").strip()
         if value:
+            if secret:
+                declare_secrets(value)
             return value
     return None
 
@@ -115,7 +120,10 @@ async def post_chat(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     started = time.perf_counter()
     attempts = 0
-    client_options = {"timeout": httpx.Timeout(policy.timeout), "verify": ssl_context()}
+    client_options: dict[str, Any] = {
+        "timeout": httpx.Timeout(policy.timeout),
+        "verify": ssl_context(),
+    }
     async with httpx.AsyncClient(**client_options) as client:
         while True:
             attempts += 1

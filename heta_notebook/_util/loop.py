@@ -71,7 +71,7 @@ async def _keeping_partial(make: Callable[[], Awaitable[T]]) -> T:
     except asyncio.CancelledError as error:
         if not hasattr(error, "partial"):
             raise
-        return error.partial  # type: ignore[no-any-return]
+        return error.partial
 
 
 def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await form") -> T:
@@ -119,8 +119,33 @@ async def in_daemon_thread(function: Callable[..., T], *args: Any, **kwargs: Any
             loop.call_soon_threadsafe(report)
 
     name = f"heta-notebook-call-{getattr(function, '__name__', 'function')}"
-    threading.Thread(target=target, name=name, daemon=True).start()
-    return await future
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    try:
+        return await future
+    except asyncio.CancelledError:  # a timeout or a stop: the thread is abandoned, and counted
+        if thread.is_alive():
+            sink = _ABANDONED.get()
+            if sink is not None:
+                sink.append(name)
+        raise
+
+
+_ABANDONED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "heta_notebook_abandoned", default=None
+)
+
+
+@contextlib.contextmanager
+def abandoned_calls() -> Iterator[list[str]]:
+    """Collect the names of the :func:`in_daemon_thread` calls abandoned (still running when
+    their awaiting was cancelled: a timeout, a stop) inside the ``with`` block."""
+    sink: list[str] = []
+    token = _ABANDONED.set(sink)
+    try:
+        yield sink
+    finally:
+        _ABANDONED.reset(token)
 
 
 def loop_mismatch(error: BaseException) -> LoopMismatchError | None:

@@ -9,8 +9,10 @@ written whole through :func:`atomic_write_text`; scratch space without a store i
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 # hyphenated: a folder named like the package in /tmp would shadow it for scripts run there
@@ -100,6 +102,23 @@ def atomic_write_text(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    remove_stale_temps(path)
+
+
+STALE_TEMP_SECONDS = 300.0  # a temp file untouched this long belongs to a killed write
+
+
+def remove_stale_temps(path: Path, *, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Remove the temp files killed writes of ``path`` left (``.{name}.*.tmp`` untouched for
+    ``older_than`` seconds: a live writer's file is younger); return what was removed."""
+    removed = []
+    now = time.time()
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove
+            if now - tmp.lstat().st_mtime > older_than and not tmp.is_symlink():
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
 
 
 def temp_folder(*parts: str) -> Path:

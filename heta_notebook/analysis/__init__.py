@@ -1,5 +1,5 @@
 """Analysis: reports turned into tidy DataFrames (``_frames``), comparisons (``_compare``),
-statistics (``_stats``), slices and headlines. Nothing here renders: display is reached only
+statistics (``_stats``), slices, headlines and benchmark validation (``_validate``). Nothing here renders: display is reached only
 through declared lazy doors (``Comparison.plot``/``explore``/``_repr_html_``).
 """
 
@@ -19,6 +19,9 @@ _EXPORTS = {
     "tie_effects": "heta_notebook.analysis._ties",
     "token_usage": "heta_notebook.analysis._usage",
     "usage_totals": "heta_notebook.analysis._usage",
+    "BenchmarkValidation": "heta_notebook.analysis._validate",
+    "SaturationWarning": "heta_notebook.analysis._validate",
+    "validate_benchmark": "heta_notebook.analysis._validate",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -42,4 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._usage import (  # noqa: F401
         token_usage,
         usage_totals,
+    )
+    from heta_notebook.analysis._validate import (  # noqa: F401
+        BenchmarkValidation,
+        SaturationWarning,
+        validate_benchmark,
     )

@@ -153,7 +153,8 @@ class _Lazy(Mapping):
     """A read-only dict built on first use (per-case lookups most comparisons never make)."""
 
     def __init__(self, build: Callable[[], dict]) -> None:
-        self._build, self._data = build, None
+        self._build = build
+        self._data: dict | None = None
 
     @property
     def data(self) -> dict:
@@ -193,7 +194,7 @@ def _rows(reports: Mapping[str, EvaluationReport]) -> dict[tuple[int, str], int]
 
 def _decode(codes: np.ndarray, values: np.ndarray) -> list[Any]:
     """Codes back to values (-1 → None), sharing the value objects."""
-    return np.append(values, None)[codes].tolist()
+    return np.append(values, [None])[codes].tolist()
 
 
 def _case_table(reports: Mapping[str, EvaluationReport]) -> tuple[list[Variant], dict[str, Any]]:

@@ -35,10 +35,16 @@ def compare_benchmarks(
     """Compare the same systems on several benchmarks (reports grouped by benchmark).
 
     ``reports``: a list, a dict label → report, a RunCollection or a ReportStore (+ filters).
-    ``baseline`` (a report label or variant) is the baseline on every benchmark; other
-    ``options`` (``n_resamples``, ``seed``, ``method``, ...) go to each ``compare``.
+    ``baseline`` (a report label or variant) is the baseline on every benchmark; where it did
+    not run, that benchmark's cells carry no test ("n/a" in tables, a note says why). Other
+    ``options`` go to each ``compare``: ``test``, ``correction``, ``family``, ``confidence``,
+    ``alternative`` (``analysis._options``), ``n_resamples``, ``seed``, ``method``. Each
+    benchmark × score is its own correction family (``family="all"`` matters in ``compare``).
     """
+    from heta_notebook.analysis._options import check_options
+
     filters = {k: options.pop(k) for k in list(options) if k not in _COMPARE_OPTIONS}
+    check_options(**{k: v for k, v in options.items() if k in _STAT_OPTIONS})
     collected = collect_reports(reports, **filters)
     groups: dict[str, dict[str, EvaluationReport]] = {}
     for label, report in collected.items():
@@ -46,14 +52,18 @@ def compare_benchmarks(
         system = _system_label(label, report)
         group[label if system in group else system] = report
     names = _display_names(list(groups))
-    comparisons = {}
+    comparisons, absent = {}, {}
     for key, group in groups.items():
-        _check_baseline(baseline, group, names[key])
-        comparisons[names[key]] = Comparison(group, baseline=baseline, **options)
-    return BenchmarkComparison(comparisons)
+        missing = _missing_baseline(baseline, group)
+        if missing:
+            absent[names[key]] = missing
+        chosen = None if missing else baseline
+        comparisons[names[key]] = Comparison(group, baseline=chosen, **options)
+    return BenchmarkComparison(comparisons, absent_baseline=absent)
 
 
-_COMPARE_OPTIONS = {"n_resamples", "seed", "confidence", "method"}
+_STAT_OPTIONS = {"test", "correction", "family", "confidence", "alternative"}
+_COMPARE_OPTIONS = {"n_resamples", "seed", "method", *_STAT_OPTIONS}
 
 
 def _system_label(label: str, report: EvaluationReport) -> str:
@@ -67,15 +77,12 @@ def _display_names(keys: Sequence[str]) -> dict[str, str]:
     return {k: (n if names.count(n) == 1 else k) for k, n in zip(keys, names, strict=True)}
 
 
-def _check_baseline(baseline: Any, group: dict[str, EvaluationReport], name: str) -> None:
+def _missing_baseline(baseline: Any, group: dict[str, EvaluationReport]) -> str | None:
+    """The baseline's report label when it has no report in ``group`` (else None)."""
     label = baseline.split(SEPARATOR)[0] if isinstance(baseline, str) else None
     if isinstance(baseline, (tuple, Variant)):
         label = baseline.report if isinstance(baseline, Variant) else baseline[0]
-    if label is not None and label not in group:
-        raise KeyError(
-            f"baseline {label!r} has no report on benchmark {name!r} "
-            f"(reports there: {', '.join(group)})"
-        )
+    return label if label is not None and label not in group else None
 
 
 class BenchmarkComparison:
@@ -86,11 +93,18 @@ class BenchmarkComparison:
     ``wins(score)`` how many benchmarks each system wins or loses significantly.
     """
 
-    def __init__(self, comparisons: dict[str, Comparison], score: str | None = None) -> None:
+    def __init__(
+        self,
+        comparisons: dict[str, Comparison],
+        score: str | None = None,
+        *,
+        absent_baseline: dict[str, str] | None = None,
+    ) -> None:
         if not comparisons:
             raise ValueError("compare_benchmarks() needs at least one report")
         self.comparisons = dict(comparisons)
         self._score = score
+        self.absent_baseline = dict(absent_baseline or {})  # benchmark → baseline label
 
     @property
     def benchmarks(self) -> list[str]:
@@ -124,13 +138,17 @@ class BenchmarkComparison:
 
     def baseline_name(self, benchmark: str | None = None) -> str:
         """The baseline, as shown (a variant name or ``"label (same mode)"``)."""
-        base = self.comparisons[benchmark or self.benchmarks[0]].baseline
+        names = [benchmark] if benchmark else []
+        names = names or [b for b in self.benchmarks if b not in self.absent_baseline]
+        if not names and self.absent_baseline:
+            return next(iter(self.absent_baseline.values()))
+        base = self.comparisons[names[0]].baseline
         return base.name if isinstance(base, Variant) else f"{base} (same mode)"
 
     def with_score(self, score: str) -> BenchmarkComparison:
         """The same comparison showing ``score`` by default (card and figure)."""
         self._check_score(score)
-        return BenchmarkComparison(self.comparisons, score)
+        return BenchmarkComparison(self.comparisons, score, absent_baseline=self.absent_baseline)
 
     def _check_score(self, score: str) -> str:
         if score not in self.score_names:
@@ -166,6 +184,8 @@ class BenchmarkComparison:
             parts = []
             for name, comparison in self.comparisons.items():
                 sig = comparison.select(scores=[score]).significance()
+                if name in self.absent_baseline:
+                    sig = sig.iloc[:0]  # no baseline there: no test ("n/a", see notes())
                 parts.append(sig.assign(benchmark=name))
             frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
             frame.insert(0, "benchmark", frame.pop("benchmark"))
@@ -201,7 +221,9 @@ class BenchmarkComparison:
             frame = comparison.summary()
             parts.append(frame[frame["score"] == score].assign(benchmark=name))
         frame = pd.concat(parts, ignore_index=True)
-        tests = self._tests(score)[["benchmark", "variant", "delta", "p_holm", "direction"]]
+        tests = self._tests(score)[
+            ["benchmark", "variant", "delta", "d_z", "p_holm", "p_adjusted", "direction"]
+        ]
         frame = frame.merge(tests, on=["benchmark", "variant"], how="left")
         frame.insert(0, "benchmark", frame.pop("benchmark"))
         return frame
@@ -213,12 +235,19 @@ class BenchmarkComparison:
         tests = self._tests(score)
         row = tests[(tests["benchmark"] == benchmark) & (tests["variant"] == variant)]
         if row.empty:
-            return {"mean": mean, "delta": None, "p_holm": None, "direction": None}
+            return {
+                "mean": mean,
+                "delta": None,
+                "p_holm": None,
+                "p_adjusted": None,
+                "direction": None,
+            }
         r = row.iloc[0]
         return {
             "mean": mean,
             "delta": r["delta"],
             "p_holm": r["p_holm"],
+            "p_adjusted": r["p_adjusted"],
             "direction": r["direction"],
         }
 
@@ -231,6 +260,11 @@ class BenchmarkComparison:
             absent = [b for b, v in row.items() if pd.isna(v)]
             if absent:
                 notes.append(f"{variant} has no {self.primary_score} on {', '.join(absent)}.")
+        for name, label in self.absent_baseline.items():
+            notes.append(
+                f"n/a: the baseline {label} has no report on {name}; no test there "
+                f"(reports there: {', '.join(self.comparisons[name].labels)})."
+            )
         for name, comparison in self.comparisons.items():
             notes += [f"{name}: {note}" for note in comparison.depth_notes()]
         return notes
@@ -254,15 +288,24 @@ class BenchmarkComparison:
         return self.to_html()
 
     def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
-        """A booktabs LaTeX table (benchmarks × scores, Mean, best bold, markers, caption)."""
-        from heta_notebook.display._tables import benchmarks_table
+        """A booktabs LaTeX table (benchmarks × scores, Mean, best bold, markers, caption with
+        queries per benchmark, test, correction, tie rule and ``missing=`` convention).
 
+        Options: ``decimals`` (3); ``markers``: ``"direction"`` (↑/↓ vs the baseline on each
+        benchmark) or None; ``alpha`` (0.05); ``labels`` (score *or benchmark* → shown name,
+        e.g. ``{"beir_cranfield": "Cranfield"}``); ``caption``; ``label``. An unknown option
+        is refused with the valid ones."""
+        from heta_notebook.display._tables import benchmarks_table, check_options
+
+        check_options(benchmarks_table, options)
         return benchmarks_table(self, scores, **options).to_latex()
 
     def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
-        """The same table as Markdown (GitHub pipe table, caption below)."""
-        from heta_notebook.display._tables import benchmarks_table
+        """The same table as Markdown (GitHub pipe table, caption below); the options of
+        :meth:`to_latex`."""
+        from heta_notebook.display._tables import benchmarks_table, check_options
 
+        check_options(benchmarks_table, options)
         return benchmarks_table(self, scores, **options).to_markdown()
 
     def __repr__(self) -> str:

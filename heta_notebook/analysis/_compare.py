@@ -28,11 +28,20 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.formatting import format_delta, format_p, significance_mark
+from heta_notebook.analysis import _options as options_
 from heta_notebook.analysis import _stats as stats
 from heta_notebook.analysis._alignment import Aligned, Variant, align
+from heta_notebook.analysis._compare_stats import ComparisonStatistics
+from heta_notebook.analysis._effects import with_statistics as _with_statistics
 from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
+from heta_notebook.analysis._pairing import (
+    comparison_pairs,
+    pair_name,
+    pairing_notes,
+    relevant_changes,
+)
 from heta_notebook.analysis._slices import SliceKey, case_slices
 from heta_notebook.evaluators._aggregation import matrix_stats, pass_rate
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
@@ -52,11 +61,14 @@ def compare(
     method: str = "auto",
     test: str = "permutation",
     family: str = "score",
+    correction: str = "holm",
+    alternative: str = "two-sided",
     **filters: Any,
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
 
-    ``baseline`` is a report label (each mode is compared with that report's same mode) or
+    ``baseline`` is a report label (each mode is compared with that report's same mode; a
+    report with one mode pairs with every mode, see ``analysis._pairing``) or
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
     Reports of different benchmarks are refused unless ``allow_different_benchmarks``, which
     puts them side by side *unpaired*: cases pair only within one benchmark, so no test is
@@ -65,13 +77,17 @@ def compare(
     every slice inside the Holm family. ``test``: ``"permutation"`` (paired sign-flip),
     ``"t-test"`` (paired t) or ``"wilcoxon"`` (signed-rank). ``family``: Holm within each
     score across the pairs, modes and slices (``"score"``) or over every test (``"all"``).
+    ``correction``: ``"holm"``, ``"bh"``, ``"bonferroni"`` or ``"none"``; ``alternative``:
+    ``"two-sided"``, ``"greater"`` or ``"less"`` (``analysis._options``: the one option set).
     ``method`` picks the permutation test's and the bootstrap's null distributions:
     ``"auto"`` (asymptotic forms at ≥ 20,000 well-spread pairs, else exact / Monte Carlo),
     ``"monte-carlo"`` or ``"asymptotic"`` (see ``heta_notebook.analysis._stats``).
     """
     stats.check_method(method)  # a bad option fails here, not when the table renders
-    stats.check_test(test)
-    stats.check_family(family)
+    chosen = options_.check_options(
+        test=test, family=family, correction=correction, confidence=confidence,
+        alternative=alternative,
+    )  # fmt: skip
     collected = collect_reports(reports, **filters)
     check_benchmarks(collected, allow_different_benchmarks)
     return Comparison(
@@ -79,11 +95,9 @@ def compare(
         baseline=baseline,
         n_resamples=n_resamples,
         seed=seed,
-        confidence=confidence,
         by=by,
         method=method,
-        test=test,
-        family=family,
+        **chosen,
     )
 
 
@@ -95,14 +109,17 @@ def collect_reports(source: Any, **filters: Any) -> dict[str, EvaluationReport]:
     if hasattr(source, "load_all") and hasattr(source, "list"):  # a ReportStore
         source = source.load_all(**filters)
     elif filters:
-        raise TypeError(f"filters {sorted(filters)} only apply when comparing a ReportStore")
+        raise TypeError(
+            options_.unknown_options_message(filters, options_.DEFAULTS)
+            + "; other keywords are store filters, which only apply when comparing a ReportStore"
+        )
     if hasattr(source, "reports") and not isinstance(source, EvaluationReport):
         source = source.reports  # a RunCollection
     if isinstance(source, Mapping):
         pairs = [(str(k), _as_report(v)) for k, v in source.items()]
     else:
         items = [source] if _is_single(source) else list(source)
-        pairs = [(None, _as_report(item)) for item in items]
+        pairs = [(None, _as_report(item)) for item in items]  # type: ignore[misc]  # labelled below
     if not pairs:
         raise ValueError("compare() needs at least one report (got none)")
     return _unique_labels(pairs)
@@ -113,17 +130,14 @@ def _is_single(source: Any) -> bool:
 
 
 def _as_report(item: Any) -> EvaluationReport:
-    if isinstance(item, EvaluationReport):
-        return item
-    if isinstance(item, (str, bytes, PathLike)):
-        return EvaluationReport.load(item)
-    if isinstance(getattr(item, "report", None), EvaluationReport):  # a BenchmarkRunResult
-        return item.report
-    if type(item).__module__.startswith("heta_framework"):
-        from heta_notebook.schema._heta_json import from_heta_report
+    from heta_notebook.reports._resolve import resolve_report
 
-        return from_heta_report(item)
-    raise TypeError(f"cannot compare a {type(item).__name__}; pass EvaluationReport objects")
+    try:
+        return resolve_report(item)
+    except TypeError:
+        raise TypeError(
+            f"cannot compare a {type(item).__name__}; pass EvaluationReport objects"
+        ) from None
 
 
 def _unique_labels(
@@ -157,7 +171,7 @@ def check_benchmarks(reports: Mapping[str, EvaluationReport], allow: bool = Fals
 # --------------------------------------------------------------------------- the comparison
 
 
-class Comparison:
+class Comparison(ComparisonStatistics):
     """Several reports lined up case by case, with paired significance against a baseline.
 
     Immutable in spirit: ``select``, ``with_baseline`` and ``pivot`` return new comparisons
@@ -178,10 +192,15 @@ class Comparison:
         method: str = "auto",
         test: str = "permutation",
         family: str = "score",
+        correction: str = "holm",
+        alternative: str = "two-sided",
         _state: dict[str, Any] | None = None,
     ) -> None:
-        stats.check_test(test)
-        stats.check_family(family)
+        chosen = options_.check_options(
+            test=test, family=family, correction=correction, confidence=confidence,
+            alternative=alternative,
+        )  # fmt: skip
+        test, self.correction, self.alternative = chosen["test"], correction, alternative
         self.reports = dict(reports)
         self.n_resamples, self.seed, self.confidence = n_resamples, seed, confidence
         self.by = by
@@ -211,7 +230,7 @@ class Comparison:
             "variants": self._variants,
         }
         state.update({k: v for k, v in changes.items() if k in state})
-        options = {
+        options: dict[str, Any] = {
             "baseline": self.baseline,
             "n_resamples": self.n_resamples,
             "seed": self.seed,
@@ -221,6 +240,8 @@ class Comparison:
             "method": self.method,
             "test": self.test,
             "family": self.family,
+            "correction": self.correction,
+            "alternative": self.alternative,
         }
         options.update({k: v for k, v in changes.items() if k in options})
         return Comparison(self.reports, _state=state, **options)
@@ -248,7 +269,7 @@ class Comparison:
             else all(v.report != baseline for v in variants)
         )
         if gone:
-            baseline = None
+            baseline = None  # type: ignore[assignment]  # the default baseline
         return self._copy(scores=names or self._scores, variants=variants, baseline=baseline)
 
     def with_baseline(self, baseline: str | Variant | tuple[str, str]) -> Comparison:
@@ -306,6 +327,9 @@ class Comparison:
                 f"nor a variant ({', '.join(v.name for v in self._variants)})"
             ) from None
 
+    def _variants_of(self, label: str) -> list[Variant]:
+        return [v for v in self._variants if v.report == label]
+
     def benchmark_of(self, variant: Any) -> str:
         """The benchmark key (name:version:split) of a variant or report label."""
         return self.reports[_label_of(self, variant)].benchmark.key
@@ -315,25 +339,14 @@ class Comparison:
         return self.benchmark_of(a) == self.benchmark_of(b)
 
     def baseline_of(self, variant: Variant) -> Variant | None:
-        """The variant ``variant`` is compared with (None for a baseline itself, or when the
-        baseline ran on another benchmark: cases never pair across benchmarks)."""
-        if isinstance(self.baseline, Variant):
-            base = None if variant == self.baseline else self.baseline
-        elif variant.report == self.baseline:
-            base = None
-        else:
-            base = Variant(self.baseline, variant.mode)
-            base = base if base in self._variants else None
-        return base if base is not None and self.paired(base, variant) else None
+        """The (first) variant ``variant`` is compared with (None for a baseline itself, or
+        when nothing pairs with it: see ``analysis._pairing``)."""
+        return next((a for a, b in self.pairs() if b == variant), None)
 
     def pairs(self) -> list[tuple[Variant, Variant]]:
-        """The comparisons shown: (baseline, variant) for every non-baseline variant."""
-        out = []
-        for v in self._variants:
-            base = self.baseline_of(v)
-            if base is not None:
-                out.append((base, v))
-        return out
+        """The comparisons shown: (baseline, variant), paired as ``analysis._pairing`` says (a
+        one-mode system against each mode of the others; mode by mode where names match)."""
+        return comparison_pairs(self._variants, self.baseline, self.paired)
 
     # -- frames -----------------------------------------------------------------------------
 
@@ -347,12 +360,17 @@ class Comparison:
             index=pd.Index(self.aligned.case_ids, name="case_id"),
         )
 
-    def summary(self) -> pd.DataFrame:
+    def summary(self, by: SliceKey | None = None) -> pd.DataFrame:
         """Per variant and score: mean, n, std, 95% CI, pass rate, skipped, errors, missing cases.
 
         Same conventions as ``evaluators.aggregation.summarize`` (skipped and failed scores
-        excluded and counted, t-based CI), vectorised over the aligned matrices.
+        excluded and counted, t-based CI), vectorised over the aligned matrices. ``by`` (a
+        case label or metadata key): the same per slice, in a first ``slice`` column.
         """
+        if by is not None:
+            from heta_notebook.analysis._interaction import summary_by
+
+            return summary_by(self, by)
         return self._summary.copy()
 
     @cached_property
@@ -430,8 +448,8 @@ class Comparison:
             pairs = [(base, v) for v in self._variants if v != base and self.paired(base, v)]
         else:
             target = self.variant(b)
-            base = self.baseline_of(target)
-            pairs = [(base, target)] if base is not None else []
+            maybe = self.baseline_of(target)
+            pairs = [(maybe, target)] if maybe is not None else []
         for x, y in pairs:
             if not self.paired(x, y):
                 raise ValueError(
@@ -474,7 +492,7 @@ class Comparison:
         for i, s in enumerate(s_idx):  # one score at a time: no copy of the whole cube
             values = self.aligned.values[s]  # cases × variants
             d[:, i * width : (i + 1) * width] = values[:, b_idx] - values[:, a_idx]
-        masks = self.slice_masks(by) if by is not None else [(None, slice(None))]
+        masks: list[Any] = self.slice_masks(by) if by is not None else [(None, slice(None))]
         if by is not None:  # one block of columns per slice, NaN outside it
             d = np.concatenate([np.where(m[:, None], d, np.nan) for _, m in masks], axis=1)
         result = stats.paired_test(
@@ -484,12 +502,14 @@ class Comparison:
             seed=self.seed,
             method=self.method,
             test=self.test,
+            alternative=self.alternative,
         )
-        return _significance_frame(self, pairs, scores, result, masks, self.test, self.family)
+        frame = _significance_frame(self, pairs, scores, result, masks, self.test, self.family)
+        return _with_statistics(frame, d, self.correction, self.alternative, self.confidence)
 
     def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
         """(slice, mask over the aligned cases) per slice of ``by``, in first-seen order."""
-        labels = case_slices(self.reports, self.aligned.case_ids, by)
+        labels = case_slices(self.reports, list(self.aligned.case_ids), by)
         return [(name, labels == name) for name in dict.fromkeys(labels.tolist())]
 
     def missing_cases(self) -> pd.DataFrame:
@@ -617,7 +637,7 @@ class Comparison:
         parts = []
         if a.report != b.report:
             flat = [flatten(_manifest(self.reports[v.report])) for v in (a, b)]
-            changes = setting_changes(*flat)
+            changes = relevant_changes(setting_changes(*flat), [a.mode, b.mode])
             parts += [f"{k} {setting_text(x)} → {setting_text(y)}" for k, x, y in changes]
             if len(parts) > max_keys:
                 parts = parts[:max_keys] + [f"+{len(changes) - max_keys} more"]
@@ -628,10 +648,11 @@ class Comparison:
         return "; ".join(parts) or "identical setup"
 
     def headline(self, score: str | None = None, show_mode: bool | None = None) -> list[str]:
-        """One line per comparison shown: what changed, the delta of ``score``, its Holm p, the
-        test and the family (``"ndcg@10 +0.050 (p<0.01, paired t-test, Holm over 9 pairs)"``).
+        """One line per comparison shown, named by labels (``analysis._pairing.pair_name``): the
+        delta of ``score``, its Holm p, the test and the family (``"mine → bm25: ndcg@10 +0.050
+        (p<0.01, paired t-test, Holm over 9 pairs)"``); what changed is ``change_description``.
 
-        With several modes each line starts with ``[mode]`` (``show_mode=False`` drops it).
+        With several modes a same-mode line starts with ``[mode]`` (``show_mode=False`` drops it).
         """
         score = score or self.primary_score
         show_mode = len(self.modes) > 1 if show_mode is None else show_mode
@@ -639,14 +660,19 @@ class Comparison:
         note = self.test_note(score, of_score=False)
         lines = []
         for base, v in self.pairs():
-            row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
+            at = (
+                (sig["score"] == score)
+                & (sig["variant"] == v.name)
+                & (sig["baseline"] == base.name)
+            )
+            row = sig[at].iloc[0]
             result = (
-                f"{format_delta(row['delta'])} ({format_p(row['p_holm'])}, {note})"
+                f"{format_delta(row['delta'])} ({format_p(row['p_adjusted'])}, {note})"
                 if row["n_pairs"]
                 else "no paired cases"
             )
             mode = f"[{v.mode}] " if show_mode and base.mode == v.mode else ""
-            lines.append(f"{mode}{self.change_description(base, v)}: {score} {result}")
+            lines.append(f"{mode}{pair_name(base, v)}: {score} {result}")
         return lines
 
     def test_note(self, score: str | None = None, *, by: Any = None, of_score: bool = True) -> str:
@@ -657,12 +683,13 @@ class Comparison:
         """
         score = score or self.primary_score
         sig = self._significance if by is None else self.significance(by=by)
-        return describe_test(sig, self.test, self.family, score, of_score=of_score)
+        text = describe_test(sig, self.test, self.family, score, of_score=of_score)
+        return text.replace(", Holm over", f", {options_.corrected_over(self.correction)}", 1)
 
     def depth_notes(self) -> list[str]:
-        """Reports whose scores cut deeper than they retrieved (``analysis._depth``), one note
+        """Reports whose scores cut deeper than they retrieved (``schema._status``), one note
         per identical sentence."""
-        from heta_notebook.analysis._depth import depth_line
+        from heta_notebook.schema._status import depth_line
 
         same: dict[str, list[str]] = {}
         for label, report in self.reports.items():
@@ -685,13 +712,18 @@ class Comparison:
                 f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
                 "left out of the paired tests."
             )
+        one_mode = any(len(self._variants_of(label)) == 1 for label in self.labels)
         for label in self.labels:
             absent = [m for m in self.modes if Variant(label, m) not in self._variants]
-            if absent:
+            if absent and not one_mode:  # a one-mode report pairs across modes (_pairing)
                 notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
         if self.aligned.text_scores:
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
         notes += self.depth_notes()
+        notes += pairing_notes(self._variants, self.baseline, self.pairs())
+        from heta_notebook.analysis._judged import judged_notes
+
+        notes += judged_notes(self.reports)  # judged@k differences bias a comparison
         keys = {r.benchmark.key for r in self.reports.values()}
         if len(keys) > 1:
             notes.append(
@@ -735,7 +767,12 @@ class Comparison:
         raises ``ExplorerOptionError`` (a ValueError)."""
         from heta_notebook.display._comparison_explorer import ComparisonExplorer
 
-        options = {"filter": filter, "label": label, "search": search, "scope": scope}
+        options: dict[str, Any] = {
+            "filter": filter,
+            "label": label,
+            "search": search,
+            "scope": scope,
+        }
         options.update(miss_a=miss_a, miss_b=miss_b)
         return ComparisonExplorer(self, a, b, score, page_size, max_cases=max_cases, **options)
 
@@ -754,15 +791,24 @@ class Comparison:
 
     def to_latex(self, scores: Sequence[str] | None = None, **options: Any) -> str:
         """A booktabs LaTeX table for a paper: variants × scores, best bold, significance
-        markers (``markers="direction"`` vs the baseline, or ``"letters"``), caption."""
-        from heta_notebook.display._tables import comparison_table
+        markers, a caption stating the test, correction, tie rule and ``missing=`` convention.
 
+        Options: ``decimals`` (3); ``markers``: ``"direction"`` (↑/↓ vs the baseline, default),
+        ``"letters"`` (ranx-style: the rows a row beats), ``"tukey"`` (Tukey HSD grouping
+        letters) or None; ``alpha`` (0.05); ``labels`` (score → shown name); ``caption``
+        (replaces the generated one); ``label`` (``\\label{...}``). An unknown option is
+        refused with the valid ones."""
+        from heta_notebook.display._tables import check_options, comparison_table
+
+        check_options(comparison_table, options)
         return comparison_table(self, scores, **options).to_latex()
 
     def to_markdown(self, scores: Sequence[str] | None = None, **options: Any) -> str:
-        """The same table as Markdown (GitHub pipe table, caption below)."""
-        from heta_notebook.display._tables import comparison_table
+        """The same table as Markdown (GitHub pipe table, caption below); the options of
+        :meth:`to_latex`."""
+        from heta_notebook.display._tables import check_options, comparison_table
 
+        check_options(comparison_table, options)
         return comparison_table(self, scores, **options).to_markdown()
 
     def __repr__(self) -> str:
@@ -775,6 +821,7 @@ class Comparison:
             lines.append(f"  {self.test_note()}; bootstrap {self.confidence:.0%} CI")
             lines += [f"  {line}" for line in self.headline()]
         lines += self._abstention_lines()
+        lines += [f"  note: {note}" for note in self.notes()]
         return "\n".join(lines)
 
     def _abstention_lines(self) -> list[str]:
@@ -812,12 +859,12 @@ def summary_stats(
     on purpose: it fixes the memory layout, hence the summation order, the numbers had.
     """
     scores = list(range(len(values)) if scores is None else scores)
-    variants = slice(None) if variants is None else list(variants)
+    columns: Any = slice(None) if variants is None else list(variants)
     step = max(1, 500_000 // max(values[0].size if len(values) else 1, 1))
     parts = [
         matrix_stats(
-            values[scores[i : i + step]][:, :, variants],
-            passed[scores[i : i + step]][:, :, variants],
+            values[scores[i : i + step]][:, :, columns],
+            passed[scores[i : i + step]][:, :, columns],
             axis=1,
             confidence=confidence,
         )
@@ -826,8 +873,8 @@ def summary_stats(
     if not parts:
         parts = [
             matrix_stats(
-                values[:0][:, :, variants],
-                passed[:0][:, :, variants],
+                values[:0][:, :, columns],
+                passed[:0][:, :, columns],
                 axis=1,
                 confidence=confidence,
             )
@@ -877,7 +924,7 @@ def _significance_frame(
                         "ties": int(result.ties[k]),
                         "losses": int(result.losses[k]),
                         "p_method": result.method[k],
-                        "ci_method": result.ci_method[k],
+                        "ci_method": result.ci_method[k],  # type: ignore[index]  # always set
                     }
                 )
     frame = pd.DataFrame(rows)

@@ -2,7 +2,7 @@
 
 ``report.frames()`` (one ``ReportFrames`` per report, cached on it) builds each frame lazily
 on first use and caches it, so the card, plots, explorer, ``summary()`` and ``compare()``
-share one extraction. A columnar report (``heta_notebook.schema._columnar``) gives its case and
+share one extraction. A columnar report (``heta_notebook.reports``) gives its case and
 score columns straight from its Parquet tables, without building records; an in-memory
 report's scores are read once, in C-level ``map`` passes, into the same numpy columns.
 The long frame, the wide cases frame and the summary are all built from them.
@@ -34,7 +34,8 @@ from heta_notebook.evaluators._aggregation import (
     summarize,
     text_counts,
 )
-from heta_notebook.schema._columnar import ColumnarReport, CorruptReportError, LazyCaseResults
+from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
+from heta_notebook.reports._tables import CorruptReportError
 from heta_notebook.schema._records import (
     ABSTAINED,
     BenchmarkEvidence,
@@ -180,6 +181,10 @@ class ReportFrames:
     def saved_miss_counts(self) -> pd.DataFrame | None:
         """``misses()``'s counts as a saved report's header keeps them (computed when it was
         written, so a card needs no classification); None for reports without them."""
+        frame = self._cached("misses:saved", self._saved_miss_counts)
+        return None if frame is None else frame.copy()
+
+    def _saved_miss_counts(self) -> pd.DataFrame | None:
         view = self._view("misses")
         if view is None:
             return None
@@ -894,14 +899,14 @@ def _evidence_from_reference_ids(
             ranks.setdefault(doc, (rank, r.id))
     rows = []
     for index, ref in enumerate(md.get("matched_reference_ids") or []):
-        rank, result_id = ranks.get(str(ref), (None, None))
+        ref_rank, result_id = ranks.get(str(ref), (None, None))
         rows.append(
             _score_evidence_row(
                 {
                     "index": index,
                     "label": str(ref),
                     "reference_id": ref,
-                    "rank": rank,
+                    "rank": ref_rank,
                     "result_id": result_id,
                     "matched_by": "reference_id",
                 },

@@ -26,8 +26,8 @@ from pydantic_core import from_json
 
 from heta_notebook.analysis._frames import expected_of
 from heta_notebook.evaluators import _matching as matching
-from heta_notebook.schema._columnar import ColumnarReport
-from heta_notebook.schema._lazy_results import LazyResults
+from heta_notebook.reports._lazy_results import LazyResults
+from heta_notebook.reports._stored import ColumnarReport
 from heta_notebook.schema._records import EvaluationCaseResult
 
 
@@ -92,7 +92,7 @@ def _plain_items(data: Any) -> Items | None:
             return None
         refs.append(ref.strip())
         grades.append(_grade(meta))
-    return Items(refs, grades, True, bool(answers) or data.get("value") is not None)
+    return Items(refs, grades, True, bool(answers) or data.get("value") is not None)  # type: ignore[arg-type]
 
 
 def _json_dict(value: Any) -> bool:
@@ -136,7 +136,7 @@ class FirstRanks:
         distinct = np.ones(len(pair), dtype=bool)  # a result matching by two keys counts once
         distinct[1:] = (pair[1:] != pair[:-1]) | (ranks[1:] != ranks[:-1])
         self.pair, self.ranks = pair[distinct], ranks[distinct]
-        starts = np.flatnonzero(np.r_[True, self.pair[1:] != self.pair[:-1]]) if len(pair) else []
+        starts = np.flatnonzero(np.r_[True, self.pair[1:] != self.pair[:-1]]) if len(pair) else []  # type: ignore[var-annotated]
         self.starts = np.asarray(starts, dtype=np.int64)
         self.keys = self.pair[self.starts]
 
@@ -308,7 +308,7 @@ def record_facts(case_results: Sequence[EvaluationCaseResult]) -> MissFacts:
         case_id=np.asarray([r.case_id for r in case_results], dtype=object),
         query_mode=np.asarray([r.query_mode for r in case_results], dtype=object),
         expected=expected,
-        metadata=metadata,
+        metadata=metadata,  # type: ignore[arg-type]
         n_results=np.asarray(
             [0 if r.response is None else len(r.response.results) for r in case_results],
             dtype=np.int64,

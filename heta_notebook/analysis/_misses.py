@@ -9,7 +9,9 @@ found, not cited       found, the case expects an answer, the run has an answer 
 found, answer wrong    found and cited, but the case's answer score failed
 not indexed            the recipe did not index the document (not in the KB: filtered
                        out; or no word in any of its chunks: empty text)
-lost at stage S        in the previous stage's list, absent after stage S (rerank, ...)
+lost at stage S        in the previous stage's list and absent after stage S, or inside k
+                       at the previous stage and outside k after S (a rerank demoting
+                       it: the stage, not the depth, takes the blame)
 split                  the recipe cut the document into several chunks, and either none
                        ranked high enough (ranked at r > k), or the evidence text spans
                        a chunk boundary: no one chunk holds it whole (``cut``: SQuAD's
@@ -55,7 +57,7 @@ from heta_notebook.analysis._frames import expected_of
 from heta_notebook.analysis._miss_facts import MissFacts, columnar_facts, record_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
-from heta_notebook.schema._columnar import LazyCaseResults
+from heta_notebook.reports._stored import LazyCaseResults
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
     EvaluationCaseResult,
@@ -74,11 +76,16 @@ BEYOND_K = "beyond k"
 NOT_RETRIEVED = "not retrieved"
 UNKNOWN_DEPTH = "unknown depth"
 
-CLASSES = (FOUND, NOT_CITED, ANSWER_WRONG, NOT_INDEXED, LOST_AT, SPLIT, BEYOND_K)
+CLASSES: tuple[str, ...] = (FOUND, NOT_CITED, ANSWER_WRONG, NOT_INDEXED, LOST_AT, SPLIT, BEYOND_K)
 CLASSES += (NOT_RETRIEVED, UNKNOWN_DEPTH)
 FOUND_CLASSES = (FOUND, NOT_CITED, ANSWER_WRONG)
 # answer scores tried, in order, for "found, answer wrong" (the first present counts)
-ANSWER_SCORES = ("squad_f1", "squad_exact_match", "answer_token_f1", "answer_exact_match")
+ANSWER_SCORES: tuple[str, ...] = (
+    "squad_f1",
+    "squad_exact_match",
+    "answer_token_f1",
+    "answer_exact_match",
+)
 ANSWER_SCORES += ("answer_contains", "answer")
 
 EVIDENCE_COLUMNS = (
@@ -189,11 +196,13 @@ def _classify_miss(
         row["miss_class"], row["rank"], row["rank_source"] = NOT_INDEXED, None, None
         return
     names = [s.name for s in stages]
-    for before, after in zip(names, names[1:], strict=False):
-        if stage_ranks[before] is not None and stage_ranks[after] is None:
-            row.update(miss_class=LOST_AT, stage=after, rank=stage_ranks[before])
-            row["rank_source"] = f"stage:{before}"
-            return
+    lost = _lost_at(names, stage_ranks, row.get("k"))
+    if lost is not None:
+        before, after = lost
+        ended = stage_ranks[after]  # demoted past k: where it ended; dropped: where it was
+        rank, source = (ended, after) if ended is not None else (stage_ranks[before], before)
+        row.update(miss_class=LOST_AT, stage=after, rank=rank, rank_source=f"stage:{source}")
+        return
     if row["rank"] is None and names and stage_ranks[names[-1]] is not None:
         row["rank"], row["rank_source"] = stage_ranks[names[-1]], f"stage:{names[-1]}"
     if row["rank"] is None and info is not None and info.get("chunk_rank") is not None:
@@ -208,6 +217,20 @@ def _classify_miss(
         row["miss_class"] = NOT_RETRIEVED
     else:
         row["miss_class"] = UNKNOWN_DEPTH
+
+
+def _lost_at(
+    names: Sequence[str], stage_ranks: Mapping[str, int | None], k: int | None
+) -> tuple[str, str] | None:
+    """The first (stage before, stage S) where the item leaves: listed before and absent after
+    S, or inside ``k`` before and outside ``k`` after S (a rerank demoting it); None else."""
+    for before, after in zip(names, names[1:], strict=False):
+        was, now = stage_ranks[before], stage_ranks[after]
+        if was is not None and now is None:
+            return before, after
+        if k is not None and was is not None and now is not None and was <= k < now:
+            return before, after
+    return None
 
 
 def _chunks_seen(item: BenchmarkEvidence, results: Sequence[QueryResult]) -> int:
@@ -289,7 +312,7 @@ def _classified(
     facts = columnar_facts(results.columnar) if columnar else record_facts(results)  # type: ignore[attr-defined]
     fast = _fast_rows(facts, k, requested)
     slow = np.flatnonzero(~facts.fast)
-    records = results.take(slow) if columnar else map(results.__getitem__, slow)  # type: ignore[attr-defined]
+    records = results.take(slow) if columnar else (results[i] for i in slow.tolist())  # type: ignore[attr-defined]
     rows = [
         {**row, "_row": int(i)}
         for i, record in zip(slow.tolist(), records, strict=True)
@@ -315,7 +338,12 @@ def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[s
     """The ``EVIDENCE_COLUMNS`` (and ``_row``) of every item of the rows ``facts`` decide:
     first ranks looked up for all items at once, then each miss given its class by the
     rule :func:`classify_case` applies (:func:`_classify_miss`, no stages)."""
-    item_row, refs, index, relevance, cut_k, exhausted = [], [], [], [], [], []
+    item_row: list[int] = []
+    refs: list[Any] = []
+    index: list[int] = []
+    relevance: list[Any] = []
+    cut_k: list[int] = []
+    exhausted: list[bool] = []
     for row in np.flatnonzero(facts.fast).tolist():
         items, meta = facts.expected[row], facts.metadata[row]
         if meta is None or items is None or not items.refs:
@@ -354,7 +382,7 @@ def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[s
     for i in np.flatnonzero((first == 0) | (first > cuts)).tolist():
         row = {"rank": ranks[i], "rank_source": out["rank_source"][i], "stage": None}
         seen = int(beyond[i])
-        _classify_miss(row, [], {}, infos[i], exhausted[i], lambda n=seen: n)
+        _classify_miss(row, [], {}, infos[i], exhausted[i], functools.partial(int, seen))
         for column in ("miss_class", "rank", "rank_source", "cut", "stage"):
             out[column][i] = row.get(column)
     return out
@@ -466,31 +494,73 @@ def comparison_misses(comparison: Any, by: SliceKey | None = None) -> pd.DataFra
     keys = [slice_name(by)] if by is not None else []
     frames = []
     for a, b in comparison.pairs():
+        if by is None and _variant_cases(comparison, a) == _variant_cases(comparison, b):
+            ca, cb = _variant_counts(comparison, a), _variant_counts(comparison, b)
+            frames.append(_deltas(a, b, ca.drop(columns="share"), cb.drop(columns="share"), []))
+            continue  # same cases on both sides: the saved counts are the counts
         ea, eb = _variant_misses(comparison, a, by), _variant_misses(comparison, b, by)
         both = set(ea["case_id"]) & set(eb["case_id"])
         ca = miss_counts(ea[ea["case_id"].isin(both)], keys).drop(columns="share")
         cb = miss_counts(eb[eb["case_id"].isin(both)], keys).drop(columns="share")
-        merged = ca.merge(cb, on=[*keys, "miss_class"], how="outer", suffixes=("_a", "_b"))
-        merged[["count_a", "count_b"]] = merged[["count_a", "count_b"]].fillna(0).astype(int)
-        merged["delta"] = merged["count_b"] - merged["count_a"]
-        merged.insert(0, "b", b.name)
-        merged.insert(0, "a", a.name)
-        frames.append(merged)
+        frames.append(_deltas(a, b, ca, cb, keys))
     columns = ["a", "b", *keys, "miss_class", "count_a", "count_b", "delta"]
     if not frames:
         return pd.DataFrame(columns=columns)
     return pd.concat(frames, ignore_index=True)[columns]
 
 
+def _deltas(
+    a_variant: Any, b_variant: Any, ca: pd.DataFrame, cb: pd.DataFrame, keys: list[str]
+) -> pd.DataFrame:
+    """One pair's counts under a and b side by side, and ``delta`` = b − a."""
+    if not keys:  # the usual case: a few classes, no slice (pandas' merge costs ~8 ms)
+        a = dict(zip(ca["miss_class"], ca["count"], strict=True))
+        b = dict(zip(cb["miss_class"], cb["count"], strict=True))
+        classes = list(dict.fromkeys([*a, *b]))
+        count_a = [int(a.get(c, 0)) for c in classes]
+        count_b = [int(b.get(c, 0)) for c in classes]
+        return pd.DataFrame(
+            {
+                "a": [a_variant.name] * len(classes),
+                "b": [b_variant.name] * len(classes),
+                "miss_class": classes,
+                "count_a": count_a,
+                "count_b": count_b,
+                "delta": [y - x for x, y in zip(count_a, count_b, strict=True)],
+            }
+        )
+    merged = ca.merge(cb, on=[*keys, "miss_class"], how="outer", suffixes=("_a", "_b"))
+    merged[["count_a", "count_b"]] = merged[["count_a", "count_b"]].fillna(0).astype(int)
+    merged["delta"] = merged["count_b"] - merged["count_a"]
+    merged.insert(0, "b", b_variant.name)
+    merged.insert(0, "a", a_variant.name)
+    return merged
+
+
 def variant_counts(comparison: Any) -> pd.DataFrame:
     """Counts per variant (``"label · mode"``) × class, tidy, in the comparison's order."""
-    frames = []
-    for v in comparison.variants:
-        counts = miss_counts(_variant_misses(comparison, v, None), [])
-        frames.append(counts.assign(variant=v.name))
+    frames = [_variant_counts(comparison, v).assign(variant=v.name) for v in comparison.variants]
     if not frames:
         return pd.DataFrame(columns=["variant", "miss_class", "count", "share"])
     return pd.concat(frames, ignore_index=True)[["variant", "miss_class", "count", "share"]]
+
+
+def _variant_counts(comparison: Any, variant: Any) -> pd.DataFrame:
+    """One variant's counts per class (``miss_class``, ``count``, ``share``) from its report's
+    ``misses()``: a saved report's header counts, nothing re-classified."""
+    counts = comparison.frames(variant.report).misses()
+    counts = counts[counts["query_mode"] == variant.mode]
+    return counts[["miss_class", "count", "share"]].reset_index(drop=True)
+
+
+def _variant_cases(comparison: Any, variant: Any) -> frozenset[str]:
+    """The case ids one variant ran (its report's case results in its mode), read as codes."""
+    frames = comparison.frames(variant.report)
+    ids, id_values = frames.case_codes("case_id")
+    modes, mode_values = frames.case_codes("query_mode")
+    mode = [i for i, m in enumerate(np.asarray(mode_values).tolist()) if m == variant.mode]
+    picked = ids[np.isin(modes, mode)] if mode else ids[:0]
+    return frozenset(np.asarray(id_values)[np.unique(picked[picked >= 0])].tolist())
 
 
 def _variant_misses(comparison: Any, variant: Any, by: SliceKey | None) -> pd.DataFrame:

@@ -75,6 +75,8 @@ from typing import Any
 
 import numpy as np
 
+from heta_notebook.analysis._options import ALTERNATIVES, TEST_ALIASES, check_choice
+from heta_notebook.analysis._options import TESTS as TESTS
 from heta_notebook.evaluators._aggregation import bootstrap_means
 
 DEFAULT_RESAMPLES = 10_000
@@ -83,11 +85,11 @@ EXACT_MAX_N = 12
 ASYMPTOTIC_MIN_N = 20_000  # pairs a column needs before "auto" uses the asymptotic forms
 ASYMPTOTIC_MIN_EFFECTIVE_N = 1_000  # ... and effective cases, (Σx²)²/Σx⁴ (module docstring)
 METHODS = ("auto", "monte-carlo", "asymptotic")
-TESTS = ("permutation", "t-test", "wilcoxon")
 TEST_NAMES = {  # how tables and headlines name each test
     "permutation": "sign-flip permutation test",
     "t-test": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
+    "bootstrap": "paired bootstrap test",
 }
 FAMILIES = ("score", "all")  # Holm within each score (default), or over every test at once
 WILCOXON_ZERO_METHOD = "wilcox"  # zero differences are dropped before ranking
@@ -124,11 +126,13 @@ def paired_test(
     asymptotic_min_n: int = ASYMPTOTIC_MIN_N,
     asymptotic_min_effective_n: float = ASYMPTOTIC_MIN_EFFECTIVE_N,
     test: str = "permutation",
+    alternative: str = "two-sided",
 ) -> PairedTest:
     """p-value of ``test``, bootstrap CI and win/tie/loss of every column of ``d`` (b - a).
 
     ``test``: ``"permutation"`` (sign-flip), ``"t-test"`` (paired t) or ``"wilcoxon"``
-    (signed-rank). ``method`` (the permutation test's and the bootstrap's null
+    (signed-rank) or ``"bootstrap"`` (resampled centred differences); ``alternative``
+    ``"two-sided"``, ``"greater"`` (b above a) or ``"less"``. ``method`` (the permutation test's and the bootstrap's null
     distributions): ``"auto"`` (asymptotic forms for large, well-spread columns, see the
     module docstring), ``"monte-carlo"`` (exact / Monte-Carlo only) or ``"asymptotic"``.
     Identical columns (e.g. recall@10 and evidence_recall@10 on document qrels) are
@@ -137,6 +141,8 @@ def paired_test(
     d = _as_matrix(d)
     check_method(method)
     check_test(test)
+    test = TEST_ALIASES.get(test, test)
+    check_choice("alternative", alternative, ALTERNATIVES)
     plan = _plan(d, method, asymptotic_min_n, asymptotic_min_effective_n)
     if not all(group.asymptotic.all() for group in plan):  # something is resampled
         unique, inverse = _unique_columns(d)
@@ -151,15 +157,18 @@ def paired_test(
                 asymptotic_min_n=asymptotic_min_n,
                 asymptotic_min_effective_n=asymptotic_min_effective_n,
                 test=test,
+                alternative=alternative,
             )
             fields = PairedTest.__dataclass_fields__
             return PairedTest(*(getattr(once, f)[inverse] for f in fields))
     if test == "t-test":
-        p, p_method = paired_t_test(d)
+        p, p_method = paired_t_test(d, alternative)
     elif test == "wilcoxon":
-        p, p_method = paired_wilcoxon_test(d)
+        p, p_method = paired_wilcoxon_test(d, alternative=alternative)
+    elif test == "bootstrap":
+        p, p_method = _bootstrap_test(d, plan, n_resamples, seed, alternative)
     else:
-        p, p_method = _permutation(d, plan, n_resamples, seed, exact_max_n)
+        p, p_method = _permutation(d, plan, n_resamples, seed, exact_max_n, alternative)
     low, high = _bootstrap(d, plan, n_resamples, confidence, seed)
     wins, ties, losses = win_tie_loss(d)
     n = np.sum(~np.isnan(d), axis=0)
@@ -194,7 +203,7 @@ def paired_permutation_test(
     return _permutation(d, plan, n_resamples, seed, exact_max_n)
 
 
-def paired_t_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def paired_t_test(d: np.ndarray, alternative: str = "two-sided") -> tuple[np.ndarray, np.ndarray]:
     """Two-sided paired t-test of mean(d) = 0 per column; returns (p_values, methods).
 
     Each column's p equals ``scipy.stats.ttest_rel(b, a).pvalue`` on its paired cases (NaN
@@ -207,7 +216,8 @@ def paired_t_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     def p_values(x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # n = 1 or no variance: NaN / 0
-            return np.asarray(sps.ttest_1samp(x, 0.0, axis=0).pvalue, dtype=float)
+            result = sps.ttest_1samp(x, 0.0, axis=0, alternative=alternative)
+            return np.asarray(result.pvalue, dtype=float)
 
     p = np.full(d.shape[1], np.nan)
     for rows, cols in _groups(d):
@@ -217,7 +227,7 @@ def paired_t_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def paired_wilcoxon_test(
-    d: np.ndarray, zero_method: str = WILCOXON_ZERO_METHOD
+    d: np.ndarray, zero_method: str = WILCOXON_ZERO_METHOD, alternative: str = "two-sided"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided Wilcoxon signed-rank test per column; returns (p_values, methods).
 
@@ -237,7 +247,10 @@ def paired_wilcoxon_test(
             picked = cols[kind == code]
             if len(picked):
                 p[picked] = _by_column_blocks(
-                    lambda x, label=label: _wilcoxon_p(x, label, zero_method), d, rows, picked
+                    lambda x, label=label: _wilcoxon_p(x, label, zero_method, alternative),
+                    d,
+                    rows,
+                    picked,
                 )
                 methods[picked] = label
     return _no_difference(d, p, methods)
@@ -294,42 +307,22 @@ def check_method(method: str) -> None:
 
 
 def check_test(test: str) -> None:
-    """Refuse an unknown ``test`` with the list of known ones."""
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(TESTS)} (got {test!r})")
+    """Refuse an unknown ``test`` with the list of known ones (``"sign-flip"`` is accepted
+    for ``"permutation"``)."""
+    check_choice("test", TEST_ALIASES.get(test, test), TESTS)
 
 
 def check_family(family: str) -> None:
-    """Refuse an unknown Holm ``family`` with the list of known ones."""
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)} (got {family!r})")
+    """Refuse an unknown correction ``family`` with the list of known ones."""
+    check_choice("family", family, FAMILIES)
 
 
 def holm(p_values: np.ndarray, families: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
     """Holm step-down adjusted p-values, within each family (one label per p-value) or over
-    all of them; NaNs are left out of their family and stay NaN."""
-    p = np.asarray(p_values, dtype=float)
-    if families is not None:
-        labels = np.asarray(families, dtype=object)
-        if labels.shape != p.shape:
-            raise ValueError(f"families must label every p-value ({labels.shape} vs {p.shape})")
-        out = np.full(p.shape, np.nan)
-        for label in dict.fromkeys(labels.tolist()):
-            mask = labels == label
-            out[mask] = holm(p[mask])
-        return out
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    m = int(ok.sum())
-    if m == 0:
-        return out
-    order = np.argsort(p[ok], kind="stable")
-    scaled = (m - np.arange(m)) * p[ok][order]
-    adjusted = np.minimum(np.maximum.accumulate(scaled), 1.0)
-    values = np.empty(m)
-    values[order] = adjusted
-    out[ok] = values
-    return out
+    all of them; NaNs are left out of their family and stay NaN (``adjust``'s Holm)."""
+    from heta_notebook.analysis._options import adjust
+
+    return adjust(p_values, families, "holm")
 
 
 def win_tie_loss(d: np.ndarray, tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -368,7 +361,9 @@ def _wilcoxon_kind(x: np.ndarray) -> np.ndarray:
     return np.where(~(zeros | ties), 0, np.where(n <= WILCOXON_ENUMERATE_MAX_N, 1, 2))
 
 
-def _wilcoxon_p(x: np.ndarray, kind: str, zero_method: str) -> np.ndarray:
+def _wilcoxon_p(
+    x: np.ndarray, kind: str, zero_method: str, alternative: str = "two-sided"
+) -> np.ndarray:
     """``scipy.stats.wilcoxon`` p-values of the columns of x with one null distribution."""
     from scipy import stats as sps
 
@@ -379,7 +374,9 @@ def _wilcoxon_p(x: np.ndarray, kind: str, zero_method: str) -> np.ndarray:
     }[kind]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all zeros: NaN, set to 1 later
-        result = sps.wilcoxon(x, axis=0, zero_method=zero_method, method=method)
+        result = sps.wilcoxon(
+            x, axis=0, zero_method=zero_method, method=method, alternative=alternative
+        )
     return np.asarray(result.pvalue, dtype=float)
 
 
@@ -459,22 +456,25 @@ def _plan(d: np.ndarray, method: str, min_n: int, min_effective_n: float) -> lis
     return plan
 
 
-def _permutation(d, plan, n_resamples, seed, exact_max_n) -> tuple[np.ndarray, np.ndarray]:
+def _permutation(
+    d, plan, n_resamples, seed, exact_max_n, alternative="two-sided"
+) -> tuple[np.ndarray, np.ndarray]:
     p = np.full(d.shape[1], np.nan)
     methods = np.full(d.shape[1], "", dtype=object)
     for group in plan:
         picked = group.asymptotic
         if picked.any():
-            p[group.cols[picked]] = _sign_flip_tail(group.moments[:, picked], len(group.rows))
+            moments = group.moments[:, picked]
+            p[group.cols[picked]] = _sign_flip_tail(moments, len(group.rows), alternative)
             methods[group.cols[picked]] = "asymptotic"
         cols = group.cols[~picked]
         if not len(cols):
             continue
         x = _submatrix(d, group.rows, cols)
         if len(group.rows) <= exact_max_n:
-            p[cols], methods[cols] = _exact_sign_flip(x), "exact"
+            p[cols], methods[cols] = _exact_sign_flip(x, alternative), "exact"
         else:
-            p[cols], methods[cols] = _random_sign_flip(x, n_resamples, seed)
+            p[cols], methods[cols] = _random_sign_flip(x, n_resamples, seed, alternative)
     return p, methods
 
 
@@ -493,6 +493,40 @@ def _bootstrap(d, plan, n_resamples, confidence, seed) -> tuple[np.ndarray, np.n
         means = _bootstrap_means(_submatrix(d, group.rows, cols), n_resamples, seed)
         low[cols], high[cols] = np.quantile(means, [alpha, 1 - alpha], axis=0)
     return low, high
+
+
+def _bootstrap_test(d, plan, n_resamples, seed, alternative) -> tuple[np.ndarray, np.ndarray]:
+    """The paired bootstrap test of mean(d) = 0: resample the centred differences (the null
+    made true, same resamples as the CI) and count means at least as extreme as d̄ (+1 / B+1,
+    as the Monte-Carlo permutation test); large well-spread columns: the normal form with
+    sd σ̂/√n."""
+    p = np.full(d.shape[1], np.nan)
+    methods = np.full(d.shape[1], "", dtype=object)
+    for group in plan:
+        picked = group.asymptotic
+        if picked.any():
+            moments, n = group.moments[:, picked], len(group.rows)
+            sd = np.sqrt(moments[3]) / np.sqrt(n)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(sd > 0, moments[0] / np.where(sd > 0, sd, 1.0), 0.0)
+            p[group.cols[picked]] = _normal_p(z, alternative)
+            methods[group.cols[picked]] = "asymptotic"
+        cols = group.cols[~picked]
+        if not len(cols):
+            continue
+        x = _submatrix(d, group.rows, cols)
+        observed = x.mean(axis=0)
+        null = _bootstrap_means(x, n_resamples, seed) - observed  # the centred resamples
+        gamma = 1e-12 * np.mean(np.abs(x), axis=0)
+        less = np.sum(null <= observed + gamma, axis=0)
+        greater = np.sum(null >= observed - gamma, axis=0)
+        if alternative == "two-sided":
+            count = np.sum(np.abs(null) >= np.abs(observed) - gamma, axis=0)
+            p[cols] = np.minimum((count + 1) / (n_resamples + 1), 1.0)
+        else:
+            p[cols] = _two_sided(less, greater, n_resamples, 1, alternative)
+        methods[cols] = "bootstrap"
+    return _no_difference(d, p, methods)
 
 
 def _moments(x: np.ndarray) -> np.ndarray:
@@ -526,14 +560,23 @@ def _well_spread(moments: np.ndarray, n: int, min_effective_n: float) -> np.ndar
     return np.minimum(raw, _effective_n(moments, centred=True, n=n)) >= min_effective_n
 
 
-def _sign_flip_tail(moments: np.ndarray, n: int) -> np.ndarray:
+def _sign_flip_tail(moments: np.ndarray, n: int, alternative: str = "two-sided") -> np.ndarray:
     """``_normal_tail`` from the moments: the asymptotic sign-flip p-value."""
-    from scipy.special import erfc
-
     sigma = np.sqrt(moments[1]) / n
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(sigma > 0, np.abs(moments[0]) / sigma, 0.0)
-    return erfc(z / np.sqrt(2))
+        z = np.where(sigma > 0, moments[0] / sigma, 0.0)
+    return _normal_p(z, alternative)
+
+
+def _normal_p(z: np.ndarray, alternative: str) -> np.ndarray:
+    """The normal p-value of a signed z under ``alternative``."""
+    from scipy.special import erfc
+
+    if alternative == "greater":
+        return erfc(z / np.sqrt(2)) / 2
+    if alternative == "less":
+        return erfc(-z / np.sqrt(2)) / 2
+    return erfc(np.abs(z) / np.sqrt(2))
 
 
 def _by_column_blocks(
@@ -583,33 +626,42 @@ def _counts(null: np.ndarray, x: np.ndarray, rtol: float) -> tuple[np.ndarray, n
     return np.sum(null <= observed + gamma, axis=0), np.sum(null >= observed - gamma, axis=0)
 
 
-def _two_sided(less: np.ndarray, greater: np.ndarray, total: int, adjustment: int) -> np.ndarray:
-    """scipy's two-sided p: 2·min(P(T <= t), P(T >= t))."""
+def _two_sided(
+    less: np.ndarray,
+    greater: np.ndarray,
+    total: int,
+    adjustment: int,
+    alternative: str = "two-sided",
+) -> np.ndarray:
+    """scipy's p: two-sided 2·min(P(T <= t), P(T >= t)); one-sided P(T >= t) or P(T <= t)."""
+    if alternative != "two-sided":
+        count = greater if alternative == "greater" else less
+        return np.minimum((count + adjustment) / (total + adjustment), 1.0)
     smaller = np.minimum(less, greater) + adjustment
     return np.minimum(smaller / (total + adjustment) * 2, 1.0)
 
 
-def _normal_tail(x: np.ndarray) -> np.ndarray:
-    """Two-sided p of the observed mean under the normal approximation of the sign-flip
+def _normal_tail(x: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
+    """p of the observed mean under the normal approximation of the sign-flip
     distribution: mean 0 and variance Σx²/n² (the exact variance of that distribution)."""
-    from scipy.special import erfc
-
     n = x.shape[0]
     sigma = np.sqrt(np.sum(x**2, axis=0)) / n
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(sigma > 0, np.abs(x.mean(axis=0)) / sigma, 0.0)
-    return erfc(z / np.sqrt(2))
+        z = np.where(sigma > 0, x.mean(axis=0) / sigma, 0.0)
+    return _normal_p(z, alternative)
 
 
-def _exact_sign_flip(x: np.ndarray) -> np.ndarray:
+def _exact_sign_flip(x: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
     """Enumerate all 2^n sign patterns (n <= exact_max_n)."""
     signs = np.array(list(product((1.0, -1.0), repeat=x.shape[0])))
     null = signs @ x / x.shape[0]
     less, greater = _counts(null, x, rtol=1e-12)
-    return _two_sided(less, greater, len(null), adjustment=0)
+    return _two_sided(less, greater, len(null), 0, alternative)
 
 
-def _random_sign_flip(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _random_sign_flip(
+    x: np.ndarray, n_resamples: int, seed: int, alternative: str = "two-sided"
+) -> tuple[np.ndarray, np.ndarray]:
     """Monte-Carlo sign flips: T* = (2·B - 1) @ x / n with B random 0/1, in blocks."""
     rng = np.random.default_rng(seed)
     n = x.shape[0]
@@ -621,9 +673,10 @@ def _random_sign_flip(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.nd
         bits = _random_bits(rng, stop - start, n, dtype)
         null[start:stop] = 2.0 * (bits @ xs) - total
     less, greater = _counts(null / n, x, rtol=_rtol(dtype))
-    p = _two_sided(less, greater, n_resamples, adjustment=1)
-    beyond = np.minimum(less, greater) == 0  # observed mean more extreme than every resample
-    p = np.where(beyond, np.minimum(p, _normal_tail(x)), p)
+    p = _two_sided(less, greater, n_resamples, 1, alternative)
+    tail = {"greater": greater, "less": less}.get(alternative, np.minimum(less, greater))
+    beyond = tail == 0  # observed mean more extreme than every resample
+    p = np.where(beyond, np.minimum(p, _normal_tail(x, alternative)), p)
     return p, np.where(beyond, "normal-tail", "monte-carlo").astype(object)
 
 

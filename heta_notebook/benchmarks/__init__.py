@@ -1,5 +1,6 @@
 """Benchmarks: where documents and cases come from. The protocol, the one loader, JSONL
-(Heta), BEIR folders, records/DataFrames (HoneyHive datapoints), SQuAD, and labels.
+(Heta), BEIR folders, records/DataFrames (HoneyHive datapoints), SQuAD, labels, and
+benchmarks generated from a corpus (offline or with a model) with their manifests.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _EXPORTS = {
     "RunUnit": "heta_notebook.benchmarks._loader",
     "SquadBenchmark": "heta_notebook.benchmarks._squad",
     "squad2_sample_path": "heta_notebook.benchmarks._squad",
+    "GeneratedBenchmark": "heta_notebook.benchmarks._generate",
+    "generate_benchmark": "heta_notebook.benchmarks._generate",
+    "GenerationManifest": "heta_notebook.benchmarks._generation_manifest",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -43,6 +47,13 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
         benchmark_document_id,
         cranfield_folder,
         read_qrels,
+    )
+    from heta_notebook.benchmarks._generate import (  # noqa: F401
+        GeneratedBenchmark,
+        generate_benchmark,
+    )
+    from heta_notebook.benchmarks._generation_manifest import (  # noqa: F401
+        GenerationManifest,
     )
     from heta_notebook.benchmarks._io import (  # noqa: F401
         BenchmarkFormatError,

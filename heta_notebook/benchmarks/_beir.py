@@ -9,7 +9,8 @@ How BEIR data becomes documents and cases (the same choices heta-framework's ada
   heta-framework's sanitised form with a short hash.
 - **Cases**: only queries with at least one qrels row (as BEIR evaluates). Each judged document
   with a grade > 0 becomes evidence ``reference_id=<document id>``, ``metadata.relevance=grade``
-  (grade ≤ 0 is "judged, not relevant": counted in ``expected.metadata.judged``, not evidence).
+  (grade ≤ 0 is "judged, not relevant": not evidence, but kept as judged in
+  ``expected.metadata.judged_nonrelevant`` ``{document id: grade}`` and counted in ``judged``).
 - **Bad input** raises ``BenchmarkFormatError`` (file, line, problem): missing files, malformed
   lines, duplicate ``_id``\\ s, duplicate qrels pairs, non-integer grades. **Qrels rows naming
   an unknown query or document are dropped with one ``BenchmarkWarning`` giving the count**
@@ -70,18 +71,24 @@ class BeirBenchmark(InMemoryBenchmark):
         evaluators: Sequence[Any] | None = None,
         manifest_fields: Mapping[str, Any] | None = None,
         labels: LabelSource | None = None,
+        keep_unjudged: bool = False,
     ):
-        """``labels``: a labels file (JSONL/TSV/CSV) or mapping query id → case labels."""
+        """``labels``: a labels file (JSONL/TSV/CSV) or mapping query id → case labels.
+        ``keep_unjudged=True`` keeps queries without qrels rows (as cases without evidence)."""
         self.folder = Path(folder)
         self.split = split
         self.labels_source = labels
+        self.keep_unjudged = keep_unjudged
         self.dataset = (dataset or self.folder.name or "beir").lower()
         manifest = BenchmarkManifest(
             name=f"beir_{self.dataset}",
             version=version,
             split=split,
             task_type="information_retrieval",
-            **{"metadata": {"dataset": self.dataset}, **dict(manifest_fields or {})},
+            **{
+                "metadata": _generated_metadata(self.folder, self.dataset),
+                **dict(manifest_fields or {}),
+            },
         )
         super().__init__(
             manifest,
@@ -118,14 +125,17 @@ class BeirBenchmark(InMemoryBenchmark):
         queries = read_queries(queries_path)
         qrels, dropped = read_qrels(qrels_path, queries, doc_ids)
         extra = {} if self.labels_source is None else read_labels(self.labels_source, queries)
+        unjudged = warn_unjudged(queries_path, qrels_path, queries, qrels, self.keep_unjudged)
+        judged = qrels if not self.keep_unjudged else {q: qrels.get(q, {}) for q in queries}
         cases = [
             self._case(qid, queries[qid], labels, doc_ids, extra.get(qid))
-            for qid, labels in _in_order(queries, qrels)
+            for qid, labels in _in_order(queries, judged)
         ]
         if not cases:
             problem = "no cases: no qrels row names a query of " + str(queries_path)
             raise BenchmarkFormatError(problem, file=qrels_path)
-        return documents, cases, {"qrels_dropped": dropped, "split": self.split}
+        facts = {"qrels_dropped": dropped, "split": self.split, "unjudged_queries": unjudged}
+        return documents, cases, facts
 
     def _case(
         self,
@@ -152,6 +162,9 @@ class BeirBenchmark(InMemoryBenchmark):
             "positive_qrels": len(evidence),
             "judged": len(labels),
         }
+        nonrelevant = {doc_ids[b]: grade for b, grade in labels.items() if grade <= 0}
+        if nonrelevant:  # judged, not relevant: judged@k and condensed scores need them
+            expected_meta["judged_nonrelevant"] = nonrelevant
         return BenchmarkCase(
             case_id=query_id,
             query=query["text"],
@@ -243,6 +256,8 @@ def read_qrels(
 def _qrels_row(parts: list[str], path: Path, line: int) -> tuple[str, str, int]:
     if len(parts) != 3:
         problem = f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(parts)}"
+        if len("\t".join(parts).split()) == 4:  # qid iter doc grade
+            problem += "; the line looks like a TREC qrels line (read it with read_trec_qrels)"
         raise BenchmarkFormatError(problem, file=path, line=line)
     query_id, beir_id, score = (part.strip() for part in parts)
     if not query_id or not beir_id:
@@ -273,6 +288,29 @@ def _warn_unknown(path: Path, unknown: dict[str, list[int]]) -> None:
     ]
     message = f"{path}: dropped qrels rows: {'; '.join(pieces)}"
     warnings.warn(message, BenchmarkWarning, stacklevel=4)
+
+
+def warn_unjudged(
+    queries_path: Path, qrels_path: Path, queries: Mapping[str, Any], qrels: Qrels, keep: bool
+) -> int:
+    """Say, once, how many queries have no qrels row (left out unless ``keep``); return it."""
+    count = sum(1 for qid in queries if qid not in qrels)
+    if count and not keep:
+        message = (
+            f"{queries_path}: {count} of {len(queries)} queries have no judgments in "
+            f"{qrels_path.name} and were left out (keep_unjudged=True keeps them)"
+        )
+        warnings.warn(message, BenchmarkWarning, stacklevel=5)
+    return count
+
+
+def _generated_metadata(folder: Path, dataset: str) -> dict[str, Any]:
+    """``{"dataset"}``, plus ``generation`` (its manifest) for a generated benchmark's folder."""
+    from heta_notebook.benchmarks._generate import read_generation
+
+    manifest = read_generation(folder)
+    generation = {"generation": manifest.to_dict()} if manifest is not None else {}
+    return {"dataset": dataset, **generation}
 
 
 def _in_order(queries: Mapping[str, Any], qrels: Qrels):

@@ -39,7 +39,12 @@ from heta_notebook.benchmarks._io import (
     text_field,
     validation_problem,
 )
-from heta_notebook.schema._records import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
+from heta_notebook.schema._records import (
+    BenchmarkCase,
+    BenchmarkDocument,
+    BenchmarkManifest,
+    _one_line,
+)
 
 _CONTENT_KEYS = ("text", "data_base64", "path", "source_uri")
 
@@ -50,7 +55,18 @@ def as_manifest(manifest: BenchmarkManifest | Mapping[str, Any] | str) -> Benchm
         return manifest
     if isinstance(manifest, str):
         return BenchmarkManifest(name=manifest)
-    return BenchmarkManifest.model_validate(dict(manifest))
+    if not isinstance(manifest, Mapping):
+        raise TypeError(
+            f"manifest must be a BenchmarkManifest, a dict of its fields or a name, "
+            f"got {type(manifest).__name__}"
+        )
+    try:
+        return BenchmarkManifest.model_validate(dict(manifest))
+    except ValidationError as exc:  # one line naming the fields, not pydantic's page
+        fields = sorted(BenchmarkManifest.model_fields)
+        raise ValueError(
+            f"bad benchmark manifest: {_one_line(exc)} (fields: {', '.join(fields)})"
+        ) from None
 
 
 class JsonlBenchmark(InMemoryBenchmark):

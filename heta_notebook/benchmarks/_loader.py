@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook._util.paths import temp_folder
-from heta_notebook.integrations.heta._common import is_heta_object
 from heta_notebook.schema._records import BenchmarkCase, BenchmarkDocument, BenchmarkManifest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +52,10 @@ class LoadedBenchmark:
 
 
 def adapt_heta(obj: Any, kind: str) -> Any:
-    """``obj`` itself, or our adapter of it when it is a heta-framework object."""
+    """``obj`` itself, or our adapter of it when it is a heta-framework object (the
+    integration is imported only then: a declared lazy door, see docs/architecture.md)."""
+    from heta_notebook.integrations.heta._common import is_heta_object  # no heta import
+
     if not is_heta_object(obj):
         return obj
     from heta_notebook.integrations import heta
@@ -74,7 +76,7 @@ async def load_benchmark(
         prepared = await _maybe_await(benchmark.prepare(_benchmark_workspace(workspace)))
     documents = await _collect(benchmark.documents(prepared))
     cases = await _collect(benchmark.cases(prepared))
-    units = ()
+    units: tuple[Any, ...] = ()
     if hasattr(benchmark, "run_units"):
         units = tuple(_unit(u) for u in await _collect(benchmark.run_units(prepared)))
     _require_unique([d.document_id for d in documents], "document_id")
@@ -143,7 +145,7 @@ def _select(items: Sequence[Any], ids: Sequence[str], field: str, unit_id: str) 
 
 def _require_unique(values: list[str], field: str) -> None:
     seen: set[str] = set()
-    duplicates = sorted({v for v in values if v in seen or seen.add(v)})
+    duplicates = sorted({v for v in values if v in seen or seen.add(v)})  # type: ignore[func-returns-value]
     if duplicates:
         raise ValueError(f"the benchmark has duplicate {field} values: {duplicates[:10]}")
 

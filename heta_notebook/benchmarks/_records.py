@@ -73,7 +73,8 @@ class RecordsBenchmark(InMemoryBenchmark):
         documents = _documents(self._document_rows, self._root_dir or Path.cwd())
         known = {d.document_id for d in documents}
         ids = IdRegistry("case_id", SOURCE)
-        cases, contexts = [], {}
+        cases: list[Any] = []
+        contexts: dict[str, Any] = {}
         for row_number, row in enumerate(self._records, start=1):
             case = case_from_record(row, row_number, known_documents=known, contexts=contexts)
             ids.add(case.case_id, row_number)

@@ -12,7 +12,6 @@ Reading a run applies trec_eval's rule: score descending, ties by document id de
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_notebook._util.paths import atomic_write_text
+from heta_notebook.benchmarks._trec_read import read_trec_qrels, read_trec_run
 from heta_notebook.schema._records import (
     BenchmarkCase,
     EvaluationCaseResult,
@@ -88,68 +88,49 @@ def qrels_by_case(source: Any) -> dict[str, dict[str, int]]:
     return {c.case_id: q for c in _cases(source) if (q := qrels_of(c.expected.evidence))}
 
 
-def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
-    """Read a TREC run file into ``{query id: {document id: score}}`` (errors name the line)."""
-    run: dict[str, dict[str, float]] = {}
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no TREC run file at {file}") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 6:
-            raise ValueError(
-                f"{file}:{number}: a TREC run line has 6 fields 'qid Q0 doc rank score tag', "
-                f"got {len(parts)}: {line.strip()[:80]!r}"
-            )
-        qid, _, doc, _, score, _ = parts
-        try:
-            value = float(score)
-        except ValueError:
-            raise ValueError(f"{file}:{number}: score {score!r} is not a number") from None
-        if not math.isfinite(value):
-            raise ValueError(f"{file}:{number}: score {score!r} is not finite")
-        if doc in run.setdefault(qid, {}):
-            raise ValueError(f"{file}:{number}: document {doc!r} listed twice for query {qid!r}")
-        run[qid][doc] = value
-    if not run:
-        raise ValueError(f"{file}: the TREC run file has no lines")
-    return run
-
-
 def report_from_trec(
     path: PathArg,
-    benchmark: Any,
+    benchmark: Any = None,
     *,
+    qrels: Any = None,
+    queries: Any = None,
+    name: str | None = None,
+    split: str = "test",
+    version: str = "1",
+    other_queries: str = "error",
     label: str | None = None,
     mode: str = "trec_run",
     evaluators: Sequence[Any] | None = None,
 ) -> EvaluationReport:
-    """Score an outside system's TREC run on ``benchmark`` and return it as a report.
+    """Score an outside system's TREC run and return it as a report: on ``benchmark``, or on
+    ``qrels`` alone (a TREC or BEIR qrels file, or ``{qid: {doc: grade}}``; no corpus needed).
 
-    Documents are ranked as trec_eval ranks them (score descending, ties by document id
-    descending); a benchmark case absent from the run gets an empty ranking (scores 0, as
-    BEIR counts it). ``evaluators`` defaults to the benchmark's (else the BEIR metrics).
+    With ``qrels``, ``queries`` (``{qid: text}`` or a BEIR ``queries.jsonl``) only names the
+    cases; the report's benchmark is ``benchmark``'s manifest when given (so it pairs with the
+    library's reports on it), else ``name:version:split``. Documents are ranked as trec_eval
+    ranks them; a judged query absent from the run gets an empty ranking (scores 0).
+    ``other_queries``: a run query with no case here is an error (``"error"``, e.g. a run
+    spanning two splits) or left out (``"ignore"``; ``reports_from_trec`` splits a run).
     """
-    from heta_notebook.benchmarks._loader import LoadedBenchmark
-    from heta_notebook.benchmarks._protocol import load_benchmark_sync
     from heta_notebook.evaluators._kernels import trec_ranking
     from heta_notebook.evaluators._retrieval import beir_default_metrics, evaluate_batch_columns
 
+    if other_queries not in ("error", "ignore"):
+        raise ValueError(f"other_queries must be 'error' or 'ignore' (got {other_queries!r})")
     run = read_trec_run(path)
-    loaded = benchmark if isinstance(benchmark, LoadedBenchmark) else load_benchmark_sync(benchmark)
-    cases = list(loaded.cases)
+    manifest, cases, default_evaluators = _benchmark_cases(
+        benchmark, qrels, queries, name, split, version
+    )
     unknown = sorted(set(run) - {c.case_id for c in cases})
-    if unknown:
+    if unknown and other_queries == "error":
         raise ValueError(
-            f"{path}: {len(unknown)} query id(s) of the run are not cases of {loaded.manifest.key} "
-            f"(e.g. {', '.join(map(repr, unknown[:3]))}); is it the right benchmark?"
+            f"{path}: {len(unknown)} of the run's {len(run)} query id(s) are not cases of "
+            f"{manifest.key} (e.g. {', '.join(map(repr, unknown[:3]))}); a run spanning "
+            "several splits: pass other_queries='ignore' to score this split only, or "
+            "reports_from_trec(run, {split: qrels, ...}) for one report per split"
         )
     responses = [_response(trec_ranking(run.get(c.case_id, {})), run, c, mode) for c in cases]
-    chosen = list(evaluators or loaded.evaluators or beir_default_metrics())
+    chosen = list(evaluators or default_evaluators or beir_default_metrics())
     columns = evaluate_batch_columns(chosen, cases, responses)
     results = tuple(
         EvaluationCaseResult(
@@ -165,8 +146,8 @@ def report_from_trec(
     now = datetime.now(timezone.utc).isoformat()
     name = label or Path(path).stem
     return EvaluationReport(
-        report_id=f"trec-{_safe_id(name)}",
-        benchmark=loaded.manifest,
+        report_id=f"trec-{_safe_id(name)}-{_safe_id(manifest.split)}",
+        benchmark=manifest,
         knowledge_base_name=_safe_id(name),
         recipe_manifest={"name": name, "trec_run": str(path)},
         query_modes=(mode,),
@@ -174,7 +155,98 @@ def report_from_trec(
         case_results=results,
         started_at=now,
         finished_at=now,
-        metadata={"label": name, "source": "trec_run"},
+        metadata={"label": name, "source": "trec_run", "missing": "drop"},
+    )
+
+
+def reports_from_trec(
+    path: PathArg, qrels: Mapping[str, Any], **options: Any
+) -> dict[str, EvaluationReport]:
+    """One report per split of a run spanning several: ``{split: qrels file or mapping}``;
+    a run query judged in none of them is an error. Options as :func:`report_from_trec`."""
+    run = read_trec_run(path)
+    read = {split: _qrels_of(q) for split, q in qrels.items()}
+    judged = {qid for q in read.values() for qid in q}
+    orphans = sorted(set(run) - judged)
+    if orphans:
+        raise ValueError(
+            f"{path}: {len(orphans)} query id(s) of the run are in none of the splits "
+            f"{', '.join(read)} (e.g. {', '.join(map(repr, orphans[:3]))})"
+        )
+    return {
+        split: report_from_trec(path, qrels=q, split=split, other_queries="ignore", **options)
+        for split, q in read.items()
+    }
+
+
+def _qrels_of(source: Any) -> dict[str, dict[str, int]]:
+    if isinstance(source, Mapping):
+        return {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in source.items()}
+    return read_trec_qrels(source)
+
+
+def _benchmark_cases(
+    benchmark: Any, qrels: Any, queries: Any, name: str | None, split: str, version: str
+) -> tuple[Any, list[BenchmarkCase], tuple[Any, ...]]:
+    """(manifest, cases, evaluators) from a benchmark, or from qrels (+ its manifest)."""
+    from heta_notebook.benchmarks._loader import LoadedBenchmark
+    from heta_notebook.benchmarks._protocol import load_benchmark_sync
+    from heta_notebook.schema._records import BenchmarkManifest
+
+    if qrels is None:
+        if benchmark is None:
+            raise TypeError("report_from_trec() needs a benchmark or qrels=")
+        loaded = (
+            benchmark if isinstance(benchmark, LoadedBenchmark) else load_benchmark_sync(benchmark)
+        )
+        return loaded.manifest, list(loaded.cases), tuple(loaded.evaluators)
+    if isinstance(benchmark, BenchmarkManifest):
+        manifest = benchmark
+    elif isinstance(benchmark, EvaluationReport):
+        manifest = benchmark.benchmark
+    elif benchmark is not None:
+        loaded = (
+            benchmark if isinstance(benchmark, LoadedBenchmark) else load_benchmark_sync(benchmark)
+        )
+        manifest = loaded.manifest
+    else:
+        manifest = BenchmarkManifest(name=name or _qrels_name(qrels), version=version, split=split)
+    texts = _query_texts(queries)
+    cases = [_qrels_case(qid, docs, texts.get(qid)) for qid, docs in _qrels_of(qrels).items()]
+    return manifest, cases, ()
+
+
+def _qrels_name(qrels: Any) -> str:
+    if isinstance(qrels, Mapping):
+        return "qrels"
+    file = Path(qrels)
+    return file.parent.parent.name if file.parent.name == "qrels" else file.stem
+
+
+def _query_texts(queries: Any) -> dict[str, str]:
+    if queries is None:
+        return {}
+    if isinstance(queries, Mapping):
+        return {str(k): str(v) for k, v in queries.items()}
+    from heta_notebook.benchmarks._beir import read_queries
+
+    return {qid: row["text"] for qid, row in read_queries(Path(queries)).items()}
+
+
+def _qrels_case(qid: str, docs: Mapping[str, int], query: str | None) -> BenchmarkCase:
+    """A case judged by qrels alone: each grade > 0 is evidence (as the BEIR loader does)."""
+    from heta_notebook.schema._records import BenchmarkEvidence, BenchmarkExpected
+
+    evidence = tuple(
+        BenchmarkEvidence(reference_id=doc, metadata={"relevance": grade, "beir_document_id": doc})
+        for doc, grade in docs.items()
+        if grade > 0
+    )
+    meta = {"positive_qrels": len(evidence), "judged": len(docs)}
+    return BenchmarkCase(
+        case_id=qid,
+        query=query or qid,
+        expected=BenchmarkExpected(evidence=evidence, metadata=meta),
     )
 
 
@@ -237,8 +309,10 @@ def _safe_id(name: str) -> str:
 
 __all__ = [
     "qrels_by_case",
+    "read_trec_qrels",
     "read_trec_run",
     "report_from_trec",
+    "reports_from_trec",
     "write_trec_qrels",
     "write_trec_run",
 ]

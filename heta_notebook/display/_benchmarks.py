@@ -48,16 +48,18 @@ CSS = (
 
 def benchmarks_html(bench: BenchmarkComparison, score: str | None = None) -> str:
     """The card: a systems × benchmarks table with markers, Mean, W/L, and the comparisons."""
+    from heta_notebook.display._export import comparison_section
+    from heta_notebook.display._setup import plotlyjs_for_card
+
     score = score or bench.primary_score
     anchor = _anchor(bench)
+    parts = [comparison_section(bench.benchmark(name)) for name in bench.benchmarks]
     sections = [
-        details(
-            tag("b", f"{name}: the comparison behind this column"),
-            raw(bench.benchmark(name).to_html()),
-            id=f"{anchor}-{i}",
-        )
-        for i, name in enumerate(bench.benchmarks)
+        details(tag("b", f"{name}: the comparison behind this column"), body, id=f"{anchor}-{i}")
+        for i, (name, (body, _)) in enumerate(zip(bench.benchmarks, parts, strict=True))
     ]
+    if any(charted for _, charted in parts):  # plotly.js once for all its comparisons
+        sections.insert(0, raw(plotlyjs_for_card()))
     notes = [tag("p", note, class_="hn-note") for note in bench.notes()]
     return str(
         panel(
@@ -130,7 +132,8 @@ def _cell(
     tooltip = f"{name}: mean {fmt_num(value)}"
     if info["delta"] is not None:
         tooltip += (
-            f"\ndelta vs baseline {format_delta(info['delta'])}, {format_p(info['p_holm'])} Holm"
+            f"\ndelta vs baseline {format_delta(info['delta'])}, "
+            f"{format_p(info['p_adjusted'])} adjusted"
         )
         if info["direction"] == "better":
             mark = tag("span", UP, class_="hn-up")
@@ -174,7 +177,7 @@ class BenchmarkPlots:
                 direction = info["direction"]
                 marks.append(UP if direction == "better" else DOWN if direction == "worse" else "")
                 delta = "" if info["delta"] is None else f"<br>Δ {format_delta(info['delta'])}, "
-                delta += "" if info["delta"] is None else f"{format_p(info['p_holm'])} Holm"
+                delta += "" if info["delta"] is None else f"{format_p(info['p_adjusted'])} adj."
                 hovers.append(f"{_h(variant)} on {_h(name)}: {fmt_num(row[name])}{delta}")
             marks.append("")
             hovers.append(f"{_h(variant)}: mean over benchmarks {fmt_num(row['Mean'])}")

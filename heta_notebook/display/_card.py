@@ -47,6 +47,7 @@ def report_card_html(
         _metrics(report, frames),
         _ties(frames),
         _depth(report),
+        _judged(report),
     ]
     misses = _misses(frames)
     if misses is not None:
@@ -120,6 +121,10 @@ def _coverage(report: EvaluationReport) -> Markup | None:
     found = report.metadata.get("id_coverage")
     if not isinstance(found, dict) or not isinstance(found.get("share"), (int, float)):
         return None
+    empty = found.get("empty_queries")
+    if found["share"] >= 1.0 and empty:  # the dry run's answers that found nothing
+        checked = fmt_int(found.get("checked_queries", 0))
+        return badge(f"{fmt_int(empty)} of the first {checked} queries found nothing", "warn")
     if found["share"] >= 1.0:
         return None
     text = (
@@ -187,11 +192,21 @@ def _run_time(report: EvaluationReport) -> str:
 
 
 def _depth(report: EvaluationReport) -> Markup | str:
-    """A line when scores cut deeper than the run retrieved (``analysis._depth``)."""
-    from heta_notebook.analysis._depth import depth_line
+    """A line when scores cut deeper than the run retrieved (``schema._status``)."""
+    from heta_notebook.schema._status import depth_line
 
     line = depth_line(report.metadata)
     return tag("div", tag("b", "Depth"), ": ", line, ".", class_="hn-note hn-depth") if line else ""
+
+
+def _judged(report: EvaluationReport) -> Markup | str:
+    """A line when a top k behind the scores is not fully judged (``analysis._judged``)."""
+    from heta_notebook.analysis._judged import judged_line
+
+    line = judged_line(report)
+    return (
+        tag("div", tag("b", "Judged"), ": ", line, ".", class_="hn-note hn-judged") if line else ""
+    )
 
 
 # --------------------------------------------------------------------------- misses
@@ -242,10 +257,17 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
     note = tag(
         "div",
         "Mean over scored cases; small print: n scored and 95% CI. Hover a cell for details. "
-        "Skipped and failed scores are excluded from means and counted.",
+        "Skipped and failed scores are excluded from means and counted."
+        + (_MISSING if any(str(n).startswith("beir_") for n in frames.score_names) else ""),
         class_="hn-note",
     )
     return join([table(header, rows), note])
+
+
+_MISSING = (  # the missing= convention of the beir_* means, as the paper captions state it
+    ' Queries without a relevant judged document are left out (missing="drop"; '
+    "trec_eval -c would count them as 0)."
+)
 
 
 def _ties(frames: Any) -> Markup | str:

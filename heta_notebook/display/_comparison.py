@@ -60,7 +60,12 @@ def comparison_html(comparison: Comparison) -> str:
 def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     benchmarks = sorted({r.benchmark.key for r in comparison.reports.values()})
     base = comparison.baseline
-    base_text = base.name if hasattr(base, "name") else f"{base} (same mode)"
+    crossed = any(a.mode != b.mode for a, b in comparison.pairs())  # analysis._pairing
+    base_text = (
+        base.name
+        if hasattr(base, "name")
+        else f"{base} ({'by query id' if crossed else 'same mode'})"
+    )
     sub = (
         f"baseline {base_text} · paired {_test_name(comparison)} and bootstrap 95% CI "
         f"({_resampling(comparison, sig)}), {_holm_family(comparison, sig)} "
@@ -87,11 +92,16 @@ def _test_name(comparison: Comparison) -> str:
 
 
 def _holm_family(comparison: Comparison, sig: pd.DataFrame) -> str:
-    """Which p-values one Holm correction covers: each score's comparisons, or all of them."""
+    """Which p-values one correction covers: each score's comparisons, or all of them."""
+    from heta_notebook.analysis._options import correction_text
+
+    name = correction_text(getattr(comparison, "correction", "holm"))
+    if name == "no correction":
+        return "not corrected for multiple comparisons"
     if comparison.family == "all":
-        return f"Holm-corrected across {len(sig)} comparisons (all scores together)"
+        return f"{name}-corrected across {len(sig)} comparisons (all scores together)"
     per_score = int(sig.groupby("score").size().max()) if len(sig) else 0
-    return f"Holm-corrected across the {per_score} comparisons of each score"
+    return f"{name}-corrected across the {per_score} comparisons of each score"
 
 
 def _resampling(comparison: Comparison, sig: pd.DataFrame) -> str:
@@ -109,10 +119,7 @@ def _headlines(comparison: Comparison) -> Markup:
     lines = comparison.headline(show_mode=False)
     if not lines:
         return raw("")
-    items = [
-        tag("li", tag("b", b.name), " vs ", a.name, ": ", line)
-        for (a, b), line in zip(comparison.pairs(), lines, strict=True)
-    ]
+    items = [tag("li", line) for line in lines]  # named by labels (analysis._pairing)
     return tag("ul", *items[:12], class_="hn-lines")
 
 
@@ -236,14 +243,15 @@ def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row
     if row is None:
         note = tag("span", "baseline", class_="hn-wtl") if comparison.baseline_of(v) is None else ""
         return tag("td", fmt_num(value), note, class_=classes or None, title=f"n={fmt_int(n)}")
-    mark = significance_mark(row.p_holm)
+    mark = significance_mark(_adjusted(row))
     direction = "hn-up" if row.delta > 0 else "hn-down"
     if not mark or round(row.delta, 3) == 0:  # colour only what the test supports
         direction = "hn-flat"
     tooltip = (
         f"mean {fmt_num(value)} (n={fmt_int(n)}) vs baseline\n"
         f"paired delta {format_delta(row.delta)}, 95% CI {fmt_ci(row.ci_low, row.ci_high)}\n"
-        f"p={_p(row.p_value)} raw, {format_p(row.p_holm)} Holm, {row.n_pairs} pairs\n"
+        f"p={_p(row.p_value)} raw, {format_p(_adjusted(row))} {_correction(row)}, "
+        f"{row.n_pairs} pairs; d_z {_dz(row)}\n"
         f"win/tie/loss {row.wins}/{row.ties}/{row.losses}"
     )
     return tag(
@@ -274,16 +282,26 @@ def _notes(comparison: Comparison) -> Markup:
 def _manifest_section(comparison: Comparison) -> Markup:
     if len(comparison.labels) < 2:
         return raw("")
+    changed = [
+        tag("li", tag("b", f"{a.name} → {b.name}"), ": ", comparison.change_description(a, b))
+        for a, b in comparison.pairs()[:24]
+    ]
+    per_pair = details("What changed, pair by pair", tag("ul", *changed, class_="hn-lines"))
     diff = comparison.manifest_diff()
     if diff.empty:
-        return tag("div", "Recipe manifests are identical.", class_="hn-note")
+        return join([per_pair, tag("div", "Recipe manifests are identical.", class_="hn-note")])
+    from heta_notebook.analysis._pairing import applies
+
+    read = [applies(str(key), comparison.modes) for key in diff.index]  # settings the modes read
+    diff = diff.iloc[sorted(range(len(diff)), key=lambda i: not read[i])]
     header = ["recipe key", *diff.columns]
     rows = [[tag("code", key), *(_value(v) for v in values)] for key, values in diff.iterrows()]
-    return details(
+    table = details(
         f"What differs between the recipes ({len(diff)} keys)",
         _simple_table(header, rows),
         open_=len(diff) <= 8,
     )
+    return join([per_pair, table]) if changed else table
 
 
 def _value(value: Any) -> str:
@@ -295,16 +313,18 @@ def _value(value: Any) -> str:
 
 
 def _significance_section(sig: pd.DataFrame) -> Markup:
-    header = ["score", "variant", "baseline", "delta", "95% CI", "p", "p (Holm)", "W/T/L", "pairs"]
+    header = ["score", "variant", "baseline", "delta", "95% CI", "d_z [CI]", "p", "p (adj.)"]
+    header += ["W/T/L", "pairs"]
     rows = [
         [
             r.score,
             r.variant,
             r.baseline,
-            join([format_delta(r.delta), significance_mark(r.p_holm)]),
+            join([format_delta(r.delta), significance_mark(_adjusted(r))]),
             fmt_ci(r.ci_low, r.ci_high),
+            _dz(r),
             _p(r.p_value),
-            _p(r.p_holm),
+            _p(_adjusted(r)),
             f"{r.wins}/{r.ties}/{r.losses}",
             fmt_int(r.n_pairs),
         ]
@@ -326,16 +346,16 @@ def _slice_section(comparison: Comparison) -> Markup:
     score = comparison.primary_score
     full = comparison.significance()
     sig = full[full["score"] == score]
-    header = ["slice", "variant", "baseline", "mean", "delta", "95% CI", "p (Holm)", "pairs"]
+    header = ["slice", "variant", "baseline", "mean", "delta", "95% CI", "p (adj.)", "pairs"]
     rows = [
         [
             r.slice,
             r.variant,
             r.baseline,
             fmt_num(r.variant_mean),
-            join([format_delta(r.delta), significance_mark(r.p_holm)]),
+            join([format_delta(r.delta), significance_mark(_adjusted(r))]),
             fmt_ci(r.ci_low, r.ci_high),
-            _p(r.p_holm),
+            _p(_adjusted(r)),
             fmt_int(r.n_pairs),
         ]
         for r in sig.head(MAX_DETAIL_ROWS).itertuples(index=False)
@@ -355,3 +375,22 @@ def _simple_table(header: list[Any], rows: list[list[Any]]) -> Markup:
 
 
 __all__ = ["comparison_html"]
+
+
+def _adjusted(row: Any) -> float:
+    """The p after the comparison's correction (``p_holm`` in frames from before it)."""
+    return getattr(row, "p_adjusted", row.p_holm)
+
+
+def _correction(row: Any) -> str:
+    from heta_notebook.analysis._options import correction_text
+
+    return correction_text(getattr(row, "correction", "holm"))
+
+
+def _dz(row: Any) -> str:
+    """``"0.42 [0.21, 0.63]"``: d_z and its interval (``–`` without spread)."""
+    dz = getattr(row, "d_z", float("nan"))
+    if dz != dz:
+        return "–"
+    return f"{dz:.2f} [{row.d_z_low:.2f}, {row.d_z_high:.2f}]"

@@ -447,7 +447,8 @@ class ComparisonExplorer(StaticFallback):
         ]
 
     def _front_state(self) -> dict[str, Any]:
-        keys = ("a", "b", "score", "filter", "label", "search", "scope", "miss_a", "miss_b")
+        keys: tuple[str, ...] = ("a", "b", "score", "filter", "label", "search", "scope")
+        keys += ("miss_a", "miss_b")
         keys += ("page", "page_size", "selected")
         state = self.state
         return {k: state[k] for k in keys}
@@ -508,8 +509,8 @@ def report_rows(report: Any, case_ids: Sequence[str], modes: Sequence[str]) -> l
     """The rows of ``report`` holding ``case_ids`` under ``modes``: the cases a page shows
     side by side, whose details come at once (read from the columns' codes)."""
     frames = report.frames()
-    keep = _isin_codes(*frames.case_codes("case_id"), case_ids)
-    keep &= _isin_codes(*frames.case_codes("query_mode"), modes)
+    keep = _isin_codes(*frames.case_codes("case_id"), case_ids)  # type: ignore[call-arg]
+    keep &= _isin_codes(*frames.case_codes("query_mode"), modes)  # type: ignore[call-arg]
     return np.flatnonzero(keep).tolist()
 
 
@@ -546,10 +547,8 @@ def _queries_at(report: Any, rows: np.ndarray) -> list[Any]:
     columnar = getattr(report.case_results, "columnar", None)
     if columnar is None:
         q_codes, q_values = report.frames().case_codes("query")
-        return np.append(q_values, None)[q_codes[rows]].tolist()
-    from heta_notebook.display._explorer_data import _row_groups
-
-    table = _row_groups(columnar, "cases", rows, ("query",), one_per_row=True)
+        return np.append(q_values, [None])[q_codes[rows]].tolist()
+    table = columnar.read_rows("cases", rows, ("query",), one_per_row=True)
     return table.column("query").to_pylist()
 
 

@@ -91,7 +91,7 @@ class PageRows(list):
         self._warn()
         return list.__eq__(self, other)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 class DetailHtml(str):

@@ -22,19 +22,19 @@ import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis._headline import headline_score
+from heta_notebook.benchmarks._texts import shown_text
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
-from heta_notebook.schema._columnar import SCHEMAS, CorruptReportError
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationError,
@@ -203,12 +203,15 @@ def _encode_report(
     names = list(report.frames().score_names)
     cols, scores = case_index(report, rows, names, strings)
     cols["misses"] = miss_index(report, rows, strings)
+    found = found_index(report, rows, strings)
+    if found is not None:  # absent past MAX_MISS_CASES: the page counts from loaded details
+        cols["found"] = found
     wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(rows)
-    for col in scores.values():
-        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)
+    for col in scores.values():  # type: ignore[assignment]
+        col["r"], col["m"] = [None] * len(rows), [None] * len(rows)  # type: ignore[index]
     _details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
     return _payload(
         report,
@@ -259,7 +262,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
     strings = StringTable()
     picked = np.unique(np.asarray(rows, dtype=np.int64))
     names = list(report.frames().score_names)
-    cases = _row_groups(columnar, "cases", picked, PREVIEW_CASE_COLUMNS, one_per_row=True)
+    cases = columnar.read_rows("cases", picked, PREVIEW_CASE_COLUMNS, one_per_row=True)
     cols: dict[str, list[Any]] = {}
     cols["case_id"] = [strings.add(v) for v in cases.column("case_id").to_pylist()]
     cols["mode"] = [strings.add(v) for v in cases.column("query_mode").to_pylist()]
@@ -274,13 +277,13 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
         [strings.add(label) for label in _labels_of(json.loads(text))] if text else []
         for text in cases.column("metadata").to_pylist()
     ]
-    score_rows = _row_groups(columnar, "scores", picked, PREVIEW_SCORE_COLUMNS, one_per_row=False)
+    score_rows = columnar.read_rows("scores", picked, PREVIEW_SCORE_COLUMNS, one_per_row=False)
     arrays = _score_rows(score_rows)
     scores = _score_index(arrays, len(report.case_results), picked, names, strings)
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(picked)
-    for col in scores.values():
-        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)
+    for col in scores.values():  # type: ignore[assignment]
+        col["r"], col["m"] = [None] * len(picked), [None] * len(picked)  # type: ignore[index]
     return _payload(
         report,
         picked,
@@ -299,35 +302,7 @@ PREVIEW_CASE_COLUMNS = ("case_id", "query_mode", "query", "latency_ms", "error_j
 PREVIEW_SCORE_COLUMNS = ("row", "name", "kind", "status", "value", "passed", "text")
 
 
-def _row_groups(
-    columnar: Any, table: str, rows: np.ndarray, columns: Sequence[str], *, one_per_row: bool
-) -> pa.Table:
-    """``columns`` of ``table`` for the ascending report ``rows``, read one cases row group at
-    a time and only those columns (cases: one table row per report row; other tables: every
-    row whose ``row`` is in; ``columns`` then holds "row")."""
-    parts = []
-    cases_starts = columnar._group_start_rows("cases")
-    groups = np.searchsorted(cases_starts, rows, side="right") - 1
-    starts = columnar._group_start_rows(table)
-    handle = columnar.file(table)
-    for group in np.unique(groups).tolist() if len(starts) else []:
-        mine = rows[groups == group]
-        lo = max(int(np.searchsorted(starts, mine[0], side="right")) - 1, 0)
-        hi = max(int(np.searchsorted(starts, mine[-1], side="right")) - 1, lo)
-        try:
-            data = handle.read_row_groups(
-                list(range(lo, hi + 1)), columns=list(columns), use_threads=False
-            )
-        except (OSError, pa.ArrowException) as exc:
-            raise CorruptReportError(columnar.path(table), f"cannot read row group: {exc}") from exc
-        if one_per_row:
-            parts.append(data.take(pa.array(mine - int(starts[lo]), pa.int64())))
-        else:
-            parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
-    return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table().select(columns)
-
-
-def _score_rows(table: pa.Table) -> dict[str, Any]:
+def _score_rows(table: Any) -> dict[str, Any]:
     """A few rows of ``scores.parquet`` as the flat arrays of ``frames.score_arrays``."""
     names = table.column("name").combine_chunks().dictionary_encode()
     kinds = table.column("kind").to_numpy(zero_copy_only=False)
@@ -437,11 +412,30 @@ def judge_scores(report: EvaluationReport, sample: int = 50) -> list[str]:
     if isinstance(described, list):
         return [str(d.get("name")) for d in described if isinstance(d, dict) and is_judge(d)]
     results = report.case_results
+    columnar = getattr(results, "columnar", None)
+    if columnar is not None:  # a stored report: its scores' names and metadata, no records
+        return _stored_judge_scores(columnar, min(sample, len(results)))
     found = {
         s.name
         for r in (results[i] for i in range(min(sample, len(results))))
         for s in r.scores
         if "prompt_version" in s.metadata
+    }
+    return sorted(found)
+
+
+def _stored_judge_scores(columnar: Any, sample: int) -> list[str]:
+    """:func:`judge_scores` from the score rows of a stored report's first ``sample`` case
+    results (the row groups holding them), reading only their names and metadata."""
+    if sample <= 0:
+        return []
+    rows = np.arange(sample, dtype=np.int64)
+    table = columnar.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
+    names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
+    found = {
+        name
+        for name, meta in zip(names, metadata, strict=True)
+        if meta and "prompt_version" in json.loads(meta)
     }
     return sorted(found)
 
@@ -463,10 +457,10 @@ def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:
         return out
     columnar = getattr(report.case_results, "columnar", None)
     if columnar is not None:
-        raw = columnar.column("cases", "error_json").take(pa.array(rows[erred], pa.int64()))
+        raw = columnar.column("cases", "error_json").take(np.asarray(rows[erred], dtype=np.int64))
         errors = [EvaluationError.model_validate_json(text) for text in raw.to_pylist()]
     else:
-        errors = [report.case_results[int(rows[i])].error for i in erred]
+        errors = [report.case_results[int(rows[i])].error for i in erred]  # type: ignore[misc]
     for i, error in zip(erred, errors, strict=True):
         out[i] = error_text(error)
     return out
@@ -485,7 +479,7 @@ def row_labels(report: EvaluationReport, rows: np.ndarray) -> list[list[str]]:
     columnar = getattr(report.case_results, "columnar", None)
     if columnar is None:
         return [case_labels(report.case_results[int(row)]) for row in rows.tolist()]
-    raw = columnar.column("cases", "metadata").take(pa.array(rows, pa.int64())).to_pylist()
+    raw = columnar.column("cases", "metadata").take(np.asarray(rows, dtype=np.int64)).to_pylist()
     return [
         _labels_of(json.loads(text)) if text is not None and '"labels"' in text else []
         for text in raw
@@ -512,8 +506,20 @@ def _details_into(
     """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
     the tables for a columnar report (no records, evidence matched on parsed source keys),
     else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
-    _details_only(report, rows, s, cols, scores, at)
+    token = _BENCHMARK_KEY.set(report.benchmark.key)  # texts for bare ids (benchmarks._texts)
+    try:
+        _details_only(report, rows, s, cols, scores, at)
+    finally:
+        _BENCHMARK_KEY.reset(token)
     _misses_into(report, rows, s, cols, at)
+
+
+_BENCHMARK_KEY: ContextVar[str | None] = ContextVar("hn_explorer_benchmark", default=None)
+
+
+def _result_text(text: str | None, document_id: str | None) -> str | None:
+    """A result's text, or the benchmark's (marked) for a bare id (``benchmarks._texts``)."""
+    return shown_text(text, _BENCHMARK_KEY.get(), document_id)
 
 
 def _details_only(
@@ -529,7 +535,7 @@ def _details_only(
         for i, result in zip(at, _records(report, rows), strict=True):
             _encode_details(result, s, cols, scores, i)
         return
-    starts = columnar._group_start_rows("cases")
+    starts = columnar.group_start_rows("cases")
     groups = np.searchsorted(starts, rows, side="right") - 1
     if len(rows) > 1000 or len(np.unique(groups)) > 2:  # texts: one read of the column
         columnar.texts()
@@ -545,7 +551,7 @@ MAX_MISS_CASES = 1_000_000
 
 
 _MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
-_MISS_CELL_COLUMNS += ("stage_ranks",)
+_MISS_CELL_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
 
 
 def miss_rows(report: EvaluationReport) -> MissRows | None:
@@ -621,9 +627,33 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
     out = []
     for row in rows.tolist():
         found = by_case.get((case_ids[row], modes[row]), [])
-        labels = dict.fromkeys(class_label(m) for m in found)
+        labels = dict.fromkeys(class_label(m) for m in found)  # type: ignore[union-attr]
         out.append([s.add(label) for label in labels if label != FOUND])
     return out
+
+
+def found_index(
+    report: EvaluationReport, rows: np.ndarray, s: StringTable
+) -> list[list[int]] | None:
+    """Per embedded row, the labels of the expected evidence it found (``frames.evidence()``'s
+    ``matched``, what ``Comparison.evidence_changes`` reads): the "found by A, missed by B"
+    filters count from it for every embedded case, whether its details are loaded or not.
+    None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
+    if len(report.case_results) > MAX_MISS_CASES:
+        return None
+    frames = report.frames()
+    evidence = frames.evidence()
+    hit = evidence[evidence["matched"].fillna(False).astype(bool)]
+    found: dict[tuple[str, str], list[str]] = {}
+    for case_id, mode, label in zip(
+        hit["case_id"].tolist(), hit["query_mode"].tolist(), hit["label"].tolist(), strict=True
+    ):
+        found.setdefault((str(case_id), str(mode)), []).append(str(label))
+    case_ids, modes = frames.case_column("case_id"), frames.case_column("query_mode")
+    return [
+        [s.add(x) for x in dict.fromkeys(found.get((str(case_ids[r]), str(modes[r])), []))]
+        for r in rows.tolist()
+    ]
 
 
 class _ColumnarDetails:
@@ -638,7 +668,7 @@ class _ColumnarDetails:
     def __init__(self, report: EvaluationReport, columnar: Any, rows: np.ndarray) -> None:
         self.report, self.rows = report, rows
         cases, first = columnar.row_range("cases", int(rows[0]), int(rows[-1]) + 1)
-        self.cases = cases.take(pa.array(rows - first, pa.int64())).to_pylist()
+        self.cases = cases.take(np.asarray(rows - first, dtype=np.int64)).to_pylist()
         self.results = _grouped(
             columnar, "results", rows, ("id", "text", "score", "source", "metadata")
         )
@@ -720,7 +750,7 @@ class _ColumnarDetails:
                     s.add(docs[0] if docs else None),
                     _num(score),
                     s.add(rid),
-                    s.add(self.texts[text]),
+                    s.add(_result_text(self.texts[text], docs[0] if docs else None)),
                     _num(grade),
                     int(bool((grade or 0) > 0 or matched)),
                     [s.add(m) for m in matched],
@@ -734,19 +764,7 @@ _NO_RESULTS: dict[str, list] = {"id": [], "text": [], "score": [], "source": [],
 
 def _grouped(columnar: Any, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
     """Columns ``names`` of ``table`` for the ascending report ``rows``, as lists per row."""
-    handle = columnar.file(table)
-    if handle.metadata.num_rows == 0:
-        return {}
-    starts = columnar._group_start_rows(table)  # read only these columns of those groups
-    lo = max(int(np.searchsorted(starts, rows[0], side="right")) - 1, 0)
-    hi = max(int(np.searchsorted(starts, rows[-1], side="right")) - 1, lo)
-    try:
-        data = handle.read_row_groups(
-            list(range(lo, hi + 1)), columns=["row", *names], use_threads=False
-        )
-    except (OSError, pa.ArrowException) as exc:
-        raise CorruptReportError(columnar.path(table), f"cannot read row group: {exc}") from exc
-    data = data.filter(pa.array(np.isin(data.column("row").to_numpy(), rows)))
+    data = columnar.read_rows(table, rows, ["row", *names], one_per_row=False)
     row_ids = data.column("row").to_numpy()
     if not len(row_ids):
         return {}
@@ -782,7 +800,7 @@ def _match(evidence: Sequence[Any], hits: dict) -> tuple[list[tuple], dict[str, 
     """The evidence rows of one case from its hit columns (``matching.match_stored``), and
     the labels each result id matched."""
     matches = matching.match_stored(evidence, hits["id"], hits["source"], hits["metadata"])
-    out, by_result = [], {}
+    out, by_result = [], {}  # type: ignore[var-annotated]
     for m in matches:
         out.append((m.label, m.matched, m.rank, m.result_id, m.relevance, m.matched_by))
         if m.result_id is not None:
@@ -873,7 +891,7 @@ def _encode_details(
             s.add(r["document_id"]),
             _num(r["score"]),
             s.add(r["result_id"]),
-            s.add(r["text"]),
+            s.add(_result_text(r["text"], r["document_id"])),
             _num(r["relevance"]),
             int(r["relevant"]),
             [s.add(m) for m in r["matched_evidence"]],

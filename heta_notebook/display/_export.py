@@ -3,7 +3,8 @@ and the gate page are self-contained HTML files that open offline.
 
 ``to_html(path)`` writes the page and returns the path; ``to_html()`` returns an
 :class:`HtmlPage`, the page as a string that displays as a one-line note (never megabytes of
-text in a notebook) and has ``save(path)``. plotly.js is embedded once (``plotly.offline.get_plotlyjs()``), each figure is a div
+text in a notebook) and has ``save(path)``. plotly.js is embedded once per page, gzip-compressed
+(``display._setup.plotlyjs_block``, as in an exported notebook), each figure is a div
 (``include_plotlyjs=False``), and no ``<script src>`` points anywhere. The page holds the
 report card, the charts and the case explorer: the same ES module and columnar data as
 ``report.explore()`` in a notebook (``display/widgets.standalone_html``), so every case can be
@@ -36,7 +37,7 @@ class HtmlPage(str):
     """A complete offline HTML page. It is a ``str`` (write it, search it), but a notebook
     shows it as a one-line note rather than megabytes of text; ``save(path)`` writes it."""
 
-    title: str
+    title: str  # type: ignore[assignment]  # the page's title, not str.title()
 
     def __new__(cls, html: str, title: str) -> HtmlPage:
         page = super().__new__(cls, html)
@@ -102,24 +103,38 @@ def comparison_to_html(
     """A comparison as a standalone page: ``head`` (e.g. a gate's verdict), the table, bars
     and deltas, and the comparison explorer opened with ``explore`` options (e.g. on the
     regressed cases). Returns the path written, or without ``path`` the page."""
+    title = title or "Comparison · " + " vs ".join(comparison.labels)
+    body, charted = comparison_section(comparison, max_cases, figures=figures, explore=explore)
+    return deliver(html_page(title, [*head, body], plotly=charted), title, path)
+
+
+def comparison_section(
+    comparison: Any,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+    *,
+    figures: bool = True,
+    explore: dict[str, Any] | None = None,
+) -> tuple[Markup, bool]:
+    """A comparison's table, bars, deltas and explorer for a page that holds plotly.js once
+    (a comparison page, or each benchmark of ``compare_benchmarks``); and whether it has charts."""
     from heta_notebook.display._comparison import comparison_html
 
-    title = title or "Comparison · " + " vs ".join(comparison.labels)
     figs = [comparison.plot.bars()] if figures else []
     if figures and comparison.pairs():  # reports with no mode in common have no deltas
         figs.append(comparison.plot.deltas())
     body = [
-        *head,
         raw(comparison_html(comparison)),
         *(figure_html(f) for f in figs),
         comparison_cases(comparison, max_cases, **(explore or {})),
     ]
-    return deliver(html_page(title, body, plotly=bool(figs)), title, path)
+    return join(body), bool(figs)
 
 
 def html_page(title: str, body: Sequence[Any], *, plotly: bool = True) -> str:
-    """A complete offline page: shared CSS, plotly.js inlined once (when ``plotly``), ``body``."""
-    script = raw(f'<script type="text/javascript">{_plotly_js()}</script>') if plotly else ""
+    """A complete offline page: shared CSS, plotly.js once, compressed (when ``plotly``), ``body``."""
+    from heta_notebook.display._setup import plotlyjs_block
+
+    script = raw(plotlyjs_block()) if plotly else ""
     head = join(
         [
             raw('<meta charset="utf-8">'),
@@ -133,14 +148,6 @@ def html_page(title: str, body: Sequence[Any], *, plotly: bool = True) -> str:
         f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>'
         f'<body><div class="hn">{join(body)}</div></body></html>\n'
     )
-
-
-def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs
-
-    # a literal "</script" inside the library would end the tag early; plotly.js has none,
-    # but guard anyway so the page can never break out of its own script element
-    return get_plotlyjs().replace("</script", "<\\/script")
 
 
 def figure_html(fig: Any) -> Markup:
@@ -158,7 +165,7 @@ def _charts(report: EvaluationReport) -> Markup:
     if not report.case_results:
         return raw("")
     plots = ReportPlots(report)
-    builders = [plots.metrics]
+    builders: list[Any] = [plots.metrics]
     builders += [lambda m=metric: plots.at_k(m) for metric in _at_k_metrics(report.score_names)[:2]]
     headline = headline_score(report.score_names)
     if headline is not None:
@@ -207,6 +214,7 @@ def comparison_cases(
 __all__ = [
     "HtmlPage",
     "comparison_cases",
+    "comparison_section",
     "comparison_to_html",
     "deliver",
     "figure_html",

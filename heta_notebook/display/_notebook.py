@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from heta_notebook.testing._notebook_guard import check_notebook_outputs, guard_shell_lines
+from heta_notebook.display._notebook_guard import check_notebook_outputs, guard_shell_lines
 
 REQUIRE_JS = "requirejs-2.3.8-require.js.gz"
 WIDGETS_JS = "jupyter-widgets-html-manager-1.0.15-embed-amd.js.gz"
@@ -79,7 +79,7 @@ class NotebookRun:
 @cache
 def _asset_base64(name: str) -> str:
     """A vendored asset as it is stored, gzip-compressed, in base64 (unpacked by the page)."""
-    packed = resources.files("heta_notebook.display").joinpath("assets", name).read_bytes()
+    packed = resources.files("heta_notebook.display").joinpath("assets").joinpath(name).read_bytes()
     return base64.b64encode(packed).decode("ascii")
 
 
@@ -87,7 +87,7 @@ def _asset_base64(name: str) -> str:
 def _asset_data_url(name: str) -> str:
     """A vendored, gzipped JS asset as a ``data:text/javascript;base64`` URL."""
     raw = gzip.decompress(
-        resources.files("heta_notebook.display").joinpath("assets", name).read_bytes()
+        resources.files("heta_notebook.display").joinpath("assets").joinpath(name).read_bytes()
     )
     return "data:text/javascript;base64," + base64.b64encode(raw).decode("ascii")
 

@@ -65,7 +65,7 @@ def _kernel_shell() -> Any | None:
 # browser (DecompressionStream); until then a stand-in ``Plotly.newPlot`` queues the figures.
 _PLOTLY_LOADER = """<script>window.PlotlyConfig = {MathJaxConfig: 'local'};
 (function () {
-  if (window.Plotly && !window.Plotly.__hnPending) return;
+  if (window.Plotly) return;  // loaded, or another copy of this block is unpacking it
   var queue = [];
   window.Plotly = {__hnPending: true, newPlot: function () {
     var args = arguments;
@@ -100,16 +100,32 @@ def _plotlyjs_gzip_base64() -> tuple[str, str]:
     return banner, packed
 
 
-def plotlyjs_html() -> str:
-    """The one block holding plotly.js (what ``setup_notebook()`` displays once), compressed."""
+def plotlyjs_block() -> str:
+    """plotly.js, gzip-compressed in base64, and the script that unpacks it: the one copy a
+    page or a notebook carries (figures drawn before it is unpacked wait for it)."""
     banner, packed = _plotlyjs_gzip_base64()
     return (
         f'<script type="text/plain" id="hn-plotlyjs-gz">{packed}</script>\n'
         f"{_PLOTLY_LOADER}\n"
         f"<!-- {banner.replace('--', '- -')} -->\n"
-        '<div style="font-size:11px;color:#888">heta_notebook: plotly.js embedded once '
-        "(compressed) so charts render offline in saved and exported notebooks.</div>"
     )
+
+
+def plotlyjs_html() -> str:
+    """The one block holding plotly.js (what ``setup_notebook()`` displays once), compressed."""
+    return (
+        plotlyjs_block() + '<div style="font-size:11px;color:#888">heta_notebook: plotly.js '
+        "embedded once (compressed) so charts render offline in saved and exported notebooks.</div>"
+    )
+
+
+def plotlyjs_for_card() -> str:
+    """What a card with charts carries for plotly.js: nothing in a kernel (the kernel's one copy
+    is displayed now if it was not yet), else the compressed block."""
+    if _kernel_shell() is not None:
+        embed_plotlyjs_once()
+        return ""
+    return plotlyjs_block()
 
 
 def embed_plotlyjs_once() -> bool:
@@ -142,6 +158,8 @@ __all__ = [
     "DEFAULT_RENDERER",
     "RENDERER_NAME",
     "embed_plotlyjs_once",
+    "plotlyjs_block",
+    "plotlyjs_for_card",
     "plotlyjs_html",
     "setup_notebook",
 ]

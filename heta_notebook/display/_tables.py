@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from heta_notebook.analysis._judged import judged_caption
+
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis._benchmarks import BenchmarkComparison
     from heta_notebook.analysis._compare import Comparison
     from heta_notebook.schema._records import EvaluationReport
 
-MARKERS = ("direction", "letters", None)
+MARKERS = ("direction", "letters", "tukey", None)
 DEFAULT_TEST = "sign-flip permutation test"
 _METRIC_LABELS = {
     "ndcg": "nDCG",
@@ -70,6 +72,7 @@ class PaperTable:
     label: str | None = None
     row_header: str = "System"
     letters: list[str] = field(default_factory=list)  # per row its letter (letters mode)
+    na: np.ndarray | None = None  # rows × columns: True where a missing value reads "n/a"
 
     def best(self) -> np.ndarray:
         """rows × columns: True where a value is its column's best (as displayed; ties all)."""
@@ -99,7 +102,8 @@ class PaperTable:
         for i, name in enumerate(self._row_names()):
             cells = [latex_escape(name)]
             for j in range(len(self.columns)):
-                cells.append(self._latex_cell(self.values[i, j], self.marks[i][j], best[i, j]))
+                cell = self._latex_cell(self.values[i, j], self.marks[i][j], best[i, j])
+                cells.append("n/a" if self._na(i, j) else cell)
             lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
         return "\n".join(lines) + "\n"
@@ -145,10 +149,14 @@ class PaperTable:
         for i, name in enumerate(self._row_names()):
             cells = [md_escape(name)]
             for j in range(len(self.columns)):
-                cells.append(self._md_cell(self.values[i, j], self.marks[i][j], best[i, j]))
+                cell = self._md_cell(self.values[i, j], self.marks[i][j], best[i, j])
+                cells.append("n/a" if self._na(i, j) else cell)
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", md_escape(self.caption)]
         return "\n".join(lines) + "\n"
+
+    def _na(self, i: int, j: int) -> bool:
+        return self.na is not None and bool(self.na[i, j]) and bool(np.isnan(self.values[i, j]))
 
     def _md_cell(self, value: float, mark: str, best: bool) -> str:
         if np.isnan(value):
@@ -158,6 +166,19 @@ class PaperTable:
         if mark in ("+", "-"):
             return text + (" ↑" if mark == "+" else " ↓")
         return text + (f"<sup>{mark}</sup>" if mark else "")
+
+
+def check_options(builder: Any, options: Mapping[str, Any]) -> None:
+    """Refuse a table option ``builder`` does not take, listing the ones it does."""
+    import inspect
+
+    from heta_notebook.analysis._options import unknown_options_message
+
+    params = inspect.signature(builder).parameters
+    valid = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
+    unknown = [k for k in options if k not in valid]
+    if unknown:
+        raise TypeError(unknown_options_message(unknown, valid, where="the table"))
 
 
 def latex_escape(text: Any) -> str:
@@ -201,25 +222,37 @@ def described_test(sig: pd.DataFrame) -> str:
     if "test" in sig and len(sig):
         names = list(dict.fromkeys(TEST_NAMES.get(str(t), str(t)) for t in sig["test"].dropna()))
         if names:
-            return " / ".join(names)
+            sides = set(sig["alternative"]) - {"two-sided"} if "alternative" in sig else set()
+            one_sided = f", one-sided ({'/'.join(sorted(sides))})" if sides else ""
+            return " / ".join(names) + one_sided
     return DEFAULT_TEST
 
 
 def described_family(sig: pd.DataFrame) -> str:
-    """Which p-values one Holm correction covered: each score's comparisons, or all of them."""
+    """Which p-values one correction covered: each score's comparisons, or all of them."""
+    from heta_notebook.display._captions import correction_phrase
+
+    name = correction_phrase(sig)
+    if name == "no correction":
+        return "no correction for multiple comparisons"
     if "family" in sig and len(sig) and set(sig["family"]) != {"all"}:
         sizes = sorted(set(sig["family_size"])) if "family_size" in sig else []
         each = "/".join(map(str, sizes)) if sizes else "its"
-        return f"Holm correction within each score over its {each} comparison(s)"
-    return f"Holm correction over all {len(sig)} comparisons"
+        return f"{name} correction within each score over its {each} comparison(s)"
+    return f"{name} correction over all {len(sig)} comparisons"
 
 
 def _labels(scores: Sequence[str], labels: Mapping[str, str] | None) -> list[str]:
     return [(labels or {}).get(s, score_label(s)) for s in scores]
 
 
+def _p_adjusted(row: Any) -> float:
+    """The p after the comparison's correction (``p_holm`` in frames from before it)."""
+    return row["p_adjusted"] if "p_adjusted" in row else row["p_holm"]
+
+
 def _direction(sig_row: Any, alpha: float) -> str:
-    if sig_row is None or not sig_row["n_pairs"] or not sig_row["p_holm"] < alpha:
+    if sig_row is None or not sig_row["n_pairs"] or not _p_adjusted(sig_row) < alpha:
         return ""
     return "+" if sig_row["delta"] > 0 else "-" if sig_row["delta"] < 0 else ""
 
@@ -240,6 +273,7 @@ def comparison_table(
 ) -> PaperTable:
     """Variants × scores of one comparison; marks against the baseline or letters."""
     _check_markers(markers)
+    footnotes: list[str] = []
     scores = list(scores or comparison.score_names)
     chosen = comparison.select(scores=scores)
     variants = [v.name for v in chosen.variants]
@@ -256,6 +290,8 @@ def comparison_table(
         for i, v in enumerate(variants):
             for j, s in enumerate(scores):
                 marks[i][j] = _direction(lookup.get((s, v)), alpha)
+                if marks[i][j]:
+                    footnotes.append(_tie_footnote(chosen, v, s, labels, decimals))
         text += (
             f"; best in bold. ↑/↓: significantly better/worse than the "
             f"baseline {_baseline_text(comparison)} ({described_test(sig)}, p < {alpha:g} after "
@@ -271,7 +307,7 @@ def comparison_table(
         sig = chosen.significance(all_pairs=True, by=None)
         letter_of = dict(zip(variants, letters, strict=False))
         for _, r in sig.iterrows():
-            if not (r["n_pairs"] and r["p_holm"] < alpha and r["delta"]):
+            if not (r["n_pairs"] and _p_adjusted(r) < alpha and r["delta"]):
                 continue
             winner, loser = (r["variant"], r["baseline"])
             if r["delta"] < 0:
@@ -283,9 +319,24 @@ def comparison_table(
             f"system with that letter ({described_test(sig)}, p < {alpha:g} after "
             f"{described_family(sig)} among all pairs of the table)."
         )
+    elif markers == "tukey":
+        for j, s in enumerate(scores):
+            groups = chosen.tukey(s, alpha).attrs["letters"]
+            for i, v in enumerate(variants):
+                marks[i][j] = groups.get(v, "")
+        text += (
+            "; best in bold. Superscript letters: Tukey HSD groups per score (systems sharing a "
+            f"letter do not differ at α = {alpha:g}; classical Tukey over the queries every "
+            "system scored: the per-query pairing is ignored)."
+        )
     else:
         text += "; best in bold."
+    from heta_notebook.display import _captions as cap
+
     text += _depth_note(comparison.reports.values(), scores, labels)
+    text += judged_caption(comparison.reports.values(), scores)
+    text += cap.tie_sentence(comparison.reports.values(), scores)
+    text += "".join(f for f in dict.fromkeys(footnotes) if f) + " " + cap.MISSING
     return PaperTable(
         rows=variants,
         columns=_labels(scores, labels),
@@ -314,17 +365,22 @@ def benchmarks_table(
         raise ValueError(
             f"markers must be 'direction' or None for several benchmarks, got {markers!r}"
         )
+    from heta_notebook.display import _captions as cap
+
     scores = list(scores or [bench.primary_score])
     names = [*bench.benchmarks, "Mean"]
+    shown_names = {b: (labels or {}).get(b, b) for b in names}
+    footnotes: list[str] = []
     rows = bench.variants
     values = np.full((len(rows), len(names) * len(scores)), np.nan)
     marks = [[""] * values.shape[1] for _ in rows]
-    groups, columns = [], []
+    groups: list[str] = []
+    columns: list[str] = []
     families = set()
     for b, name in enumerate(names):
         for s, score in enumerate(scores):
             col = b * len(scores) + s
-            groups.append(name)
+            groups.append(shown_names[name])
             columns.append(_labels([score], labels)[0] if len(scores) > 1 else "")
             values[:, col] = bench.table(score)[name].reindex(rows).to_numpy(dtype=float)
             if markers and name != "Mean":
@@ -334,8 +390,20 @@ def benchmarks_table(
                 lookup = {r["variant"]: r for _, r in sig.iterrows()}
                 for i, v in enumerate(rows):
                     marks[i][col] = _direction(lookup.get(v), alpha)
+                    if marks[i][col]:
+                        footnotes.append(
+                            cap.tie_footnote(
+                                bench.comparisons[name],
+                                v,
+                                score,
+                                _labels([score], labels)[0],
+                                decimals,
+                                shown_names[name],
+                            )
+                        )
+    header: list[str] | None = groups
     if len(scores) == 1:  # one score: benchmarks are the columns, the score goes in the caption
-        columns, groups = groups, None
+        columns, header = groups, None
     shown = ", ".join(_labels(scores, labels))
     text = (
         f"{shown} per benchmark and the mean over the {len(bench.benchmarks)} benchmarks "
@@ -343,25 +411,54 @@ def benchmarks_table(
     )
     if markers:
         sig = pd.concat([bench.significance(s) for s in scores], ignore_index=True)
-        pairs = "/".join(map(str, sorted(families)))
+        pairs = "/".join(map(str, sorted(f for f in families if f)))
         text += (
             " ↑/↓: significantly better/worse than the baseline "
             f"{bench.baseline_name()} on that benchmark ({described_test(sig)} on the benchmark's "
-            f"queries, p < {alpha:g} after Holm correction per benchmark and score over its "
-            f"{pairs} comparison(s) with the baseline)."
+            f"queries, p < {alpha:g} after {cap.correction_phrase(sig)} correction per "
+            f"benchmark and score over its {pairs or 'no'} comparison(s) with the baseline)."
         )
     reports = [r for c in bench.comparisons.values() for r in c.reports.values()]
-    text += _depth_note(reports, scores, labels)
+    text += cap.queries_sentence(bench, shown_names)
+    text += cap.absent_sentence(bench, shown_names)
+    text += _depth_note(reports, scores, labels) + judged_caption(reports, scores)
+    text += cap.tie_sentence(reports, scores)
+    text += "".join(f for f in dict.fromkeys(footnotes) if f)
+    text += " " + cap.MISSING
     return PaperTable(
         rows=rows,
         columns=columns,
         values=values,
         marks=marks,
         caption=caption or text,
-        groups=groups,
+        groups=header,
         decimals=decimals,
         label=label,
+        na=_na_cells(bench, rows, names, len(scores)),
     )
+
+
+def _tie_footnote(
+    comparison: Comparison, variant: str, score: str, labels: Any, decimals: int
+) -> str:
+    from heta_notebook.display._captions import tie_footnote
+
+    return tie_footnote(comparison, variant, score, _labels([score], labels)[0], decimals)
+
+
+def _na_cells(
+    bench: BenchmarkComparison, rows: Sequence[str], names: Sequence[str], width: int
+) -> np.ndarray:
+    """The baseline's cells on a benchmark it did not run read "n/a" (a caption note says why)."""
+    from heta_notebook.analysis._alignment import SEPARATOR
+
+    na = np.zeros((len(rows), len(names) * width), dtype=bool)
+    for b, name in enumerate(names):
+        label = bench.absent_baseline.get(name)
+        for i, row in enumerate(rows):
+            if label is not None and row.split(SEPARATOR)[0] == label:
+                na[i, b * width : (b + 1) * width] = True
+    return na
 
 
 def summary_table(
@@ -385,9 +482,13 @@ def summary_table(
     values = means.reindex(index=modes, columns=scores).to_numpy(dtype=float)
     n = int(summary["n"].max()) if len(summary) else 0
     text = (
-        f"{report.label} on {report.benchmark.name}: mean over up to {n} scored queries "
-        "per query mode; best in bold."
-    ) + _depth_note([report], scores, labels)
+        (
+            f"{report.label} on {report.benchmark.name}: mean over up to {n} scored queries "
+            "per query mode; best in bold."
+        )
+        + _depth_note([report], scores, labels)
+        + judged_caption([report], scores)
+    )
     return PaperTable(
         rows=modes,
         columns=_labels(scores, labels),
@@ -404,8 +505,8 @@ def _depth_note(
     reports: Iterable[EvaluationReport], scores: Sequence[str], labels: Mapping[str, str] | None
 ) -> str:
     """A caption sentence naming the shown scores that cut deeper than their run retrieved
-    (``analysis._depth``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
-    from heta_notebook.analysis._depth import KEY
+    (``schema._status``): nDCG@100 on 10 results per query is not BEIR's nDCG@100."""
+    from heta_notebook.schema._status import KEY
 
     shallow, depths = [], set()
     for report in reports:
@@ -433,6 +534,7 @@ def _baseline_text(comparison: Comparison) -> str:
 
 __all__ = [
     "PaperTable",
+    "check_options",
     "benchmarks_table",
     "comparison_table",
     "latex_escape",

@@ -39,7 +39,7 @@ from heta_notebook.display._explorer_data import (
     encode_report,
 )
 from heta_notebook.display._texts import TextPool, resolve
-from heta_notebook.schema._columnar import LazyCaseResults
+from heta_notebook.reports._stored import LazyCaseResults
 from heta_notebook.schema._records import EvaluationReport
 
 _DATA_ESM = "export default {};"  # a data model has no view
@@ -50,7 +50,8 @@ def explorer_esm() -> str:
     """The explorers' ES module (``display/assets/explorer.js``)."""
     return (
         resources.files("heta_notebook.display")
-        .joinpath("assets", "explorer.js")
+        .joinpath("assets")
+        .joinpath("explorer.js")
         .read_text(encoding="utf-8")
     )
 
@@ -148,7 +149,9 @@ class ReportDataWidget(anywidget.AnyWidget):
         """The page asks for the details of report rows (at most ``MAX_FETCH`` at once)."""
         if not isinstance(content, dict) or content.get("type") != "details":
             return
-        asked = content.get("rows") if isinstance(content.get("rows"), list) else []
+        assert self._report is not None  # the handler is set only with a report
+        rows_asked = content.get("rows")
+        asked: list[Any] = rows_asked if isinstance(rows_asked, list) else []
         try:
             reply = encode_details(self._report, [int(r) for r in asked][:MAX_FETCH])
         except Exception as exc:  # the page says so instead of waiting forever
@@ -362,7 +365,7 @@ def standalone_html(
     nothing leaks into a notebook's widget state."""
     uid = _next_id()
     several = kind == "compare" and isinstance(data, dict)
-    payloads = data if several else {"": data}
+    payloads: dict[str, Any] = data if several else {"": data}  # type: ignore[assignment]
     models: dict[str, dict[str, Any]] = {}
     pool = TextPool(lambda chunk: _page_chunk(models, f"{uid}-t{len(models)}", chunk))
     refs: dict[str, str] = {}

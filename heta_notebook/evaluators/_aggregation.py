@@ -132,7 +132,7 @@ def aggregate(
         n_error=statuses["error"],
         n_passed=sum(passed),
         n_judged=len(passed),
-        counts=dict(Counter(_plain(s) for s in scored if isinstance(_plain(s), str))),
+        counts=dict(Counter(str(_plain(s)) for s in scored if isinstance(_plain(s), str))),
     )
 
 
@@ -373,7 +373,7 @@ def _cached_counts(seed: int, n_resamples: int, n: int) -> np.ndarray:
 
 def _resample_counts(rng: np.random.Generator, rows: int, n: int, dtype: type) -> np.ndarray:
     """How often each case is drawn in ``rows`` bootstrap resamples (multinomial counts)."""
-    counts = np.empty((rows, n), dtype=dtype)
+    counts: np.ndarray = np.empty((rows, n), dtype=dtype)
     step = _step(n)
     offsets = np.arange(step, dtype=np.int64)[:, None] * n
     for r in range(0, rows, step):
@@ -473,7 +473,7 @@ _SCORES, _DICT = attrgetter("scores"), attrgetter("__dict__")
 _FIELDS = itemgetter("name", "value", "passed", "metadata")
 
 
-def text_counts(codes: Sequence[int], status: Sequence[int], texts: Sequence[Any]) -> dict:
+def text_counts(codes: Any, status: Any, texts: Sequence[Any]) -> dict:
     """Per group code: how often each scored text value occurs (text scores are counted)."""
     out: dict[int, Counter] = {}
     for code, st, text in zip(codes, status, texts, strict=True):

@@ -99,7 +99,7 @@ class FunctionEvaluator:
         self.settings = settings or EvaluatorSettings()
         self.is_async = inspect.iscoroutinefunction(func)
         self.call_style = call_style(func)
-        self._name = name or getattr(func, "__name__", type(func).__name__)
+        self._name = str(name or getattr(func, "__name__", type(func).__name__))
         self._by_name, self._params = _honeyhive_params(func)
 
     @property

@@ -60,7 +60,7 @@ from heta_notebook.evaluators._protocol import EvaluatorSettings
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_notebook.store import ReportStore
+    from heta_notebook.reports._store import ReportStore
 
 ENV_BASE_URL = ("HETA_JUDGE_BASE_URL", "OPENAI_BASE_URL")
 ENV_MODEL = ("HETA_JUDGE_MODEL",)
@@ -161,11 +161,11 @@ def _pick(source: Any, *keys: str) -> str | None:
 def _texts(value: Any) -> tuple[str, ...]:
     """Strings from a string, a list of strings, or a list of dicts with ``text``/``content``."""
     items = [value] if isinstance(value, (str, Mapping)) else list(value or ())
-    texts = []
+    texts: list[str] = []
     for item in items:
         text = _pick(item, "text", "content", "page_content") if isinstance(item, Mapping) else item
         if _text(text):
-            texts.append(text)
+            texts.append(str(text))
     return tuple(texts)
 
 
@@ -445,6 +445,7 @@ class LLMJudge:
             extra["judge_passed"] = verdict.passed
         if self.output == "label":
             label = self._canonical_label(verdict)
+            assert self.labels is not None  # label output requires labels (checked at init)
             return label, bool(self.labels[label]), {**extra, "label": label}
         raw = verdict.score
         if raw is None and verdict.passed is not None:
@@ -498,7 +499,7 @@ class LLMJudge:
     def _api_key(self) -> str | None:
         """The API key from the environment, read now (never kept on the judge)."""
         names = (self.api_key_env,) if self.api_key_env else ENV_API_KEY
-        return _env(names)
+        return _env(names, secret=True)
 
     def _check_key(self, api_key: str | None) -> None:
         if api_key is not None:

@@ -282,6 +282,8 @@ def ideal_grades(qrels: Sequence[Mapping[str, int]], depth: int) -> tuple[np.nda
 
 def _pad_flat(flat: np.ndarray, lengths: np.ndarray, fill: float) -> np.ndarray:
     """Concatenated rows (``lengths`` long each) as a matrix padded with ``fill``."""
+    if len(lengths) and int(lengths.min()) == int(lengths.max()) > 0:  # one length: a view
+        return flat.reshape(len(lengths), int(lengths[0]))
     matrix = np.full((len(lengths), max(int(lengths.max(initial=0)), 1)), fill)
     rows = np.repeat(np.arange(len(lengths)), lengths)
     starts = np.cumsum(lengths) - lengths

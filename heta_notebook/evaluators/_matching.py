@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
-from heta_notebook.schema._lazy_results import LazyResults
+from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.schema._records import BenchmarkEvidence, QueryResult
 
 MatchedBy = Literal["locator", "reference_id", "text", "document"]
@@ -405,9 +405,9 @@ def stored_keys(source: str | None, metadata: str | None) -> tuple[tuple[str, ..
     ``source`` and ``metadata`` JSON (all the reference rules read), once per distinct pair."""
     parsed = json.loads(source) if source is not None else {}
     meta = json.loads(metadata) if metadata is not None else {}
-    result = SimpleNamespace(source=parsed, metadata=meta)
+    result: Any = SimpleNamespace(source=parsed, metadata=meta)  # read as a QueryResult
     direct = _collect(_candidates(result), ("document_id", "source_key", "object_key"), parse=None)
-    return document_ids(result), frozenset(direct)  # type: ignore[arg-type]
+    return document_ids(result), frozenset(direct)
 
 
 def match_stored(

@@ -30,7 +30,7 @@ class SyncScorer:
     ``evaluate_batch`` lets the runner score many cases in one call, without a coroutine each.
     """
 
-    name: str
+    # each subclass names its scores: a class constant or a property (no instance field here)
 
     def score(self, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
         """Score one response (synchronous ``evaluate``)."""

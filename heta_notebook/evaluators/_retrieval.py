@@ -149,7 +149,7 @@ class BeirRetrievalMetric:
     metric: MetricName
     k: int = 10
     convention: Convention = field(default="trec_eval", kw_only=True)
-    ties: Ties = field(default=None, kw_only=True)  # type: ignore[assignment]
+    ties: Ties = field(default=None, kw_only=True)  # type: ignore[arg-type]  # None: set in __post_init__
     settings: EvaluatorSettings | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
@@ -165,12 +165,14 @@ class BeirRetrievalMetric:
         _check_k(self.k)
 
     def manifest(self) -> dict[str, Any]:
-        """What the report records about this metric: its cutoff, convention and tie rule."""
+        """What the report records about this metric: its cutoff, convention, tie rule and
+        what an unjudged document counts as (trec_eval's non-relevant; see ``labels/``)."""
         return {
             "metric": self.metric,
             "k": self.k,
             "convention": self.convention,
             "ties": self.ties,
+            "unjudged": "nonrelevant",
         }
 
     @property
@@ -197,7 +199,7 @@ def beir_default_metrics(
 ) -> tuple[BeirRetrievalMetric, ...]:
     """nDCG, MAP, recall, precision and MRR at each k (25 metrics by default, heta's order)."""
     return tuple(
-        BeirRetrievalMetric(metric, k, convention=convention, ties=ties)
+        BeirRetrievalMetric(metric, k, convention=convention, ties=ties)  # type: ignore[arg-type]
         for metric in METRICS
         for k in k_values
     )
@@ -404,7 +406,8 @@ def _metric_scores(
         [None] * len(values_list) if threshold is None else [v >= threshold for v in values_list]
     )
     if skipped:
-        full_values, full_passed = [0.0] * len(metadata), [None] * len(metadata)
+        full_values = [0.0] * len(metadata)
+        full_passed: list[bool | None] = [None] * len(metadata)
         for item, value, ok in zip(judged, values_list, passed, strict=True):
             full_values[item.index], full_passed[item.index] = value, ok
         values_list, passed = full_values, full_passed
@@ -559,7 +562,7 @@ def evaluate_run(
     if missing not in ("drop", "zero"):
         raise ValueError(f"missing must be 'drop' or 'zero', got {missing!r}")
     metrics = list(metrics or beir_default_metrics())
-    scorable = [q for q in qrels if run.get(q) and any(g > 0 for g in qrels[q].values())]
+    scorable = [q for q in qrels if run.get(q) and qrels[q] and max(qrels[q].values()) > 0]
     zero = [] if missing == "drop" else [q for q in qrels if q not in set(scorable)]
     scored = {}
     if scorable:

@@ -22,7 +22,6 @@ Answering never reorders or drops results, so retrieval metrics do not change.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 import time
@@ -33,6 +32,8 @@ from typing import Annotated, Any, Literal
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from heta_notebook._util.loop import in_daemon_thread
+from heta_notebook.schema._abstain import Abstain
 from heta_notebook.schema._records import QueryCitation, QueryResponse, QueryResult, QueryTraceEvent
 
 EXTRACTIVE_VERSION = "extractive/1"
@@ -253,7 +254,7 @@ async def custom_answer(
     if step.is_async:
         value = await step._call(question, results)
     else:
-        value = await asyncio.to_thread(step._call, question, results)
+        value = await in_daemon_thread(step._call, question, results)  # abandoned on timeout
     if inspect.isawaitable(value):
         value = await value
     return read_custom(step, value, results, started)
@@ -296,8 +297,6 @@ def read_custom(
 def _abstain_as_dict(value: Any) -> Any:
     """``Abstain(reason)`` (alone or as a dict's ``answer``) as no answer with that reason,
     the form the answer step's own abstentions take (``metadata.answer.reason``)."""
-    from heta_notebook.systems._normalize import Abstain
-
     if isinstance(value, Mapping) and isinstance(value.get("answer"), Abstain):
         return {**value, "answer": None, "reason": value["answer"].reason}
     if isinstance(value, Abstain):
@@ -307,7 +306,7 @@ def _abstain_as_dict(value: Any) -> Any:
 
 def _custom_citations(cited: Any, results: tuple[QueryResult, ...]) -> tuple[QueryCitation, ...]:
     by_id = {r.id: r for r in results}
-    out = []
+    out: list[QueryCitation] = []
     for item in cited:
         number = len(out) + 1
         if isinstance(item, QueryCitation):
@@ -393,7 +392,8 @@ def phrase(sentence: str, terms: frozenset[str], max_words: int) -> str | None:
     """The run of non-question words nearest a matched question word, at most ``max_words``."""
     tokens = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(sentence)]
     hits = [i for i, t in enumerate(tokens) if t[2] in terms]
-    runs, run = [], []
+    runs: list[list[int]] = []
+    run: list[int] = []
     for i, token in enumerate(tokens):
         if token[2] in terms:
             runs.append(run)

@@ -189,7 +189,7 @@ def _policy(step: ChatAnswer) -> RetryPolicy:
 
 
 def _api_key(step: ChatAnswer) -> str | None:
-    return env_value((step.api_key_env,) if step.api_key_env else ENV_API_KEY)
+    return env_value((step.api_key_env,) if step.api_key_env else ENV_API_KEY, secret=True)
 
 
 def _secrets(step: ChatAnswer, api_key: str | None) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ class DenseIndex:
 
     def __init__(self, embedder: Embedder, embeddings: np.ndarray):
         self.embedder = embedder
+        self.embeddings: np.ndarray
         if isinstance(embeddings, np.memmap) and embeddings.dtype == np.float32:
             self.embeddings = embeddings  # a cached KB: pages stay in the OS page cache
         else:

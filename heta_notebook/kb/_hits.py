@@ -17,7 +17,7 @@ from pydantic_core import to_json
 
 from heta_notebook.evaluators._matching import reference_keys
 from heta_notebook.kb._recipe import FULL_TEXT, HYBRID, VECTOR
-from heta_notebook.schema._lazy_results import HitColumns
+from heta_notebook.reports._lazy_results import HitColumns
 from heta_notebook.schema._records import QueryResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,6 +87,7 @@ class KbHits:
         facts = row_facts(self.kb, self.rows)
         heads = _heads(self.mode, len(facts))
         titles = [f.title_json for f in facts]
+        metadata: list[str | None]
         if self.fusion:
             tails = [_fused(*ranks) for ranks in self.fusion]
             metadata = list(map("".join, zip(heads, titles, tails, strict=True)))
@@ -131,7 +132,7 @@ def _facts_of(kb: KnowledgeBase, chunk: Any) -> RowFacts:
 
 
 def _json(value: Any) -> str:
-    """Compact JSON, as the report's columns write dicts (``schema._columnar``)."""
+    """Compact JSON, as the report's columns write dicts (``reports._tables``)."""
     return to_json(value, inf_nan_mode="null").decode("utf-8")
 
 

@@ -36,7 +36,7 @@ from heta_notebook.kb._hits import METHODS as _METHOD
 from heta_notebook.kb._hits import KbHits, RowFacts
 from heta_notebook.kb._passages import Judged
 from heta_notebook.kb._recipe import FULL_TEXT, VECTOR, Recipe
-from heta_notebook.schema._lazy_results import LazyResults
+from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.schema._records import (
     BenchmarkDocument,
     BenchmarkManifest,
@@ -46,7 +46,7 @@ from heta_notebook.schema._records import (
 )
 
 KNOWN_OPTIONS = ("candidates", "rrf_k")
-Hits = list[tuple[Any, Any]]
+Hits = list[tuple[Any, ...]]
 
 
 class KnowledgeBase:
@@ -113,12 +113,13 @@ class KnowledgeBase:
         chunks = chunk_documents(documents, recipe.chunking)
         texts = [chunk.text for chunk in chunks]
         _require_words(texts, len(documents))
-        chunks = ChunkTable.from_chunks(chunks)  # texts held once from here on
+        table = ChunkTable.from_chunks(chunks)  # texts held once from here on
+        del chunks
         embedder = embedder or (embedder_for(recipe.dense) if recipe.dense else None)
         tokens = tokenize(texts, recipe.bm25, as_ids=True) if recipe.bm25 else None
         bm25 = Bm25Index.build(texts, recipe.bm25, tokens=tokens) if recipe.bm25 else None
         shared = isinstance(embedder, LsaEmbedder) and bool(recipe.bm25)
-        shared = shared and embedder.shares_tokens_with(recipe.bm25)
+        shared = shared and embedder.shares_tokens_with(recipe.bm25)  # type: ignore[union-attr]  # LsaEmbedder
         dense = None
         if embedder is not None:
             dense = DenseIndex.build(texts, embedder, tokens=tokens if shared else None)
@@ -131,7 +132,7 @@ class KnowledgeBase:
         infos = {d.document_id: {"name": d.name, "metadata": d.metadata} for d in documents}
         return cls(
             recipe,
-            chunks,
+            table,
             infos,
             bm25=bm25,
             dense=dense,
@@ -218,8 +219,10 @@ class KnowledgeBase:
         keys = self.chunks.tie_keys
         visit = None if ranker is None else ranker.scored
         if mode == FULL_TEXT:
+            assert self.bm25 is not None  # the mode exists only with its index
             return self.bm25.search(texts, top_k, keys=keys, visit=visit)
         if mode == VECTOR:
+            assert self.dense is not None
             return self.dense.search(texts, top_k, keys=keys, visit=visit)
         return self._hybrid(texts, top_k, options, ranker)
 
@@ -239,12 +242,13 @@ class KnowledgeBase:
         options: Mapping[str, Any],
         ranker: DeepRanker | None = None,
     ) -> Hits:
+        assert self.recipe.hybrid is not None and self.bm25 is not None and self.dense is not None
         depth = max(int(options.get("candidates", self.recipe.hybrid.candidates)), top_k)
         rrf_k = int(options.get("rrf_k", self.recipe.hybrid.rrf_k))
         keys = self.chunks.tie_keys
         lexical_hits = self.bm25.search(texts, depth, keys=keys)
         pairs = zip(lexical_hits, self.dense.search(texts, depth, keys=keys), strict=True)
-        hits = []
+        hits: Hits = []
         for i, ((lexical, _), (dense, _)) in enumerate(pairs):
             fused = fuse(lexical, dense, rrf_k, keys)  # whole: the deep ranks read it too
             hits.append((fused.rows[:top_k], fused.scores[:top_k], fused.fusion(top_k)))
@@ -273,7 +277,10 @@ class KnowledgeBase:
         )
         # constructed: a validated response would turn the lazy results into records
         return QueryResponse.model_construct(
-            mode=mode, results=results, trace=(trace,), metadata=metadata
+            mode=mode,
+            results=results,  # type: ignore[arg-type]  # a lazy tuple of QueryResult
+            trace=(trace,),
+            metadata=metadata,
         )
 
     def _result(

@@ -24,13 +24,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from heta_notebook._util.redaction import REDACTED, redact
+from heta_notebook._util.redaction import is_redacted, redact
 from heta_notebook.kb._answer import AnswerStep, Extractive, as_answer_step
 from heta_notebook.schema._records import BenchmarkDocument
 
 FULL_TEXT = "full_text_search"
 VECTOR = "vector_search"
 HYBRID = "hybrid_search"
+# the manifest sections each embedded mode reads (a comparison never leads with another's)
+MODE_SETTINGS = {
+    FULL_TEXT: ("chunking", "bm25", "answer"),
+    VECTOR: ("chunking", "dense", "answer"),
+    HYBRID: ("chunking", "bm25", "dense", "hybrid", "answer"),
+}
 
 
 class _Config(BaseModel):
@@ -142,7 +148,7 @@ class Recipe(_Config):
         Redacted secrets cannot come back: a manifest holding them is refused.
         """
         settings = {k: v for k, v in manifest.items() if k not in ("kind", "query_modes", "hash")}
-        if REDACTED in json.dumps(settings):
+        if is_redacted(json.dumps(settings)):
             raise ValueError("this manifest has redacted secrets; pass them again to Recipe(...)")
         return cls.model_validate(settings)
 

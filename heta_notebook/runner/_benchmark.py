@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from heta_notebook._util.loop import cancelled_with, run_sync, sync_form
+from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
+from heta_notebook.benchmarks._texts import remember_documents
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._answer_default import answer_where_expected
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
@@ -43,7 +46,6 @@ from heta_notebook.runner._plan import (
 from heta_notebook.runner._pool import ThreadedQueries, frozen_results
 from heta_notebook.runner._result import BenchmarkRunResult, RunCollection
 from heta_notebook.runner._subset import CaseSubset
-from heta_notebook.store import ReportStore
 from heta_notebook.systems._adapt import System, as_system, unwrapped
 from heta_notebook.systems._check import preflight
 
@@ -116,7 +118,7 @@ class BenchmarkRunner:
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
         active = deep_enough(active, chosen)
         warn_depth(chosen, active.top_k)
-        options = {
+        options: dict[str, Any] = {
             "config": active,
             "store": report_store,
             "resume": resume,
@@ -163,7 +165,7 @@ class BenchmarkRunner:
         return run_sync(lambda: self.run(**kwargs), await_form="await BenchmarkRunner().run(...)")
 
 
-def _collection(jobs: list[RecipeRun], done: list[BenchmarkRunResult | None]) -> RunCollection:
+def _collection(jobs: list[RecipeRun], done: Sequence[BenchmarkRunResult | None]) -> RunCollection:
     """The results by label; a stop ends ``done`` early or leaves None for a recipe that had
     not begun (it has no result)."""
     pairs = zip(jobs, done, strict=False)
@@ -215,6 +217,7 @@ def recipe_spec(
         evaluators=[str(ev.name) for ev in job.evaluators],
         config=config.fingerprint_fields(),
         **({"subset": job.subset} if job.subset else {}),
+        **run_identity(loaded.manifest),  # a generated benchmark: its manifest's hash
     )
     subset = {"subset": job.subset} if job.subset else {}
     return RunSpec(
@@ -242,10 +245,9 @@ def recipe_result(
     job: RecipeRun, spec: RunSpec, report: Any, kbs: tuple[Any, ...] = ()
 ) -> BenchmarkRunResult:
     """What the run of ``job`` returns: its report, KBs and where the report was saved."""
-    path = None
-    if job.store is not None and job.config.persist_report:
-        path = job.store.report_path(job.kb_name, spec.report_id)
-    return BenchmarkRunResult(report=report, knowledge_bases=kbs, report_path=path, label=job.label)
+    return BenchmarkRunResult(
+        report=report, knowledge_bases=kbs, report_path=spec.report_path, label=job.label
+    )
 
 
 async def _build(
@@ -285,7 +287,10 @@ async def _knowledge_base(
     """
     ids = [d.document_id for d in documents]
     if is_knowledge_base(recipe):
-        return as_system(recipe, benchmark_documents=ids)
+        system = as_system(recipe, benchmark_documents=ids)
+        if isinstance(system, System):  # its results may be bare ids: explorers show our texts
+            remember_documents(manifest.key, documents)
+        return system
     extra = {"benchmark": manifest} if _accepts(recipe.build_knowledge_base, "benchmark") else {}
     built = await recipe.build_knowledge_base(
         documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild, **extra
@@ -314,6 +319,8 @@ async def _checked(
             system=f"system {system.name!r}",
             n=config.preflight_queries,
             timeout=config.query_timeout,
+            kind=system.manifest().get("kind"),
+            concurrency=config.max_concurrent_queries,
         )
     checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)
     return [checked, *groups[1:]], None if coverage is None else coverage.to_dict()
@@ -371,6 +378,6 @@ def _recipe_manifest(recipe: Any, kb: Any, label: str) -> dict[str, Any]:
     return manifest if isinstance(manifest, dict) else {"name": label, "manifest": manifest}
 
 
-def _kb_manifest(kbs: list[Any]) -> dict[str, Any] | list[dict[str, Any]]:
+def _kb_manifest(kbs: Sequence[Any]) -> dict[str, Any] | list[dict[str, Any]]:
     manifests = [json_manifest(kb) for kb in kbs]
     return manifests[0] if len(manifests) == 1 else {"knowledge_bases": manifests}

@@ -18,7 +18,9 @@ from typing import Any
 
 from heta_notebook._util.jsondata import json_safe
 from heta_notebook._util.loop import sync_form
+from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import load_benchmark
+from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._inputs import active_evaluators, as_store
 from heta_notebook.runner._plan import (
@@ -39,7 +41,6 @@ from heta_notebook.schema._records import (
     QueryResponse,
     QueryResult,
 )
-from heta_notebook.store import ReportStore
 from heta_notebook.systems._adapt import as_system, stamp_documents
 from heta_notebook.systems._check import preflight
 from heta_notebook.systems._normalize import normalize_response
@@ -102,8 +103,9 @@ async def aevaluate(
         evaluators=[str(ev.name) for ev in chosen],
         config=active.fingerprint_fields(),
         **({"subset": subset.describe()} if subset.active else {}),
+        **run_identity(manifest),  # a generated benchmark: its manifest's hash
     )
-    extra = {"function": _qualified_name(function), "fingerprint": identity}
+    extra: dict[str, Any] = {"function": _qualified_name(function), "fingerprint": identity}
     if subset.active:
         extra["subset"] = subset.describe()
     if project:
@@ -134,6 +136,7 @@ async def aevaluate(
             system=f"function {mode!r}",
             n=active.preflight_queries,
             timeout=active.query_timeout,
+            concurrency=active.max_concurrent_queries,
         )
         spec.groups = [CaseGroup(cases=group.cases, answer=answer, metadata=group.metadata)]
         if coverage is not None:
@@ -249,9 +252,9 @@ def _answerer(
         if is_async:
             value = await function(*args)
         elif run_in_thread:
-            import asyncio
+            from heta_notebook._util.loop import in_daemon_thread
 
-            value = await asyncio.to_thread(function, *args)
+            value = await in_daemon_thread(function, *args)  # a hung call is abandoned
         else:
             value = function(*args)
         if inspect.isawaitable(value):

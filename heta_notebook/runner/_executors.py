@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.benchmarks._loader import LoadedBenchmark
+    from heta_notebook.reports._store import ReportStore
     from heta_notebook.runner._config import BenchmarkRunConfig
     from heta_notebook.runner._result import BenchmarkRunResult
-    from heta_notebook.store import ReportStore
 
 
 @dataclass(frozen=True)

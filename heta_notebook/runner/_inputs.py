@@ -16,7 +16,7 @@ from heta_notebook.benchmarks._loader import adapt_heta
 from heta_notebook.evaluators._protocol import check_unique_names, settings_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_notebook.store import ReportStore
+    from heta_notebook.reports._store import ReportStore
 
 
 def active_evaluators(evaluators: Iterable[Any]) -> tuple[Any, ...]:
@@ -73,7 +73,7 @@ def named_recipes(recipes: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
 
 def as_store(store: ReportStore | str | os.PathLike[str] | None) -> ReportStore | None:
     """The store a run writes to: None, a ``ReportStore``, or one opened at a path/URL."""
-    from heta_notebook.store import ReportStore
+    from heta_notebook.reports._store import ReportStore
 
     if store is None or isinstance(store, ReportStore):
         return store

@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from heta_notebook._util.loop import cancelled_with
+from heta_notebook._util.redaction import redact
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._protocol import settings_of
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
@@ -41,7 +43,9 @@ from heta_notebook.schema._records import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_notebook.store import RunHandle
+    from pathlib import Path
+
+    from heta_notebook.reports._run import RunHandle
 
 T = TypeVar("T")
 
@@ -72,6 +76,12 @@ class RunSpec:
     knowledge_base_manifest: dict[str, Any] | list[dict[str, Any]] = field(default_factory=dict)
     recipe_manifest: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    report_path: Path | None = None  # where its run handle saved the report
+
+    def __post_init__(self) -> None:  # the one policy, before the header is written or shown
+        self.knowledge_base_manifest = redact(self.knowledge_base_manifest)
+        self.recipe_manifest = redact(self.recipe_manifest)
+        self.metadata = redact(self.metadata)
 
 
 async def run_spec(spec: RunSpec) -> EvaluationReport:
@@ -88,14 +98,16 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     else:
         report = await _run_spec(spec, None)
     if report.is_partial:
-        warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            _resume_hint(spec, report, persist), RuntimeWarning, stacklevel=user_stacklevel()
+        )
     return report
 
 
 def _note_depth(spec: RunSpec) -> None:
     """Record the scores whose k is deeper than the results a query asks for (the card and
     the CLI say so): ``beir_recall@100`` on ``top_k=10`` equals recall@10."""
-    from heta_notebook.analysis._depth import KEY, deeper_scores
+    from heta_notebook.schema._status import KEY, deeper_scores
 
     deeper = deeper_scores(spec.evaluators, spec.config.top_k)
     if deeper:
@@ -122,12 +134,12 @@ def headline_of(evaluators: Sequence[Any]) -> str | None:
 def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
     """One ``DepthWarning`` per run call (not per recipe) when scores cut deeper than
     ``top_k``."""
-    from heta_notebook.analysis._depth import KEY, DepthWarning, deeper_scores, depth_line
+    from heta_notebook.schema._status import KEY, DepthWarning, deeper_scores, depth_line
 
     deeper = deeper_scores(evaluators, top_k)
     if deeper:
         line = depth_line({KEY: deeper, "config": {"top_k": top_k}})
-        warnings.warn(f"{line}.", DepthWarning, stacklevel=3)
+        warnings.warn(f"{line}.", DepthWarning, stacklevel=user_stacklevel())
 
 
 def propagate_cancel(value: T, reports: Sequence[EvaluationReport]) -> T:
@@ -179,7 +191,7 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
         seconds = time.perf_counter() - clock
         report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
     if run is not None:
-        spec.store.save(report)
+        spec.report_path = run.save(report)
         run.drop_shards()  # an interrupted Ray run's shards: the saved report holds them
         if not report.is_partial and run.saved:
             run.discard()  # the complete report holds every checkpointed row
@@ -223,11 +235,9 @@ def resolve_report_id(
 def finished_results(run: RunHandle) -> dict[tuple[str, str], EvaluationCaseResult]:
     """What an earlier run of this report id finished: its saved (partial) report, its
     checkpoint and an interrupted Ray run's shards (a later record replaces an earlier one)."""
-    store, kb, rid = run.store, run.kb, run.report_id
     finished: dict[tuple[str, str], EvaluationCaseResult] = {}
-    if store.exists(kb, rid):
-        previous = store.load(kb, rid)
-        run.check_same_run(previous)
+    previous = run.previous()
+    if previous is not None:
         for result in previous.case_results:
             finished[(result.case_id, result.query_mode)] = result
     for result in (*run.read(), *run.shard_results()):
@@ -305,6 +315,12 @@ def _report(
         "n_expected_results": _total(spec),
         "n_results": len(results),
         "n_query_errors": sum(1 for r in results if r.error is not None),
+        "n_http_retries": sum(
+            int(r.response.metadata.get("http_retries", 0)) for r in results if r.response
+        ),
+        "n_abandoned_workers": sum(
+            1 for r in results if r.error is not None and r.error.metadata.get("abandoned_worker")
+        ),
         "resumed": resumed,
         "score_stats": stats,
         "latency": latency_statistics(results),
@@ -327,7 +343,7 @@ def _report(
         case_results=tuple(results),
         started_at=started_at,
         finished_at=utc_now(),
-        metadata=metadata,
+        metadata=redact(metadata),
     )
     report.frames().prime(aggregates=columns.aggregates)  # its card and save reuse them
     return report
@@ -335,7 +351,7 @@ def _report(
 
 def _describe(evaluator: Any) -> dict[str, Any]:
     kind = type(evaluator)
-    described = {
+    described: dict[str, Any] = {
         "name": str(evaluator.name),
         "type": f"{kind.__module__}.{kind.__qualname__}",
         "settings": settings_of(evaluator).model_dump(mode="json"),

@@ -17,9 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-
-from heta_notebook._util.loop import loop_mismatch
+from heta_notebook._util.loop import abandoned_calls, loop_mismatch
 from heta_notebook.kb._answer import answer_response, runs_in_thread
 from heta_notebook.kb._passages import Judged, Passage
 from heta_notebook.runner._config import BenchmarkRunConfig
@@ -31,6 +29,7 @@ from heta_notebook.schema._records import (
     EvaluationError,
     QueryResponse,
 )
+from heta_notebook.schema._redact import redacted_response
 from heta_notebook.systems._check import Measured
 
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
@@ -52,7 +51,7 @@ class CheckpointSink:
     T seconds.
 
     A batch scored together arrives at once (``extend``) and is appended as one batch,
-    with the score columns its scorer kept (``columnar.score_table``).
+    with the score columns its scorer kept (``reports._tables.score_table``).
     """
 
     def __init__(self, run: Any, config: BenchmarkRunConfig):
@@ -96,10 +95,9 @@ def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
     came alone: the checkpoint reads every score off the records)."""
     if not columns or any(c is None for c in columns):
         return None
-    from heta_notebook.schema import _columnar as columnar
+    from heta_notebook.reports._tables import score_tables
 
-    tables = [columnar.score_table(c) for c in columns if c is not None]
-    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    return score_tables([c for c in columns if c is not None])
 
 
 # Results delivered between two ``gc.freeze()`` calls (see ``frozen_results``).
@@ -439,12 +437,15 @@ async def answer_item(
     """Answer one item and run its per-case evaluators; a failed query becomes the case error."""
     case, mode = item.case, item.mode
     started = time.perf_counter()
+    abandoned: list[str] = []
     try:
-        raw = await with_timeout(
-            item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
-        )
+        with abandoned_calls() as abandoned:
+            raw = await with_timeout(
+                item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
+            )
         measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
         response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
+        response = redacted_response(response)  # the one policy, before any byte is written
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         if (mismatch := loop_mismatch(exc)) is not None:
             raise mismatch from exc  # every case would fail alike: stop, say what works
@@ -452,7 +453,9 @@ async def answer_item(
             case_id=case.case_id,
             query=case.query,
             query_mode=mode,
-            error=EvaluationError.from_exception(exc),
+            error=EvaluationError.from_exception(
+                exc, **({"abandoned_worker": True} if abandoned else {})
+            ),
             latency_ms=_elapsed_ms(started),
             metadata=item.metadata,
         )

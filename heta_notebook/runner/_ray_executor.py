@@ -63,9 +63,10 @@ from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._statistics import ScoreColumns, utc_now
 
 if TYPE_CHECKING:  # pragma: no cover
+    from heta_notebook.reports._run import RunHandle
+    from heta_notebook.reports._store import ReportStore
     from heta_notebook.runner._result import BenchmarkRunResult
     from heta_notebook.schema._records import BenchmarkCase, EvaluationCaseResult
-    from heta_notebook.store import ReportStore, RunHandle
 
 
 class RayExecutor:
@@ -274,7 +275,7 @@ class _RecipeOnRay:
             raise failure
         report = self._report(spec, finished, resumed, started_at, clock)
         if run is not None:
-            spec.store.save(report)
+            spec.report_path = run.save(report)
             run.drop_shards()  # the saved report holds them now
         return report
 
@@ -367,8 +368,8 @@ async def _checked_on_worker(
         return None
     if isinstance(outcome, BaseException):
         raise outcome
-    coverage, system = outcome
-    check_coverage(coverage, {d.document_id for d in documents}, system)
+    coverage, system, kind = outcome
+    check_coverage(coverage, {d.document_id for d in documents}, system, kind=kind)
     return coverage.to_dict()
 
 
@@ -463,30 +464,11 @@ def _dry_run(
                 n=config.preflight_queries,
                 timeout=config.query_timeout,
             )
-        except (TypeError, RuntimeError) as exc:  # the shape error; every query failing
+        except (TypeError, RuntimeError, ValueError) as exc:  # shape; all failing; nothing found
             return exc
-        return None if coverage is None else (coverage, label)
+        return None if coverage is None else (coverage, label, kb.manifest().get("kind"))
 
     return asyncio.run(go())
-
-
-@dataclass
-class _ShardCheckpoint:
-    """One shard task's checkpoint in its run's shard store: results appended as JSON lines
-    (one task writes one shard id, so no lock; a retried task reads what it left)."""
-
-    store: ReportStore
-    shard_id: str
-
-    def read(self) -> list[EvaluationCaseResult]:
-        from heta_notebook.store import SHARD_KB
-
-        return self.store.read_checkpoint(SHARD_KB, self.shard_id)
-
-    def append(self, results: list[EvaluationCaseResult], scores: Any = None) -> None:
-        from heta_notebook.store import SHARD_KB
-
-        self.store.append_cases(SHARD_KB, self.shard_id, results)
 
 
 def _run_shard(context: _Context, shard: _Shard) -> list[tuple[int, EvaluationCaseResult]]:
@@ -495,7 +477,14 @@ def _run_shard(context: _Context, shard: _Shard) -> list[tuple[int, EvaluationCa
 
     async def go() -> list[tuple[int, EvaluationCaseResult]]:
         store, sid = shard.checkpoint, shard.checkpoint_id
-        run = _ShardCheckpoint(store, sid) if store is not None else None
+        if store is None:
+            return await answer_shard(None)
+        from heta_notebook.reports._run import SHARD_KB
+
+        with store.run(SHARD_KB, sid) as run:  # one task writes one shard id
+            return await answer_shard(run)
+
+    async def answer_shard(run: RunHandle | None) -> list[tuple[int, EvaluationCaseResult]]:
         done = {(r.case_id, r.query_mode): r for r in run.read()} if run is not None else {}
         kb = await _knowledge_base(context, shard.unit_kb)
         answer = _answerer(kb, context.config)

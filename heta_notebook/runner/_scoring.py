@@ -109,7 +109,7 @@ class CaseScorer:
     ) -> list[Sequence[Any]] | None:
         """Fill the batch slots of ``slots`` (one list per case); a failing batch is redone
         per case. Returns every slot by evaluator (one list per evaluator, in case order; the
-        batch ones as the batch scorer built them, for ``columnar.score_table``), or None."""
+        batch ones as the batch scorer built them, for ``reports._tables.score_table``), or None."""
         from heta_notebook.evaluators._retrieval import evaluate_batch_columns
 
         if not self.batch_indices or not cases:

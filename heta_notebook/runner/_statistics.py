@@ -19,16 +19,14 @@ from importlib import metadata as importlib_metadata
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 # The column rules and per-column statistics of ``summarize``, fed one result at a time.
 from heta_notebook.evaluators._aggregation import ScoreAggregate, ScoreColumn, summarize_column
 from heta_notebook.evaluators._aggregation import (
     bootstrap_intervals as aggregation_bootstrap_intervals,
 )
+from heta_notebook.reports._tables import TEXT, equals
 from heta_notebook.runner._config import BenchmarkRunConfig
-from heta_notebook.schema._columnar import TEXT
 from heta_notebook.schema._records import EvaluationCaseResult
 from heta_notebook.schema._status import ERROR, SKIPPED, status_code
 
@@ -84,7 +82,7 @@ class _Cells:
             values = values[np.argsort(positions, kind="stable")]
         texts = Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
         return ScoreColumn(
-            values=values,  # type: ignore[arg-type] - an array where summarize keeps a list
+            values=values,  # type: ignore[arg-type]  # an array where summarize keeps a list
             skipped=self.skipped,
             errors=self.errors + failed_queries,
             passed=self.passed,
@@ -107,7 +105,9 @@ class ScoreColumns:
         self._modes: dict[str, dict[str, _Cells]] = {}
         self._failed: Counter[str] = Counter()
         self.aggregates: list[ScoreAggregate] = []  # of the last ``statistics`` call
-        self._batches = batches  # a checkpoint's ``columnar.CaseBatches``: its score columns
+        self._batches = (
+            batches  # a checkpoint's ``reports._checkpoint.CaseBatches``: its score columns
+        )
         self._deferred: list[tuple[int, EvaluationCaseResult]] = []
 
     def add(self, position: int, result: EvaluationCaseResult) -> None:
@@ -217,7 +217,7 @@ class ScoreColumns:
         owner = np.repeat(np.arange(len(case_rows)), counts)
         picked = scores.select(["name", "value", "text", "kind", "passed", "status"])
         if not (len(take) == len(picked) and (take == np.arange(len(take))).all()):
-            picked = picked.take(pa.array(take, pa.int64()))
+            picked = picked.take(take.astype(np.int64))
         names = picked.column("name").combine_chunks().dictionary_encode()
         mode_names, mode_codes = np.unique(
             np.asarray(case_modes, dtype=object), return_inverse=True
@@ -225,9 +225,7 @@ class ScoreColumns:
         keys = mode_codes[owner].astype(np.int64) * max(len(names.dictionary), 1)
         keys += names.indices.to_numpy(zero_copy_only=False)
         status = picked.column("status")
-        errors = pc.equal(status, "error").to_numpy(zero_copy_only=False)
-        skipped = pc.equal(status, "skipped").to_numpy(zero_copy_only=False)
-        scored = pc.equal(status, "scored").to_numpy(zero_copy_only=False)
+        errors, skipped, scored = (equals(status, s) for s in ("error", "skipped", "scored"))
         kinds = picked.column("kind").to_numpy()
         values = picked.column("value").to_numpy(zero_copy_only=False)
         passed = picked.column("passed")
@@ -266,7 +264,7 @@ class ScoreColumns:
 
 
 def _regular_groups(
-    counts: np.ndarray, names: pa.DictionaryArray, mode_names: np.ndarray, mode_codes: np.ndarray
+    counts: np.ndarray, names: Any, mode_names: np.ndarray, mode_codes: np.ndarray
 ) -> dict[tuple[str, str], np.ndarray] | None:
     """The score rows of each (mode, score name) when every case holds the same distinct
     names in the same order (a run's usual shape): strided rows, no sort. None otherwise."""

@@ -1,10 +1,10 @@
-"""The records a report is made of, their status rule and their stored forms.
+"""The records a report is made of and their rules: data and rules only.
 
 ``_records`` (cases, evidence, responses, scores, reports: frozen pydantic records that say
-which field is wrong), ``_status`` (scored / skipped / error and the one reason rule),
-``_construct`` (scores built in bulk), ``_columnar`` (the report's Parquet form) and
-``_heta_json`` (heta-framework's ``report.json`` read back). A report is data, wherever it
-is kept.
+which field is wrong), ``_status`` (scored / skipped / error and the one reason rule) and
+``_construct`` (scores built in bulk) and ``_abstain`` (``Abstain``, what a system returns to
+abstain). A report's stored forms live in ``reports/``;
+``CheckpointWarning``, ``CorruptReportError`` and ``from_heta_report`` are named here too.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from heta_notebook._util.lazy import lazy_exports
 
 _EXPORTS = {
+    "Abstain": "heta_notebook.schema._abstain",
     "BenchmarkCase": "heta_notebook.schema._records",
     "BenchmarkDocument": "heta_notebook.schema._records",
     "BenchmarkEvidence": "heta_notebook.schema._records",
@@ -33,26 +34,23 @@ _EXPORTS = {
     "check_schema_version": "heta_notebook.schema._records",
     "report_folder": "heta_notebook.schema._records",
     "report_key": "heta_notebook.schema._records",
-    "CheckpointWarning": "heta_notebook.schema._columnar",
-    "CorruptReportError": "heta_notebook.schema._columnar",
+    "CheckpointWarning": "heta_notebook.reports._checkpoint",
+    "CorruptReportError": "heta_notebook.reports._tables",
     "REASON_KEYS": "heta_notebook.schema._status",
     "STATUSES": "heta_notebook.schema._status",
     "status_and_reason": "heta_notebook.schema._status",
     "status_code": "heta_notebook.schema._status",
     "status_name": "heta_notebook.schema._status",
-    "from_heta_report": "heta_notebook.schema._heta_json",
+    "from_heta_report": "heta_notebook.reports._heta_json",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
-    from heta_notebook.schema._columnar import (  # noqa: F401
-        CheckpointWarning,
-        CorruptReportError,
-    )
-    from heta_notebook.schema._heta_json import (  # noqa: F401
-        from_heta_report,
-    )
+    from heta_notebook.reports._checkpoint import CheckpointWarning  # noqa: F401
+    from heta_notebook.reports._heta_json import from_heta_report  # noqa: F401
+    from heta_notebook.reports._tables import CorruptReportError  # noqa: F401
+    from heta_notebook.schema._abstain import Abstain  # noqa: F401
     from heta_notebook.schema._records import (  # noqa: F401
         EVALUATION_SCHEMA_VERSION,
         BenchmarkCase,

@@ -38,7 +38,7 @@ def _fast_construct_ok() -> bool:
 _FAST_CONSTRUCT = _fast_construct_ok()
 
 
-class ConstructedScores(list):  # type: ignore[type-arg] - a list of EvaluationScore
+class ConstructedScores(list[Any]):  # a list of EvaluationScore
     """The scores ``constructed_scores`` built, remembering what they were built from (one
     name; values, passed and metadata per score), so a checkpoint can write their columns
     from those lists instead of reading every record back. Records are frozen, so the two
@@ -83,7 +83,7 @@ def constructed_scores(
         return ConstructedScores(built, name, values, passed, metadata, metadata_json)
     new, cls, set_dict = object.__new__, EvaluationScore, object.__setattr__
     set_fields, set_extra, set_private = (BaseModel.__dict__[s].__set__ for s in _SLOTS)
-    fields_set, extra = set(_SCORE_FIELDS), {}
+    fields_set, extra = set(_SCORE_FIELDS), dict[str, Any]()
     scores: list[EvaluationScore] = []
     append = scores.append
     for value, ok, meta in zip(values, passed, metadata, strict=True):

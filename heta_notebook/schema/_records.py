@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from heta_notebook._util.redaction import redact_strings, redact_text
+from heta_notebook._util.redaction import redact, redact_strings, redact_text
 from heta_notebook.schema._status import judge_reason, status_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -350,7 +350,7 @@ class EvaluationScore(Record):
     @property
     def status(self) -> Literal["scored", "skipped", "error"]:
         """``error`` if the evaluator failed, ``skipped`` if it had nothing to score, else ``scored``."""
-        return status_name(self.metadata)  # the one rule  # type: ignore[return-value]
+        return status_name(self.metadata)  # the one rule
 
     @property
     def numeric(self) -> float | None:
@@ -389,6 +389,10 @@ class EvaluationError(Record):
     error_type: RequiredText
     retryable: bool = False
     metadata: JsonDict = Field(default_factory=dict)
+
+    _redacted = field_validator("message", "metadata")(
+        classmethod(lambda cls, v: redact_text(v) if isinstance(v, str) else redact(v))
+    )
 
     @classmethod
     def from_exception(cls, exc: BaseException, **metadata: Any) -> EvaluationError:
@@ -454,7 +458,7 @@ class _FramesBox:
 # What stays as it is in a stored case result: the data (queries, document and answer texts,
 # ids, values); everything else (errors, metadata, sources, citations, traces, reasons) is what
 # systems, endpoints and evaluators said, and has its credentials hidden. The columnar store
-# applies the same split to its columns (``schema._columnar._REDACTED_COLUMNS``).
+# applies the same split to its columns (``reports._tables._REDACTED_COLUMNS``).
 _CASE_DATA = frozenset({"case_id", "query", "query_mode", "latency_ms", "response", "scores"})
 _RESPONSE_DATA = frozenset({"mode", "answer", "results"})
 _RESULT_DATA = frozenset({"id", "text", "score"})
@@ -475,7 +479,7 @@ def _redacted_case(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def _redacted_outside(fields: dict[str, Any], data: frozenset[str]) -> dict[str, Any]:
-    return {k: v if k in data else redact_strings(v) for k, v in fields.items()}
+    return {k: v if k in data else redact(v) for k, v in fields.items()}
 
 
 class EvaluationReport(Record):
@@ -506,6 +510,11 @@ class EvaluationReport(Record):
         check_schema_version(value)
         return value
 
+    @field_validator("knowledge_base_manifest", "recipe_manifest", "metadata")
+    @classmethod
+    def _redacted_header(cls, value: Any) -> Any:  # the one policy: shown as it is stored
+        return redact(value)
+
     @field_validator("score_summary", mode="before")
     @classmethod
     def _finite_summary(cls, value: Any) -> Any:
@@ -518,13 +527,13 @@ class EvaluationReport(Record):
     @field_validator("case_results", mode="wrap")
     @classmethod
     def _lazy_or_tuple(cls, value: Any, handler: Any) -> Any:
-        from heta_notebook.schema._columnar import LazyCaseResults
+        from heta_notebook.reports._stored import LazyCaseResults
 
         return value if isinstance(value, LazyCaseResults) else handler(value)
 
     @field_serializer("case_results", mode="wrap")
     def _materialized(self, value: Any, handler: Any) -> Any:
-        from heta_notebook.schema._columnar import LazyCaseResults
+        from heta_notebook.reports._stored import LazyCaseResults
 
         return handler(value.materialize() if isinstance(value, LazyCaseResults) else value)
 
@@ -538,26 +547,9 @@ class EvaluationReport(Record):
         Reports written by heta-framework load unchanged; columnar ones open lazily.
         Errors name the file and field.
         """
-        if isinstance(source, Mapping):
-            return cls.model_validate(dict(source))
-        if isinstance(source, bytes) or (
-            isinstance(source, str) and source.lstrip().startswith("{")
-        ):
-            return cls.model_validate_json(source)
-        path = Path(source)
-        from heta_notebook.schema import _columnar as columnar
+        from heta_notebook.reports._resolve import resolve_report  # the one decider
 
-        folder = path.parent if path.name == columnar.HEADER else path
-        if folder.is_dir() and columnar.is_columnar(folder):
-            return columnar.open_report(folder)
-        if path.is_dir() and (path / "report.json").is_file():
-            path = path / "report.json"
-        try:
-            return cls.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no report at {path}") from None
-        except ValueError as exc:
-            raise ReportFormatError(path, exc) from exc
+        return resolve_report(source)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """Serialise to JSON text (the ``report.json`` layout)."""
@@ -576,7 +568,7 @@ class EvaluationReport(Record):
         heta-framework's ``report.json`` (atomically); ``"columnar"`` a report folder."""
         target = Path(path)
         if format == "columnar":
-            from heta_notebook.schema._columnar import write_report
+            from heta_notebook.reports._folder import write_report
 
             write_report(target, self)
             return target
@@ -638,7 +630,7 @@ class EvaluationReport(Record):
         cached = self._frames.frames
         if cached is None or not cached.belongs_to(self):  # a model_copy shares the box
             cached = ReportFrames(self)
-            self.__pydantic_private__["_frames"] = _FramesBox(cached)
+            self.__pydantic_private__["_frames"] = _FramesBox(cached)  # type: ignore[index]
         return cached
 
     def summary(self, by: Any = None) -> pd.DataFrame:

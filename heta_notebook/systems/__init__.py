@@ -16,12 +16,13 @@ _EXPORTS = {
     "stamp_documents": "heta_notebook.systems._adapt",
     "IdCoverage": "heta_notebook.systems._check",
     "IdCoverageError": "heta_notebook.systems._check",
+    "NoResultsError": "heta_notebook.systems._check",
     "id_coverage": "heta_notebook.systems._check",
     "preflight": "heta_notebook.systems._check",
     "HttpSystem": "heta_notebook.systems._http",
     "HttpSystemError": "heta_notebook.systems._http",
     "ACCEPTED_FORMS": "heta_notebook.systems._normalize",
-    "Abstain": "heta_notebook.systems._normalize",
+    "Abstain": "heta_notebook.schema._abstain",
     "SystemOutputError": "heta_notebook.systems._normalize",
     "normalize_response": "heta_notebook.systems._normalize",
     "Stage": "heta_notebook.systems._stages",
@@ -32,6 +33,7 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
+    from heta_notebook.schema._abstain import Abstain  # noqa: F401
     from heta_notebook.systems._adapt import (  # noqa: F401
         DEFAULT_MODE,
         System,
@@ -41,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.systems._check import (  # noqa: F401
         IdCoverage,
         IdCoverageError,
+        NoResultsError,
         id_coverage,
         preflight,
     )
@@ -50,7 +53,6 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.systems._normalize import (  # noqa: F401
         ACCEPTED_FORMS,
-        Abstain,
         SystemOutputError,
         normalize_response,
     )

@@ -17,14 +17,20 @@ them the same way (:func:`stamp_documents`).
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from heta_notebook.evaluators._matching import document_ids, id_document
+from heta_notebook._util.loop import in_daemon_thread
+from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
+from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
-from heta_notebook.systems._normalize import DocumentId, normalize_response
+from heta_notebook.systems._normalize import (
+    NO_RESULTS,
+    DocumentId,
+    describe_value,
+    normalize_response,
+)
 
 DEFAULT_MODE = "default"
 _CALL_KEYWORDS = ("mode", "top_k", "options")
@@ -48,7 +54,9 @@ class System:
         self.query_modes = tuple(query_modes) or (DEFAULT_MODE,)
         # a system that names no modes answers any mode it is asked (its default: "default")
         self.any_mode = self.query_modes == (DEFAULT_MODE,)
-        self._manifest = manifest or {"name": name}
+        # its configuration stored redacted; the secrets in it hidden wherever they are echoed
+        self._manifest = redact(manifest or {"name": name})
+        declare_secrets(*config_secrets(manifest or {}, strict=False))
         self.document_id, self.id_key = document_id, id_key
         self.benchmark_documents = frozenset(benchmark_documents)
         self._keywords = accepted_keywords(call)
@@ -63,7 +71,9 @@ class System:
         given = {"mode": mode, "top_k": top_k, "options": dict(options or {})}
         kwargs = {k: v for k, v in given.items() if k in self._keywords}
         if self._in_thread:
-            value = await asyncio.to_thread(self._call, text, **kwargs)
+            # its own daemon thread: a call past the run's query_timeout is abandoned (and
+            # counted), holding no pool worker and no shutdown
+            value = await in_daemon_thread(self._call, text, **kwargs)
         else:
             value = self._call(text, **kwargs)
         if inspect.isawaitable(value):
@@ -75,7 +85,7 @@ class System:
             document_id=self.document_id,
             id_key=self.id_key,
         )
-        return stamp_documents(response, self.benchmark_documents)
+        return stamp_documents(_noting_emptiness(response, value), self.benchmark_documents)
 
     def bound(self, benchmark_documents: Collection[str]) -> System:
         """A copy that maps result ids onto these benchmark document ids."""
@@ -116,7 +126,7 @@ def as_system(
         return obj
     from heta_notebook.systems._frameworks import framework_call
 
-    options = {"document_id": document_id, "id_key": id_key}
+    options: dict[str, Any] = {"document_id": document_id, "id_key": id_key}
     framework = framework_call(obj)
     if framework is not None:
         call, kind = framework
@@ -149,6 +159,18 @@ def _object_system(obj: Any, name: str | None, options: dict[str, Any]) -> Syste
     return System(obj.query, name=label, query_modes=modes, manifest=manifest, **options)
 
 
+def _noting_emptiness(response: QueryResponse, value: Any) -> QueryResponse:
+    """``response`` with ``metadata["no_results"]`` saying what the reply held (a dict's keys, a
+    list's length), when it holds neither a result nor an answer: the dry run's evidence for a
+    shape that finds nothing."""
+    if response.results or response.abstained or response.answer is not None:
+        return response
+    if NO_RESULTS in response.metadata:
+        return response
+    metadata = {**response.metadata, NO_RESULTS: describe_value(value)}
+    return response.model_copy(update={"metadata": metadata})
+
+
 def unwrapped(obj: Any) -> Any:
     """What the user passed, for a :class:`System` (``obj`` itself otherwise)."""
     return obj.wrapped if isinstance(obj, System) else obj
@@ -172,10 +194,53 @@ def stamp_documents(response: QueryResponse, benchmark_documents: Collection[str
     (or ``doc#n`` chunk id) does, get ``source.benchmark_document_id``: the one matching rule."""
     if not benchmark_documents or not response.results:
         return response
-    stamped = [_stamped(r, benchmark_documents) for r in response.results]
-    if all(a is b for a, b in zip(stamped, response.results, strict=True)):
+    named = _id_documents(benchmark_documents)
+    stamped = []
+    changed = False
+    for result in response.results:
+        fields = result.__dict__
+        if fields["source"] or fields["metadata"]:  # it may name a document by its keys
+            named_doc = _only_document_id(result)  # the usual one: benchmark_document_id
+            known = named_doc is not None and named_doc in benchmark_documents
+            new = result if known else _stamped(result, benchmark_documents)
+        else:  # a bare id (the usual plain-function result): looked up once per distinct id
+            rid = fields["id"]
+            doc = (
+                named[rid]
+                if rid in named
+                else named.setdefault(rid, id_document(rid, benchmark_documents))
+            )
+            new = result if doc is None else _with_source(result, {"benchmark_document_id": doc})
+        changed |= new is not result
+        stamped.append(new)
+    if not changed:
         return response
     return response.model_copy(update={"results": tuple(stamped)})
+
+
+_NAMED: dict[int, tuple[Collection[str], dict[str, str | None]]] = {}  # by documents' id()
+
+
+def _id_documents(documents: Collection[str]) -> dict[str, str | None]:
+    """The document each result id names among ``documents`` (``id_document``), memoised for
+    that collection: a run asks the same few thousand ids thousands of times."""
+    entry = _NAMED.get(id(documents))
+    if entry is None or entry[0] is not documents:
+        if len(_NAMED) >= 8:  # a few live runs at most: forget the oldest
+            _NAMED.pop(next(iter(_NAMED)))
+        entry = _NAMED[id(documents)] = (documents, {})
+    return entry[1]
+
+
+def _with_source(result: QueryResult, source: dict[str, Any]) -> QueryResult:
+    """``result`` with ``source`` replaced: a frozen record's shallow copy (what ``model_copy``
+    does, without its generic copying), every other field shared."""
+    new = object.__new__(QueryResult)
+    object.__setattr__(new, "__dict__", {**result.__dict__, "source": source})
+    object.__setattr__(new, "__pydantic_fields_set__", result.__pydantic_fields_set__ | {"source"})
+    object.__setattr__(new, "__pydantic_extra__", result.__pydantic_extra__)
+    object.__setattr__(new, "__pydantic_private__", result.__pydantic_private__)
+    return new
 
 
 def _stamped(result: QueryResult, known: Collection[str]) -> QueryResult:

@@ -11,17 +11,36 @@ Placeholders ``{query}``, ``{top_k}`` and ``{mode}`` are filled anywhere in ``bo
 is exactly ``"{top_k}"`` stays a number); with ``method="GET"`` the filled template is the query
 string. A reply whose ``abstain`` value is true (or a reason text) is an abstention: no answer,
 flagged, with the reply's ``abstain_reason`` (see ``Abstain``). A reply status >= 400 or a timeout fails that case with an error naming the URL.
+
+Like a production client (``heta_notebook._util.http``): one connection pool per system,
+``retries`` on connection failures and 502/503/504 (counted in each response's
+``metadata["http_retries"]``), replies longer than ``max_reply_bytes`` refused, redirects not
+followed unless ``follow_redirects=True`` (and then only to the same host or ``allowed_hosts``).
+
+Its configuration is stored redacted (``redaction.redact_config``): header values but plain
+ones, a template's ``key``/``api_key``..., URL credentials, cookies, ``auth``; those values and
+``secrets=`` are declared secret, so a reply echoing them is redacted too.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 
-from heta_notebook._util.chat import ssl_context
-from heta_notebook._util.redaction import redact
+from heta_notebook._util.http import DEFAULT_MAX_REPLY_BYTES, HttpClient
+from heta_notebook._util.redaction import (
+    config_secrets,
+    declare_secrets,
+    mark,
+    redact_config,
+    redact_text,
+    url_secrets,
+)
+from heta_notebook.systems._normalize import NO_RESULTS
 
 DEFAULT_BODY = {"query": "{query}", "top_k": "{top_k}"}
 
@@ -50,6 +69,13 @@ class HttpSystem:
         timeout: float = 30.0,
         name: str | None = None,
         query_modes: Sequence[str] = ("default",),
+        secrets: Sequence[str] = (),
+        auth: tuple[str, str] | None = None,
+        cookies: Mapping[str, str] | None = None,
+        retries: int = 5,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        follow_redirects: bool = False,
+        allowed_hosts: Sequence[str] = (),
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"HttpSystem url must start with http:// or https://, got {url!r}")
@@ -70,42 +96,94 @@ class HttpSystem:
         self.timeout = timeout
         self.name = name or httpx.URL(url).host or "http"
         self.query_modes = tuple(query_modes)
+        self.auth, self.cookies = auth, dict(cookies or {})
+        if self.cookies:
+            cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+            self.headers = {**self.headers, "Cookie": cookie}
+        self.client = HttpClient(
+            timeout=timeout,
+            retries=retries,
+            max_reply_bytes=max_reply_bytes,
+            follow_redirects=follow_redirects,
+            allowed_hosts=allowed_hosts,
+            auth=auth,
+        )
+        declare_secrets(*self._secrets(secrets))
+        self.shown_url = redact_text(url)  # the URL as errors and reports show it
+
+    def _secrets(self, given: Sequence[str]) -> list[str]:
+        found = [*given, *url_secrets(self.url), *config_secrets(self._config())]
+        found += [str(v) for v in self.cookies.values()]
+        if self.auth:
+            user, password = self.auth
+            pair = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            found += [password, pair]
+        return found
+
+    def _config(self) -> dict[str, Any]:
+        return {"url": self.url, "body": self.body, "headers": self.headers}
 
     async def query(self, text: str, *, mode: str = "default", top_k: int = 10) -> dict[str, Any]:
         """Send the filled template; return ``{"answer", "results", "citations"}`` from the reply."""
         filled = fill(self.body, {"query": text, "top_k": top_k, "mode": mode})
         request = {"params": filled} if self.method == "GET" else {"json": filled}
         try:
-            async with httpx.AsyncClient(timeout=self.timeout, verify=ssl_context()) as client:
-                reply = await client.request(self.method, self.url, headers=self.headers, **request)
+            reply = await self.client.request(
+                self.method, self.url, headers=self.headers, **request
+            )
         except httpx.TimeoutException as exc:
-            raise TimeoutError(f"{self.url} did not answer within {self.timeout} s") from exc
-        if reply.status_code >= 400:
+            raise TimeoutError(f"{self.shown_url} did not answer within {self.timeout} s") from exc
+        except httpx.HTTPError as exc:
+            raise HttpSystemError(f"{self.shown_url}: {type(exc).__name__}: {exc}") from exc
+        if reply.status >= 400:
             raise HttpSystemError(
-                f"{self.url} answered HTTP {reply.status_code}: {reply.text[:200]!r}"
+                f"{self.shown_url} answered HTTP {reply.status}: {_head(reply.text)!r}"
+                + (f" (after {reply.retries} retries)" if reply.retries else "")
             )
         try:
-            data = reply.json()
+            data = json.loads(reply.content)
         except ValueError as exc:
-            raise HttpSystemError(f"{self.url} replied with no JSON: {reply.text[:200]!r}") from exc
-        return self._read(data)
+            raise HttpSystemError(
+                f"{self.shown_url} replied with no JSON: {_head(reply.text)!r}"
+            ) from exc
+        out = self._read(data)
+        if reply.retries:  # counted in the report, case by case
+            out["metadata"] = {**out.get("metadata", {}), "http_retries": reply.retries}
+        return out
+
+    async def aclose(self) -> None:
+        """Close this event loop's connection pool."""
+        await self.client.aclose()
 
     def _read(self, data: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, path in self.paths.items():
             if path:
-                value = at_path(data, path, self.url)
+                value = at_path(data, path, self.shown_url)
                 out[key] = value
         if isinstance(out.get("results"), list) and self.fields:
             out["results"] = [self._renamed(item) for item in out["results"]]
-        if out.get("results") is None:
-            out["results"] = []
         if not isinstance(out.get("metadata"), Mapping):  # e.g. {"stages": [...]}: kept
             out.pop("metadata", None)
         if not out.get("abstain"):  # a reason only means something with an abstention
             out.pop("abstain", None)
             out.pop("abstain_reason", None)
+        if self.paths["results"] is None:
+            out.pop("results", None)
+        elif not out.get("results"):
+            self._note_no_results(out, data)
         return out
+
+    def _note_no_results(self, out: dict[str, Any], data: Any) -> None:
+        """``out["results"] = []``, and ``metadata["no_results"]`` saying what the reply held
+        when the results path matched nothing (or found no results and no answer came)."""
+        found = "matched nothing" if out.get("results") is None else "held no results"
+        out["results"] = []
+        if found == "held no results" and out.get("answer") is not None:
+            return  # an answer without results: said by the service, not a wrong path
+        path = str(self.paths["results"])
+        note = f"the reply's {path!r} {found}; {reply_keys(data, path)}"
+        out["metadata"] = {**out.get("metadata", {}), NO_RESULTS: note}
 
     def _renamed(self, item: Any) -> Any:
         if not isinstance(item, Mapping):
@@ -114,20 +192,30 @@ class HttpSystem:
         return {**{k: v for k, v in item.items() if k not in self.fields.values()}, **ours}
 
     def manifest(self) -> dict[str, Any]:
-        """The service's settings for the report (header values that look secret redacted)."""
+        """The service's settings for the report, its secrets redacted (``redact_config``)."""
+        client = self.client
         return {
             "name": self.name,
             "kind": "http",
-            "url": self.url,
+            **redact_config(self._config()),
             "method": self.method,
-            "body": self.body,
-            "headers": redact(self.headers),
             "paths": {k: v for k, v in self.paths.items() if v},
             "fields": self.fields,
+            **({"auth": mark(list(self.auth))} if self.auth else {}),
+            "retries": client.retries,
+            "max_reply_bytes": client.max_reply_bytes,
+            "follow_redirects": client.follow_redirects,
+            **({"allowed_hosts": sorted(client.allowed_hosts)} if client.allowed_hosts else {}),
         }
 
     def __repr__(self) -> str:
-        return f"HttpSystem({self.url!r}, method={self.method!r})"
+        return f"HttpSystem({self.shown_url!r}, method={self.method!r})"
+
+
+def _head(text: str) -> str:
+    """The start of a reply for an error message, redacted before it is cut (a secret cut in
+    half would escape the policy)."""
+    return redact_text(text[:4000])[:300]
 
 
 def fill(template: Any, values: Mapping[str, Any]) -> Any:
@@ -144,6 +232,18 @@ def fill(template: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(template, list):
         return [fill(v, values) for v in template]
     return template
+
+
+def reply_keys(data: Any, path: str) -> str:
+    """The reply's top-level keys, and those where ``path``'s parent leads (for a message)."""
+    if not isinstance(data, Mapping):
+        return f"the reply is a {type(data).__name__}"
+    said = f"its top-level keys: {sorted(map(str, data))[:10]}"
+    parent = path.rpartition(".")[0]
+    inner = at_path(data, parent, "") if parent else None
+    if isinstance(inner, Mapping):
+        said += f"; {parent!r} holds {sorted(map(str, inner))[:10]}"
+    return said
 
 
 def at_path(data: Any, path: str, url: str) -> Any:
@@ -167,4 +267,4 @@ def at_path(data: Any, path: str, url: str) -> Any:
     return current
 
 
-__all__ = ["HttpSystem", "HttpSystemError", "at_path", "fill"]
+__all__ = ["HttpSystem", "HttpSystemError", "at_path", "fill", "reply_keys"]

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from heta_notebook.schema._records import EvaluationReport
+from heta_notebook.testing._gate_power import check_power, power_lines, power_rows
 
 BASELINE, NEW = "baseline", "new"
 MAX_EXAMPLES = 3
@@ -96,6 +97,9 @@ def assert_no_regression(
     method: str = "auto",
     test: str = "permutation",
     family: str = "score",
+    correction: str = "holm",
+    min_power: float | None = None,
+    detect: float | None = None,
 ) -> GateResult:
     """Fail on a significant drop (paired ``test``, Holm per score over modes × slices) > ``max_drop``.
 
@@ -103,7 +107,10 @@ def assert_no_regression(
     path; ``GateInputError`` when the reports cannot be compared. Returns the result otherwise.
     ``test`` (``"permutation"``, ``"t-test"``, ``"wilcoxon"``), ``family`` (``"score"`` or
     ``"all"``: one Holm family over every score too) and ``method`` (the null
-    distributions) are those of :func:`heta_notebook.compare`.
+    distributions) are those of :func:`heta_notebook.compare`, and ``correction``
+    (``"holm"``, ``"bh"``, ``"bonferroni"``, ``"none"``). The result always states the drop
+    the gate can detect with 80% power; ``min_power`` (with ``detect``, the drop to guard,
+    default ``max_drop``) refuses, as unusable input, a gate too small to see it.
     """
     __tracebackhide__ = True  # pytest shows the caller's line and our message, not this body
     result = check_regression(
@@ -120,6 +127,9 @@ def assert_no_regression(
         method=method,
         test=test,
         family=family,
+        correction=correction,
+        min_power=min_power,
+        detect=detect,
     )
     _notify(result)
     if not result.passed:
@@ -158,10 +168,14 @@ def check_regression(
     method: str = "auto",
     test: str = "permutation",
     family: str = "score",
+    correction: str = "holm",
+    min_power: float | None = None,
+    detect: float | None = None,
 ) -> GateResult:
     """:func:`assert_no_regression` without raising on a regression (the CLI's engine)."""
     from heta_notebook.analysis import _stats as stats
     from heta_notebook.analysis._compare import compare
+    from heta_notebook.analysis._options import CORRECTIONS, check_choice
 
     _check_settings(max_drop, alpha, n_resamples)
     new, old = load_report(report, "report"), load_report(baseline, "baseline")
@@ -173,6 +187,7 @@ def check_regression(
     try:
         stats.check_test(test)
         stats.check_family(family)
+        check_choice("correction", correction, CORRECTIONS)
     except ValueError as exc:
         raise GateInputError(str(exc)) from None
     scores = _as_list(scores, "scores")
@@ -185,12 +200,16 @@ def check_regression(
         method=method,
         test=test,
         family=family,
+        correction=correction,
     )
     modes = _check_inputs(comparison, old, new, scores, modes)
     comparison = comparison.select(scores=scores, modes=modes)
     sig = comparison.significance()
     rows = _regression_rows(comparison, sig, max_drop, alpha)
-    notes = tuple(comparison.notes())
+    powers = power_rows(comparison, sig, alpha, correction)
+    if min_power is not None:
+        check_power(powers, min_power, detect if detect is not None else max_drop)
+    notes = tuple(comparison.notes()) + tuple(power_lines(powers, alpha))
     settings = {
         "scores": scores,
         "modes": modes,
@@ -200,6 +219,7 @@ def check_regression(
         "method": method,
         "test": test,
         "family": family,
+        "correction": correction,
         "baseline": old.report_id,
         "new": new.report_id,
     }
@@ -210,16 +230,23 @@ def check_regression(
     return result
 
 
+MAX_RESAMPLES = 10_000_000  # beyond this a null distribution does not fit in memory
+
+
 def _check_settings(max_drop: float, alpha: float, n_resamples: int) -> None:
     """Refuse settings under which a gate could not fail (NaN compares False with every drop)."""
-    if not (isinstance(max_drop, numbers.Real) and math.isfinite(max_drop) and max_drop >= 0):
+    if isinstance(max_drop, bool) or not (
+        isinstance(max_drop, numbers.Real) and math.isfinite(max_drop) and max_drop >= 0
+    ):  # True would read as 1.0: a gate that could never fail
         raise GateInputError(f"max_drop must be a finite number >= 0 (got {max_drop!r})")
     if not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
         raise GateInputError(f"alpha must be between 0 and 1, exclusive (got {alpha!r})")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral):
         raise GateInputError(f"n_resamples must be a whole number >= 1 (got {n_resamples!r})")
-    if n_resamples < 1:
-        raise GateInputError(f"n_resamples must be a whole number >= 1 (got {n_resamples!r})")
+    if not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise GateInputError(
+            f"n_resamples must be a whole number from 1 to {MAX_RESAMPLES:,} (got {n_resamples!r})"
+        )
 
 
 def check_scores(
@@ -285,21 +312,16 @@ def parse_floor(rule: str | float) -> tuple[str, float]:
 
 def load_report(source: Any, what: str = "report") -> EvaluationReport:
     """A report from a report, a run result, a ``report.json`` path or a folder holding one."""
-    if isinstance(source, EvaluationReport):
-        return source
-    if isinstance(getattr(source, "report", None), EvaluationReport):
-        return source.report
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir() and (path / "report.json").is_file():
-            path = path / "report.json"
-        if not path.exists():
-            raise GateInputError(f"{what}: no report at {path}")
-        try:
-            return EvaluationReport.load(path)
-        except (ValueError, OSError) as exc:
-            raise GateInputError(f"{what}: {exc}") from exc
-    raise GateInputError(f"{what}: cannot gate a {type(source).__name__}; pass a report or a path")
+    from heta_notebook.reports._resolve import resolve_report
+
+    try:
+        return resolve_report(source)
+    except TypeError:
+        raise GateInputError(
+            f"{what}: cannot gate a {type(source).__name__}; pass a report or a path"
+        ) from None
+    except (ValueError, OSError) as exc:
+        raise GateInputError(f"{what}: {exc}") from exc
 
 
 def slim_report(report: EvaluationReport) -> EvaluationReport:
@@ -384,7 +406,8 @@ def _regression_rows(comparison: Any, sig: pd.DataFrame, max_drop: float, alpha:
     for r in sig.to_dict("records"):
         a, b = comparison.variant(r["baseline"]), comparison.variant(r["variant"])
         drop = -float(r["delta"]) if not math.isnan(r["delta"]) else 0.0
-        significant = bool(r["p_holm"] < alpha) if not math.isnan(r["p_holm"]) else False
+        p = r.get("p_adjusted", r["p_holm"])
+        significant = bool(p < alpha) if not math.isnan(p) else False
         failed = significant and drop > 0 and drop > max_drop
         rows.append(
             {
@@ -398,6 +421,7 @@ def _regression_rows(comparison: Any, sig: pd.DataFrame, max_drop: float, alpha:
                 "ci_high": r["ci_high"],
                 "p_value": r["p_value"],
                 "p_holm": r["p_holm"],
+                "p_adjusted": r.get("p_adjusted", r["p_holm"]),
                 "p_method": r.get("p_method", ""),
                 "test": r["test"],
                 "family": r["family"],
@@ -499,7 +523,7 @@ def _table_rows(result: GateResult, only_failed: bool) -> tuple[list[str], list[
         "mode",
         "baseline → new",
         "delta [95% CI]",
-        "p (Holm)",
+        f"p ({_SHORT.get(result.settings.get('correction', 'holm'), 'Holm')})",
         "W/L",
         "status",
     ]
@@ -513,7 +537,7 @@ def _table_rows(result: GateResult, only_failed: bool) -> tuple[list[str], list[
                 r["mode"],
                 f"{_fmt(r['baseline_mean'])} → {_fmt(r['new_mean'])}",
                 f"{_signed(r['delta'])} [{_signed(r['ci_low'])}, {_signed(r['ci_high'])}]",
-                _p(r["p_holm"]),
+                _p(r.get("p_adjusted", r["p_holm"])),
                 f"{r['wins']}/{r['losses']}",
                 status,
             ]
@@ -527,12 +551,23 @@ def _text_table(header: list[str], body: list[list[str]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
 
 
+_SHORT = {"holm": "Holm", "bh": "BH", "bonferroni": "Bonferroni", "none": "raw"}
+
+
+def _correction(result: GateResult) -> str:
+    from heta_notebook.analysis._options import correction_text
+
+    return correction_text(result.settings.get("correction", "holm"))
+
+
 def _test_and_family(result: GateResult) -> str:
     """``"paired t-test, Holm over the 2 checks of each score"`` (``"over 4 checks"``: all)."""
     from heta_notebook.analysis._stats import TEST_NAMES
 
     s, rows = result.settings, result.rows
     name = TEST_NAMES[s["test"]]
+    if s.get("correction", "holm") != "holm":
+        return f"{name}, {_correction(result)} over {len(rows)} check(s)"
     checks = lambda n: f"{n} check" if n == 1 else f"{n} checks"  # noqa: E731
     per_score = rows.groupby("score", sort=False).size() if len(rows) else pd.Series()
     if s["family"] == "all" or len(per_score) <= 1:
@@ -564,6 +599,7 @@ def format_message(result: GateResult) -> str:
         )
     header, body = _table_rows(result, only_failed=not result.passed)
     parts = [head, _text_table(header, body)]
+    parts += [n for n in result.notes if n.startswith("at n = ")]
     for r in result.failures.to_dict("records"):
         if r["examples"]:
             where = f"{r['score']} · {r['mode']}" + (f" · {r['slice']}" if "slice" in r else "")
@@ -645,12 +681,14 @@ def write_gate_page(result: GateResult, comparison: Any, folder: Path, stem: str
         tag("ul", *examples) if examples else "",
     ]
     failed = result.failures.to_dict("records")
-    explore = {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    explore: dict[str, Any] = (
+        {"a": (BASELINE, failed[0]["mode"]), "b": (NEW, failed[0]["mode"])} if failed else {}
+    )
     if failed:  # the explorer opens on the cases that regressed
         explore.update(score=failed[0]["score"], filter="worse")
     path = (folder / f"{stem}.html").resolve()
     title = f"heta gate · {stem}"
-    return comparison_to_html(
+    return comparison_to_html(  # type: ignore[return-value]  # a path given: a Path back
         comparison, path, figures=False, title=title, head=gate, explore=explore
     )
 

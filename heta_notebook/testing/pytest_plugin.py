@@ -128,7 +128,9 @@ class Baseline:
             )
         if self.path is not None:
             return load_report(self.path, "baseline")
-        kb, report_id = self._store_row()
+        row = self._store_row()
+        assert row is not None  # exists() said so
+        kb, report_id = row
         return self.store.load(kb, report_id)
 
     def save(self, report: Any, *, keep_texts: bool = False) -> str:
@@ -197,7 +199,7 @@ def heta_baseline(request: pytest.FixtureRequest) -> Any:
 def _as_store(store: Any) -> Any:
     if store is None or hasattr(store, "list"):
         return store
-    from heta_notebook.store import ReportStore
+    from heta_notebook.reports._store import ReportStore
 
     return ReportStore(store)
 

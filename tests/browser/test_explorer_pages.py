@@ -254,7 +254,7 @@ def test_comparison_preview_shows_the_first_page(chromium_browser, tmp_path, scr
     shown at once, controls wait for the full payloads."""
     from heta_notebook.display._comparison_explorer import report_rows
     from heta_notebook.display._explorer_data import encode_preview
-    from heta_notebook.schema._columnar import open_report, write_report
+    from heta_notebook.reports._folder import open_report, write_report
 
     reports = {}
     for n, label in enumerate(("base", "shifted")):

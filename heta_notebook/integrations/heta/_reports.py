@@ -15,7 +15,7 @@ from typing import Any
 
 from heta_notebook.integrations.heta._common import require_heta
 from heta_notebook.integrations.heta._records import EMPTY_TEXT, MANIFEST_FIELDS
-from heta_notebook.schema._heta_json import STASH_KEY, from_heta_report
+from heta_notebook.reports._heta_json import STASH_KEY, from_heta_report
 from heta_notebook.schema._records import EvaluationReport
 
 _FIELDS = {

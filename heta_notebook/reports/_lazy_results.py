@@ -22,13 +22,13 @@ from heta_notebook.schema._records import QueryResult
 
 
 class HitColumns(NamedTuple):
-    """The ``results`` table's columns of one response (what ``schema._columnar`` writes)."""
+    """The ``results`` table's columns of one response (what ``reports._tables`` writes)."""
 
     ids: list[str]
     texts: list[str]
     scores: np.ndarray  # float64
     kind: str  # the same for every result
-    sources: list[str | None]  # compact JSON, as ``_columnar`` writes a dict
+    sources: list[str | None]  # compact JSON, as ``reports._tables`` writes a dict
     metadata: list[str | None]  # compact JSON
 
 

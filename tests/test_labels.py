@@ -1,0 +1,272 @@
+"""Label sets, judged@k, hole conventions, pools, agreement and the corrected mean."""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+from heta_notebook.benchmarks import BeirBenchmark
+from heta_notebook.benchmarks._io import BenchmarkFormatError
+from heta_notebook.evaluators._retrieval import BeirRetrievalMetric, evaluate_run
+from heta_notebook.labels import (
+    HoleAwareMetric,
+    JudgedAtK,
+    Label,
+    LabelSet,
+    UnjudgedWarning,
+    agreement,
+    case_qrels,
+    cohen_kappa,
+    corrected_mean,
+    labeled,
+    labels_of,
+    pool,
+    score_with_labels,
+)
+from heta_notebook.labels._set import files_of, journal_of, read_trec_qrels
+from heta_notebook.schema._records import BenchmarkCase, QueryResponse, QueryResult
+
+ORIGINAL = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
+
+
+def _set() -> LabelSet:
+    labels = LabelSet(ORIGINAL, name="toy")
+    labels.add(Label("q1", "d9", 3, "judge", "umbrela", model="m", prompt_hash="abc", reason="x"))
+    labels.add(Label("q1", "d9", 1, "human", "ana"))  # a person's label wins over the judge's
+    labels.add(Label("q1", "d1", 0, "human", "ana"))  # never replaces an original label
+    labels.add(Label("q2", "d4", 0, "judge", "umbrela", model="m", prompt_hash="abc"))
+    return labels
+
+
+def test_label_set_round_trips_with_provenance_and_never_changes_the_original(
+    tmp_path: Path,
+) -> None:
+    labels = _set()
+    assert labels.qrels() == {"q1": {"d1": 2, "d2": 0, "d9": 1}, "q2": {"d3": 1, "d4": 0}}
+    assert labels.original == ORIGINAL
+    with pytest.raises(TypeError):
+        labels.original["q1"]["d1"] = 5  # type: ignore[index]
+    labels.save(tmp_path / "set")
+    qrels_file, sidecar = files_of(tmp_path / "set")
+    assert read_trec_qrels(qrels_file) == labels.qrels()
+    assert json.loads(sidecar.read_text())["format"] == "heta_notebook.labels"
+    back = LabelSet.load(tmp_path / "set")
+    assert back.added == labels.added  # provenance included: who, model, prompt hash, time, reason
+    assert back.qrels() == labels.qrels() and back.original == ORIGINAL
+    assert back.fingerprint() == labels.fingerprint() != LabelSet(ORIGINAL).fingerprint()
+
+
+def test_tampered_files_are_refused_naming_the_file_and_field(tmp_path: Path) -> None:
+    labels = _set()
+    labels.save(tmp_path / "set")
+    qrels_file, sidecar = files_of(tmp_path / "set")
+    qrels_file.write_text(qrels_file.read_text().replace("d9 1", "d9 2"))
+    with pytest.raises(BenchmarkFormatError, match=r"set\.qrels.*does not match its sidecar"):
+        LabelSet.load(tmp_path / "set")
+    labels.save(tmp_path / "set")
+    meta = json.loads(sidecar.read_text())
+    meta["added"][0]["grade"] = "high"
+    sidecar.write_text(json.dumps(meta))
+    with pytest.raises(BenchmarkFormatError, match=r"labels\.json.*added\[0\].*grade"):
+        LabelSet.load(tmp_path / "set")
+    qrels_file.write_text("q1 0 d1\n")
+    with pytest.raises(BenchmarkFormatError, match=r"set\.qrels:1: expected 4 fields"):
+        read_trec_qrels(qrels_file)
+
+
+def test_an_open_set_journals_every_label_so_a_restart_loses_nothing(tmp_path: Path) -> None:
+    labels = LabelSet.open(tmp_path / "mine", ORIGINAL)
+    labels.add(Label("q2", "d7", 3, "human", "ana"))
+    assert journal_of(tmp_path / "mine").exists()
+    del labels  # "the kernel restarts": nothing saved but the journal
+    again = LabelSet.open(tmp_path / "mine", ORIGINAL)
+    assert again.grade("q2", "d7") == 3 and again.added[0].who == "ana"
+    with pytest.raises(ValueError, match="other original qrels"):
+        LabelSet.open(tmp_path / "mine", {"q1": {"d1": 1}})
+    with journal_of(tmp_path / "mine").open("a") as handle:
+        handle.write('{"query_id": "q2", "doc_id"')  # a torn last line
+    with pytest.raises(BenchmarkFormatError, match=r"mine\.journal\.jsonl:2: not JSON"):
+        LabelSet.load(tmp_path / "mine")
+
+
+def _case(qrels: dict[str, int], nonrelevant: dict[str, int] | None = None) -> BenchmarkCase:
+    from heta_notebook.schema._records import BenchmarkEvidence, BenchmarkExpected
+
+    evidence = tuple(
+        BenchmarkEvidence(reference_id=d, metadata={"relevance": g}) for d, g in qrels.items()
+    )
+    meta = {"judged_nonrelevant": nonrelevant} if nonrelevant else {}
+    return BenchmarkCase(
+        case_id="c", query="q", expected=BenchmarkExpected(evidence=evidence, metadata=meta)
+    )
+
+
+def _response(docs: list[str]) -> QueryResponse:
+    results = tuple(
+        QueryResult(id=f"r{i}", score=10.0 - i, source={"benchmark_document_id": d})
+        for i, d in enumerate(docs)
+    )
+    return QueryResponse(mode="m", results=results)
+
+
+def test_judged_at_k_counts_grade_zero_as_judged_and_warns_on_holes() -> None:
+    case = _case({"a": 2}, nonrelevant={"b": 0})
+    with pytest.warns(UnjudgedWarning, match="unjudged documents in their top 4"):
+        (score,) = JudgedAtK(4).evaluate_batch([case], [_response(["a", "x", "b", "y"])])
+    assert score.value == 0.5 and score.metadata["judged"] == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (full,) = JudgedAtK(2).evaluate_batch([case], [_response(["b", "a", "x"])])
+    assert full.value == 1.0
+
+
+def test_beir_loader_keeps_grade_zero_labels_as_judged(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    docs = [{"_id": d, "title": "", "text": f"text of {d}"} for d in ("d1", "d2", "d3")]
+    (tmp_path / "corpus.jsonl").write_text("\n".join(map(json.dumps, docs)))
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "what"}))
+    (tmp_path / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n"
+    )
+    _, _, cases = BeirBenchmark.from_folder(tmp_path).load()
+    assert case_qrels(cases[0]) == {"d1": 1, "d2": 0}
+    assert [e.reference_id for e in cases[0].expected.evidence] == ["d1"]  # evidence unchanged
+    assert labels_of(BeirBenchmark.from_folder(tmp_path)).qrels() == {"q1": {"d1": 1, "d2": 0}}
+
+
+def _random_runs(seed: int, queries: int = 30) -> tuple[dict, dict]:
+    rng = random.Random(seed)
+    qrels, run = {}, {}
+    for q in range(queries):
+        docs = [f"d{i}" for i in range(40)]
+        judged = rng.sample(docs, 15)
+        qrels[f"q{q}"] = {d: rng.choice([0, 0, 1, 2, 3]) for d in judged}
+        qrels[f"q{q}"][judged[0]] = 2  # at least one relevant
+        run[f"q{q}"] = {d: round(rng.random(), 3) for d in rng.sample(docs, 20)}
+    return qrels, run
+
+
+def test_condensed_equals_pytrec_eval_on_the_run_without_unjudged_documents() -> None:
+    qrels, run = _random_runs(1)
+    with pytest.warns(UnjudgedWarning):
+        ours = score_with_labels(
+            run, qrels, [BeirRetrievalMetric("ndcg", 10)], unjudged="condensed"
+        )
+    condensed = {q: {d: s for d, s in r.items() if d in qrels[q]} for q, r in run.items()}
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(condensed)
+    for q in qrels:
+        assert ours[q]["beir_ndcg_condensed@10"] == pytest.approx(
+            oracle[q]["ndcg_cut_10"], abs=1e-12
+        )
+        assert 0 < ours[q]["judged@10"] < 1
+
+
+def test_bounds_hold_the_trec_eval_value_and_the_upper_equals_unjudged_as_relevant() -> None:
+    qrels, run = _random_runs(2)
+    metrics = [BeirRetrievalMetric(m, 10) for m in ("ndcg", "recall", "precision", "map")]
+    with pytest.warns(UnjudgedWarning):
+        low = score_with_labels(run, qrels, metrics)
+        high = score_with_labels(run, qrels, metrics, unjudged="relevant")
+    plain = evaluate_run(qrels, run, metrics)
+    for q in qrels:
+        for m in ("ndcg", "recall", "precision", "map"):
+            assert low[q][f"beir_{m}@10"] == plain[q][f"beir_{m}@10"]
+            assert high[q][f"beir_{m}_upper@10"] >= low[q][f"beir_{m}@10"] - 1e-12
+        top = sorted(run[q].items(), key=lambda x: (x[1], x[0].encode()), reverse=True)[:10]
+        filled = {**qrels[q], **{d: 1 for d, _ in top if d not in qrels[q]}}
+        oracle = pytrec_eval.RelevanceEvaluator({q: filled}, {"P.10"}).evaluate({q: run[q]})
+        assert high[q]["beir_precision_upper@10"] == pytest.approx(oracle[q]["P_10"])
+
+
+def test_hole_aware_metric_on_cases_equals_the_run_path() -> None:
+    case = _case({"a": 2, "c": 1}, nonrelevant={"b": 0})
+    response = _response(["x", "a", "y", "b", "c"])
+    for unjudged in ("condensed", "relevant"):
+        (score,) = HoleAwareMetric(BeirRetrievalMetric("ndcg", 3), unjudged).evaluate_batch(
+            [case], [response]
+        )
+        run = {"c": {d: 10.0 - i for i, d in enumerate(["x", "a", "y", "b", "c"])}}
+        with pytest.warns(UnjudgedWarning):
+            want = score_with_labels(
+                run, {"c": case_qrels(case)}, [BeirRetrievalMetric("ndcg", 3)], unjudged=unjudged
+            )  # type: ignore[arg-type]
+        name = "beir_ndcg_condensed@3" if unjudged == "condensed" else "beir_ndcg_upper@3"
+        assert score.name == name and score.value == want["c"][name]
+        assert score.metadata["unjudged"] == unjudged
+
+
+def test_pool_lists_unjudged_pairs_by_how_many_systems_ranked_them_then_best_rank() -> None:
+    a = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d5": 1.0, "d6": 1.0}}
+    b = {"q1": {"d3": 3.0, "d4": 2.0, "d1": 1.0}}
+    result = pool([a, b], depth=2, labels={"q1": {"d1": 1}})
+    frame = result.frame.set_index(["query_id", "doc_id"])
+    assert frame.loc[("q1", "d3"), "systems"] == 1  # a ranks d3 third: beyond depth 2
+    assert ("q1", "d1") not in frame.index  # judged
+    # rank 1 before rank 2; q2's tie d5/d6 is broken by id descending (trec_eval): d6 first
+    assert result.pairs() == [("q1", "d3"), ("q2", "d6"), ("q1", "d2"), ("q1", "d4"), ("q2", "d5")]
+    both = pool([a, b], depth=3)
+    assert both.pairs()[:2] == [("q1", "d1"), ("q1", "d3")]  # ranked by both systems
+    with pytest.raises(TypeError, match="pool\\(\\) takes reports"):
+        pool([3])
+
+
+def test_kappa_matches_statsmodels_plain_and_weighted() -> None:
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 4, 300)
+    judge = np.clip(truth + rng.choice([-1, 0, 0, 0, 1, 2], 300), 0, 3)
+    table = np.zeros((4, 4))
+    np.add.at(table, (judge, truth), 1)
+    assert cohen_kappa(judge, truth) == pytest.approx(cohens_kappa(table).kappa)
+    for weights in ("linear", "quadratic"):
+        want = cohens_kappa(table, wt=weights).kappa
+        assert cohen_kappa(judge, truth, weights=weights) == pytest.approx(want)  # type: ignore[arg-type]
+    pairs = [(f"q{i % 5}", f"d{i}") for i in range(300)]
+    result = agreement(
+        dict(zip(pairs, judge.tolist(), strict=True)),
+        dict(zip(pairs, truth.tolist(), strict=True)),
+        by=lambda p: p[0],
+    )
+    assert result.n == 300 and result.confusion.to_numpy().sum() == 300
+    assert list(result.by_slice["n"]) == [60] * 5  # type: ignore[index]
+
+
+def test_corrected_mean_covers_the_truth_where_the_judge_only_mean_is_biased() -> None:
+    """The issue's coverage test on arrays: real Cranfield grades as the truth; a judge wrong
+    on 20% of the pairs, always upward; 150 human labels per seed; 50 seeds."""
+    truth_qrels = labels_of(BeirBenchmark.cranfield()).qrels()
+    truth = np.array([min(g, 3) for docs in truth_qrels.values() for g in docs.values()], float)
+    truth = np.concatenate([truth, np.zeros(len(truth))])  # the pool's non-relevant half
+    covered, biased = 0, 0
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        wrong = rng.random(len(truth)) < 0.2
+        judge = np.where(wrong, np.minimum(truth + rng.integers(1, 3, len(truth)), 3), truth)
+        judge = np.where(wrong & (truth == 3), 3, judge)  # cannot go above 3: stays right
+        labelled = rng.choice(len(truth), 150, replace=False)
+        result = corrected_mean(judge, truth[labelled], judge[labelled])
+        covered += result.low <= truth.mean() <= result.high
+        se = (result.high - result.low) / (2 * 1.959964)
+        biased += result.judge_only > truth.mean() + 3 * se
+    assert covered >= 45  # >= 90% of 50 seeds
+    assert biased == 50  # the judge-only mean misses upward by more than 3 standard errors
+
+
+def test_a_benchmark_on_a_label_set_names_it_and_never_equals_another(tmp_path: Path) -> None:
+    bench = BeirBenchmark.cranfield()
+    labels = labels_of(bench)
+    more = LabelSet(labels.original, [Label("1", "999", 2, "human", "ana")])
+    one, two = labeled(bench, labels), labeled(bench, more)
+    assert one.manifest.key != two.manifest.key != bench.manifest.key
+    assert one.manifest.metadata["label_set"]["fingerprint"] == labels.fingerprint()
+    _, _, cases = two.load()
+    first = next(c for c in cases if c.case_id == "1")
+    assert case_qrels(first)["999"] == 2
+    assert "judged@10" in [e.name for e in one.evaluators()]
