@@ -5,8 +5,8 @@
     python3 tasks.py test tests/test_cli.py -x   # extra arguments: only that pytest run
                                                  # (slow and browser tests included unless -m)
 
-``test`` runs: ruff; mypy (zero errors on heta_notebook/); pytest over tests/ and, through nbval, every notebook in notebooks/ (test
-files spread over one pytest-xdist worker per core);
+``test`` runs: ruff; mypy (zero errors on heta_notebook/); pytest over tests/ and, through
+nbval, every notebook in notebooks/ (test files spread over one pytest-xdist worker per core);
 and, beside it in their own process, the browser tests (JupyterLab + exported HTML in headless
 Chromium; they wait on kernels and pages much of the time, so running them alongside took
 316 s in all where one after the other took 345 s on a quiet 2-core box; they must not share
