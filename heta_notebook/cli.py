@@ -178,7 +178,10 @@ def _report_listing(path: Path) -> Any:
         ]
         if len(mine):
             return mine
-    report = EvaluationReport.load(_report_path(str(path)))
+    try:
+        report = EvaluationReport.load(_report_path(str(path)))
+    except ValueError as exc:  # a .json that is no report: unusable input, one line, exit 2
+        raise SystemExit(f"error: {error_line(exc)}") from None
     row = {
         "knowledge_base_name": report.knowledge_base_name,
         "report_id": report.report_id,
