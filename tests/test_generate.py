@@ -173,7 +173,10 @@ def _nothing(text: str) -> list[str]:
 
 
 def _fingerprint(benchmark) -> str:
-    report = evaluate(_nothing, benchmark, progress=False, limit=2)
+    # no dry run: a system that finds nothing is refused by it (NoResultsError), and only the
+    # fingerprint matters here
+    config = {"preflight_queries": 0}
+    report = evaluate(_nothing, benchmark, config=config, progress=False, limit=2)
     return report.metadata["fingerprint"]
 
 
