@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from heta_notebook.analysis._headline import headline_score
 from heta_notebook.display._html import Cell, Markup, badge, join, panel, style, table, tag, td
 from heta_notebook.display._theme import (
     color_map,
@@ -353,8 +354,6 @@ def _latency_rows(frames: Any, modes: list[str]) -> list[list[Any]]:
 
 # --------------------------------------------------------------------------- slices
 
-HEADLINE_SCORES = ("ndcg@10", "beir_ndcg@10", "ndcg_cut_10", "evidence_recall@10")
-
 
 def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
     """Slices as rows, query modes as columns: mean of each score with n and CI in small print."""
@@ -362,12 +361,7 @@ def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
     key = summary.columns[0]
     names = list(scores or [])
     if not names:
-        names = [
-            next(
-                (s for s in HEADLINE_SCORES if s in frames.score_names),
-                frames.score_names[0] if frames.score_names else "",
-            )
-        ]
+        names = [headline_score(frames.score_names) or ""]
     unknown = [n for n in names if n not in set(summary["score"])]
     if unknown:
         raise KeyError(
