@@ -56,6 +56,8 @@ async def test_an_interrupted_run_resumes_from_the_arrow_checkpoint_in_every_sto
         assert kept >= 3 and kb.calls == 8 - kept
         assert comparable(final) == comparable(clean)
         assert comparable(store.load("kb", "r")) == comparable(clean)
+        layout = "header.json" if kind == "local" else "report.json"  # fsspec: heta's layout
+        assert store.report_path("kb", "r").name == layout
         assert not fs.exists(str(folder / CHECKPOINT))  # the complete report holds it all
 
 
