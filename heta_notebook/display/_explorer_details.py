@@ -100,7 +100,7 @@ MAX_MISS_CASES = 1_000_000
 
 
 _MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
-_MISS_CELL_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
+_MISS_CELL_COLUMNS += ("stage_ranks", "label", "matched")  # type: ignore[assignment]
 
 
 def miss_rows(report: EvaluationReport) -> MissRows | None:
@@ -184,25 +184,22 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
 def found_index(
     report: EvaluationReport, rows: np.ndarray, s: StringTable
 ) -> list[list[int]] | None:
-    """Per embedded row, the labels of the expected evidence it found (``frames.evidence()``'s
-    ``matched``, what ``Comparison.evidence_changes`` reads): the "found by A, missed by B"
-    filters count from it for every embedded case, whether its details are loaded or not.
-    None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
-    if len(report.case_results) > MAX_MISS_CASES:
+    """Per embedded row, the labels of the expected evidence it found (matched by a returned
+    result at any rank: ``frames.evidence()``'s ``matched``, what ``Comparison.evidence_changes``
+    reads), from the miss rows the class filter reads too (a stored report's columns, no
+    record per case): the "found by A, missed by B" filters count from it for every embedded
+    case. None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
+    by_case = miss_rows(report)
+    if by_case is None:
         return None
     frames = report.frames()
-    evidence = frames.evidence()
-    hit = evidence[evidence["matched"].fillna(False).astype(bool)]
-    found: dict[tuple[str, str], list[str]] = {}
-    for case_id, mode, label in zip(
-        hit["case_id"].tolist(), hit["query_mode"].tolist(), hit["label"].tolist(), strict=True
-    ):
-        found.setdefault((str(case_id), str(mode)), []).append(str(label))
     case_ids, modes = frames.case_column("case_id"), frames.case_column("query_mode")
-    return [
-        [s.add(x) for x in dict.fromkeys(found.get((str(case_ids[r]), str(modes[r])), []))]
-        for r in rows.tolist()
-    ]
+    out = []
+    for row in rows.tolist():
+        items = by_case.get((case_ids[row], modes[row]), [])
+        found = dict.fromkeys(str(m["label"]) for m in items if m["matched"])  # type: ignore[union-attr]
+        out.append([s.add(label) for label in found])
+    return out
 
 
 class _ColumnarDetails:
