@@ -36,6 +36,7 @@ from heta_notebook.evaluators._aggregation import (
 )
 from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
 from heta_notebook.reports._tables import CorruptReportError
+from heta_notebook.schema._abstain import ABSTAIN_EXPECTED, abstention_expected
 from heta_notebook.schema._records import (
     ABSTAINED,
     BenchmarkEvidence,
@@ -565,8 +566,8 @@ def _columnar_expects_abstention(columnar: ColumnarReport) -> np.ndarray:
     ``abstain`` key appears."""
     texts = columnar.numpy("cases", "metadata")
     out = np.zeros(len(texts), dtype=bool)
-    for row in np.flatnonzero([t is not None and '"abstain"' in t for t in texts]):
-        out[row] = _expects_abstention(json.loads(texts[row]).get("expected"))
+    for row in np.flatnonzero([t is not None and f'"{ABSTAIN_EXPECTED}"' in t for t in texts]):
+        out[row] = bool(abstention_expected(json.loads(texts[row]).get("expected")))
     return out
 
 
@@ -830,12 +831,7 @@ def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
 def expects_abstention(result: EvaluationCaseResult) -> bool:
     """Whether the case's right answer is to abstain (SQuAD 2.0's unanswerable questions:
     ``expected.metadata["abstain"]``)."""
-    return _expects_abstention(result.metadata.get("expected"))
-
-
-def _expects_abstention(expected: Any) -> bool:
-    meta = expected.get("metadata") if isinstance(expected, dict) else None
-    return isinstance(meta, dict) and bool(meta.get("abstain"))
+    return bool(abstention_expected(result.metadata.get("expected")))
 
 
 def case_evidence(
