@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
+from heta_notebook.analysis._case_rows import case_evidence, case_results, expected_of
 from heta_notebook.benchmarks._texts import shown_text
 from heta_notebook.display._explorer_cells import (
     MAX_META,
