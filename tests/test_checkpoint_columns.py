@@ -161,7 +161,7 @@ async def test_a_complete_run_deletes_its_checkpoint_and_an_interrupted_one_keep
     assert len(store.read_checkpoint("kb", "run")) == 5
     final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     assert not final.is_partial and len(final.case_results) == 24
-    assert not (folder / "cases.arrows").exists() and not (folder / "cases.jsonl").exists()
+    assert not (folder / "cases.arrows").exists() and not (folder / "cases.arrows.sums").exists()
     # no stale checkpoint.json or .lock: the run's fingerprint stays in the saved header
     assert not (folder / "checkpoint.json").exists() and not (folder / ".lock").exists()
     assert json.loads((folder / "header.json").read_text())["metadata"]["fingerprint"]

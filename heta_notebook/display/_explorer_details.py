@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
+from heta_notebook.analysis._case_rows import case_evidence, case_results, expected_of
 from heta_notebook.benchmarks._texts import shown_text
 from heta_notebook.display._explorer_cells import (
     MAX_META,
@@ -28,6 +28,7 @@ from heta_notebook.display._explorer_cells import (
 )
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
+from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
 from heta_notebook.schema._status import REASON_KEYS
 
@@ -36,7 +37,6 @@ __all__ = [
     "abstain_reason",
     "answer_state",
     "details_into",
-    "expects_abstention",
     "found_index",
     "miss_index",
     "miss_rows",
@@ -237,7 +237,7 @@ class _ColumnarDetails:
             cols["abstained"][i] = answer_state(record)
             cols["abstain_reason"][i] = s.add(abstain_reason(record))
             cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
-            cols["expects_abstention"][i] = expects_abstention(expected)
+            cols["expects_abstention"][i] = int(bool(abstention_expected(expected)))
             hits = found if response is not None and found is not None else _NO_RESULTS
             matches, by_result = _match(evidence, hits)
             cols["evidence"][i] = [
@@ -402,11 +402,6 @@ def abstain_reason(result: EvaluationCaseResult) -> str | None:
     return result.response.abstain_reason if result.response is not None else None
 
 
-def expects_abstention(expected: Any) -> int:
-    """1 for a case that expects an abstention (SQuAD 2.0's unanswerable questions)."""
-    return int(expected is not None and bool(expected.metadata.get("abstain")))
-
-
 def _encode_details(
     result: EvaluationCaseResult, s: StringTable, cols: dict[str, list], scores: dict, i: int
 ) -> None:
@@ -420,7 +415,7 @@ def _encode_details(
     cols["abstained"][i] = answer_state(result)
     cols["abstain_reason"][i] = s.add(abstain_reason(result))
     cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
-    cols["expects_abstention"][i] = expects_abstention(expected)
+    cols["expects_abstention"][i] = int(bool(abstention_expected(expected)))
     cols["evidence"][i] = [
         [
             s.add(e["label"]),
