@@ -1,0 +1,339 @@
+"""Corrected means of a report's scores: judge-filled labels rectified by people's labels.
+
+A report scored on a label set (``labeled(benchmark, labels)``) knows the set by its
+fingerprint. Its retrieved rankings are scored twice per query, with the BEIR kernels:
+
+- ``f``: on the original qrels plus the **judge's** labels (what the judge alone says);
+- ``y``: on the original qrels plus **people's** labels (the truth, where people labelled).
+
+A query is *labelled* when people labelled every pair of it the judge labelled; a query no
+added label touched is *exact* (``y == f`` by construction). The corrected mean is
+prediction-powered inference (:func:`heta_notebook.labels.corrected_mean`, stratified by
+``exact=``): ``mean(f) + share · mean(y − f)`` over the labelled queries, ``share`` the
+touched queries' share, with the CLT interval. Valid when the labelled queries are a uniform
+random draw of the touched ones: :func:`queries_to_label` draws them.
+
+A comparison's difference is corrected the same way on the per-query difference of two
+variants (both on the same label set, so the same queries are labelled): a paired PPI
+difference with a normal test (:func:`corrected_difference`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+from heta_notebook.evaluators._retrieval import BeirRetrievalMetric, evaluate_run
+from heta_notebook.labels._benchmark import remembered
+from heta_notebook.labels._judged import ranked_run
+from heta_notebook.labels._set import LabelSet
+from heta_notebook.labels._trust import CorrectedMean, corrected_mean
+
+_BEIR = re.compile(r"^beir_(?P<metric>ndcg|map|recall|precision|mrr)@(?P<k>\d+)$")
+DEFAULT_SCORES = ("beir_ndcg@10", "beir_recall@10")
+
+
+class NoHumanLabelsError(ValueError):
+    """A corrected mean was asked for but the report's labels hold no usable human labels."""
+
+
+@dataclass(frozen=True)
+class CorrectedScore:
+    """One score × mode of a report: its mean as scored, and corrected by people's labels."""
+
+    score: str
+    mode: str
+    shown: float  # the report's own mean (labels in force: a person's label over a judge's)
+    mean: CorrectedMean  # .judge_only is the judge-filled mean
+    queries: int  # queries scored
+    touched: int  # queries with added labels
+    labelled: int  # of those, every judge label also labelled by people
+    human_labels: int  # human labels on the labelled queries
+
+    def __repr__(self) -> str:
+        m = self.mean
+        return (
+            f"<CorrectedScore {self.score} · {self.mode}: {m.estimate:.4f} "
+            f"[{m.low:.4f}, {m.high:.4f}] (judge-filled {m.judge_only:.4f}; "
+            f"{self.labelled} of {self.touched} touched queries labelled by people, "
+            f"{self.human_labels} human labels)>"
+        )
+
+
+# --------------------------------------------------------------------------- the label set
+
+
+def report_labels(report: Any, labels: LabelSet | None = None) -> LabelSet:
+    """The label set ``report`` was scored on: ``labels`` (checked against the report's
+    fingerprint) or the one this session built the report's benchmark on."""
+    meta = (getattr(report.benchmark, "metadata", None) or {}).get("label_set")
+    if not isinstance(meta, Mapping) or "fingerprint" not in meta:
+        raise NoHumanLabelsError(
+            f"report {report.report_id} was not scored on a label set, so it has no human "
+            "labels: score it on labeled(benchmark, labels) (docs/labels.md)"
+        )
+    if labels is None:
+        found = remembered(str(meta["fingerprint"]))
+        if found is None:
+            raise NoHumanLabelsError(
+                f"report {report.report_id} was scored on label set {meta.get('name')!r} "
+                f"({str(meta['fingerprint'])[:12]}), which this session does not hold: pass "
+                "labels=LabelSet.load(path)"
+            )
+        return found
+    if labels.original_fingerprint() != meta.get("original_fingerprint"):
+        raise ValueError(
+            f"label set {labels.name!r} starts from other original qrels than report "
+            f"{report.report_id}'s ({str(meta.get('original_fingerprint'))[:12]})"
+        )
+    return labels
+
+
+def touched_queries(labels: LabelSet) -> tuple[set[str], set[str]]:
+    """``(touched, labelled)``: queries with added labels on pairs the original did not judge,
+    and those where people labelled every pair the judge labelled."""
+    original = labels.original
+    judge = {p for p in labels.labels("judge") if p[1] not in original.get(p[0], ())}
+    human = {p for p in labels.labels("human") if p[1] not in original.get(p[0], ())}
+    touched = {q for q, _ in judge | human}
+    missing = {q for q, _ in judge - human}
+    return touched, touched - missing
+
+
+def queries_to_label(
+    labels: LabelSet, n: int, *, seed: int = 0, done: bool = False
+) -> list[tuple[str, str]]:
+    """The judge-labelled pairs of ``n`` queries drawn uniformly (seeded) from those the judge
+    touched: label all of them (e.g. with ``Labeler``) for a valid corrected mean."""
+    judge = sorted(p for p in labels.labels("judge") if p[1] not in labels.original.get(p[0], ()))
+    queries = sorted({q for q, _ in judge})
+    chosen = set(random.Random(seed).sample(queries, min(n, len(queries))))
+    human = labels.labels("human")
+    return [p for p in judge if p[0] in chosen and (done or p not in human)]
+
+
+def _qrels(labels: LabelSet, source: str) -> dict[str, dict[str, int]]:
+    out = {q: dict(d) for q, d in labels.original.items()}
+    for (q, d), label in labels.labels(source).items():  # type: ignore[arg-type]
+        if d not in labels.original.get(q, ()):
+            out.setdefault(q, {})[d] = label.grade
+    return out
+
+
+# --------------------------------------------------------------------------- per-query values
+
+
+def corrected_names(names: Iterable[str]) -> list[str]:
+    """The scores a corrected mean exists for: the plain BEIR metrics (``beir_ndcg@10``)."""
+    return [n for n in names if _BEIR.match(str(n))]
+
+
+def _metric(name: str, report: Any) -> BeirRetrievalMetric:
+    match = _BEIR.match(name)
+    if match is None:
+        raise ValueError(
+            f"no corrected mean for {name!r}: only the BEIR metrics (beir_ndcg@10, ...) are "
+            "rescored on judge and human labels"
+        )
+    manifest = _evaluator_manifest(report, name)
+    return BeirRetrievalMetric(
+        match["metric"],  # type: ignore[arg-type]
+        int(match["k"]),
+        convention=manifest.get("convention", "trec_eval"),
+        ties=manifest.get("ties"),
+    )
+
+
+def _evaluator_manifest(report: Any, name: str) -> dict[str, Any]:
+    manifests = getattr(report, "evaluator_manifests", None) or {}
+    found = manifests.get(name) if isinstance(manifests, Mapping) else None
+    return dict(found) if isinstance(found, Mapping) else {}
+
+
+def _runs(report: Any, mode: str, qrels: Mapping[str, Mapping[str, int]]) -> dict[str, dict]:
+    runs = {}
+    for result in report.case_results:
+        if result.query_mode == mode and result.response is not None:
+            runs[result.case_id] = ranked_run(result.response, qrels.get(result.case_id, {}))
+    return runs
+
+
+def per_query(
+    report: Any, labels: LabelSet, score: str, mode: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``(f, y)`` per query the report scored: the score on judge-filled labels (every
+    query) and on people's labels (the labelled queries and the exact ones)."""
+    metric = _metric(score, report)
+    cases = report.frames().cases()
+    rows = cases[(cases["query_mode"] == mode) & cases[score].notna()]
+    items = [str(q) for q in rows["case_id"]]
+    judge, human = _qrels(labels, "judge"), _qrels(labels, "human")
+    union = {q: {**judge.get(q, {}), **human.get(q, {})} for q in items}
+    runs = _runs(report, mode, union)
+    touched, labelled = touched_queries(labels)
+    known = [q for q in items if q in labelled or q not in touched]
+
+    def values(qrels: Mapping[str, Mapping[str, int]], queries: list[str]) -> dict[str, float]:
+        got = evaluate_run({q: qrels.get(q, {}) for q in queries}, runs, [metric], missing="zero")
+        return {q: float(got.get(q, {}).get(metric.name, 0.0)) for q in queries}
+
+    return values(judge, items), values(human, known)
+
+
+def corrected_report_score(
+    report: Any,
+    score: str = "beir_ndcg@10",
+    mode: str | None = None,
+    *,
+    labels: LabelSet | None = None,
+    confidence: float = 0.95,
+) -> CorrectedScore:
+    """The corrected mean of one score in one mode of a report (see module)."""
+    labels = report_labels(report, labels)
+    mode = _one_mode(report, mode)
+    f, y = per_query(report, labels, score, mode)
+    touched, labelled = touched_queries(labels)
+    lab = sorted(q for q in y if q in labelled)
+    exact = sum(1 for q in f if q not in touched)
+    _check_enough(labels, lab)
+    mean = corrected_mean(
+        list(f.values()), [y[q] for q in lab], [f[q] for q in lab], confidence=confidence, exact=exact
+    )
+    human = labels.labels("human")
+    return CorrectedScore(
+        score,
+        mode,
+        _shown(report, score, mode),
+        mean,
+        len(f),
+        sum(1 for q in f if q in touched),
+        len(lab),
+        sum(1 for q, _ in human if q in set(lab)),
+    )
+
+
+def corrected_scores(
+    report: Any,
+    scores: Sequence[str] | None = None,
+    *,
+    labels: LabelSet | None = None,
+    confidence: float = 0.95,
+) -> list[CorrectedScore]:
+    """Corrected means of ``scores`` (default nDCG@10 and recall@10, those the report has)
+    in every mode; raises :class:`NoHumanLabelsError` when people labelled too little."""
+    labels = report_labels(report, labels)
+    names = list(report.frames().score_names)
+    wanted = list(scores) if scores is not None else [s for s in DEFAULT_SCORES if s in names]
+    missing = [s for s in wanted if s not in names]
+    if missing:
+        raise ValueError(f"the report has no score {missing[0]!r}")
+    return [
+        corrected_report_score(report, s, m, labels=labels, confidence=confidence)
+        for s in wanted
+        for m in report.frames().modes
+    ]
+
+
+def _check_enough(labels: LabelSet, labelled: Sequence[str]) -> None:
+    if len(labelled) >= 2:
+        return
+    human = len(labels.labels("human"))
+    touched, _ = touched_queries(labels)
+    raise NoHumanLabelsError(
+        f"label set {labels.name!r} has {human} human label(s) and {len(labelled)} query whose "
+        f"judge labels people all labelled (of {len(touched)} the judge touched); a corrected "
+        "mean needs at least 2 such queries, drawn at random: label "
+        "queries_to_label(labels, 30) (docs/labels.md)"
+    )
+
+
+def _one_mode(report: Any, mode: str | None) -> str:
+    modes = list(report.frames().modes)
+    if mode is None:
+        if len(modes) != 1:
+            raise ValueError(f"the report has several modes {modes}: pass mode=")
+        return modes[0]
+    if mode not in modes:
+        raise ValueError(f"the report has no mode {mode!r} (it has {modes})")
+    return mode
+
+
+def _shown(report: Any, score: str, mode: str) -> float:
+    summary = report.frames().summary()
+    row = summary[(summary["score"] == score) & (summary["query_mode"] == mode)]
+    return float(row["mean"].iloc[0]) if not row.empty else float("nan")
+
+
+# --------------------------------------------------------------------------- differences
+
+
+@dataclass(frozen=True)
+class CorrectedDifference:
+    """A paired PPI difference (variant − baseline) of one score: estimate, interval, p."""
+
+    score: str
+    baseline: CorrectedMean
+    variant: CorrectedMean
+    delta: CorrectedMean
+    p_value: float
+    labelled: int
+
+
+def corrected_difference(
+    baseline: Any,
+    variant: Any,
+    score: str = "beir_ndcg@10",
+    *,
+    modes: tuple[str | None, str | None] = (None, None),
+    labels: LabelSet | None = None,
+    confidence: float = 0.95,
+) -> CorrectedDifference:
+    """Variant − baseline, corrected: PPI on the per-query difference over the queries both
+    scored (the same label set, so the same queries are labelled); two-sided normal p."""
+    labels = report_labels(baseline, labels)
+    report_labels(variant, labels)
+    ma, mb = _one_mode(baseline, modes[0]), _one_mode(variant, modes[1])
+    fa, ya = per_query(baseline, labels, score, ma)
+    fb, yb = per_query(variant, labels, score, mb)
+    touched, labelled = touched_queries(labels)
+    shared = [q for q in fa if q in fb]
+    lab = [q for q in shared if q in labelled and q in ya and q in yb]
+    exact = sum(1 for q in shared if q not in touched)
+    _check_enough(labels, lab)
+
+    def ppi(f: Mapping[str, float], y: Mapping[str, float]) -> CorrectedMean:
+        return corrected_mean(
+            [f[q] for q in shared],
+            [y[q] for q in lab],
+            [f[q] for q in lab],
+            confidence=confidence,
+            exact=exact,
+        )
+
+    fd = {q: fb[q] - fa[q] for q in shared}
+    yd = {q: yb[q] - ya[q] for q in lab}
+    delta = ppi(fd, yd)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    se = (delta.high - delta.estimate) / z
+    p = 1.0 if se == 0 else 2 * (1 - NormalDist().cdf(abs(delta.estimate) / se))
+    return CorrectedDifference(score, ppi(fa, ya), ppi(fb, yb), delta, p, len(lab))
+
+
+__all__ = [
+    "DEFAULT_SCORES",
+    "CorrectedDifference",
+    "CorrectedScore",
+    "NoHumanLabelsError",
+    "corrected_difference",
+    "corrected_names",
+    "corrected_report_score",
+    "corrected_scores",
+    "per_query",
+    "queries_to_label",
+    "report_labels",
+    "touched_queries",
+]
