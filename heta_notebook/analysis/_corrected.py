@@ -149,9 +149,11 @@ def _metric(name: str, report: Any) -> BeirRetrievalMetric:
 
 
 def _evaluator_manifest(report: Any, name: str) -> dict[str, Any]:
-    manifests = getattr(report, "evaluator_manifests", None) or {}
-    found = manifests.get(name) if isinstance(manifests, Mapping) else None
-    return dict(found) if isinstance(found, Mapping) else {}
+    for entry in report.metadata.get("evaluators") or []:  # the run's evaluator manifests
+        if isinstance(entry, Mapping) and entry.get("name") == name:
+            found = entry.get("manifest")
+            return dict(found) if isinstance(found, Mapping) else {}
+    return {}
 
 
 def _runs(report: Any, mode: str, qrels: Mapping[str, Mapping[str, int]]) -> dict[str, dict]:
@@ -268,6 +270,33 @@ def _shown(report: Any, score: str, mode: str) -> float:
     return float(row["mean"].iloc[0]) if not row.empty else float("nan")
 
 
+def corrected_for_card(
+    report: Any, option: Any, labels: LabelSet | None
+) -> tuple[list[CorrectedScore], str | None]:
+    """What the card shows: ``option`` None (when the report has human labels), True (must),
+    False (never) or score names. Returns the rows, or none and why (None: nothing to say)."""
+    if option is False:
+        return [], None
+    meta = (report.benchmark.metadata or {}).get("label_set")
+    if option is None and labels is None and not isinstance(meta, Mapping):
+        return [], None
+    scores = None if option in (None, True) else list(option)
+    try:
+        return corrected_scores(report, scores, labels=labels), None
+    except NoHumanLabelsError as exc:
+        if option is None and labels is None:
+            return [], None if not isinstance(meta, Mapping) else _quiet(report, exc)
+        raise
+
+
+def _quiet(report: Any, exc: Exception) -> str | None:
+    """The card stays quiet on a label set without people's labels; otherwise says why not."""
+    labels = remembered(str(report.benchmark.metadata["label_set"].get("fingerprint")))
+    if labels is None or not labels.labels("human"):
+        return None
+    return str(exc)
+
+
 # --------------------------------------------------------------------------- differences
 
 
@@ -329,6 +358,7 @@ __all__ = [
     "CorrectedScore",
     "NoHumanLabelsError",
     "corrected_difference",
+    "corrected_for_card",
     "corrected_names",
     "corrected_report_score",
     "corrected_scores",
