@@ -203,7 +203,11 @@ def corrected_report_score(
     exact = sum(1 for q in f if q not in touched)
     _check_enough(labels, lab)
     mean = corrected_mean(
-        list(f.values()), [y[q] for q in lab], [f[q] for q in lab], confidence=confidence, exact=exact
+        list(f.values()),
+        [y[q] for q in lab],
+        [f[q] for q in lab],
+        confidence=confidence,
+        exact=exact,
     )
     human = labels.labels("human")
     return CorrectedScore(
@@ -352,6 +356,128 @@ def corrected_difference(
     return CorrectedDifference(score, ppi(fa, ya), ppi(fb, yb), delta, p, len(lab))
 
 
+def corrected_summary(report: Any, scores: Sequence[str], *, labels: LabelSet | None = None) -> Any:
+    """``report.summary()``'s columns for the gate, with the corrected means and CIs."""
+    import pandas as pd
+
+    rows = corrected_scores(report, scores, labels=labels)
+    return pd.DataFrame(
+        [
+            {
+                "score": r.score,
+                "query_mode": r.mode,
+                "mean": r.mean.estimate,
+                "n": r.queries,
+                "ci_low": r.mean.low,
+                "ci_high": r.mean.high,
+            }
+            for r in rows
+        ]
+    )
+
+
+def corrected_significance(
+    comparison: Any, sig: Any, *, labels: LabelSet | None = None, correction: str = "holm"
+) -> Any:
+    """A comparison's significance rows with means, delta, CI and p of the corrected paired
+    difference (``test`` ``"ppi-z"``), adjusted by ``correction`` within each row's family."""
+    from heta_notebook.analysis._options import adjust
+
+    out = sig.copy()
+    for i, r in enumerate(sig.to_dict("records")):
+        a, b = comparison.variant(r["baseline"]), comparison.variant(r["variant"])
+        d = corrected_difference(
+            comparison.reports[a.report],
+            comparison.reports[b.report],
+            r["score"],
+            modes=(a.mode, b.mode),
+            labels=labels,
+        )
+        values = {
+            "baseline_mean": d.baseline.estimate,
+            "variant_mean": d.variant.estimate,
+            "delta": d.delta.estimate,
+            "ci_low": d.delta.low,
+            "ci_high": d.delta.high,
+            "p_value": d.p_value,
+            "test": "ppi-z",
+            "p_method": "normal (prediction-powered)",
+        }
+        for column, value in values.items():
+            if column in out.columns:
+                out.iloc[i, out.columns.get_loc(column)] = value
+    families = out["family"].astype(str).to_numpy() if "family" in out.columns else None
+    adjusted = adjust(out["p_value"].to_numpy(dtype=float), families, correction)
+    out["p_holm"] = adjust(out["p_value"].to_numpy(dtype=float), families, "holm")
+    if "p_adjusted" in out.columns:
+        out["p_adjusted"] = adjusted
+    return out
+
+
+def corrected_table(comparison: Any, score: str, *, labels: LabelSet | None = None) -> Any:
+    """One row per variant: judge-filled and corrected mean with CI; for every variant but
+    the baseline, the corrected paired difference from it with its CI and normal p."""
+    import pandas as pd
+
+    against = {v.name: base for base, v in comparison.pairs()}
+    rows = []
+    for variant in comparison.variants:
+        base = against.get(variant.name)
+        d = None
+        if base is None:
+            report = comparison.reports[variant.report]
+            m = corrected_report_score(report, score, variant.mode, labels=labels).mean
+        else:
+            d = corrected_difference(
+                comparison.reports[base.report],
+                comparison.reports[variant.report],
+                score,
+                modes=(base.mode, variant.mode),
+                labels=labels,
+            )
+            m = d.variant
+        rows.append(
+            {
+                "variant": variant.name,
+                "score": score,
+                "judge_filled": m.judge_only,
+                "corrected": m.estimate,
+                "ci_low": m.low,
+                "ci_high": m.high,
+                "baseline": None if base is None else base.name,
+                "delta": None if d is None else d.delta.estimate,
+                "delta_low": None if d is None else d.delta.low,
+                "delta_high": None if d is None else d.delta.high,
+                "p_value": None if d is None else d.p_value,
+                "labelled": m.n_labelled,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def corrected_notes(comparison: Any) -> list[str]:
+    """A comparison's note when its reports' label set has people's labels: the corrected
+    means of the primary score per variant, and what the tests above use."""
+    reports = list(comparison.reports.values())
+    if not any(isinstance((r.benchmark.metadata or {}).get("label_set"), Mapping) for r in reports):
+        return []
+    score = comparison.primary_score
+    try:
+        parts = []
+        for v in comparison.variants:
+            c = corrected_report_score(comparison.reports[v.report], score, v.mode)
+            m = c.mean
+            parts.append(f"{v.name} {m.estimate:.3f} [{m.low:.3f}, {m.high:.3f}]")
+    except ValueError:  # no human labels (or not held in this session): nothing to correct
+        return []
+    return [
+        f"Corrected means of {score} (judge labels rectified by people's on {c.labelled} of "
+        f"{c.touched} judge-touched queries, 95% CI): {'; '.join(parts)}. The tests above use "
+        "the labels in force; comparison.corrected() gives paired corrected differences "
+        "(the gate: corrected=True)."
+    ]
+
+
 __all__ = [
     "DEFAULT_SCORES",
     "CorrectedDifference",
@@ -359,6 +485,10 @@ __all__ = [
     "NoHumanLabelsError",
     "corrected_difference",
     "corrected_for_card",
+    "corrected_notes",
+    "corrected_table",
+    "corrected_significance",
+    "corrected_summary",
     "corrected_names",
     "corrected_report_score",
     "corrected_scores",
