@@ -20,7 +20,6 @@ from heta_notebook.labels._judged import JudgedAtK, case_qrels
 from heta_notebook.labels._set import LabelSet
 from heta_notebook.schema._records import BenchmarkCase, BenchmarkEvidence
 
-
 _SNAPSHOTS: dict[str, LabelSet] = {}  # fingerprint -> a frozen copy, newest last
 MAX_SNAPSHOTS = 32
 
