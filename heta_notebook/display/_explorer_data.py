@@ -22,6 +22,7 @@ import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from types import SimpleNamespace
 from typing import Any
 
@@ -31,6 +32,7 @@ import pandas as pd
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
 from heta_notebook.analysis._headline import headline_score
+from heta_notebook.benchmarks._texts import shown_text
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
 from heta_notebook.schema._records import (
@@ -201,6 +203,9 @@ def _encode_report(
     names = list(report.frames().score_names)
     cols, scores = case_index(report, rows, names, strings)
     cols["misses"] = miss_index(report, rows, strings)
+    found = found_index(report, rows, strings)
+    if found is not None:  # absent past MAX_MISS_CASES: the page counts from loaded details
+        cols["found"] = found
     wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:
@@ -501,8 +506,20 @@ def _details_into(
     """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
     the tables for a columnar report (no records, evidence matched on parsed source keys),
     else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
-    _details_only(report, rows, s, cols, scores, at)
+    token = _BENCHMARK_KEY.set(report.benchmark.key)  # texts for bare ids (benchmarks._texts)
+    try:
+        _details_only(report, rows, s, cols, scores, at)
+    finally:
+        _BENCHMARK_KEY.reset(token)
     _misses_into(report, rows, s, cols, at)
+
+
+_BENCHMARK_KEY: ContextVar[str | None] = ContextVar("hn_explorer_benchmark", default=None)
+
+
+def _result_text(text: str | None, document_id: str | None) -> str | None:
+    """A result's text, or the benchmark's (marked) for a bare id (``benchmarks._texts``)."""
+    return shown_text(text, _BENCHMARK_KEY.get(), document_id)
 
 
 def _details_only(
@@ -615,6 +632,30 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
     return out
 
 
+def found_index(
+    report: EvaluationReport, rows: np.ndarray, s: StringTable
+) -> list[list[int]] | None:
+    """Per embedded row, the labels of the expected evidence it found (``frames.evidence()``'s
+    ``matched``, what ``Comparison.evidence_changes`` reads): the "found by A, missed by B"
+    filters count from it for every embedded case, whether its details are loaded or not.
+    None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
+    if len(report.case_results) > MAX_MISS_CASES:
+        return None
+    frames = report.frames()
+    evidence = frames.evidence()
+    hit = evidence[evidence["matched"].fillna(False).astype(bool)]
+    found: dict[tuple[str, str], list[str]] = {}
+    for case_id, mode, label in zip(
+        hit["case_id"].tolist(), hit["query_mode"].tolist(), hit["label"].tolist(), strict=True
+    ):
+        found.setdefault((str(case_id), str(mode)), []).append(str(label))
+    case_ids, modes = frames.case_column("case_id"), frames.case_column("query_mode")
+    return [
+        [s.add(x) for x in dict.fromkeys(found.get((str(case_ids[r]), str(modes[r])), []))]
+        for r in rows.tolist()
+    ]
+
+
 class _ColumnarDetails:
     """The details of some report rows (one cases row group) read from the tables.
 
@@ -709,7 +750,7 @@ class _ColumnarDetails:
                     s.add(docs[0] if docs else None),
                     _num(score),
                     s.add(rid),
-                    s.add(self.texts[text]),
+                    s.add(_result_text(self.texts[text], docs[0] if docs else None)),
                     _num(grade),
                     int(bool((grade or 0) > 0 or matched)),
                     [s.add(m) for m in matched],
@@ -850,7 +891,7 @@ def _encode_details(
             s.add(r["document_id"]),
             _num(r["score"]),
             s.add(r["result_id"]),
-            s.add(r["text"]),
+            s.add(_result_text(r["text"], r["document_id"])),
             _num(r["relevance"]),
             int(r["relevant"]),
             [s.add(m) for m in r["matched_evidence"]],
