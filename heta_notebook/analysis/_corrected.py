@@ -144,7 +144,7 @@ def _metric(name: str, report: Any) -> BeirRetrievalMetric:
         match["metric"],  # type: ignore[arg-type]
         int(match["k"]),
         convention=manifest.get("convention", "trec_eval"),
-        ties=manifest.get("ties"),
+        ties=manifest.get("ties"),  # type: ignore[arg-type]  # None: the convention's default
     )
 
 

@@ -226,7 +226,7 @@ def _corrected(report: EvaluationReport, frames: Any, option: Any, labels: Any) 
     cell = {(r.score, r.mode): r for r in rows}
     body = []
     for score in dict.fromkeys(r.score for r in rows):
-        line: list[Cell] = [tag("i", score)]
+        line: list[Any] = [tag("i", score)]
         for mode in modes:
             r = cell.get((score, mode))
             if r is None:
