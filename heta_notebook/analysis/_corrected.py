@@ -165,7 +165,11 @@ def _runs(report: Any, mode: str, qrels: Mapping[str, Mapping[str, int]]) -> dic
 
 
 def per_query(
-    report: Any, labels: LabelSet, score: str, mode: str
+    report: Any,
+    labels: LabelSet,
+    score: str,
+    mode: str,
+    touched: tuple[set[str], set[str]] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """``(f, y)`` per query the report scored: the score on judge-filled labels (every
     query) and on people's labels (the labelled queries and the exact ones)."""
@@ -176,8 +180,8 @@ def per_query(
     judge, human = _qrels(labels, "judge"), _qrels(labels, "human")
     union = {q: {**judge.get(q, {}), **human.get(q, {})} for q in items}
     runs = _runs(report, mode, union)
-    touched, labelled = touched_queries(labels)
-    known = [q for q in items if q in labelled or q not in touched]
+    hit, labelled = touched if touched is not None else touched_queries(labels)
+    known = [q for q in items if q in labelled or q not in hit]
 
     def values(qrels: Mapping[str, Mapping[str, int]], queries: list[str]) -> dict[str, float]:
         got = evaluate_run({q: qrels.get(q, {}) for q in queries}, runs, [metric], missing="zero")
@@ -197,8 +201,8 @@ def corrected_report_score(
     """The corrected mean of one score in one mode of a report (see module)."""
     labels = report_labels(report, labels)
     mode = _one_mode(report, mode)
-    f, y = per_query(report, labels, score, mode)
-    touched, labelled = touched_queries(labels)
+    touched, labelled = split = touched_queries(labels)
+    f, y = per_query(report, labels, score, mode, split)
     lab = sorted(q for q in y if q in labelled)
     exact = sum(1 for q in f if q not in touched)
     _check_enough(labels, lab)
@@ -209,7 +213,7 @@ def corrected_report_score(
         confidence=confidence,
         exact=exact,
     )
-    human = labels.labels("human")
+    human, chosen = labels.labels("human"), set(lab)
     return CorrectedScore(
         score,
         mode,
@@ -218,7 +222,7 @@ def corrected_report_score(
         len(f),
         sum(1 for q in f if q in touched),
         len(lab),
-        sum(1 for q, _ in human if q in set(lab)),
+        sum(1 for q, _ in human if q in chosen),
     )
 
 
@@ -269,9 +273,9 @@ def _one_mode(report: Any, mode: str | None) -> str:
 
 
 def _shown(report: Any, score: str, mode: str) -> float:
-    summary = report.frames().summary()
-    row = summary[(summary["score"] == score) & (summary["query_mode"] == mode)]
-    return float(row["mean"].iloc[0]) if not row.empty else float("nan")
+    cases = report.frames().cases()  # the summary's mean: over the scored cases
+    values = cases.loc[cases["query_mode"] == mode, score].dropna()
+    return float(values.mean()) if len(values) else float("nan")
 
 
 def corrected_for_card(
@@ -330,9 +334,9 @@ def corrected_difference(
     labels = report_labels(baseline, labels)
     report_labels(variant, labels)
     ma, mb = _one_mode(baseline, modes[0]), _one_mode(variant, modes[1])
-    fa, ya = per_query(baseline, labels, score, ma)
-    fb, yb = per_query(variant, labels, score, mb)
-    touched, labelled = touched_queries(labels)
+    touched, labelled = split = touched_queries(labels)
+    fa, ya = per_query(baseline, labels, score, ma, split)
+    fb, yb = per_query(variant, labels, score, mb, split)
     shared = [q for q in fa if q in fb]
     lab = [q for q in shared if q in labelled and q in ya and q in yb]
     exact = sum(1 for q in shared if q not in touched)

@@ -231,6 +231,8 @@ def check_regression(
     if min_power is not None:
         check_power(powers, min_power, detect if detect is not None else max_drop)
     notes = tuple(comparison.notes()) + tuple(power_lines(powers, alpha))
+    if corrected:
+        notes += (CORRECTED_NOTE,)
     settings = {
         "scores": scores,
         "modes": modes,
@@ -262,6 +264,11 @@ def _corrected(name: str, *args: Any, **options: Any) -> Any:
         raise GateInputError(f"corrected=True: {exc}") from None
 
 
+CORRECTED_NOTE = (
+    "corrected=True: means, deltas and p are prediction-powered (judge labels rectified by "
+    "people's on the queries they labelled in full; a normal test on the paired difference); "
+    "the power lines and the comparison page describe the uncorrected test"
+)
 MAX_RESAMPLES = 10_000_000  # beyond this a null distribution does not fit in memory
 
 
