@@ -158,6 +158,7 @@ def test_the_gate_passes_and_fails_on_the_corrected_mean(world):
     assert check_scores(judge_filled, floor, modes=modes).passed  # the judge-filled mean passes
     gated = check_scores(report, floor, modes=modes, corrected=True)
     assert not gated.passed and gated.rows["mean"].iloc[0] == pytest.approx(c.mean.estimate)
+    assert gated.message().startswith("corrected means below their floor")
     low = {SCORE: f">= {c.mean.estimate - 0.01:.6f}"}
     assert check_scores(report, low, modes=modes, corrected=True).passed
 
@@ -195,6 +196,7 @@ def test_regression_gate_and_comparison_use_the_paired_corrected_difference(worl
     assert row["delta"] == pytest.approx(d.delta.estimate) and row["test"] == "ppi-z"
     assert row["p_value"] == pytest.approx(d.p_value)
     assert row["baseline_mean"] == pytest.approx(d.baseline.estimate)
+    assert "corrected (prediction-powered) z-test" in result.message()
     table = compare({"docs": old, "chunks": new}).corrected()
     assert len(table) == 4 and table["corrected"].notna().all()
     notes = " ".join(compare({"docs": old, "chunks": new}).notes())

@@ -611,7 +611,7 @@ def _test_and_family(result: GateResult) -> str:
     from heta_notebook.analysis._stats import TEST_NAMES
 
     s, rows = result.settings, result.rows
-    name = TEST_NAMES[s["test"]]
+    name = "corrected (prediction-powered) z-test" if s.get("corrected") else TEST_NAMES[s["test"]]
     if s.get("correction", "holm") != "holm":
         return f"{name}, {_correction(result)} over {len(rows)} check(s)"
     checks = lambda n: f"{n} check" if n == 1 else f"{n} checks"  # noqa: E731
@@ -629,7 +629,8 @@ def format_message(result: GateResult) -> str:
     if result.kind == "floor":
         header, body = _table_rows(result, only_failed=False)
         verdict = "below their floor" if not result.passed else "at or above their floor"
-        return f"scores {verdict}:\n{_text_table(header, body)}"
+        what = "corrected means" if result.settings.get("corrected") else "scores"
+        return f"{what} {verdict}:\n{_text_table(header, body)}"
     s = result.settings
     if result.passed:
         head = (
