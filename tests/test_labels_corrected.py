@@ -243,3 +243,30 @@ def test_corrected_ndcg_covers_the_pool_truth_where_the_judge_only_mean_misses(w
         biased += c.judge_only > truth_mean
     assert covered >= 45
     assert biased == 50  # the judge-only mean is above the truth in every seed
+
+
+def test_a_saved_label_set_is_found_by_its_path_until_it_changes(world, tmp_path, monkeypatch):
+    base = world["labels"]
+    on_disk = LabelSet.open(tmp_path / "labels", base.original, name="on disk")
+    on_disk.extend(base.added)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = run_benchmark(
+            benchmark=labeled(BeirBenchmark.cranfield(), on_disk),
+            recipes={"docs": Recipe(name="whole-documents")},
+            query_modes=("full_text_search",),
+            limit=CASES,
+            progress=False,
+        )
+    report = run.reports["docs"]
+    expected = corrected_scores(report, [SCORE])[0].mean
+    monkeypatch.setattr(label_registry, "_SNAPSHOTS", {})  # a new session: only the files
+    assert corrected_scores(report, [SCORE])[0].mean == expected
+    assert "Corrected means" in report.card()._repr_html_()
+    q, d = next(iter(on_disk.labels("judge")))
+    on_disk.add(Label(q, d, 3, "human", who="late"))  # journaled: the set on disk has changed
+    with pytest.raises(NoHumanLabelsError, match="has changed since the report was scored"):
+        corrected_scores(report, [SCORE])
+    html = report.card()._repr_html_()
+    assert "has changed since the report was scored" in html  # the card says why, and renders
+    assert corrected_scores(report, [SCORE], labels=LabelSet.load(tmp_path / "labels"))

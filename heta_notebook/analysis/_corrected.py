@@ -30,7 +30,7 @@ from typing import Any
 from heta_notebook.evaluators._retrieval import BeirRetrievalMetric, evaluate_run
 from heta_notebook.labels._benchmark import remembered
 from heta_notebook.labels._judged import ranked_run
-from heta_notebook.labels._set import LabelSet
+from heta_notebook.labels._set import LabelSet, files_of
 from heta_notebook.labels._trust import CorrectedMean, corrected_mean
 
 _BEIR = re.compile(r"^beir_(?P<metric>ndcg|map|recall|precision|mrr)@(?P<k>\d+)$")
@@ -77,7 +77,7 @@ def report_labels(report: Any, labels: LabelSet | None = None) -> LabelSet:
             "labels: score it on labeled(benchmark, labels) (docs/labels.md)"
         )
     if labels is None:
-        found = remembered(str(meta["fingerprint"]))
+        found = remembered(str(meta["fingerprint"])) or _saved(meta)
         if found is None:
             raise NoHumanLabelsError(
                 f"report {report.report_id} was scored on label set {meta.get('name')!r} "
@@ -91,6 +91,24 @@ def report_labels(report: Any, labels: LabelSet | None = None) -> LabelSet:
             f"{report.report_id}'s ({str(meta.get('original_fingerprint'))[:12]})"
         )
     return labels
+
+
+def _saved(meta: Mapping[str, Any]) -> LabelSet | None:
+    """The set saved at the path the report recorded, if it still holds the same labels."""
+    path = meta.get("path")
+    if not path or not files_of(path)[1].exists():
+        return None
+    try:
+        saved = LabelSet.load(path)
+    except ValueError as exc:  # a damaged file: say so, the card must still render
+        raise NoHumanLabelsError(f"the report's label set cannot be read: {exc}") from None
+    if saved.fingerprint() != meta["fingerprint"]:
+        raise NoHumanLabelsError(
+            f"the label set at {path} has changed since the report was scored "
+            f"({saved.fingerprint()[:12]}, was {str(meta['fingerprint'])[:12]}): pass "
+            f"labels=LabelSet.load({str(path)!r}) to correct with today's labels"
+        )
+    return saved
 
 
 def touched_queries(labels: LabelSet) -> tuple[set[str], set[str]]:
@@ -299,10 +317,10 @@ def corrected_for_card(
 
 def _quiet(report: Any, exc: Exception) -> str | None:
     """The card stays quiet on a label set without people's labels; otherwise says why not."""
-    labels = remembered(str(report.benchmark.metadata["label_set"].get("fingerprint")))
-    if labels is None or not labels.labels("human"):
-        return None
-    return str(exc)
+    meta = report.benchmark.metadata["label_set"]
+    labels = remembered(str(meta.get("fingerprint")))
+    human = len(labels.labels("human")) if labels is not None else meta.get("human")
+    return str(exc) if human else None
 
 
 # --------------------------------------------------------------------------- differences

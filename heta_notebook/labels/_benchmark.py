@@ -73,6 +73,8 @@ class LabeledBenchmark(InMemoryBenchmark):
                         "fingerprint": fp,
                         "original_fingerprint": labels.original_fingerprint(),
                         "added": len(labels.labels()),
+                        "human": len(labels.labels("human")),
+                        "path": None if labels.path is None else str(labels.path),
                     },
                 },
             }
