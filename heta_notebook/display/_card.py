@@ -258,7 +258,8 @@ def _corrected(report: EvaluationReport, frames: Any, option: Any, labels: Any) 
         f"queries, rectified by people's labels on the {fmt_int(first.labelled)} of "
         f"{fmt_int(first.touched)} judge-touched queries they labelled in full "
         f"({fmt_int(first.human_labels)} human labels); 95% CI. Valid when those queries "
-        "are a uniform random draw (queries_to_label); docs/labels.md."
+        "are a uniform random draw (queries_to_label). The metrics table above uses the "
+        "labels in force (people's where they exist); docs/labels.md."
     )
     return tag(
         "div",
