@@ -265,6 +265,7 @@ def test_a_saved_label_set_is_found_by_its_path_until_it_changes(world, tmp_path
     assert "Corrected means" in report.card()._repr_html_()
     q, d = next(iter(on_disk.labels("judge")))
     on_disk.add(Label(q, d, 3, "human", who="late"))  # journaled: the set on disk has changed
+    monkeypatch.setattr(label_registry, "_SNAPSHOTS", {})  # another new session
     with pytest.raises(NoHumanLabelsError, match="has changed since the report was scored"):
         corrected_scores(report, [SCORE])
     html = report.card()._repr_html_()

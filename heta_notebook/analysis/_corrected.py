@@ -28,7 +28,7 @@ from statistics import NormalDist
 from typing import Any
 
 from heta_notebook.evaluators._retrieval import BeirRetrievalMetric, evaluate_run
-from heta_notebook.labels._benchmark import remembered
+from heta_notebook.labels._benchmark import remember, remembered
 from heta_notebook.labels._judged import ranked_run
 from heta_notebook.labels._set import LabelSet, files_of
 from heta_notebook.labels._trust import CorrectedMean, corrected_mean
@@ -108,6 +108,7 @@ def _saved(meta: Mapping[str, Any]) -> LabelSet | None:
             f"({saved.fingerprint()[:12]}, was {str(meta['fingerprint'])[:12]}): pass "
             f"labels=LabelSet.load({str(path)!r}) to correct with today's labels"
         )
+    remember(saved)  # read once per session
     return saved
 
 
