@@ -11,7 +11,9 @@ added label touched is *exact* (``y == f`` by construction). The corrected mean 
 prediction-powered inference (:func:`heta_notebook.labels.corrected_mean`, stratified by
 ``exact=``): ``mean(f) + share · mean(y − f)`` over the labelled queries, ``share`` the
 touched queries' share, with the CLT interval. Valid when the labelled queries are a uniform
-random draw of the touched ones: :func:`queries_to_label` draws them.
+random draw of the touched ones: :func:`queries_to_label` draws them. What it estimates is
+the score had people labelled every pair the judge labelled; pairs nobody labelled (holes
+outside the pool) stay non-relevant on both sides.
 
 A comparison's difference is corrected the same way on the per-query difference of two
 variants (both on the same label set, so the same queries are labelled): a paired PPI
