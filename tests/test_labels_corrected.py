@@ -73,6 +73,7 @@ def world():
         "chunks": scored.reports["chunks"],
         "no_humans": unlabelled.reports["docs"],
         "on_truth": on_truth.reports["docs"],
+        "half": (first.reports["docs"], first.reports["chunks"]),
     }
 
 
@@ -271,3 +272,19 @@ def test_a_saved_label_set_is_found_by_its_path_until_it_changes(world, tmp_path
     html = report.card()._repr_html_()
     assert "has changed since the report was scored" in html  # the card says why, and renders
     assert corrected_scores(report, [SCORE], labels=LabelSet.load(tmp_path / "labels"))
+
+
+def test_judged_at_k_is_gated_like_any_score_and_the_filled_labels_judge_everything(world):
+    old, new = world["half"]
+    means = {
+        name: r.summary().query("score == 'judged@10'").set_index("query_mode")["mean"]
+        for name, r in (("old", old), ("new", new))
+    }
+    assert 0 < means["old"].min() < 1  # holes made on purpose
+    result = check_regression(new, old, scores=["judged@10"], write_page=False)
+    for row in result.rows.to_dict("records"):
+        delta = means["new"][row["mode"]] - means["old"][row["mode"]]
+        assert row["delta"] == pytest.approx(delta)
+    assert not check_scores(old, {"judged@10": ">= 0.99"}).passed
+    filled = world["docs"].summary().query("score == 'judged@10'")["mean"]
+    assert (filled == 1.0).all()  # the judge filled every hole of the pool's depth
