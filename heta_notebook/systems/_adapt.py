@@ -23,12 +23,14 @@ from typing import Any
 
 from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
+from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import DocumentId, normalize_response
 
 DEFAULT_MODE = "default"
 _CALL_KEYWORDS = ("mode", "top_k", "options")
+_ID_LISTS = (list, tuple)
 
 
 class System:
@@ -73,6 +75,10 @@ class System:
             value = self._call(text, **kwargs)
         if inspect.isawaitable(value):
             value = await value
+        if self.benchmark_documents and self.document_id is None and type(value) in _ID_LISTS:
+            ids = id_results(value, self.benchmark_documents)  # bare document ids: as columns
+            if ids is not None:  # the stamped records it stands for, built only when read
+                return QueryResponse.model_construct(mode=mode, results=ids)  # type: ignore[arg-type]
         response = normalize_response(
             value,
             mode,

@@ -182,20 +182,25 @@ def id_coverage(
     responses: Sequence[QueryResponse], benchmark_documents: Collection[str]
 ) -> IdCoverage | None:
     """How many results of ``responses`` map to one of ``benchmark_documents``."""
-    results = [r for response in responses for r in response.results]
-    if not results or not benchmark_documents:
+    keys = [key for response in responses for key in _reference_keys(response.results)]
+    if not keys or not benchmark_documents:
         return None
-    unmatched = [r.id for r in results if not _maps(r, benchmark_documents)]
+    known = benchmark_documents.__contains__
+    unmatched = [rid for rid, _, docs in keys if not any(map(known, docs))]
     return IdCoverage(
-        matched=len(results) - len(unmatched),
-        results=len(results),
+        matched=len(keys) - len(unmatched),
+        results=len(keys),
         queries=len(responses),
         unmatched_examples=tuple(dict.fromkeys(unmatched))[:5],
     )
 
 
-def _maps(result: Any, known: Collection[str]) -> bool:
-    return any(doc in known for doc in document_ids(result))
+def _reference_keys(results: Any) -> list[tuple[str, Any, tuple[str, ...]]]:
+    """Per result: its id, direct keys and documents (``evaluators._matching``), read from
+    the columns of lazy results (no record built) or from each record."""
+    if getattr(results, "built", None) is False:
+        return results.columns.reference_keys()  # type: ignore[no-any-return]
+    return [(r.id, None, document_ids(r)) for r in results]
 
 
 def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], system: str) -> None:
