@@ -113,7 +113,7 @@ def id_results(value: Sequence[Any], documents: Collection[str]) -> Sequence[Que
                 if doc is None:  # known not to take this path
                     return None
                 docs[i] = doc
-    return LazyResults(IdHits(list(value), docs))
+    return LazyResults(IdHits(list(value), docs))  # type: ignore[arg-type]  # no None left
 
 
 def _known(documents: Collection[str]) -> dict[str, str | None]:

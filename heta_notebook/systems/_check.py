@@ -199,7 +199,7 @@ def _reference_keys(results: Any) -> list[tuple[str, Any, tuple[str, ...]]]:
     """Per result: its id, direct keys and documents (``evaluators._matching``), read from
     the columns of lazy results (no record built) or from each record."""
     if getattr(results, "built", None) is False:
-        return results.columns.reference_keys()  # type: ignore[no-any-return]
+        return results.columns.reference_keys()
     return [(r.id, None, document_ids(r)) for r in results]
 
 
