@@ -1,6 +1,7 @@
-"""``in_daemon_thread`` reuses its daemon threads: a run of fast sync calls does not start a
-thread per call, and a thread still running an abandoned (timed-out) call is not handed a new
-one until that call returns."""
+"""``in_daemon_thread`` reuses its daemon threads and sends the calls of one loop turn to one
+thread together: a run of fast sync calls does not start a thread per call, calls that wait
+still run side by side (a batch spreads out), a fast call is never held behind a hung one,
+and a thread still running an abandoned (timed-out) call is not reused until it returns."""
 
 from __future__ import annotations
 
@@ -16,6 +17,23 @@ async def test_fast_calls_reuse_a_thread() -> None:
     idents = [await in_daemon_thread(threading.get_ident) for _ in range(50)]
     assert threading.get_ident() not in idents
     assert len(set(idents)) <= 2  # one thread, taken again after each call
+
+
+async def test_calls_of_one_loop_turn_share_a_thread() -> None:
+    idents = await asyncio.gather(*(in_daemon_thread(threading.get_ident) for _ in range(8)))
+    assert len(set(idents)) <= 2
+
+
+async def test_a_fast_call_is_not_held_behind_a_hung_one_of_its_batch() -> None:
+    release = threading.Event()
+    fast = asyncio.ensure_future(in_daemon_thread(lambda: "fast"))
+    hung = asyncio.ensure_future(in_daemon_thread(release.wait, 30))
+    try:
+        assert await asyncio.wait_for(fast, 10) == "fast"  # while the other still hangs
+        assert not hung.done()
+    finally:
+        release.set()
+    assert await hung is True
 
 
 async def test_concurrent_calls_get_a_thread_each() -> None:

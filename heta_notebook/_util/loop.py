@@ -20,12 +20,15 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-import os
-import queue
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, ParamSpec, TypeVar
+
+from heta_notebook._util.threads import (  # noqa: F401 - imported from here by callers
+    abandoned_calls,
+    in_daemon_thread,
+)
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -92,124 +95,6 @@ def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await f
     if _can_nest(loop):
         return _run_nested(loop, make)
     return _run_in_thread(make, await_form)
-
-
-async def in_daemon_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``function(*args, **kwargs)`` in a daemon thread, awaited without blocking the loop.
-
-    Unlike ``asyncio.to_thread`` (the loop's shared executor, joined when ``asyncio.run``
-    ends), a call that hangs past a timeout here occupies no pool worker and holds up no
-    shutdown: the caller stops waiting on time and the thread runs on, unseen, until the
-    function returns (Python cannot stop a thread). Threads are reused: one that finished its
-    call waits for the next (:class:`_CallThread`), so a run of fast sync calls does not pay
-    a thread start per call; a thread still running an abandoned call is simply not reused
-    until it returns.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-    name = f"heta-notebook-call-{getattr(function, '__name__', 'function')}"
-    call = _Call(loop, future, contextvars.copy_context(), name, function, args, kwargs)
-    _CallThread.take().run(call)
-    try:
-        return await future
-    except asyncio.CancelledError:  # a timeout or a stop: the thread is abandoned, and counted
-        if not call.returned:
-            sink = _ABANDONED.get()
-            if sink is not None:
-                sink.append(name)
-        raise
-
-
-class _Call:
-    """One call handed to a :class:`_CallThread`, and how its outcome reaches the loop."""
-
-    __slots__ = ("loop", "future", "context", "name", "function", "args", "kwargs", "returned")
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        future: asyncio.Future[Any],
-        context: contextvars.Context,
-        name: str,
-        function: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> None:
-        self.loop, self.future, self.context, self.name = loop, future, context, name
-        self.function, self.args, self.kwargs = function, args, kwargs
-        self.returned = False
-
-    def __call__(self) -> None:
-        """In the thread: run the function in the caller's context, hand the outcome over."""
-        try:
-            value = self.context.run(self.function, *self.args, **self.kwargs)
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
-            outcome = functools.partial(self._settle, self.future.set_exception, exc)
-        else:
-            outcome = functools.partial(self._settle, self.future.set_result, value)
-        self.returned = True
-        self.function = self.args = self.kwargs = None  # type: ignore[assignment]
-        with contextlib.suppress(RuntimeError):  # the loop closed while the thread ran on
-            self.loop.call_soon_threadsafe(outcome)
-
-    def _settle(self, setter: Callable[[Any], None], value: Any) -> None:
-        if not self.future.done():
-            setter(value)
-
-
-class _CallThread:
-    """A daemon thread that runs the calls handed to it one at a time and, between them,
-    waits idle to be taken again (at most ``KEEP_IDLE`` wait; the rest end)."""
-
-    KEEP_IDLE = 64
-    _idle: list[_CallThread] = []
-
-    def __init__(self) -> None:
-        self._calls: queue.SimpleQueue[_Call] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._serve, name="heta-notebook-call", daemon=True)
-        self._thread.start()
-
-    @classmethod
-    def take(cls) -> _CallThread:
-        """An idle thread, or a new one."""
-        try:
-            return cls._idle.pop()
-        except IndexError:
-            return cls()
-
-    def run(self, call: _Call) -> None:
-        self._calls.put(call)
-
-    def _serve(self) -> None:
-        thread = self._thread
-        while True:
-            call = self._calls.get()
-            thread.name = call.name
-            call()
-            if len(self._idle) >= self.KEEP_IDLE:
-                return
-            self._idle.append(self)
-
-
-# a forked child has none of its parent's threads: it starts with no idle one
-os.register_at_fork(after_in_child=_CallThread._idle.clear)
-
-
-_ABANDONED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "heta_notebook_abandoned", default=None
-)
-
-
-@contextlib.contextmanager
-def abandoned_calls() -> Iterator[list[str]]:
-    """Collect the names of the :func:`in_daemon_thread` calls abandoned (still running when
-    their awaiting was cancelled: a timeout, a stop) inside the ``with`` block."""
-    sink: list[str] = []
-    token = _ABANDONED.set(sink)
-    try:
-        yield sink
-    finally:
-        _ABANDONED.reset(token)
 
 
 def loop_mismatch(error: BaseException) -> LoopMismatchError | None:
