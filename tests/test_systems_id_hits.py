@@ -113,6 +113,7 @@ def test_a_run_of_ids_builds_no_record_and_equals_the_records_run(runs) -> None:
     for mine, theirs in zip(ids.case_results, records.case_results, strict=True):
         assert mine.scores == theirs.scores
         assert mine.response == theirs.response  # builds the records: every field equal
+        assert mine.response.model_fields_set == theirs.response.model_fields_set
     assert ids.metadata["id_coverage"] == records.metadata["id_coverage"]
     mine, theirs = ids.misses("evidence"), records.misses("evidence")
     assert len(mine) and mine.drop(columns="recipe_key", errors="ignore").equals(

@@ -33,6 +33,12 @@ _CALL_KEYWORDS = ("mode", "top_k", "options")
 _ID_LISTS = (list, tuple)
 
 
+def _RESPONSE_DEFAULTS() -> dict[str, Any]:  # noqa: N802 - reads as the constant it builds
+    """A ``QueryResponse``'s other fields at their defaults (given, model_construct skips
+    its per-field default lookup; the fields set stay ``mode`` and ``results``)."""
+    return {"answer": None, "citations": (), "trace": (), "metadata": {}}
+
+
 class System:
     """A user's system behind the runner's protocol: ``await query(text, mode=, top_k=)``."""
 
@@ -78,7 +84,12 @@ class System:
         if self.benchmark_documents and self.document_id is None and type(value) in _ID_LISTS:
             ids = id_results(value, self.benchmark_documents)  # bare document ids: as columns
             if ids is not None:  # the stamped records it stands for, built only when read
-                return QueryResponse.model_construct(mode=mode, results=ids)  # type: ignore[arg-type]
+                return QueryResponse.model_construct(
+                    {"mode", "results"},
+                    mode=mode,
+                    results=ids,  # type: ignore[arg-type]  # a lazy tuple of QueryResult
+                    **_RESPONSE_DEFAULTS(),
+                )
         response = normalize_response(
             value,
             mode,
