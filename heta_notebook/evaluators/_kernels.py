@@ -260,7 +260,10 @@ def ranked_grades(
     )
     flat_grades = np.fromiter(looked_up, float, total)
     neg_scores = _pad_flat(-scores, lengths, np.inf)
-    order = np.argsort(neg_scores, axis=1, kind="stable")
+    # Rows with tied scores are re-ranked below, so with distinct finite scores any sort
+    # gives the one order (quicksort: ~4x faster); a NaN or infinity keeps the stable sort.
+    kind: Any = None if np.isfinite(scores).all() else "stable"
+    order = np.argsort(neg_scores, axis=1, kind=kind)
     ordered = np.take_along_axis(neg_scores, order, axis=1)
     grades = np.take_along_axis(_pad_flat(flat_grades, lengths, 0.0), order, axis=1)[:, :depth]
     tied = ((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1)
