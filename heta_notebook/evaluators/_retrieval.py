@@ -564,20 +564,16 @@ def evaluate_run(
     metrics = list(metrics or beir_default_metrics())
     scored: dict[str, dict[str, float]] = {}
     with paused_gc():
-        judged = [q for q in qrels if run.get(q) and qrels[q]]
+        judged = [(q, j, r) for q, j in qrels.items() if j and (r := run.get(q))]
         # with a relevant document: R > 0 (R is computed for the kernels anyway)
-        ideal, n_relevant = ideal_grades([qrels[q] for q in judged], max(m.k for m in metrics))
-        keep = np.flatnonzero(n_relevant > 0)
-        scorable = [judged[i] for i in keep.tolist()]
-        if scorable:
+        ideal, n_relevant = ideal_grades([j for _, j, _ in judged], max(m.k for m in metrics))
+        if not n_relevant.all():
+            keep = np.flatnonzero(n_relevant > 0)
+            judged = [judged[i] for i in keep.tolist()]
             ideal, n_relevant = ideal[keep], n_relevant[keep]
-            scored = _score_run(
-                scorable,
-                [qrels[q] for q in scorable],
-                [run[q] for q in scorable],
-                metrics,
-                (ideal, n_relevant),
-            )
+        if judged:
+            queries, judgements, runs = map(list, zip(*judged, strict=True))
+            scored = _score_run(queries, judgements, runs, metrics, (ideal, n_relevant))
     if missing == "drop":  # exactly the scored queries, already in the qrels' order
         return scored
     zeros = dict.fromkeys((m.name for m in metrics), 0.0)
