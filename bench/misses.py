@@ -258,7 +258,7 @@ def synthetic(folder: Path, n_cases: int) -> None:
 
 def display(folder: Path) -> None:
     """The card and the explorers' miss rows on a fresh open (no records alive)."""
-    from heta_notebook.display._explorer_data import miss_rows
+    from heta_notebook.display._explorer_details import miss_rows
 
     print("display, a fresh open of the columnar report:")
     fresh = EvaluationReport.load(folder)

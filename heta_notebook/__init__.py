@@ -126,6 +126,7 @@ _EXPORTS: dict[str, str] = {
     "declare_secrets": "heta_notebook._util.redaction",  # issue 40: hidden wherever echoed
     "Stages": "heta_notebook.systems._stages",
     "IdCoverageError": "heta_notebook.systems._check",
+    "NoResultsError": "heta_notebook.systems._check",
     "SystemOutputError": "heta_notebook.systems._normalize",
     "Abstain": "heta_notebook.schema._abstain",
     "token_usage": "heta_notebook.analysis._usage",
@@ -401,6 +402,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.systems._check import (  # noqa: F401
         IdCoverageError,
+        NoResultsError,
     )
     from heta_notebook.systems._http import (  # noqa: F401
         HttpSystem,

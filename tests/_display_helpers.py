@@ -400,15 +400,24 @@ def payload_size(payload: dict[str, Any]) -> int:
 
 def plotly_js_copies(page: str) -> dict[str, int]:
     """How many copies of plotly.js ``page`` holds: raw (the library's first 200 characters)
-    and compressed (``display._setup.plotlyjs_block``: each must unpack to the library)."""
+    and compressed (``display._setup.plotlyjs_block``: each must unpack to the full library
+    or to the shipped cartesian bundle, ``cartesian`` counts those)."""
     import base64
     import gzip
     import re
 
     from plotly.offline import get_plotlyjs
 
+    from heta_notebook.display._setup import _cartesian_gzip
+
     source = get_plotlyjs()
+    shipped = _cartesian_gzip()
+    cartesian = gzip.decompress(shipped).decode("utf-8") if shipped else None
     packed = re.findall(r'<script type="text/plain" id="hn-plotlyjs-gz">([^<]*)</script>', page)
-    for block in packed:
-        assert gzip.decompress(base64.b64decode(block)).decode("utf-8") == source
-    return {"raw": page.count(source[:200]), "compressed": len(packed)}
+    unpacked = [gzip.decompress(base64.b64decode(block)).decode("utf-8") for block in packed]
+    assert all(text in (source, cartesian) for text in unpacked)
+    return {
+        "raw": page.count(source[:200]),
+        "compressed": len(packed),
+        "cartesian": sum(text == cartesian for text in unpacked),
+    }

@@ -210,8 +210,10 @@ def test_manifest_diff_and_headline():
         100,
         "document",
     ]
-    [line] = c.headline()
-    assert line.startswith("chunking.size 100 → document: ndcg@10 +0.1")
+    [line] = c.headline()  # named by labels; what changed is the pair's change_description
+    assert line.startswith("base → new: ndcg@10 +0.1")
+    [(a_, b_)] = c.pairs()
+    assert c.change_description(a_, b_) == "chunking.size 100 → document"
     assert line.endswith("(p<0.001, sign-flip permutation test, Holm over 1 pair)")
 
 

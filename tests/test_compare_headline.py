@@ -1,4 +1,5 @@
-"""Comparison headlines name only the settings that differ and matter, never NaN."""
+"""Comparison headlines name the variants by label; what changed (``change_description``, the
+details) names only the settings that differ and matter, never NaN, never cut mid-value."""
 
 from __future__ import annotations
 
@@ -30,8 +31,12 @@ def test_two_recipes_list_the_chunking_change_without_names_hashes_or_nan():
     docs = scored_report("whole-docs", SCORES, recipe=_recipe(Recipe(name="whole-docs")))
     words = Chunking(unit="words", size=100, overlap=20)
     chunks = scored_report("chunks", BETTER, recipe=_recipe(Recipe(name="c", chunking=words)))
-    [line] = compare([docs, chunks], baseline="whole-docs").headline()
-    changes = line.split(": ndcg@10")[0].split("; ")
+    c = compare([docs, chunks], baseline="whole-docs")
+    [line] = c.headline()
+    assert line.startswith("whole-docs → chunks: ndcg@10 +0.1")
+    [(a, b)] = c.pairs()
+    line = c.change_description(a, b)
+    changes = line.split("; ")
     assert sorted(changes) == [
         "chunking.overlap 0 → 20",
         "chunking.size none → 100",

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from heta_notebook.analysis._misses import CLASSES
-from heta_notebook.display._explorer_data import StringTable, encode_report
+from heta_notebook.display._explorer_cells import StringTable
+from heta_notebook.display._explorer_data import encode_report
 from heta_notebook.display._widgets import (
     ExplorerWidget,
     pack,
@@ -367,20 +368,21 @@ def _with_odd_evidence(report):
 )
 def test_details_from_columns_equal_details_from_records(tmp_path, options, column_path):
     from heta_notebook.display import _explorer_data as explorer_data
+    from heta_notebook.display import _explorer_details as explorer_details
 
     odd = options.pop("odd", False)
     report = make_report(14, **options)
     report = _with_odd_evidence(report) if odd else report
     lazy = _columnar_copy(report, tmp_path / "rep")
     fast = []
-    original = explorer_data._ColumnarDetails._fast
+    original = explorer_details._ColumnarDetails._fast
 
     def spy(self, row, evidence):
         fast.append(original(self, row, evidence))
         return fast[-1]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(explorer_data._ColumnarDetails, "_fast", spy)
+        patch.setattr(explorer_details._ColumnarDetails, "_fast", spy)
         assert encode_report(lazy) == encode_report(report)
         rows = [0, 5, 6, 41]
         assert explorer_data.encode_details(lazy, rows) == explorer_data.encode_details(

@@ -54,7 +54,7 @@ def test_self_contained_no_external_sources(page):
 def test_plotly_js_embedded_once_compressed_and_figures_present(page):
     from tests._display_helpers import plotly_js_copies
 
-    assert plotly_js_copies(page) == {"raw": 0, "compressed": 1}
+    assert plotly_js_copies(page) == {"raw": 0, "compressed": 1, "cartesian": 1}
     assert page.count("Plotly.newPlot") >= 4  # metrics, ndcg@k, map@k, distribution, latency
 
 

@@ -118,6 +118,20 @@ def test_qrels_keep_zero_and_negative_grades_and_take_the_max_of_duplicates():
     assert qrels_of(evidence) == {"a": 3, "b": 0, "c": -1, "d": 1}
 
 
+def test_one_grade_rule_for_scoring_misses_and_the_evidence_itself():
+    """A grade that is not a number counts as 1 everywhere (the evidence's ``relevance``, the
+    qrels scoring reads, the miss facts of a stored report's expected data): one rule."""
+    from heta_notebook.analysis._miss_facts import items_of
+
+    odd = {"reference_id": "a", "metadata": {"relevance": "high"}}
+    graded = {"reference_id": "b", "metadata": {"relevance": 2.0}}
+    evidence = [BenchmarkEvidence(**odd), BenchmarkEvidence(**graded)]
+    assert [e.relevance for e in evidence] == [1, 2]
+    assert qrels_of(evidence) == {"a": 1, "b": 2}
+    items = items_of({"evidence": [odd, graded]})
+    assert items is not None and list(items.relevance) == [1, 2]
+
+
 def test_the_stored_columns_fast_path_matches_like_match_evidence() -> None:
     """``match_stored`` (the explorers' path over a saved report's columns) gives the ranks
     and rules of ``match_evidence`` for reference-id evidence: one matcher, two inputs."""

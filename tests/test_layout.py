@@ -43,7 +43,7 @@ ALLOWED: dict[str, set[str]] = {
         "integrations",
     },
     "analysis": {"_util", "schema", "reports", "evaluators", "labels", "benchmarks", "systems"},
-    "display": {"_util", "schema", "reports", "evaluators", "labels", "analysis"},
+    "display": {"_util", "schema", "reports", "evaluators", "labels", "benchmarks", "analysis"},
     "testing": {"_util", "schema", "reports", "evaluators", "analysis", "display"},
     "cli": {
         "_util", "schema", "reports", "evaluators", "labels", "benchmarks", "kb", "systems",
@@ -84,6 +84,8 @@ DOORS = {
     # validate_benchmark(generated, reference, systems=...) runs the systems it is given
     # when handed benchmarks rather than RunCollections already run
     ("heta_notebook.analysis._validate", "heta_notebook.runner"),
+    # a comparison's pairing notes read which settings each embedded-recipe mode reads
+    ("heta_notebook.analysis._pairing", "heta_notebook.kb._recipe"),
 }
 
 # Packages that never import the runner or an integration, not even through a door but

@@ -11,7 +11,8 @@ from heta_notebook import compare, compare_benchmarks
 from tests._compare_helpers import scored_report
 from tests._display_helpers import make_report, plotly_js_copies
 
-ONCE = {"raw": 0, "compressed": 1}
+ONCE = {"raw": 0, "compressed": 1, "cartesian": 0}  # the full library (a notebook's card)
+PAGE = {"raw": 0, "compressed": 1, "cartesian": 1}  # a page of ours: the cartesian bundle
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +22,13 @@ def reports():
 
 def test_report_and_comparison_pages_hold_one_compressed_copy(reports):
     base, new = reports
-    assert plotly_js_copies(base.to_html(max_cases=0)) == ONCE
+    assert plotly_js_copies(base.to_html(max_cases=0)) == PAGE
     page = compare([base, new]).to_html(max_cases=0)
-    assert plotly_js_copies(page) == ONCE and page.count("Plotly.newPlot") >= 2
+    assert plotly_js_copies(page) == PAGE and page.count("Plotly.newPlot") >= 2
     assert plotly_js_copies(compare([base, new]).to_html(figures=False)) == {
         "raw": 0,
         "compressed": 0,
+        "cartesian": 0,
     }
 
 
@@ -48,3 +50,59 @@ def test_compare_benchmarks_card_holds_one_copy_for_all_its_comparisons():
     assert plotly_js_copies(card) == ONCE
     assert card.count("Plotly.newPlot") >= 4  # bars and deltas of each benchmark
     assert "<html" not in card  # sections, not nested pages
+
+
+def test_every_figure_of_ours_draws_with_the_cartesian_bundle(reports):
+    """A page carries plotly.js's cartesian bundle (0.66 MB, not 2 MB) because every chart the
+    library draws uses its trace types: checked on every plot method of a report and a
+    comparison."""
+    from heta_notebook.display._setup import CARTESIAN_TRACES
+
+    base, new = reports
+    figures = []
+    for plots in (base.plot, compare([base, new]).plot):
+        for name in dir(plots):
+            method = getattr(plots, name)
+            if name.startswith("_") or not callable(method):
+                continue
+            try:
+                figures.append((name, method()))
+            except (TypeError, ValueError):  # needs an argument, or nothing to draw here
+                continue
+    assert len(figures) >= 5
+    for name, fig in figures:
+        assert {t.type or "scatter" for t in fig.data} <= CARTESIAN_TRACES, name
+
+
+def test_a_figure_outside_the_bundle_gets_the_full_library_on_its_page():
+    import plotly.graph_objects as go
+
+    from heta_notebook.display._export import figure_html, html_page
+
+    sunburst = go.Figure(go.Sunburst(labels=["a", "b"], parents=["", "a"]))
+    bars = go.Figure(go.Bar(x=[1], y=[2]))
+    assert plotly_js_copies(html_page("t", [figure_html(bars)])) == PAGE
+    full = html_page("t", [figure_html(bars), figure_html(sunburst)])
+    assert plotly_js_copies(full) == {"raw": 0, "compressed": 1, "cartesian": 0}
+
+
+def test_another_plotly_js_version_gets_its_own_full_library(monkeypatch):
+    """The shipped bundle is used only for the plotly.js version plotly.py brings: figure JSON
+    of another plotly.py is never drawn by a different plotly.js."""
+    import plotly.offline
+
+    from heta_notebook.display import _setup
+    from heta_notebook.display._export import html_page
+
+    monkeypatch.setattr(plotly.offline, "get_plotlyjs_version", lambda: "0.0.1")
+    _setup._cartesian_gzip.cache_clear()
+    _setup._plotlyjs_gzip_base64.cache_clear()
+    try:
+        page = html_page("t", ["no figure"])
+        assert _setup._cartesian_gzip() is None
+        assert 'id="hn-plotlyjs-gz"' in page and "cartesian - minified" not in page
+    finally:
+        monkeypatch.undo()
+        _setup._cartesian_gzip.cache_clear()
+        _setup._plotlyjs_gzip_base64.cache_clear()
+    assert _setup._cartesian_gzip() is not None

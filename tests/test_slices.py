@@ -124,6 +124,23 @@ def test_card_shows_a_per_slice_table_escaped():
         r.card(by="topic", scores=["nope"])._repr_html_()
 
 
+def test_the_card_slices_the_headline_score_by_default():
+    # the same rule as every headline (analysis._headline): a preferred @10 score over the first
+    r = report()
+    extra = EvaluationScore(name="beir_map@10", value=0.25, passed=False)
+    r = r.model_copy(
+        update={
+            "case_results": tuple(
+                c.model_copy(update={"scores": (*c.scores, extra)}) if c.scores else c
+                for c in r.case_results
+            )
+        }
+    )
+    html = r.card(by="topic")._repr_html_()
+    table = html[html.index("By topic") :]
+    assert "beir_map@10" in table and "<td>m</td>" not in table
+
+
 def test_compare_by_tests_each_slice_inside_one_holm_family():
     gain = {"c1": 0.1, "c3": 0.2, "c5": 0.3}  # the new recipe helps "flow" only
     c = compare([report("base"), report("new", shift=gain)], by="topic", n_resamples=2000)

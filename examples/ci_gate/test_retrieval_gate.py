@@ -12,33 +12,25 @@ from __future__ import annotations
 
 import pytest
 
-from heta_notebook import BenchmarkRunConfig, Recipe, run_benchmark
-from heta_notebook.benchmarks._beir import BeirBenchmark, cranfield_folder
-from heta_notebook.evaluators._retrieval import BeirRetrievalMetric
+from heta_notebook import (
+    BeirBenchmark,
+    BeirRetrievalMetric,
+    BenchmarkRunConfig,
+    Recipe,
+    run_benchmark,
+)
 from heta_notebook.testing import assert_scores
 
 N_QUERIES = 50  # the first 50 judged Cranfield queries: a few seconds, still a real test
 RECIPE = Recipe(name="bm25", dense=None, hybrid=None)  # the recipe this repo ships
 
 
-class SmallCranfield(BeirBenchmark):
-    """The first ``N_QUERIES`` Cranfield queries over the whole corpus (its own version key)."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            cranfield_folder(), "test", dataset="cranfield", version=f"1-first{N_QUERIES}"
-        )
-
-    def _parse(self):
-        documents, cases, metadata = super()._parse()
-        return documents, cases[:N_QUERIES], metadata
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     """Run the recipe once for every test of this module (no store: nothing left behind)."""
     result = run_benchmark(
-        benchmark=SmallCranfield(),
+        benchmark=BeirBenchmark.cranfield(),
+        limit=N_QUERIES,  # the first N queries over the whole corpus
         recipe=RECIPE,
         evaluators=[BeirRetrievalMetric("ndcg", 10), BeirRetrievalMetric("recall", 10)],
         config=BenchmarkRunConfig(top_k=10),

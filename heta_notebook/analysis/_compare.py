@@ -36,6 +36,12 @@ from heta_notebook.analysis._effects import with_statistics as _with_statistics
 from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
+from heta_notebook.analysis._pairing import (
+    comparison_pairs,
+    pair_name,
+    pairing_notes,
+    relevant_changes,
+)
 from heta_notebook.analysis._slices import SliceKey, case_slices
 from heta_notebook.evaluators._aggregation import matrix_stats, pass_rate
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
@@ -61,7 +67,8 @@ def compare(
 ) -> Comparison:
     """Compare reports (list, dict label → report, a RunCollection, or a ReportStore + filters).
 
-    ``baseline`` is a report label (each mode is compared with that report's same mode) or
+    ``baseline`` is a report label (each mode is compared with that report's same mode; a
+    report with one mode pairs with every mode, see ``analysis._pairing``) or
     a variant (``"label · mode"`` or ``(label, mode)``: everything is compared with it).
     Reports of different benchmarks are refused unless ``allow_different_benchmarks``, which
     puts them side by side *unpaired*: cases pair only within one benchmark, so no test is
@@ -320,6 +327,9 @@ class Comparison(ComparisonStatistics):
                 f"nor a variant ({', '.join(v.name for v in self._variants)})"
             ) from None
 
+    def _variants_of(self, label: str) -> list[Variant]:
+        return [v for v in self._variants if v.report == label]
+
     def benchmark_of(self, variant: Any) -> str:
         """The benchmark key (name:version:split) of a variant or report label."""
         return self.reports[_label_of(self, variant)].benchmark.key
@@ -329,25 +339,14 @@ class Comparison(ComparisonStatistics):
         return self.benchmark_of(a) == self.benchmark_of(b)
 
     def baseline_of(self, variant: Variant) -> Variant | None:
-        """The variant ``variant`` is compared with (None for a baseline itself, or when the
-        baseline ran on another benchmark: cases never pair across benchmarks)."""
-        if isinstance(self.baseline, Variant):
-            base = None if variant == self.baseline else self.baseline
-        elif variant.report == self.baseline:
-            base = None
-        else:
-            base = Variant(self.baseline, variant.mode)
-            base = base if base in self._variants else None
-        return base if base is not None and self.paired(base, variant) else None
+        """The (first) variant ``variant`` is compared with (None for a baseline itself, or
+        when nothing pairs with it: see ``analysis._pairing``)."""
+        return next((a for a, b in self.pairs() if b == variant), None)
 
     def pairs(self) -> list[tuple[Variant, Variant]]:
-        """The comparisons shown: (baseline, variant) for every non-baseline variant."""
-        out = []
-        for v in self._variants:
-            base = self.baseline_of(v)
-            if base is not None:
-                out.append((base, v))
-        return out
+        """The comparisons shown: (baseline, variant), paired as ``analysis._pairing`` says (a
+        one-mode system against each mode of the others; mode by mode where names match)."""
+        return comparison_pairs(self._variants, self.baseline, self.paired)
 
     # -- frames -----------------------------------------------------------------------------
 
@@ -638,7 +637,7 @@ class Comparison(ComparisonStatistics):
         parts = []
         if a.report != b.report:
             flat = [flatten(_manifest(self.reports[v.report])) for v in (a, b)]
-            changes = setting_changes(*flat)
+            changes = relevant_changes(setting_changes(*flat), [a.mode, b.mode])
             parts += [f"{k} {setting_text(x)} → {setting_text(y)}" for k, x, y in changes]
             if len(parts) > max_keys:
                 parts = parts[:max_keys] + [f"+{len(changes) - max_keys} more"]
@@ -649,10 +648,11 @@ class Comparison(ComparisonStatistics):
         return "; ".join(parts) or "identical setup"
 
     def headline(self, score: str | None = None, show_mode: bool | None = None) -> list[str]:
-        """One line per comparison shown: what changed, the delta of ``score``, its Holm p, the
-        test and the family (``"ndcg@10 +0.050 (p<0.01, paired t-test, Holm over 9 pairs)"``).
+        """One line per comparison shown, named by labels (``analysis._pairing.pair_name``): the
+        delta of ``score``, its Holm p, the test and the family (``"mine → bm25: ndcg@10 +0.050
+        (p<0.01, paired t-test, Holm over 9 pairs)"``); what changed is ``change_description``.
 
-        With several modes each line starts with ``[mode]`` (``show_mode=False`` drops it).
+        With several modes a same-mode line starts with ``[mode]`` (``show_mode=False`` drops it).
         """
         score = score or self.primary_score
         show_mode = len(self.modes) > 1 if show_mode is None else show_mode
@@ -660,14 +660,19 @@ class Comparison(ComparisonStatistics):
         note = self.test_note(score, of_score=False)
         lines = []
         for base, v in self.pairs():
-            row = sig[(sig["score"] == score) & (sig["variant"] == v.name)].iloc[0]
+            at = (
+                (sig["score"] == score)
+                & (sig["variant"] == v.name)
+                & (sig["baseline"] == base.name)
+            )
+            row = sig[at].iloc[0]
             result = (
                 f"{format_delta(row['delta'])} ({format_p(row['p_adjusted'])}, {note})"
                 if row["n_pairs"]
                 else "no paired cases"
             )
             mode = f"[{v.mode}] " if show_mode and base.mode == v.mode else ""
-            lines.append(f"{mode}{self.change_description(base, v)}: {score} {result}")
+            lines.append(f"{mode}{pair_name(base, v)}: {score} {result}")
         return lines
 
     def test_note(self, score: str | None = None, *, by: Any = None, of_score: bool = True) -> str:
@@ -707,13 +712,15 @@ class Comparison(ComparisonStatistics):
                 f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
                 "left out of the paired tests."
             )
+        one_mode = any(len(self._variants_of(label)) == 1 for label in self.labels)
         for label in self.labels:
             absent = [m for m in self.modes if Variant(label, m) not in self._variants]
-            if absent:
+            if absent and not one_mode:  # a one-mode report pairs across modes (_pairing)
                 notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
         if self.aligned.text_scores:
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
         notes += self.depth_notes()
+        notes += pairing_notes(self._variants, self.baseline, self.pairs())
         from heta_notebook.analysis._judged import judged_notes
 
         notes += judged_notes(self.reports)  # judged@k differences bias a comparison
@@ -814,6 +821,7 @@ class Comparison(ComparisonStatistics):
             lines.append(f"  {self.test_note()}; bootstrap {self.confidence:.0%} CI")
             lines += [f"  {line}" for line in self.headline()]
         lines += self._abstention_lines()
+        lines += [f"  note: {note}" for note in self.notes()]
         return "\n".join(lines)
 
     def _abstention_lines(self) -> list[str]:

@@ -67,13 +67,20 @@ def setting_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[st
 
 
 def setting_text(value: Any, limit: int = 40) -> str:
-    """A setting's value for a headline: ``—`` when unset, ``none`` for null/NaN, JSON else."""
+    """A setting's value for a line: ``—`` when unset, ``none`` for null/NaN, JSON else; never
+    cut mid-value (a list or dict longer than ``limit`` is named by its size: ``{3 keys}``)."""
     if value is UNSET:
         return "—"
     if _is_null(value):
         return "none"
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit or isinstance(value, str):
+        return text
+    if isinstance(value, Mapping):
+        return f"{{{len(value)} keys}}"
+    if isinstance(value, (list, tuple)):
+        return f"[{len(value)} items]"
+    return text
 
 
 def _settings(flat: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from heta_notebook.analysis._frames import expected_of
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.reports._stored import ColumnarReport
-from heta_notebook.schema._records import EvaluationCaseResult
+from heta_notebook.schema._records import EvaluationCaseResult, evidence_grade
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def items_of(data: Any) -> Items | None:
     evidence = expected.evidence
     return Items(
         refs=[e.reference_id for e in evidence],
-        relevance=[matching._relevance(e) for e in evidence],
+        relevance=[e.relevance for e in evidence],
         by_reference=all(not e.locator and e.text is None and e.reference_id for e in evidence),
         expects_answer=bool(expected.answers or expected.value is not None),
     )
@@ -91,21 +91,13 @@ def _plain_items(data: Any) -> Items | None:
         if type(locator) is not dict or locator or not _json_dict(meta):
             return None
         refs.append(ref.strip())
-        grades.append(_grade(meta))
+        grades.append(evidence_grade(meta))
     return Items(refs, grades, True, bool(answers) or data.get("value") is not None)  # type: ignore[arg-type]
 
 
 def _json_dict(value: Any) -> bool:
     """A dict with text keys, as the model's ``metadata`` fields accept without a change."""
     return type(value) is dict and set(map(type, value)) <= _STR
-
-
-def _grade(metadata: dict[str, Any]) -> int:
-    """``BenchmarkEvidence.relevance`` as ``matching._relevance`` reads it (1 when invalid)."""
-    try:
-        return int(metadata.get("relevance", 1))
-    except (TypeError, ValueError):
-        return 1
 
 
 @dataclass

@@ -9,7 +9,9 @@ found, not cited       found, the case expects an answer, the run has an answer 
 found, answer wrong    found and cited, but the case's answer score failed
 not indexed            the recipe did not index the document (not in the KB: filtered
                        out; or no word in any of its chunks: empty text)
-lost at stage S        in the previous stage's list, absent after stage S (rerank, ...)
+lost at stage S        in the previous stage's list and absent after stage S, or inside k
+                       at the previous stage and outside k after S (a rerank demoting
+                       it: the stage, not the depth, takes the blame)
 split                  the recipe cut the document into several chunks, and either none
                        ranked high enough (ranked at r > k), or the evidence text spans
                        a chunk boundary: no one chunk holds it whole (``cut``: SQuAD's
@@ -194,11 +196,13 @@ def _classify_miss(
         row["miss_class"], row["rank"], row["rank_source"] = NOT_INDEXED, None, None
         return
     names = [s.name for s in stages]
-    for before, after in zip(names, names[1:], strict=False):
-        if stage_ranks[before] is not None and stage_ranks[after] is None:
-            row.update(miss_class=LOST_AT, stage=after, rank=stage_ranks[before])
-            row["rank_source"] = f"stage:{before}"
-            return
+    lost = _lost_at(names, stage_ranks, row.get("k"))
+    if lost is not None:
+        before, after = lost
+        ended = stage_ranks[after]  # demoted past k: where it ended; dropped: where it was
+        rank, source = (ended, after) if ended is not None else (stage_ranks[before], before)
+        row.update(miss_class=LOST_AT, stage=after, rank=rank, rank_source=f"stage:{source}")
+        return
     if row["rank"] is None and names and stage_ranks[names[-1]] is not None:
         row["rank"], row["rank_source"] = stage_ranks[names[-1]], f"stage:{names[-1]}"
     if row["rank"] is None and info is not None and info.get("chunk_rank") is not None:
@@ -213,6 +217,20 @@ def _classify_miss(
         row["miss_class"] = NOT_RETRIEVED
     else:
         row["miss_class"] = UNKNOWN_DEPTH
+
+
+def _lost_at(
+    names: Sequence[str], stage_ranks: Mapping[str, int | None], k: int | None
+) -> tuple[str, str] | None:
+    """The first (stage before, stage S) where the item leaves: listed before and absent after
+    S, or inside ``k`` before and outside ``k`` after S (a rerank demoting it); None else."""
+    for before, after in zip(names, names[1:], strict=False):
+        was, now = stage_ranks[before], stage_ranks[after]
+        if was is not None and now is None:
+            return before, after
+        if k is not None and was is not None and now is not None and was <= k < now:
+            return before, after
+    return None
 
 
 def _chunks_seen(item: BenchmarkEvidence, results: Sequence[QueryResult]) -> int:

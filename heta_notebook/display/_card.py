@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from heta_notebook.analysis._headline import headline_score
 from heta_notebook.display._html import Cell, Markup, badge, join, panel, style, table, tag, td
 from heta_notebook.display._theme import (
     color_map,
@@ -121,6 +122,10 @@ def _coverage(report: EvaluationReport) -> Markup | None:
     found = report.metadata.get("id_coverage")
     if not isinstance(found, dict) or not isinstance(found.get("share"), (int, float)):
         return None
+    empty = found.get("empty_queries")
+    if found["share"] >= 1.0 and empty:  # the dry run's answers that found nothing
+        checked = fmt_int(found.get("checked_queries", 0))
+        return badge(f"{fmt_int(empty)} of the first {checked} queries found nothing", "warn")
     if found["share"] >= 1.0:
         return None
     text = (
@@ -349,8 +354,6 @@ def _latency_rows(frames: Any, modes: list[str]) -> list[list[Any]]:
 
 # --------------------------------------------------------------------------- slices
 
-HEADLINE_SCORES = ("ndcg@10", "beir_ndcg@10", "ndcg_cut_10", "evidence_recall@10")
-
 
 def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
     """Slices as rows, query modes as columns: mean of each score with n and CI in small print."""
@@ -358,12 +361,7 @@ def _slices(frames: Any, by: Any, scores: Sequence[str] | None) -> Markup:
     key = summary.columns[0]
     names = list(scores or [])
     if not names:
-        names = [
-            next(
-                (s for s in HEADLINE_SCORES if s in frames.score_names),
-                frames.score_names[0] if frames.score_names else "",
-            )
-        ]
+        names = [headline_score(frames.score_names) or ""]
     unknown = [n for n in names if n not in set(summary["score"])]
     if unknown:
         raise KeyError(

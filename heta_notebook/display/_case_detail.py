@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
-from heta_notebook.display._explorer_data import (
+from heta_notebook.display._explorer_cells import score_note
+from heta_notebook.display._explorer_details import (
     abstain_reason,
     answer_state,
     expects_abstention,
-    score_note,
 )
 from heta_notebook.display._html import (
     Markup,

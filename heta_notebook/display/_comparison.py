@@ -60,7 +60,12 @@ def comparison_html(comparison: Comparison) -> str:
 def _header(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     benchmarks = sorted({r.benchmark.key for r in comparison.reports.values()})
     base = comparison.baseline
-    base_text = base.name if hasattr(base, "name") else f"{base} (same mode)"
+    crossed = any(a.mode != b.mode for a, b in comparison.pairs())  # analysis._pairing
+    base_text = (
+        base.name
+        if hasattr(base, "name")
+        else f"{base} ({'by query id' if crossed else 'same mode'})"
+    )
     sub = (
         f"baseline {base_text} · paired {_test_name(comparison)} and bootstrap 95% CI "
         f"({_resampling(comparison, sig)}), {_holm_family(comparison, sig)} "
@@ -114,10 +119,7 @@ def _headlines(comparison: Comparison) -> Markup:
     lines = comparison.headline(show_mode=False)
     if not lines:
         return raw("")
-    items = [
-        tag("li", tag("b", b.name), " vs ", a.name, ": ", line)
-        for (a, b), line in zip(comparison.pairs(), lines, strict=True)
-    ]
+    items = [tag("li", line) for line in lines]  # named by labels (analysis._pairing)
     return tag("ul", *items[:12], class_="hn-lines")
 
 
@@ -280,16 +282,26 @@ def _notes(comparison: Comparison) -> Markup:
 def _manifest_section(comparison: Comparison) -> Markup:
     if len(comparison.labels) < 2:
         return raw("")
+    changed = [
+        tag("li", tag("b", f"{a.name} → {b.name}"), ": ", comparison.change_description(a, b))
+        for a, b in comparison.pairs()[:24]
+    ]
+    per_pair = details("What changed, pair by pair", tag("ul", *changed, class_="hn-lines"))
     diff = comparison.manifest_diff()
     if diff.empty:
-        return tag("div", "Recipe manifests are identical.", class_="hn-note")
+        return join([per_pair, tag("div", "Recipe manifests are identical.", class_="hn-note")])
+    from heta_notebook.analysis._pairing import applies
+
+    read = [applies(str(key), comparison.modes) for key in diff.index]  # settings the modes read
+    diff = diff.iloc[sorted(range(len(diff)), key=lambda i: not read[i])]
     header = ["recipe key", *diff.columns]
     rows = [[tag("code", key), *(_value(v) for v in values)] for key, values in diff.iterrows()]
-    return details(
+    table = details(
         f"What differs between the recipes ({len(diff)} keys)",
         _simple_table(header, rows),
         open_=len(diff) <= 8,
     )
+    return join([per_pair, table]) if changed else table
 
 
 def _value(value: Any) -> str:

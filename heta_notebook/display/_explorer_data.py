@@ -11,14 +11,13 @@ how many were not, so a page can say so; nothing is dropped silently.
 Two parts: the **index** of every embedded case (what the list, filters and sort need), read
 from the frames' columns, and the **details** of chosen cases (answer, evidence, results,
 reasons), so a large report's first page needs little (``widgets.report_data``); a page
-fetches other details with :func:`encode_details`. On records the details come from the
-frames API (``case_evidence``, ``case_results``, ``expected_of``); on a columnar report
-from its tables with the same rules (``matching``), giving the same payload.
+fetches other details with :func:`encode_details`. The details themselves are read in
+``display._explorer_details`` (records or a stored report's tables, one payload), the string
+table and cells in ``display._explorer_cells``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -26,87 +25,33 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
+from heta_notebook.analysis._frames import case_evidence, expected_of
 from heta_notebook.analysis._headline import headline_score
-from heta_notebook.evaluators import _matching as matching
-from heta_notebook.evaluators._matching import match_evidence
+from heta_notebook.display._explorer_cells import (
+    MAX_TEXT,
+    StringTable,
+    score_note,
+)
+from heta_notebook.display._explorer_details import (
+    details_into,
+    found_index,
+    miss_index,
+    parsed,
+    records_at,
+    score_notes,
+)
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationError,
     EvaluationReport,
 )
-from heta_notebook.schema._status import REASON_KEYS, SKIPPED, STATUSES, status_and_reason
+from heta_notebook.schema._status import STATUSES
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_CASES = 20_000
-MAX_TEXT = 600  # characters of a result chunk / answer / reason kept (the length is shown)
-MAX_META = 1_500  # characters of a JSON metadata block kept
 STATUS_CODES = {"scored": 0, "skipped": 1, "error": 2}
-
-
-class StringTable:
-    """Texts stored once, referenced by position; long texts cut with their length recorded."""
-
-    def __init__(self, limit: int = MAX_TEXT) -> None:
-        self.limit = limit
-        self.texts: list[str] = []
-        self.full_length: dict[str, int] = {}
-        self._index: dict[str, int] = {}
-
-    def add(self, text: Any, limit: int | None = None) -> int:
-        """Index of ``text`` (-1 for None / empty)."""
-        if text is None or text == "":
-            return -1
-        text = str(text)
-        found = self._index.get(text)
-        if found is not None:
-            return found
-        cut = limit if limit is not None else self.limit
-        index = len(self.texts)
-        self._index[text] = index
-        if len(text) > cut:
-            self.full_length[str(index)] = len(text)
-            text = text[: cut - 1] + "…"
-        self.texts.append(text)
-        return index
-
-
-def _num(value: Any, digits: int = 4) -> float | None:
-    """A rounded finite float for the page (None for missing / text values)."""
-    if value is None or isinstance(value, str):
-        return None
-    value = float(value)
-    return round(value, digits) if math.isfinite(value) else None
-
-
-def _json_text(data: Any) -> str | None:
-    return json.dumps(data, default=str, ensure_ascii=False, sort_keys=True) if data else None
-
-
-# Response metadata the explorers already show in their own place: each evidence item's miss
-# class and deep rank (its badge) and its rank at every recorded stage (and the trace).
-_SHOWN_ELSEWHERE = frozenset(("deep_ranks", "stages"))
-
-
-def _response_meta(response: Any) -> str | None:
-    """The response's metadata block for the detail pane, without what is shown elsewhere."""
-    if response is None or not response.metadata:
-        return None
-    return _json_text({k: v for k, v in response.metadata.items() if k not in _SHOWN_ELSEWHERE})
-
-
-def score_note(score: Any) -> str | None:
-    """What explains a score: the judge's reason, an evaluator error or a skip reason."""
-    return metadata_note(score.metadata)
-
-
-def metadata_note(metadata: dict[str, Any]) -> str | None:
-    """:func:`score_note` from a score's metadata (its status and reason come from it)."""
-    code, reason = status_and_reason(metadata)
-    return reason or ("skipped" if code == SKIPPED else None)
 
 
 def case_labels(result: EvaluationCaseResult) -> list[str]:
@@ -201,13 +146,16 @@ def _encode_report(
     names = list(report.frames().score_names)
     cols, scores = case_index(report, rows, names, strings)
     cols["misses"] = miss_index(report, rows, strings)
+    found = found_index(report, rows, strings)
+    if found is not None:  # absent past MAX_MISS_CASES: the page counts from loaded details
+        cols["found"] = found
     wanted = rows if details is None else np.intersect1d(rows, np.asarray(details, dtype=np.int64))
     position = {int(row): i for i, row in enumerate(rows.tolist())}
     for col in DETAIL_COLUMNS:
         cols[col] = [None] * len(rows)
     for col in scores.values():  # type: ignore[assignment]
         col["r"], col["m"] = [None] * len(rows), [None] * len(rows)  # type: ignore[index]
-    _details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
+    details_into(report, wanted, strings, cols, scores, [position[r] for r in wanted.tolist()])
     return _payload(
         report,
         rows,
@@ -330,7 +278,7 @@ def encode_details(
     cols: dict[str, list[Any]] = {col: [None] * len(wanted) for col in DETAIL_COLUMNS}
     scores = {name: {"r": [None] * len(wanted), "m": [None] * len(wanted)} for name in names}
     with paused_gc():
-        _details_into(report, wanted, strings, cols, scores, list(range(len(wanted))))
+        details_into(report, wanted, strings, cols, scores, list(range(len(wanted))))
     return {
         "rows": wanted.tolist(),
         "cases": cols,
@@ -490,387 +438,6 @@ def _labels_of(metadata: Any) -> list[str]:
     return []
 
 
-def _details_into(
-    report: EvaluationReport,
-    rows: np.ndarray,
-    s: StringTable,
-    cols: dict[str, list],
-    scores: dict,
-    at: list[int],
-) -> None:
-    """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
-    the tables for a columnar report (no records, evidence matched on parsed source keys),
-    else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
-    _details_only(report, rows, s, cols, scores, at)
-    _misses_into(report, rows, s, cols, at)
-
-
-def _details_only(
-    report: EvaluationReport,
-    rows: np.ndarray,
-    s: StringTable,
-    cols: dict[str, list],
-    scores: dict,
-    at: list[int],
-) -> None:
-    columnar = getattr(report.case_results, "columnar", None)
-    if columnar is None or not len(rows):
-        for i, result in zip(at, _records(report, rows), strict=True):
-            _encode_details(result, s, cols, scores, i)
-        return
-    starts = columnar.group_start_rows("cases")
-    groups = np.searchsorted(starts, rows, side="right") - 1
-    if len(rows) > 1000 or len(np.unique(groups)) > 2:  # texts: one read of the column
-        columnar.texts()
-    where = np.asarray(at, dtype=np.int64)
-    for group in np.unique(groups).tolist():
-        picked = groups == group
-        _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
-
-
-# past this the explorers leave miss classes out (classified from the report's columns:
-# a few seconds per 100,000 case results, bench/misses.py)
-MAX_MISS_CASES = 1_000_000
-
-
-_MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
-_MISS_CELL_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
-
-
-def miss_rows(report: EvaluationReport) -> MissRows | None:
-    """Per (case id, mode), its evidence rows of ``report.misses(level="evidence")`` in item
-    order (``analysis._misses``); None for a report too large to classify here."""
-    if len(report.case_results) > MAX_MISS_CASES:
-        return None
-    return MissRows(report.frames().misses(level="evidence")[list(_MISS_CELL_COLUMNS)])
-
-
-class MissRows:
-    """(case id, mode) → its evidence rows as dicts, built only for the cases asked for (the
-    explorers embed a page or a capped subset of a report that may hold 100,000s of rows)."""
-
-    def __init__(self, frame: pd.DataFrame) -> None:
-        with paused_gc():  # a list per column: acyclic, no collection needs to rescan them
-            self.columns = {name: frame[name].tolist() for name in frame.columns}
-            groups = frame.groupby(["case_id", "query_mode"], sort=False)
-            self.at = groups.indices if len(frame) else {}
-
-    def get(self, key: tuple[str, str], default: Any = None) -> list[dict[str, Any]] | None:
-        """The rows of one case result (``default`` when it has none)."""
-        rows = self.at.get(key)
-        if rows is None:
-            return default
-        return [{name: values[i] for name, values in self.columns.items()} for i in rows.tolist()]
-
-
-def _miss_cell(row: dict[str, Any], s: StringTable) -> list[Any]:
-    """``[class, rank, document rank, rank per stage]`` of one evidence item (a miss's rank: its
-    deep rank; stages: ``"retrieve #2 → rerank –"`` for systems that record them)."""
-    from heta_notebook.analysis._misses import class_label
-
-    rank, document_rank = row["rank"], row["document_rank"]
-    stages = row.get("stage_ranks") or {}
-    path = " → ".join(f"{name} {'–' if r is None else f'#{r}'}" for name, r in stages.items())
-    return [
-        s.add(class_label(row)),
-        None if pd.isna(rank) else int(rank),
-        None if pd.isna(document_rank) else int(document_rank),
-        s.add(path or None),
-    ]
-
-
-def _misses_into(
-    report: EvaluationReport, rows: np.ndarray, s: StringTable, cols: dict, at: list[int]
-) -> None:
-    """Each detailed evidence entry gets its miss class and ranks appended (same order)."""
-    by_case = miss_rows(report)
-    if by_case is None:
-        return
-    case_ids, modes = (
-        report.frames().case_column("case_id"),
-        report.frames().case_column("query_mode"),
-    )
-    for row, i in zip(rows.tolist(), at, strict=True):
-        entries, found = cols["evidence"][i], by_case.get((case_ids[row], modes[row]))
-        if entries and found and len(found) == len(entries):
-            cols["evidence"][i] = [
-                e + _miss_cell(m, s) for e, m in zip(entries, found, strict=True)
-            ]
-
-
-def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> list[list[int]]:
-    """Per embedded row, the distinct miss classes of its evidence (what the class filter reads)."""
-    from heta_notebook.analysis._misses import FOUND, class_label
-
-    by_case = miss_rows(report)
-    if by_case is None:
-        return [[] for _ in rows]
-    frames = report.frames()
-    case_ids, modes = frames.case_column("case_id"), frames.case_column("query_mode")
-    out = []
-    for row in rows.tolist():
-        found = by_case.get((case_ids[row], modes[row]), [])
-        labels = dict.fromkeys(class_label(m) for m in found)  # type: ignore[union-attr]
-        out.append([s.add(label) for label in labels if label != FOUND])
-    return out
-
-
-class _ColumnarDetails:
-    """The details of some report rows (one cases row group) read from the tables.
-
-    Per case the envelope (query, response without results, metadata) is validated as a
-    record is; its results and scores stay columns. Evidence is matched with the rules of
-    ``evaluators.matching`` on each distinct source once. A case the fast rules cannot
-    decide (evidence with a locator or a text, evidence only in score metadata) is built as
-    a record and encoded like one."""
-
-    def __init__(self, report: EvaluationReport, columnar: Any, rows: np.ndarray) -> None:
-        self.report, self.rows = report, rows
-        cases, first = columnar.row_range("cases", int(rows[0]), int(rows[-1]) + 1)
-        self.cases = cases.take(np.asarray(rows - first, dtype=np.int64)).to_pylist()
-        self.results = _grouped(
-            columnar, "results", rows, ("id", "text", "score", "source", "metadata")
-        )
-        self.scores = _grouped(columnar, "scores", rows, ("name", "metadata"))
-        ids = [t for r in self.results.values() for t in r["text"]]
-        self.texts = columnar.texts_of(ids)
-
-    def encode(self, s: StringTable, cols: dict, scores: dict, at: np.ndarray) -> None:
-        for row, case, i in zip(self.rows.tolist(), self.cases, at.tolist(), strict=True):
-            record = _envelope(case, row)
-            expected = expected_of(record)
-            evidence = expected.evidence if expected is not None else ()
-            found = self.results.get(row)
-            if not self._fast(row, evidence):
-                full = next(iter(_records(self.report, np.asarray([row]))))
-                _encode_details(full, s, cols, scores, i)
-                continue
-            response = record.response
-            cols["answer"][i] = s.add(response.answer if response is not None else None)
-            cols["abstained"][i] = answer_state(record)
-            cols["abstain_reason"][i] = s.add(abstain_reason(record))
-            cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
-            cols["expects_abstention"][i] = expects_abstention(expected)
-            hits = found if response is not None and found is not None else _NO_RESULTS
-            matches, by_result = _match(evidence, hits)
-            cols["evidence"][i] = [
-                [
-                    s.add(m[0]),
-                    int(m[1]),
-                    m[2],
-                    s.add(m[3]),
-                    _num(m[4]),
-                    s.add(m[5]),
-                ]
-                for m in matches
-            ]
-            cols["results"][i] = (
-                self._results(hits, evidence, by_result, s) if response is not None else []
-            )
-            trace = response.trace if response is not None else ()
-            cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
-            cols["response_meta"][i] = s.add(_response_meta(response), MAX_META)
-            notes = self.scores.get(row)
-            by_name = dict(zip(notes["name"], notes["metadata"], strict=True)) if notes else {}
-            for name, col in scores.items():
-                if name not in by_name:
-                    col["r"][i], col["m"][i] = -1, -1
-                    continue
-                note, meta = _score_notes(by_name[name])
-                col["r"][i], col["m"][i] = s.add(note), s.add(meta, MAX_META)
-
-    def _fast(self, row: int, evidence: Sequence[Any]) -> bool:
-        """Whether the fast rules decide this case as ``frames.case_evidence`` would."""
-        if any(item.locator or item.text is not None for item in evidence):
-            return False
-        if not evidence:  # case_evidence falls back to evidence named in score metadata
-            notes = self.scores.get(row)
-            keys = ("matched_evidence", "missing_evidence", "matched_reference_ids")
-            return not notes or not any(
-                _parsed(md) and any(k in _parsed(md) for k in keys) for md in notes["metadata"]
-            )
-        return True
-
-    def _results(
-        self, hits: dict, evidence: Sequence[Any], by_result: dict, s: StringTable
-    ) -> list:
-        qrels = matching.qrels_of(evidence)
-        judged = bool(evidence)
-        out = []
-        for rid, text, score, source, metadata in zip(
-            hits["id"], hits["text"], hits["score"], hits["source"], hits["metadata"], strict=True
-        ):
-            docs, _ = matching.stored_keys(source, metadata)
-            grades = [qrels[d] for d in docs if d in qrels]
-            grade = max(grades) if grades else (0 if judged else None)
-            matched = by_result.get(rid, [])
-            out.append(
-                [
-                    s.add(docs[0] if docs else None),
-                    _num(score),
-                    s.add(rid),
-                    s.add(self.texts[text]),
-                    _num(grade),
-                    int(bool((grade or 0) > 0 or matched)),
-                    [s.add(m) for m in matched],
-                ]
-            )
-        return out
-
-
-_NO_RESULTS: dict[str, list] = {"id": [], "text": [], "score": [], "source": [], "metadata": []}
-
-
-def _grouped(columnar: Any, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
-    """Columns ``names`` of ``table`` for the ascending report ``rows``, as lists per row."""
-    data = columnar.read_rows(table, rows, ["row", *names], one_per_row=False)
-    row_ids = data.column("row").to_numpy()
-    if not len(row_ids):
-        return {}
-    values = {name: data.column(name).to_pylist() for name in names}
-    bounds = np.flatnonzero(np.diff(row_ids)) + 1
-    starts, stops = [0, *bounds.tolist()], [*bounds.tolist(), len(row_ids)]
-    return {
-        int(row_ids[a]): {name: column[a:b] for name, column in values.items()}
-        for a, b in zip(starts, stops, strict=True)
-    }
-
-
-def _envelope(case: dict[str, Any], row: int) -> EvaluationCaseResult:
-    """The record of a cases-table row without its results and scores (what the details
-    read besides them), validated like ``columnar`` validates it."""
-    data: dict[str, Any] = {
-        **(json.loads(case["extra"]) if case["extra"] else {}),
-        "case_id": case["case_id"],
-        "query": case["query"],
-        "query_mode": case["query_mode"],
-        "latency_ms": case["latency_ms"],
-        "metadata": json.loads(case["metadata"]) if case["metadata"] else {},
-    }
-    if case["error_json"] is not None:
-        data["error"] = json.loads(case["error_json"])
-    if case["has_response"]:
-        response = json.loads(case["response_json"]) if case["response_json"] else {}
-        data["response"] = {**response, "mode": case["response_mode"], "answer": case["answer"]}
-    return EvaluationCaseResult.model_validate(data)
-
-
-def _match(evidence: Sequence[Any], hits: dict) -> tuple[list[tuple], dict[str, list[str]]]:
-    """The evidence rows of one case from its hit columns (``matching.match_stored``), and
-    the labels each result id matched."""
-    matches = matching.match_stored(evidence, hits["id"], hits["source"], hits["metadata"])
-    out, by_result = [], {}  # type: ignore[var-annotated]
-    for m in matches:
-        out.append((m.label, m.matched, m.rank, m.result_id, m.relevance, m.matched_by))
-        if m.result_id is not None:
-            by_result.setdefault(m.result_id, []).append(m.label)
-    return out, by_result
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed(metadata: str | None) -> dict[str, Any]:
-    return json.loads(metadata) if metadata else {}
-
-
-@functools.lru_cache(maxsize=4096)
-def _score_notes(metadata: str | None) -> tuple[str | None, str | None]:
-    """A score's note and its metadata block (reason keys left out), once per distinct
-    metadata JSON (scores of a run repeat it)."""
-    md = _parsed(metadata)
-    meta = {k: v for k, v in md.items() if k not in REASON_KEYS}
-    return metadata_note(md), _json_text(meta)
-
-
-def _trace_text(trace: Sequence[Any]) -> str | None:
-    """A response's trace as the detail pane's JSON block."""
-    return _json_text(
-        [
-            {
-                "stage": e.stage,
-                "message": e.message,
-                **({"metadata": e.metadata} if e.metadata else {}),
-            }
-            for e in trace
-        ]
-    )
-
-
-def _records(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationCaseResult]:
-    """The records at the ascending ``rows``: a columnar report builds them one row group at
-    a time (indexing one by one re-reads a group per record)."""
-    take = getattr(report.case_results, "take", None)
-    if take is not None:
-        return take(rows)
-    return (report.case_results[int(row)] for row in rows)
-
-
-def answer_state(result: EvaluationCaseResult) -> int:
-    """1 when the response abstained (a system's ``Abstain`` or the answer step's), else 0
-    (no answer at all: retrieval only)."""
-    return int(result.response is not None and result.response.abstained)
-
-
-def abstain_reason(result: EvaluationCaseResult) -> str | None:
-    """Why the response abstained, as the explorers' badge says it (None unless it did)."""
-    return result.response.abstain_reason if result.response is not None else None
-
-
-def expects_abstention(expected: Any) -> int:
-    """1 for a case that expects an abstention (SQuAD 2.0's unanswerable questions)."""
-    return int(expected is not None and bool(expected.metadata.get("abstain")))
-
-
-def _encode_details(
-    result: EvaluationCaseResult, s: StringTable, cols: dict[str, list], scores: dict, i: int
-) -> None:
-    """The detail columns and score notes / metadata of one case at position ``i``."""
-    expected = expected_of(result)
-    response = result.response
-    matches = None  # matched once, shown twice (evidence table and results)
-    if expected is not None and expected.evidence and response is not None:
-        matches = match_evidence(expected.evidence, response.results)
-    cols["answer"][i] = s.add(response.answer if response is not None else None)
-    cols["abstained"][i] = answer_state(result)
-    cols["abstain_reason"][i] = s.add(abstain_reason(result))
-    cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
-    cols["expects_abstention"][i] = expects_abstention(expected)
-    cols["evidence"][i] = [
-        [
-            s.add(e["label"]),
-            int(bool(e["matched"])),
-            e["rank"],
-            s.add(e["result_id"]),
-            _num(e["relevance"]),
-            s.add(e["matched_by"]),
-        ]
-        for e in case_evidence(result, expected, matches=matches)
-    ]
-    cols["results"][i] = [
-        [
-            s.add(r["document_id"]),
-            _num(r["score"]),
-            s.add(r["result_id"]),
-            s.add(r["text"]),
-            _num(r["relevance"]),
-            int(r["relevant"]),
-            [s.add(m) for m in r["matched_evidence"]],
-        ]
-        for r in case_results(result, expected, matches=matches)
-    ]
-    trace = response.trace if response is not None else ()
-    cols["trace"][i] = s.add(_trace_text(trace), MAX_META)
-    cols["response_meta"][i] = s.add(_response_meta(response), MAX_META)
-    by_name = {score.name: score for score in result.scores}
-    for name, col in scores.items():
-        score = by_name.get(name)
-        if score is None:
-            col["r"][i], col["m"][i] = -1, -1
-            continue
-        col["r"][i] = s.add(score_note(score))
-        meta = {k: v for k, v in score.metadata.items() if k not in REASON_KEYS}
-        col["m"][i] = s.add(_json_text(meta), MAX_META)
-
-
 def search_texts(report: EvaluationReport) -> list[str]:
     """Per report row, the lower-cased text the explorers search: case id, query, evidence
     labels, judge reasons (and evaluator errors / skip reasons)."""
@@ -898,10 +465,9 @@ def _columnar_search_texts(report: EvaluationReport, columnar: Any) -> list[str]
     frames = report.frames()
     n = len(report.case_results)
     metadata = columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
-    notes = [_score_notes(md)[0] for md in metadata.dictionary.to_pylist()]
+    notes = [score_notes(md)[0] for md in metadata.dictionary.to_pylist()]
     named = [
-        any(k in _parsed(md) for k in _SCORE_EVIDENCE_KEYS)
-        for md in metadata.dictionary.to_pylist()
+        any(k in parsed(md) for k in _SCORE_EVIDENCE_KEYS) for md in metadata.dictionary.to_pylist()
     ]
     codes = metadata.indices.fill_null(-1).to_numpy(zero_copy_only=False)
     rows = columnar.numpy("scores", "row").astype(np.int64)
@@ -925,7 +491,7 @@ def _columnar_search_texts(report: EvaluationReport, columnar: Any) -> list[str]
         labels = [item.label() for item in evidence]
         parts = [case_ids[row], queries[row], *labels, *per_row[row]]
         out.append("\n".join(str(p) for p in parts if p).casefold())
-    for row, record in zip(records, _records(report, np.asarray(records)), strict=True):
+    for row, record in zip(records, records_at(report, np.asarray(records)), strict=True):
         out[row] = _search_text(record)
     return out
 
@@ -937,13 +503,11 @@ def unique(items: Iterable[str]) -> list[str]:
 
 __all__ = [
     "DEFAULT_MAX_CASES",
-    "StringTable",
     "case_labels",
     "embedded_rows",
     "encode_details",
     "encode_preview",
     "encode_report",
     "informative_order",
-    "score_note",
     "search_texts",
 ]

@@ -131,10 +131,13 @@ def comparison_section(
 
 
 def html_page(title: str, body: Sequence[Any], *, plotly: bool = True) -> str:
-    """A complete offline page: shared CSS, plotly.js once, compressed (when ``plotly``), ``body``."""
+    """A complete offline page: shared CSS, plotly.js once, compressed (when ``plotly``: the
+    cartesian bundle unless a figure of ``body`` needs another trace), then ``body``."""
     from heta_notebook.display._setup import plotlyjs_block
 
-    script = raw(plotlyjs_block()) if plotly else ""
+    content = join(body)
+    full = FULL_PLOTLY_MARK in content
+    script = raw(plotlyjs_block("full" if full else "cartesian")) if plotly else ""
     head = join(
         [
             raw('<meta charset="utf-8">'),
@@ -146,16 +149,23 @@ def html_page(title: str, body: Sequence[Any], *, plotly: bool = True) -> str:
     )
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>'
-        f'<body><div class="hn">{join(body)}</div></body></html>\n'
+        f'<body><div class="hn">{content}</div></body></html>\n'
     )
+
+
+FULL_PLOTLY_MARK = "hn-fig-full-plotly"  # a figure the cartesian bundle cannot draw
 
 
 def figure_html(fig: Any) -> Markup:
-    """One plotly figure as a div for a page that already loaded plotly.js."""
+    """One plotly figure as a div for a page that already loaded plotly.js (marked when one of
+    its traces is outside the cartesian bundle, so its page carries the full library)."""
+    from heta_notebook.display._setup import CARTESIAN_TRACES
+
     inner = fig.to_html(
         include_plotlyjs=False, full_html=False, config={"displaylogo": False, "responsive": True}
     )
-    return tag("div", raw(inner), class_="hn-fig")
+    full = any((trace.type or "scatter") not in CARTESIAN_TRACES for trace in fig.data)
+    return tag("div", raw(inner), class_=f"hn-fig {FULL_PLOTLY_MARK}" if full else "hn-fig")
 
 
 # --------------------------------------------------------------------------- sections

@@ -327,7 +327,7 @@ def _evidence_match(
         rank=rank,
         result_id=result_id,
         matched_by=matched_by,
-        relevance=_relevance(evidence),
+        relevance=evidence.relevance,
         reference_id=evidence.reference_id,
     )
 
@@ -443,13 +443,6 @@ def _text_matches(expected: str, actual: str) -> bool:
     return expected_norm in actual_norm or actual_norm in expected_norm
 
 
-def _relevance(evidence: BenchmarkEvidence) -> int:
-    try:
-        return evidence.relevance
-    except (TypeError, ValueError):
-        return 1
-
-
 def qrels_of(evidence: Iterable[BenchmarkEvidence]) -> dict[str, int]:
     """Document-level qrels ``{reference_id: relevance}`` from evidence (max grade per id).
 
@@ -463,7 +456,7 @@ def qrels_of(evidence: Iterable[BenchmarkEvidence]) -> dict[str, int]:
             continue
         grade = item.metadata.get("relevance", 1)
         if type(grade) is not int:
-            grade = _relevance(item)
+            grade = item.relevance
         previous = qrels.get(doc)
         qrels[doc] = grade if previous is None or grade > previous else previous
     return qrels

@@ -31,6 +31,12 @@ from heta_notebook.schema._records import BenchmarkDocument
 FULL_TEXT = "full_text_search"
 VECTOR = "vector_search"
 HYBRID = "hybrid_search"
+# the manifest sections each embedded mode reads (a comparison never leads with another's)
+MODE_SETTINGS = {
+    FULL_TEXT: ("chunking", "bm25", "answer"),
+    VECTOR: ("chunking", "dense", "answer"),
+    HYBRID: ("chunking", "bm25", "dense", "hybrid", "answer"),
+}
 
 
 class _Config(BaseModel):

@@ -19,6 +19,7 @@ from typing import Any
 from heta_notebook._util.loop import cancelled_with, run_sync, sync_form
 from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
+from heta_notebook.benchmarks._texts import remember_documents
 from heta_notebook.reports._store import ReportStore
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
@@ -282,7 +283,10 @@ async def _knowledge_base(
     """
     ids = [d.document_id for d in documents]
     if is_knowledge_base(recipe):
-        return as_system(recipe, benchmark_documents=ids)
+        system = as_system(recipe, benchmark_documents=ids)
+        if isinstance(system, System):  # its results may be bare ids: explorers show our texts
+            remember_documents(manifest.key, documents)
+        return system
     extra = {"benchmark": manifest} if _accepts(recipe.build_knowledge_base, "benchmark") else {}
     built = await recipe.build_knowledge_base(
         documents, knowledge_base_name=name, workspace=workspace, rebuild=rebuild, **extra
@@ -311,6 +315,7 @@ async def _checked(
             system=f"system {system.name!r}",
             n=config.preflight_queries,
             timeout=config.query_timeout,
+            kind=system.manifest().get("kind"),
             concurrency=config.max_concurrent_queries,
         )
     checked = CaseGroup(cases=first.cases, answer=answer, metadata=first.metadata)

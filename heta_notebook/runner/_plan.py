@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from heta_notebook._util.loop import cancelled_with
 from heta_notebook._util.redaction import redact
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._protocol import settings_of
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
@@ -97,7 +98,9 @@ async def run_spec(spec: RunSpec) -> EvaluationReport:
     else:
         report = await _run_spec(spec, None)
     if report.is_partial:
-        warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            _resume_hint(spec, report, persist), RuntimeWarning, stacklevel=user_stacklevel()
+        )
     return report
 
 
@@ -119,7 +122,7 @@ def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
     deeper = deeper_scores(evaluators, top_k)
     if deeper:
         line = depth_line({KEY: deeper, "config": {"top_k": top_k}})
-        warnings.warn(f"{line}.", DepthWarning, stacklevel=3)
+        warnings.warn(f"{line}.", DepthWarning, stacklevel=user_stacklevel())
 
 
 def propagate_cancel(value: T, reports: Sequence[EvaluationReport]) -> T:

@@ -366,8 +366,8 @@ async def _checked_on_worker(
         return None
     if isinstance(outcome, BaseException):
         raise outcome
-    coverage, system = outcome
-    check_coverage(coverage, {d.document_id for d in documents}, system)
+    coverage, system, kind = outcome
+    check_coverage(coverage, {d.document_id for d in documents}, system, kind=kind)
     return coverage.to_dict()
 
 
@@ -462,9 +462,9 @@ def _dry_run(
                 n=config.preflight_queries,
                 timeout=config.query_timeout,
             )
-        except (TypeError, RuntimeError) as exc:  # the shape error; every query failing
+        except (TypeError, RuntimeError, ValueError) as exc:  # shape; all failing; nothing found
             return exc
-        return None if coverage is None else (coverage, label)
+        return None if coverage is None else (coverage, label, kb.manifest().get("kind"))
 
     return asyncio.run(go())
 

@@ -157,6 +157,15 @@ class BenchmarkDocument(Record):
         return f"raw/benchmarks/{manifest.name}/{manifest.split}/{self.document_id}/{self.name}"
 
 
+def evidence_grade(metadata: Mapping[str, Any]) -> int:
+    """The graded relevance an evidence's ``metadata`` gives: ``int(metadata["relevance"])``,
+    1 when not given or not a number (the one rule scoring, misses and displays read)."""
+    try:
+        return int(metadata.get("relevance", 1))
+    except (TypeError, ValueError):
+        return 1
+
+
 class BenchmarkEvidence(Record):
     """One gold evidence item: where (locator), which reference, or what text must be retrieved."""
 
@@ -173,8 +182,8 @@ class BenchmarkEvidence(Record):
 
     @property
     def relevance(self) -> int:
-        """Graded relevance (``metadata.relevance``), 1 when not given."""
-        return int(self.metadata.get("relevance", 1))
+        """Graded relevance (``metadata.relevance``): see :func:`evidence_grade`."""
+        return evidence_grade(self.metadata)
 
     def label(self) -> str:
         """A short human-readable identifier for tables and widgets."""

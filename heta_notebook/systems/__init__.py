@@ -16,6 +16,7 @@ _EXPORTS = {
     "stamp_documents": "heta_notebook.systems._adapt",
     "IdCoverage": "heta_notebook.systems._check",
     "IdCoverageError": "heta_notebook.systems._check",
+    "NoResultsError": "heta_notebook.systems._check",
     "id_coverage": "heta_notebook.systems._check",
     "preflight": "heta_notebook.systems._check",
     "HttpSystem": "heta_notebook.systems._http",
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.systems._check import (  # noqa: F401
         IdCoverage,
         IdCoverageError,
+        NoResultsError,
         id_coverage,
         preflight,
     )

@@ -26,7 +26,12 @@ from heta_notebook._util.redaction import config_secrets, declare_secrets, redac
 from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
-from heta_notebook.systems._normalize import DocumentId, normalize_response
+from heta_notebook.systems._normalize import (
+    NO_RESULTS,
+    DocumentId,
+    describe_value,
+    normalize_response,
+)
 
 DEFAULT_MODE = "default"
 _CALL_KEYWORDS = ("mode", "top_k", "options")
@@ -97,7 +102,7 @@ class System:
             document_id=self.document_id,
             id_key=self.id_key,
         )
-        return stamp_documents(response, self.benchmark_documents)
+        return stamp_documents(_noting_emptiness(response, value), self.benchmark_documents)
 
     def bound(self, benchmark_documents: Collection[str]) -> System:
         """A copy that maps result ids onto these benchmark document ids."""
@@ -169,6 +174,18 @@ def _object_system(obj: Any, name: str | None, options: dict[str, Any]) -> Syste
     if value is not None:
         manifest = {**manifest, **value} if isinstance(value, dict) else {**manifest, "own": value}
     return System(obj.query, name=label, query_modes=modes, manifest=manifest, **options)
+
+
+def _noting_emptiness(response: QueryResponse, value: Any) -> QueryResponse:
+    """``response`` with ``metadata["no_results"]`` saying what the reply held (a dict's keys, a
+    list's length), when it holds neither a result nor an answer: the dry run's evidence for a
+    shape that finds nothing."""
+    if response.results or response.abstained or response.answer is not None:
+        return response
+    if NO_RESULTS in response.metadata:
+        return response
+    metadata = {**response.metadata, NO_RESULTS: describe_value(value)}
+    return response.model_copy(update={"metadata": metadata})
 
 
 def unwrapped(obj: Any) -> Any:

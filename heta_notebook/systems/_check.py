@@ -11,7 +11,17 @@ error, the dry run goes on, up to ``ESCALATION`` × ``n`` queries (20 by default
 the first query whose results do map. A system whose first answers happen to miss but later
 ones match is partial coverage (a warning), not a broken mapping; one that maps nothing in
 all those queries gets :class:`IdCoverageError` before the run, showing the system's ids
-beside the benchmark's and how to map them.
+beside the benchmark's and how to map them (the option of the adapter in use: ``id_key=`` for
+LangChain, ``fields=`` for an ``HttpSystem``, ``document_id=`` otherwise); ids the adapter had
+to make up because the system gave none are never shown as the system's.
+
+**Nothing found.** A dry run whose every answer holds no result (an ``HttpSystem`` results
+path that matches nothing, a function returning ``[]``) stops with :class:`NoResultsError`
+showing what the replies held (their top-level keys, or the value's type and length); after
+``ESCALATION`` × ``n`` such queries, not before. Some empty answers are a warning with their
+share, kept as ``metadata["id_coverage"]["empty_queries"]``. Answers without results (a
+string, ``{"answer": ..., "results": []}``) and abstentions are not empty; an ``HttpSystem``
+reply whose results path matches nothing is, answer or not.
 """
 
 from __future__ import annotations
@@ -25,9 +35,10 @@ from itertools import islice
 from typing import Any
 
 from heta_notebook._util.timeout import with_timeout
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._matching import document_ids
 from heta_notebook.schema._records import BenchmarkCase, QueryResponse
-from heta_notebook.systems._normalize import SystemOutputError
+from heta_notebook.systems._normalize import MADE_UP_ID, NO_RESULTS, SystemOutputError
 
 DRY_RUN_CASES = 5
 ESCALATION = 4  # when the first n map nothing, ask up to ESCALATION * n before an error
@@ -46,6 +57,10 @@ class IdCoverageError(ValueError):
     """None of a system's results maps to a benchmark document: every metric would be zero."""
 
 
+class NoResultsError(IdCoverageError):
+    """Every dry-run answer of a system held no result (e.g. a results path matching nothing)."""
+
+
 @dataclass(frozen=True)
 class IdCoverage:
     """How many of the dry run's results map to a benchmark document."""
@@ -54,6 +69,8 @@ class IdCoverage:
     results: int
     queries: int
     unmatched_examples: tuple[str, ...] = ()
+    made_up_ids: bool = False  # every unmatched result had no id of the system's own
+    empty_queries: int = 0  # dry-run answers that held no result
 
     @property
     def share(self) -> float:
@@ -68,6 +85,7 @@ class IdCoverage:
             "results": self.results,
             "checked_queries": self.queries,
             "unmatched_examples": list(self.unmatched_examples),
+            **({"empty_queries": self.empty_queries} if self.empty_queries else {}),
         }
 
 
@@ -80,6 +98,7 @@ async def preflight(
     system: str,
     n: int = DRY_RUN_CASES,
     timeout: float | None = None,
+    kind: str | None = None,
     concurrency: int = 1,
 ) -> tuple[Answer, IdCoverage | None]:
     """Dry-run the run's first ``n`` (case, mode) items (more when none maps, see the module
@@ -98,7 +117,7 @@ async def preflight(
         concurrency=concurrency,
     )
     if coverage is not None and stopped is None:
-        check_coverage(coverage, benchmark_documents, system)
+        check_coverage(coverage, benchmark_documents, system, kind=kind)
     return _reusing(answer, kept, stopped=stopped), coverage
 
 
@@ -152,7 +171,9 @@ async def dry_run(
             f"{system} failed on each of the first {len(failures)} queries before the run "
             f"started; the first error: {type(first).__name__}: {first}"
         ) from first
-    return kept, id_coverage([m.value for m in kept.values()], benchmark_documents), None
+    responses = [m.value for m in kept.values()]
+    check_found(responses, system)
+    return kept, id_coverage(responses, benchmark_documents), None
 
 
 async def _ask(
@@ -173,25 +194,63 @@ async def _ask(
 def _maps_nothing_yet(
     kept: dict[tuple[str, str], Measured], benchmark_documents: Collection[str]
 ) -> bool:
-    """Whether the answers so far returned results and none of them maps (go on asking)."""
-    coverage = id_coverage([m.value for m in kept.values()], benchmark_documents)
+    """Whether the answers so far found nothing, or returned results and none of them maps
+    (go on asking)."""
+    responses = [m.value for m in kept.values()]
+    if responses and all(map(is_empty, responses)):
+        return True
+    coverage = id_coverage(responses, benchmark_documents)
     return coverage is not None and coverage.matched == 0
+
+
+def is_empty(response: Any) -> bool:
+    """Whether a dry-run answer found nothing: no result, and either no answer or a reply whose
+    results path matched nothing (``metadata["no_results"]``); an abstention is not empty."""
+    if not isinstance(response, QueryResponse) or response.results or response.abstained:
+        return False
+    return response.answer is None or NO_RESULTS in response.metadata
+
+
+def check_found(responses: Sequence[Any], system: str) -> None:
+    """Raise :class:`NoResultsError` when every dry-run answer found nothing."""
+    empty = [r for r in responses if is_empty(r)]
+    if not responses or len(empty) < len(responses):
+        return
+    held = dict.fromkeys(
+        str(r.metadata.get(NO_RESULTS) or "no results and no answer") for r in empty
+    )
+    raise NoResultsError(
+        f"{system} found nothing for each of the first {len(responses)} queries (the dry run; "
+        f"preflight_queries= sets its size), so every retrieval metric would be 0. What it "
+        f"returned: {'; '.join(list(held)[:3])}. Return the results (a list of ids, (id, score) pairs or dicts with 'id'), or "
+        "point HttpSystem(results='a.path') at where the reply keeps them."
+    )
 
 
 def id_coverage(
     responses: Sequence[QueryResponse], benchmark_documents: Collection[str]
 ) -> IdCoverage | None:
     """How many results of ``responses`` map to one of ``benchmark_documents``."""
-    keys = [key for response in responses for key in _reference_keys(response.results)]
-    if not keys or not benchmark_documents:
+    if not benchmark_documents:
         return None
     known = benchmark_documents.__contains__
-    unmatched = [rid for rid, _, docs in keys if not any(map(known, docs))]
+    n_results, unmatched = 0, []
+    for response in responses:
+        keys = _reference_keys(response.results)
+        n_results += len(keys)
+        missing = [i for i, (_, _, docs) in enumerate(keys) if not any(map(known, docs))]
+        if missing:  # their records (lazy results build theirs only then)
+            unmatched += [response.results[i] for i in missing]
+    if not n_results:
+        return None
+    own = [r.id for r in unmatched if not r.source.get(MADE_UP_ID)]
     return IdCoverage(
-        matched=len(keys) - len(unmatched),
-        results=len(keys),
+        matched=n_results - len(unmatched),
+        results=n_results,
         queries=len(responses),
-        unmatched_examples=tuple(dict.fromkeys(unmatched))[:5],
+        unmatched_examples=tuple(dict.fromkeys(own))[:5],
+        made_up_ids=bool(unmatched) and not own,
+        empty_queries=sum(map(is_empty, responses)),
     )
 
 
@@ -203,28 +262,67 @@ def _reference_keys(results: Any) -> list[tuple[str, Any, tuple[str, ...]]]:
     return [(r.id, None, document_ids(r)) for r in results]
 
 
-def check_coverage(coverage: IdCoverage, benchmark_documents: Collection[str], system: str) -> None:
-    """Raise when no result maps to a benchmark document; warn when only some do."""
+_MAPPING_HINTS = {
+    "langchain": "as_system(retriever, id_key='the metadata key holding the document id')",
+    "http": "HttpSystem(..., fields={'id': 'the field of a hit holding the document id'})",
+}
+_DEFAULT_HINT = (
+    "as_system(obj, document_id='field name' or a callable (QueryResult) -> document id)"
+)
+
+
+def mapping_hint(kind: str | None) -> str:
+    """The option that maps results to documents for the adapter ``kind`` (a manifest's kind)."""
+    return _MAPPING_HINTS.get(kind or "", _DEFAULT_HINT)
+
+
+def _their_ids(coverage: IdCoverage) -> str:
+    if coverage.unmatched_examples:
+        return "The system's ids: " + ", ".join(repr(i) for i in coverage.unmatched_examples)
+    return "The system gave no ids (its results carry no id field; the adapter numbered them)"
+
+
+def check_coverage(
+    coverage: IdCoverage,
+    benchmark_documents: Collection[str],
+    system: str,
+    *,
+    kind: str | None = None,
+) -> None:
+    """Raise when no result maps to a benchmark document; warn when only some do, or when
+    some dry-run answers found nothing."""
+    hint = mapping_hint(kind)
     if coverage.matched == 0:
-        theirs = ", ".join(repr(i) for i in coverage.unmatched_examples)
         ours = ", ".join(repr(d) for d in sorted(benchmark_documents)[:5])
         raise IdCoverageError(
             f"none of the {coverage.results} results {system} returned for the first "
-            f"{coverage.queries} queries (the dry run; preflight_queries= sets its size) names a benchmark document, so every retrieval metric "
-            f"would be 0. The system's ids: {theirs}; the benchmark's document ids: {ours}. "
-            "Return the benchmark's document ids as result ids (or 'doc#n' chunk ids), put "
-            "them in a result's 'document_id' field or metadata['benchmark_document_id'], or "
-            "say where they are: as_system(obj, document_id='field name' or a callable "
-            "(QueryResult) -> document id)."
+            f"{coverage.queries} queries (the dry run; preflight_queries= sets its size) names "
+            f"a benchmark document, so every retrieval metric would be 0. {_their_ids(coverage)}; "
+            f"the benchmark's document ids: {ours}. Return the benchmark's document ids as "
+            "result ids (or 'doc#n' chunk ids), put them in a result's 'document_id' field or "
+            f"metadata['benchmark_document_id'], or say where they are: {hint}."
         )
     if coverage.share < 1.0:
+        examples = (
+            f"unmatched ids such as {list(coverage.unmatched_examples[:3])}"
+            if coverage.unmatched_examples
+            else "the unmatched results carry no id of their own"
+        )
         warnings.warn(
             f"only {coverage.matched} of {coverage.results} results {system} returned for the "
-            f"first {coverage.queries} queries map to a benchmark document (unmatched ids such as "
-            f"{list(coverage.unmatched_examples[:3])}); unmatched results count as misses. "
-            "Map them with as_system(obj, document_id=...).",
+            f"first {coverage.queries} queries map to a benchmark document ({examples}); "
+            f"unmatched results count as misses. Map them with {hint}.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
+        )
+    if coverage.empty_queries:
+        share = coverage.empty_queries / coverage.queries
+        warnings.warn(
+            f"{system} found nothing for {coverage.empty_queries} of the first "
+            f"{coverage.queries} queries ({share:.0%}); those cases score 0. The count is kept "
+            "in report.metadata['id_coverage']['empty_queries'].",
+            UserWarning,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -252,8 +350,12 @@ __all__ = [
     "IdCoverage",
     "IdCoverageError",
     "Measured",
+    "NoResultsError",
     "check_coverage",
+    "check_found",
     "dry_run",
     "id_coverage",
+    "is_empty",
+    "mapping_hint",
     "preflight",
 ]

@@ -1,8 +1,9 @@
 """LangChain and LlamaIndex objects as systems: recognised by type, called asynchronously.
 
 Neither package is imported here (both are optional extras: ``pip install
-heta-notebook[langchain]`` / ``[llamaindex]``); an object is recognised by the module its type
-comes from and the async method it offers:
+heta-notebook[langchain]`` / ``[llamaindex]``); an object is recognised by its bases (any class
+in its type's MRO coming from a ``langchain*`` / ``llama_index*`` module, so a user's own
+``class Mine(BaseRetriever)`` defined anywhere counts) and the async method it offers:
 
 - LangChain retrievers and runnables: ``await obj.ainvoke(text)``; ``Document``s become
   results (id from ``Document.id``, or the metadata key given as ``id_key=``), a chat
@@ -33,10 +34,9 @@ LLAMAINDEX_EMPTY_RESPONSE = "Empty Response"  # llama-index-core's synthesizer d
 
 def framework_call(obj: Any) -> tuple[Callable[..., Awaitable[Any]], str] | None:
     """``(async call(text), kind)`` for a LangChain or LlamaIndex object, else None."""
-    module = type(obj).__module__ or ""
-    if module.startswith("langchain") and callable(getattr(obj, "ainvoke", None)):
+    if _from_package(obj, "langchain") and callable(getattr(obj, "ainvoke", None)):
         return _langchain(obj), "langchain"
-    if module.startswith("llama_index"):
+    if _from_package(obj, "llama_index"):
         if callable(getattr(obj, "aquery", None)):
             return _llamaindex_engine(obj), "llamaindex-query-engine"
         if callable(getattr(obj, "aretrieve", None)):
@@ -96,9 +96,16 @@ def llamaindex_abstention(
     return Abstain(f"LlamaIndex answered {answer.strip()!r}: {why}", results=nodes)
 
 
+def _from_package(obj: Any, package: str) -> bool:
+    """Whether ``obj``'s type or one of its bases comes from ``package`` (by module name; the
+    package itself is never imported here)."""
+    return any((cls.__module__ or "").startswith(package) for cls in type(obj).__mro__)
+
+
 def _is_message(value: Any) -> bool:
-    module = type(value).__module__ or ""
-    return module.startswith("langchain") and hasattr(value, "content") and hasattr(value, "type")
+    return (
+        _from_package(value, "langchain") and hasattr(value, "content") and hasattr(value, "type")
+    )
 
 
 __all__ = [

@@ -40,6 +40,7 @@ from heta_notebook._util.redaction import (
     redact_text,
     url_secrets,
 )
+from heta_notebook.systems._normalize import NO_RESULTS
 
 DEFAULT_BODY = {"query": "{query}", "top_k": "{top_k}"}
 
@@ -162,14 +163,27 @@ class HttpSystem:
                 out[key] = value
         if isinstance(out.get("results"), list) and self.fields:
             out["results"] = [self._renamed(item) for item in out["results"]]
-        if out.get("results") is None:
-            out["results"] = []
         if not isinstance(out.get("metadata"), Mapping):  # e.g. {"stages": [...]}: kept
             out.pop("metadata", None)
         if not out.get("abstain"):  # a reason only means something with an abstention
             out.pop("abstain", None)
             out.pop("abstain_reason", None)
+        if self.paths["results"] is None:
+            out.pop("results", None)
+        elif not out.get("results"):
+            self._note_no_results(out, data)
         return out
+
+    def _note_no_results(self, out: dict[str, Any], data: Any) -> None:
+        """``out["results"] = []``, and ``metadata["no_results"]`` saying what the reply held
+        when the results path matched nothing (or found no results and no answer came)."""
+        found = "matched nothing" if out.get("results") is None else "held no results"
+        out["results"] = []
+        if found == "held no results" and out.get("answer") is not None:
+            return  # an answer without results: said by the service, not a wrong path
+        path = str(self.paths["results"])
+        note = f"the reply's {path!r} {found}; {reply_keys(data, path)}"
+        out["metadata"] = {**out.get("metadata", {}), NO_RESULTS: note}
 
     def _renamed(self, item: Any) -> Any:
         if not isinstance(item, Mapping):
@@ -220,6 +234,18 @@ def fill(template: Any, values: Mapping[str, Any]) -> Any:
     return template
 
 
+def reply_keys(data: Any, path: str) -> str:
+    """The reply's top-level keys, and those where ``path``'s parent leads (for a message)."""
+    if not isinstance(data, Mapping):
+        return f"the reply is a {type(data).__name__}"
+    said = f"its top-level keys: {sorted(map(str, data))[:10]}"
+    parent = path.rpartition(".")[0]
+    inner = at_path(data, parent, "") if parent else None
+    if isinstance(inner, Mapping):
+        said += f"; {parent!r} holds {sorted(map(str, inner))[:10]}"
+    return said
+
+
 def at_path(data: Any, path: str, url: str) -> Any:
     """``data`` at a dotted ``path`` (``"data.hits"``, ``"choices.0.text"``); None when the
     last key is missing, an error naming the path when the reply has another shape."""
@@ -241,4 +267,4 @@ def at_path(data: Any, path: str, url: str) -> Any:
     return current
 
 
-__all__ = ["HttpSystem", "HttpSystemError", "at_path", "fill"]
+__all__ = ["HttpSystem", "HttpSystemError", "at_path", "fill", "reply_keys"]

@@ -40,6 +40,8 @@ ACCEPTED_FORMS = (
 _RESULT_KEYS = ("results", "contexts", "context", "source_documents", "source_nodes")
 _RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata", "document_id")
 DocumentId = str | Callable[[QueryResult], Any] | None
+NO_RESULTS = "no_results"  # response metadata: what a reply held when it gave no results
+MADE_UP_ID = "made_up_id"  # result source flag: the system gave no id, this one is a placeholder
 
 
 class SystemOutputError(TypeError):
@@ -181,7 +183,9 @@ def _dict_results(
     items = value.get(key) or ()
     if key == "contexts" and isinstance(items, (list, tuple)):  # texts, not ids
         items = [
-            {"id": f"context-{i}", "text": t} if isinstance(t, str) else t
+            {"id": f"context-{i}", "text": t, "source": {MADE_UP_ID: True}}
+            if isinstance(t, str)
+            else t
             for i, t in enumerate(items)
         ]
     return as_results(items, system, id_key)
@@ -238,8 +242,10 @@ def _is_score(value: Any) -> bool:
 def _dict_result(item: Mapping[str, Any], rank: int, system: str) -> QueryResult:
     text = item.get("text", item.get("content", item.get("page_content", "")))
     doc = item.get("document_id")
-    rid = item.get("id") or item.get("chunk_id") or doc or f"result-{rank}"
+    rid = item.get("id") or item.get("chunk_id") or doc
     source = dict(item.get("source") or {})
+    if not rid:
+        rid, source[MADE_UP_ID] = f"result-{rank}", True
     if doc is not None and not source.get("document_id"):
         source["document_id"] = str(doc)
     skip = {*_RESULT_FIELDS, "content", "page_content", "chunk_id"}
@@ -263,12 +269,13 @@ def _dict_result(item: Mapping[str, Any], rank: int, system: str) -> QueryResult
 def _langchain_result(document: Any, rank: int, id_key: str | None) -> QueryResult:
     metadata = json_safe(dict(getattr(document, "metadata", None) or {}))
     named = metadata.get(id_key) if id_key else None
-    rid = named or getattr(document, "id", None) or f"result-{rank}"
+    rid = named or getattr(document, "id", None)
     score = metadata.get("score")
     return QueryResult(
-        id=str(rid),
+        id=str(rid or f"result-{rank}"),
         text=str(document.page_content),
         score=score if _is_score(score) else None,
+        source={} if rid else {MADE_UP_ID: True},
         metadata=metadata,
     )
 
@@ -284,6 +291,18 @@ def _llamaindex_result(node: Any, score: Any) -> QueryResult:
         source=source,
         metadata=json_safe(dict(getattr(node, "metadata", None) or {})),
     )
+
+
+def describe_value(value: Any) -> str:
+    """What a system returned, in a few words for a message: a dict's keys, a list's length."""
+    if isinstance(value, Mapping):
+        return f"a dict with keys {sorted(map(str, value))[:10]}"
+    kind = type(value).__module__ + "." + type(value).__qualname__
+    kind = kind.removeprefix("builtins.")
+    try:
+        return f"{kind} of length {len(value)}"
+    except TypeError:
+        return "None" if value is None else kind
 
 
 def citations_for(items: Any, results: Sequence[QueryResult]) -> tuple[QueryCitation, ...]:
@@ -338,9 +357,12 @@ def map_document(result: QueryResult, document_id: DocumentId) -> QueryResult:
 
 __all__ = [
     "ACCEPTED_FORMS",
+    "MADE_UP_ID",
+    "NO_RESULTS",
     "SystemOutputError",
     "as_results",
     "citations_for",
+    "describe_value",
     "map_document",
     "normalize_response",
 ]

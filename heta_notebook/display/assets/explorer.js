@@ -293,6 +293,16 @@ class ReportData {
       why: this.s(why), deep: deep ?? null, docRank: docRank ?? null, stages: this.s(stages),
     }));
   }
+  /** Labels of the evidence case ``i`` found: from the index (every embedded case, read from
+   * the report's columns: explorer_data.found_index), else from its loaded details. */
+  foundLabels(i) {
+    if (this.c.found && this.c.found[i]) return new Set(this.c.found[i].map((j) => this.s(j)));
+    return new Set(this.evidence(i).filter((e) => e.matched).map((e) => e.label));
+  }
+  /** Whether "found / missed" is known for every embedded case (not only loaded ones). */
+  get foundIndexed() { return !!this.c.found; }
+  /** Whether only some cases' details are loaded (the count line says so). */
+  get capped() { return this.partial && !this.p.preview; }
   /** The miss classes of case ``i``'s evidence (analysis._misses; "found" left out). */
   misses(i) { return ((this.c.misses && this.c.misses[i]) || []).map((j) => this.s(j)); }
   results(i) {
@@ -691,7 +701,7 @@ function renderReport(model, el, data) {
         h("td", { class: "hnx-id", title: data.caseId(i) }, data.caseId(i), data.error(i) ? [" ", badge("error", "bad")] : null),
         h("td", { title: data.mode(i) }, data.mode(i)), h("td", {}, v), h("td", { title: data.query(i) }, shorten(data.query(i), 70)));
     }));
-    ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} of ${fmtInt(data.n)} case results`;
+    ui.page.textContent = `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} of ${fmtInt(data.n)} case results${cappedNote([data], false)}`;
     ui.prev.disabled = st.page <= 0;
     ui.next.disabled = st.page >= pages - 1;
     ui.desc.disabled = (st.sort_by || REPORT_ORDER) === REPORT_ORDER;  // report order has no direction
@@ -721,6 +731,16 @@ function renderReport(model, el, data) {
 }
 
 // ------------------------------------------------------------------ comparison explorer
+
+/** The count line's word on capped details: " · details loaded for 15 of 675 (a); ...". */
+function cappedNote(datas, named) {
+  const capped = [...new Set(datas)].filter((d) => d.capped);
+  if (!capped.length) return "";
+  const loaded = capped.map((d) => `${fmtInt(d.nDetailed)} of ${fmtInt(d.n)}${named ? ` (${d.p.label})` : ""}`).join(", ");
+  const indexed = capped.every((d) => d.foundIndexed);
+  return ` · details loaded for ${loaded}; ${indexed ? "counts and filters use every case's columns" : "evidence filters count loaded cases only"}` +
+    `${capped.some((d) => d.live) ? ", the rest load as you page" : ""}`;
+}
 
 class Side {
   constructor(data, mode) {
@@ -754,8 +774,7 @@ function compareRows(A, B, st) {
     if (f === "worse" && !(delta < -1e-12)) continue;
     if (f === "lost" || f === "gained") {
       if (ia === undefined || ib === undefined) continue;
-      const fa = new Set(A.data.evidence(ia).filter((e) => e.matched).map((e) => e.label));
-      const fb = new Set(B.data.evidence(ib).filter((e) => e.matched).map((e) => e.label));
+      const fa = A.data.foundLabels(ia), fb = B.data.foundLabels(ib);
       const [from, to] = f === "lost" ? [fa, fb] : [fb, fa];
       if (![...from].some((l) => !to.has(l))) continue;
     }
@@ -791,8 +810,8 @@ function sideBlock(title, name, S, i, other, oi, score, isB) {
     return h("div", { class: "hnx-side", "data-pending": d.p.rows[i] }, head,
       h("div", { class: "hnx-warn", "data-note": "pending" }, pendingMessage(d, i)));
   }
-  const otherKnown = other && oi !== undefined && other.data.hasDetail(oi);
-  const found = new Set(otherKnown ? other.data.evidence(oi).filter((e) => e.matched).map((e) => e.label) : []);
+  const otherKnown = other && oi !== undefined && (other.data.hasDetail(oi) || other.data.foundIndexed);
+  const found = otherKnown ? other.data.foundLabels(oi) : new Set();
   const ev = d.evidence(i);
   const items = ev.map((e) => {
     let change = null;
@@ -906,7 +925,8 @@ function renderCompare(model, el, reports) {
         h("td", { title: r.query }, shorten(r.query, 60)))));
     ui.page.textContent = preview ? `first page · ${fmtInt(rows.length)} cases (preview)`
       : `page ${st.page + 1} / ${pages} · ${fmtInt(rows.length)} cases (${FILTERS[st.filter || "all"]}${st.label ? `, ${st.label}` : ""}` +
-        `${st.miss_a ? `, A missed as ${st.miss_a}` : ""}${st.miss_b ? `, B missed as ${st.miss_b}` : ""})`;
+        `${st.miss_a ? `, A missed as ${st.miss_a}` : ""}${st.miss_b ? `, B missed as ${st.miss_b}` : ""})` +
+        cappedNote([A.data, B.data], A.data !== B.data);
     ui.prev.disabled = !!preview || st.page <= 0;
     ui.next.disabled = !!preview || st.page >= pages - 1;
     const id = st.selected;
@@ -918,7 +938,8 @@ function renderCompare(model, el, reports) {
       B.data.request([ib, ...shown.map((r) => r.ib)].filter((i) => i !== undefined));
     }
     const partial = [...new Set([A.data, B.data])].filter((d) => d.partial && !d.p.preview);
-    const byDetails = (st.search || "").trim() || st.filter === "lost" || st.filter === "gained";
+    const byDetails = (st.search || "").trim() ||
+      ((st.filter === "lost" || st.filter === "gained") && !(A.data.foundIndexed && B.data.foundIndexed));
     notes.replaceChildren(...partial.map((d) => detailsNote(d, true)),
       ...(byDetails && partial.length ? [h("div", { class: "hnx-note", "data-note": "partial-filter" },
         "Evidence found / missed, evidence labels and judge reasons are known only for the cases whose details are " +
