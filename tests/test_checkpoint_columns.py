@@ -160,7 +160,7 @@ async def test_a_complete_run_deletes_its_checkpoint_and_an_interrupted_one_keep
     assert len(store.read_checkpoint("kb", "run")) == 5
     final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     assert not final.is_partial and len(final.case_results) == 24
-    assert not (folder / "cases.arrows").exists() and not (folder / "cases.jsonl").exists()
+    assert not (folder / "cases.arrows").exists() and not (folder / "cases.arrows.sums").exists()
     assert (folder / "checkpoint.json").exists()  # the run's fingerprint stays
     assert list(store.load("kb", "run").case_results) == list(final.case_results)
     again = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report  # nothing to redo

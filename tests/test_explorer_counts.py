@@ -55,3 +55,65 @@ def test_the_found_index_matches_the_details_where_both_exist() -> None:
         from_details = {s[e[0]] for e in evidence if e[1]}
         assert {s[j] for j in c["found"][i]} == from_details
     assert np.all([isinstance(f, list) for f in c["found"]])
+
+
+def _tiny_beir(folder):
+    import json
+    import random
+
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(60)]
+    (folder / "qrels").mkdir(parents=True)
+    docs = {f"d{i}": " ".join(rng.choices(words, k=30)) for i in range(40)}
+    with open(folder / "corpus.jsonl", "w") as out:
+        for doc_id, text in docs.items():
+            out.write(json.dumps({"_id": doc_id, "title": "", "text": text}) + "\n")
+    with open(folder / "queries.jsonl", "w") as out:
+        for q in range(12):
+            out.write(
+                json.dumps({"_id": f"q{q}", "text": " ".join(rng.choices(words, k=4))}) + "\n"
+            )
+    lines = ["query-id\tcorpus-id\tscore"]
+    lines += [f"q{q}\td{rng.randrange(40)}\t{1 + q % 2}" for q in range(12) for _ in range(3)]
+    (folder / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_a_stored_report_gives_the_same_found_index_without_building_records(
+    tmp_path, monkeypatch
+) -> None:
+    """The index reads the miss rows (a stored report's columns): at 100,000 case results it
+    must not build a record per case (frames.evidence() did: minutes, GBs)."""
+    from heta_notebook import BeirBenchmark, BenchmarkRunConfig, Recipe, ReportStore, run_benchmark
+    from heta_notebook.display._explorer_cells import StringTable
+    from heta_notebook.display._explorer_details import found_index
+    from heta_notebook.reports._stored import LazyCaseResults
+
+    store = ReportStore(tmp_path / "store")
+    (run,) = run_benchmark(
+        benchmark=BeirBenchmark(_tiny_beir(tmp_path / "beir")),
+        recipes={"bm25": Recipe(name="bm25", dense=None, hybrid=None)},
+        store=store,
+        progress=False,
+        config=BenchmarkRunConfig(top_k=5),
+    )
+    stored = store.load(run.knowledge_base_name, run.report_id)
+    assert isinstance(stored.case_results, LazyCaseResults)
+    from heta_notebook.reports import _stored
+
+    built: list[int] = []
+    build = _stored._build_rows  # every record of a stored report is built here
+    monkeypatch.setattr(
+        _stored, "_build_rows", lambda c, a, b, *k: built.append(b - a) or build(c, a, b, *k)
+    )
+    rows = np.arange(len(stored.case_results))
+    s1, s2 = StringTable(), StringTable()
+    from_columns = [[s1.texts[j] for j in f] for f in found_index(stored, rows, s1) or []]
+    assert sum(built) == 0
+    records = stored.model_copy(update={"case_results": tuple(stored.case_results)})
+    from_records = [[s2.texts[j] for j in f] for f in found_index(records, rows, s2) or []]
+    assert from_columns == from_records and any(from_columns)
+    hit = records.frames().evidence()
+    hit = hit[hit["matched"].fillna(False).astype(bool)]
+    matched = hit.drop_duplicates(["case_id", "query_mode", "label"])
+    assert sum(map(len, from_records)) == len(matched)

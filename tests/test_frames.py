@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from heta_notebook.analysis._frames import ReportFrames, case_evidence, case_results
+from heta_notebook.analysis._case_rows import case_evidence, case_results
+from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.evaluators._aggregation import summarize
 from heta_notebook.schema import EvaluationReport
 from tests._display_helpers import make_report

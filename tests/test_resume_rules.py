@@ -1,5 +1,5 @@
 """Resume has no holes: a checkpoint whose settings cannot be checked is refused (or resumed
-with force), and ``append_cases`` holds the report's lock like a run (issue 27, part 3)."""
+with force), and a checkpoint append holds the report's lock (issue 27, part 3)."""
 
 from __future__ import annotations
 
@@ -88,7 +88,9 @@ with ReportStore({store!r}).lock("kb", "run"):
 """
 
 
-def test_append_cases_holds_the_lock(tmp_path):
+def test_a_checkpoint_append_holds_the_lock(tmp_path):
+    """Appends go through the run handle, which holds the report's lock: another process
+    holding it means :class:`ReportLockedError` before a byte is written."""
     store = ReportStore(tmp_path)
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLD.format(root=str(ROOT), store=str(tmp_path))],
@@ -99,9 +101,10 @@ def test_append_cases_holds_the_lock(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(ReportLockedError, match="being written by another process"):
-            store.append_cases("kb", "run", make_report().case_results)
+            store.run("kb", "run").__enter__()
     finally:
         holder.communicate("\n", timeout=60)
     assert not store.checkpoint_path("kb", "run").exists()  # nothing half-written
-    store.append_cases("kb", "run", make_report().case_results)  # free again
+    with store.run("kb", "run") as run:  # free again
+        run.append(make_report().case_results)
     assert len(store.read_checkpoint("kb", "run")) == 2

@@ -20,6 +20,7 @@ from tests._runner_helpers import (
     ToyRecipe,
     make_cases,
 )
+from tests._store_kinds import file_size_limit, store_of_kind
 
 
 async def test_report_has_every_case_in_benchmark_order_and_honest_summary(tmp_path):
@@ -275,39 +276,47 @@ def test_shared_bootstrap_draws_equal_aggregation_bootstrap_ci():
         )
 
 
-async def test_a_failing_checkpoint_write_stops_the_run_loudly(tmp_path):
-    class FullDisk(ReportStore):
-        def append_cases(self, knowledge_base_name, report_id, results):
-            raise OSError("No space left on device")
+FULL = 12_000  # bytes a checkpoint file may grow to before the "disk" is full
 
+
+@pytest.mark.parametrize("kind", ["local", "fsspec-local"])
+async def test_a_failing_checkpoint_write_stops_the_run_loudly(tmp_path, kind):
+    """A real write error (the file size limit: EFBIG) stops the run early; once there is
+    room again, the run resumes what the checkpoint kept and finishes."""
+    config = BenchmarkRunConfig(report_id="full", checkpoint_every=1, max_concurrent_queries=2)
+    options = dict(
+        benchmark=ListBenchmark(cases=make_cases(50), evaluators=(TopHit(),)),
+        knowledge_base_name="kb",
+        config=config,
+        progress=False,
+    )
     kb = ToyKB()
-    config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
-    with pytest.raises(OSError, match="No space left"):
-        await BenchmarkRunner().run(
-            benchmark=ListBenchmark(cases=make_cases(50), evaluators=(TopHit(),)),
-            recipe=kb,
-            config=config,
-            store=FullDisk(tmp_path),
-            progress=False,
-        )
+    with (
+        store_of_kind(kind, tmp_path) as (store, _),
+        file_size_limit(FULL),
+        pytest.raises(OSError, match="File too large"),
+    ):
+        await BenchmarkRunner().run(recipe=kb, store=store, **options)
     assert kb.calls < 100  # stopped early, not after every case
+    with store_of_kind(kind, tmp_path) as (store, _):
+        kept = len(store.read_checkpoint("kb", "full"))
+        again = ToyKB()
+        report = (await BenchmarkRunner().run(recipe=again, store=store, **options)).report
+    assert 0 < kept < kb.calls and again.calls == 100 - kept
+    assert len(report.case_results) == 100 and not report.is_partial
 
 
 async def test_a_failing_checkpoint_write_also_stops_a_batch_scored_run(tmp_path):
     from heta_notebook.evaluators._retrieval import beir_default_metrics
 
-    class FullDisk(ReportStore):
-        def append_cases(self, knowledge_base_name, report_id, results):
-            raise OSError("No space left on device")
-
     kb = ToyKB(delay=0.001)
     config = BenchmarkRunConfig(checkpoint_every=1, max_concurrent_queries=2)
-    with pytest.raises(OSError, match="No space left"):
+    with file_size_limit(FULL), pytest.raises(OSError, match="File too large"):
         await BenchmarkRunner().run(
             benchmark=ListBenchmark(cases=make_cases(200), evaluators=beir_default_metrics()),
             recipe=kb,
             config=config,
-            store=FullDisk(tmp_path),
+            store=ReportStore(tmp_path),
             progress=False,
         )
     assert kb.calls < 400

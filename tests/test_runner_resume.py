@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+from heta_notebook.reports import OldCheckpointError
 from heta_notebook.reports._run import RunHandle
 from tests._runner_helpers import (
     MODES,
@@ -250,24 +251,27 @@ async def test_a_torn_last_checkpoint_batch_is_cut_before_resuming(tmp_path):
     assert comparable(final) == comparable(clean.report)
 
 
-async def test_a_cases_jsonl_checkpoint_of_an_earlier_version_resumes(tmp_path):
-    """A run checkpointed as ``cases.jsonl`` (earlier versions), with a torn last line."""
+async def test_a_cases_jsonl_checkpoint_of_an_earlier_version_is_refused_not_resumed(tmp_path):
+    """A run checkpointed as ``cases.jsonl`` (earlier versions) is never resumed silently:
+    the run stops before any query, naming the file; once it is deleted, its cases run
+    again and the report equals a clean run's."""
     store = ReportStore(tmp_path)
     options = _torn_options(store)
     with pytest.warns(RuntimeWarning, match="interrupted"):
         await BenchmarkRunner().run(recipe=ToyKB(interrupt_after=2), **options)
     records = store.read_checkpoint("kb", "torn")
     folder = store.report_dir("kb", "torn")
-    for name in ("cases.arrows", "header.json", "summary.json"):  # back to a checkpoint only
-        (folder / name).unlink()
-    store.append_cases("kb", "torn", records)
-    path = store.checkpoint_path("kb", "torn")
-    path.write_text(path.read_text() + '{"case_id": "q2", "que')  # a kill in the middle of a write
+    for name in ("cases.arrows", "cases.arrows.sums", "header.json", "summary.json"):
+        (folder / name).unlink()  # back to what an earlier version left: its JSON lines
+    old = folder / "cases.jsonl"
+    old.write_text("".join(r.model_dump_json() + "\n" for r in records) + '{"case_id": "q2", "que')
     kb = ToyKB()
+    with pytest.raises(OldCheckpointError, match=rf"{old}: .*earlier heta-notebook version"):
+        await BenchmarkRunner().run(recipe=kb, **options)
+    assert kb.calls == 0 and not (folder / "cases.arrows").exists()
+    old.unlink()
     final = (await BenchmarkRunner().run(recipe=kb, **options)).report
-    assert kb.calls == 6 - len(records)
-    assert len(store.read_checkpoint("kb", "torn")) == 6 == len(final.case_results)
-    assert path.read_text().endswith("\n")  # the torn line was cut
+    assert kb.calls == 6 and final.metadata["resumed"] == 0
     clean = await BenchmarkRunner().run(recipe=ToyKB(), **{**options, "store": None})
     assert comparable(final) == comparable(clean.report)
     assert comparable(store.load("kb", "torn")) == comparable(clean.report)
@@ -330,8 +334,9 @@ async def test_a_local_run_resumes_the_shards_an_interrupted_ray_run_left(tmp_pa
     clean = (await BenchmarkRunner().run(recipe=ToyKB(), **{**options, "store": None})).report
     shards = ReportStore(store.report_dir("kb", "torn") / "shards")
     done = list(clean.case_results)[:4]
-    shards.append_cases("ray", "torn--s-abc-00000", done[:3])
-    shards.append_cases("ray", "torn--s-abc-00001", done[3:])
+    for shard_id, part in (("torn--s-abc-00000", done[:3]), ("torn--s-abc-00001", done[3:])):
+        with shards.run("ray", shard_id) as shard:  # as a Ray task checkpoints its shard
+            shard.append(part)
     kb = ToyKB()
     final = (await BenchmarkRunner().run(recipe=kb, **options)).report
     assert kb.calls == 6 - 4 and final.metadata["resumed"] == 4

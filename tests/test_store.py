@@ -11,6 +11,8 @@ import pytest
 
 from heta_notebook import ReportStore
 from heta_notebook._util.paths import UnsafeNameError, safe_join, safe_name
+from heta_notebook.reports import CheckpointWarning, OldCheckpointError
+from tests._store_kinds import STORE_KINDS, store_of_kind
 from tests.test_schema import make_report
 
 
@@ -57,28 +59,74 @@ def test_delete_and_missing_reports_give_clear_errors(tmp_path) -> None:
         store.delete("kb", "r1")
 
 
-def test_checkpoint_appends_and_ignores_a_torn_last_line(tmp_path) -> None:
-    store = ReportStore(tmp_path)
-    results = make_report().case_results
-    store.append_cases("kb", "run", results[:1])
-    store.append_cases("kb", "run", results[1:])
-    with open(store.checkpoint_path("kb", "run"), "a") as handle:
-        handle.write('{"case_id": "q3", "que')  # a crash mid-write
-    assert store.read_checkpoint("kb", "run") == list(results)
-    store.append_cases("kb", "run", results[:1])  # a resumed run appends after the torn line
-    assert store.read_checkpoint("kb", "run") == list(results)
-    assert store.checkpoint_path("kb", "run").read_text().count("\n") == 3
+@pytest.fixture(params=STORE_KINDS)
+def kind(request, tmp_path):
+    """A store of each kind (local folder, fsspec memory, fsspec over local files) and the
+    file system its files are on."""
+    with store_of_kind(request.param, tmp_path) as pair:
+        yield pair
 
 
-def test_corrupt_checkpoint_line_in_the_middle_names_file_and_line(tmp_path) -> None:
-    store = ReportStore(tmp_path)
-    results = make_report().case_results
-    store.append_cases("kb", "run", results[:1])
-    with open(store.checkpoint_path("kb", "run"), "a") as handle:
-        handle.write("not json\n")
-    store.append_cases("kb", "run", results[1:])
-    with pytest.raises(ValueError, match=r"cases.jsonl, line 2"):
-        store.read_checkpoint("kb", "run")
+def _append_runs(store: ReportStore, *parts) -> None:
+    for part in parts:
+        with store.run("kb", "run", fingerprint="fp") as run:
+            run.append(part)
+
+
+def test_a_checkpoint_cuts_a_torn_last_batch_and_appends_after_it(kind) -> None:
+    store, fs = kind
+    results = list(make_report().case_results)
+    _append_runs(store, results[:1], results[1:])
+    path = str(store.checkpoint_path("kb", "run"))
+    data = fs.cat_file(path)
+    with fs.open(path, "ab") as handle:
+        handle.write(data[len(data) // 2 :])  # a crash in the middle of a batch
+    assert store.read_checkpoint("kb", "run") == results
+    _append_runs(store, results[:1])  # a resumed run cuts the torn bytes, then appends
+    assert fs.cat_file(path)[: len(data)] == data
+    assert store.read_checkpoint("kb", "run") == results
+    assert store.checkpoint_keys("kb", "run") == [(r.case_id, r.query_mode) for r in results] + [
+        (results[0].case_id, results[0].query_mode)
+    ]
+
+
+def test_a_corrupt_batch_in_the_middle_is_named_and_cut_never_read(kind) -> None:
+    store, fs = kind
+    results = list(make_report().case_results)
+    _append_runs(store, results[:1], results[1:])
+    path = str(store.checkpoint_path("kb", "run"))
+    data = bytearray(fs.cat_file(path))
+    first = int(fs.cat_file(path + ".sums").split(b"\n")[1].split()[0])  # first batch's end
+    data[first + 40] ^= 0x10
+    fs.pipe_file(path, bytes(data))
+    with pytest.warns(CheckpointWarning, match=r"cases\.arrows: the message at byte .* sha256"):
+        assert store.read_checkpoint("kb", "run") == results[:1]
+    with pytest.warns(CheckpointWarning), store.run("kb", "run", fingerprint="fp") as run:
+        assert run.read() == results[:1]  # the resume keeps what is intact
+        run.append(results[1:])
+    assert store.read_checkpoint("kb", "run") == results
+
+
+def test_an_old_cases_jsonl_checkpoint_is_refused_naming_the_file(kind) -> None:
+    """A checkpoint an earlier version wrote (one JSON line per case) cannot be resumed: the
+    run and the checkpoint readers say which file and what to do, and nothing is written."""
+    store, fs = kind
+    results = list(make_report().case_results)
+    old = store.report_dir("kb", "run") / "cases.jsonl"
+    fs.makedirs(str(old.parent), exist_ok=True)
+    fs.pipe_file(str(old), "".join(r.model_dump_json() + "\n" for r in results).encode())
+    message = rf"{old}: a checkpoint written by an earlier heta-notebook version.*Delete that file"
+    for attempt in (
+        lambda: store.run("kb", "run", fingerprint="fp").__enter__(),
+        lambda: store.read_checkpoint("kb", "run"),
+        lambda: store.checkpoint_keys("kb", "run"),
+    ):
+        with pytest.raises(OldCheckpointError, match=message):
+            attempt()
+    assert not fs.exists(str(store.checkpoint_path("kb", "run")))
+    fs.rm(str(old))  # as the message says: its cases run again
+    _append_runs(store, results)
+    assert store.read_checkpoint("kb", "run") == results
 
 
 def test_two_processes_saving_at_once_lose_nothing(tmp_path) -> None:

@@ -3,6 +3,7 @@ stored with the checkpoint, a lock between processes."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
-from heta_notebook.reports._checkpoint import read_checkpoint_stream
+from heta_notebook.reports import CheckpointWarning
+from heta_notebook.reports._checkpoint import CHECKPOINT_SUMS, read_checkpoint_stream
 from heta_notebook.reports._run import CheckpointMismatchError
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 from tests.test_schema import make_report
@@ -25,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_appends_never_reread_the_checkpoint(tmp_path, monkeypatch) -> None:
     store = ReportStore(tmp_path)
     results = make_report().case_results
-    store.append_cases("kb", "run", results)
-    # append_cases records no fingerprint: resuming those lines under one needs force
-    with store.run("kb", "run", fingerprint="fp", force=True) as checkpoint:
+    with store.run("kb", "run", fingerprint="fp") as checkpoint:
+        checkpoint.append(results)  # an earlier run's cases: read once, when it reopens
+    with store.run("kb", "run", fingerprint="fp") as checkpoint:
         reads: list[int] = []
         real_pread = os.pread
         monkeypatch.setattr(os, "pread", lambda fd, n, at: reads.append(n) or real_pread(fd, n, at))
@@ -37,25 +39,32 @@ def test_appends_never_reread_the_checkpoint(tmp_path, monkeypatch) -> None:
         assert reads == []  # appends write only: the cost of case 400 is the cost of case 1
         monkeypatch.undo()
         assert len(checkpoint.read()) == 2
-    assert store.checkpoint_path("kb", "run").read_text().count("\n") == 2  # earlier lines
-    stream = store.checkpoint_path("kb", "run").with_name("cases.arrows")
+    stream = store.checkpoint_path("kb", "run")
     tables, _, _ = read_checkpoint_stream(stream.read_bytes(), stream)
-    assert len(tables["cases"]) == 400  # one batch of 2 per append
+    assert len(tables["cases"]) == 402  # one batch of 2 per append
+
+
+def _batch_ends(store: ReportStore) -> list[int]:
+    sums = store.checkpoint_path("kb", "run").with_name(CHECKPOINT_SUMS).read_text()
+    return [int(line.split()[0]) for line in sums.splitlines()]
 
 
 def test_a_torn_tail_inside_a_utf8_character_is_cut_cleanly(tmp_path) -> None:
     store = ReportStore(tmp_path)
     report = make_report()
     accented = report.case_results[0].model_copy(update={"query": "été ✓ naïve"})
-    store.append_cases("kb", "run", [report.case_results[1]])
-    line = (accented.model_dump_json() + "\n").encode("utf-8")
-    cut = line.index("✓".encode()) + 1  # in the middle of a 3-byte character
+    with store.run("kb", "run", fingerprint="fp") as checkpoint:
+        checkpoint.append([report.case_results[1]])
+        checkpoint.append([accented])
     path = store.checkpoint_path("kb", "run")
-    with open(path, "ab") as handle:
-        handle.write(line[:cut])
+    data, ends = path.read_bytes(), _batch_ends(store)
+    cut = data.index("✓".encode(), ends[1]) + 1  # in the middle of a 3-byte character
+    path.write_bytes(data[:cut])  # killed inside the second batch's write, before its sum
+    sums = path.with_name(CHECKPOINT_SUMS)
+    sums.write_text("".join(sums.read_text().splitlines(keepends=True)[:2]))
     assert [r.case_id for r in store.read_checkpoint("kb", "run")] == ["q2"]
-    with store.run("kb", "run") as checkpoint:  # resume: the torn line is cut once
-        assert path.read_bytes().endswith(b"}\n")
+    with store.run("kb", "run", fingerprint="fp") as checkpoint:  # resume: cut once
+        assert path.stat().st_size == ends[1]
         checkpoint.append([accented])
     assert [r.query for r in store.read_checkpoint("kb", "run")] == [
         report.case_results[1].query,
@@ -63,15 +72,28 @@ def test_a_torn_tail_inside_a_utf8_character_is_cut_cleanly(tmp_path) -> None:
     ]
 
 
-def test_invalid_utf8_in_the_middle_names_the_file_and_line(tmp_path) -> None:
+def test_invalid_utf8_behind_a_matching_checksum_is_named_and_cut(tmp_path) -> None:
+    """A batch whose bytes match their sha256 (written so) but hold invalid UTF-8: the full
+    validation behind the sums names the file, and the batch is cut, never read."""
     store = ReportStore(tmp_path)
     results = make_report().case_results
-    store.append_cases("kb", "run", results[:1])
-    with open(store.checkpoint_path("kb", "run"), "ab") as handle:
-        handle.write(b'{"case_id": "\xc3\n')
-    store.append_cases("kb", "run", results[1:])
-    with pytest.raises(ValueError, match=r"cases.jsonl, line 2: corrupt checkpoint record"):
-        store.read_checkpoint("kb", "run")
+    accented = results[1].model_copy(update={"query": "été"})
+    with store.run("kb", "run", fingerprint="fp") as checkpoint:
+        checkpoint.append(results[:1])
+        checkpoint.append([accented])
+    path, ends = store.checkpoint_path("kb", "run"), _batch_ends(store)
+    data = bytearray(path.read_bytes())
+    at = ends[1]
+    while (at := data.find("é".encode(), at + 1)) >= 0:  # each copy in the second batch
+        data[at + 1] = 0x28  # "\xc3(": not UTF-8
+    path.write_bytes(bytes(data))
+    sums = path.with_name(CHECKPOINT_SUMS)
+    lines = sums.read_text().splitlines()
+    end, _, count = lines[2].split()
+    digest = hashlib.sha256(bytes(data[ends[1] : int(end)])).hexdigest()
+    sums.write_text("\n".join([*lines[:2], f"{end} {digest} {count}"]) + "\n")
+    with pytest.warns(CheckpointWarning, match=r"cases\.arrows: corrupt batch.*dropping 1 case"):
+        assert store.read_checkpoint("kb", "run") == list(results[:1])
 
 
 def test_a_checkpoint_of_other_settings_is_refused_even_without_a_report(tmp_path) -> None:

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.evaluators import _matching as matching
+from heta_notebook.analysis._case_rows import (
+    EVIDENCE_FIELDS,
+    RESULT_FIELDS,
+    case_evidence,
+    case_results,
+    expected_of,
+    expects_abstention,
+)
 from heta_notebook.evaluators._aggregation import (
     ScoreAggregate,
     aggregate_of,
@@ -36,9 +43,9 @@ from heta_notebook.evaluators._aggregation import (
 )
 from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
 from heta_notebook.reports._tables import CorruptReportError
+from heta_notebook.schema._abstain import ABSTAIN_EXPECTED, abstention_expected
 from heta_notebook.schema._records import (
     ABSTAINED,
-    BenchmarkEvidence,
     BenchmarkExpected,
     EvaluationCaseResult,
     EvaluationReport,
@@ -565,8 +572,8 @@ def _columnar_expects_abstention(columnar: ColumnarReport) -> np.ndarray:
     ``abstain`` key appears."""
     texts = columnar.numpy("cases", "metadata")
     out = np.zeros(len(texts), dtype=bool)
-    for row in np.flatnonzero([t is not None and '"abstain"' in t for t in texts]):
-        out[row] = _expects_abstention(json.loads(texts[row]).get("expected"))
+    for row in np.flatnonzero([t is not None and f'"{ABSTAIN_EXPECTED}"' in t for t in texts]):
+        out[row] = bool(abstention_expected(json.loads(texts[row]).get("expected")))
     return out
 
 
@@ -789,211 +796,4 @@ def _wide_scores(long: pd.DataFrame, n_rows: int, names: list[str]) -> dict[str,
     return out
 
 
-# --------------------------------------------------------------------------- per case
-
-
-EVIDENCE_FIELDS = (
-    "index",
-    "label",
-    "reference_id",
-    "relevance",
-    "matched",
-    "rank",
-    "result_id",
-    "matched_by",
-    "source",
-)
-RESULT_FIELDS = (
-    "rank",
-    "result_id",
-    "document_id",
-    "score",
-    "kind",
-    "text",
-    "relevance",
-    "relevant",
-    "matched_evidence",
-)
-
-
-def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
-    """The case's expected answers/evidence from ``metadata["expected"]`` (None if absent)."""
-    data = result.metadata.get("expected")
-    if not isinstance(data, dict):
-        return None
-    try:
-        return BenchmarkExpected.from_dict(data)
-    except ValueError:
-        return None
-
-
-def expects_abstention(result: EvaluationCaseResult) -> bool:
-    """Whether the case's right answer is to abstain (SQuAD 2.0's unanswerable questions:
-    ``expected.metadata["abstain"]``)."""
-    return _expects_abstention(result.metadata.get("expected"))
-
-
-def _expects_abstention(expected: Any) -> bool:
-    meta = expected.get("metadata") if isinstance(expected, dict) else None
-    return isinstance(meta, dict) and bool(meta.get("abstain"))
-
-
-def case_evidence(
-    result: EvaluationCaseResult,
-    expected: BenchmarkExpected | None = None,
-    *,
-    matches: Sequence[matching.EvidenceMatch] | None = None,
-) -> list[dict[str, Any]]:
-    """Each expected evidence item of one case result: matched (rank, result id) or missing.
-
-    Uses ``metadata["expected"]`` and ``matching.match_evidence``; reports without it
-    (e.g. heta-framework's) fall back to an evidence-recall score's matched/missing metadata.
-    """
-    expected = expected if expected is not None else expected_of(result)
-    if expected is not None and expected.evidence:
-        if matches is None:  # ``matches``: already computed by the caller (the explorers)
-            results = result.response.results if result.response is not None else ()
-            matches = matching.match_evidence(expected.evidence, results)
-        return [_evidence_row(m, expected.evidence[m.index], "match") for m in matches]
-    return _evidence_from_scores(result)
-
-
-def _evidence_row(match: matching.EvidenceMatch, item: BenchmarkEvidence, source: str) -> dict:
-    return {
-        "index": match.index,
-        "label": match.label,
-        "reference_id": item.reference_id,
-        "relevance": match.relevance,
-        "matched": match.matched,
-        "rank": match.rank,
-        "result_id": match.result_id,
-        "matched_by": match.matched_by,
-        "source": source,
-    }
-
-
-def _evidence_from_scores(result: EvaluationCaseResult) -> list[dict[str, Any]]:
-    for score in result.scores:
-        md = score.metadata
-        if "matched_reference_ids" in md and "matched_evidence" not in md:
-            return _evidence_from_reference_ids(result, score.name, md)
-        if "matched_evidence" not in md and "missing_evidence" not in md:
-            continue
-        rows = [_score_evidence_row(e, True, score.name) for e in md.get("matched_evidence") or []]
-        rows += [
-            _score_evidence_row(e, False, score.name) for e in md.get("missing_evidence") or []
-        ]
-        return sorted(rows, key=lambda r: (r["index"] is None, r["index"] or 0))
-    return []
-
-
-def _evidence_from_reference_ids(
-    result: EvaluationCaseResult, score_name: str, md: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """heta-framework's evidence recall names only matched ids (plus counts): matched rows get
-    their rank from the results' documents; missing items are anonymous (label None)."""
-    results = result.response.results if result.response is not None else ()
-    ranks: dict[str, tuple[int, str]] = {}
-    for rank, r in enumerate(results, start=1):
-        for doc in matching.document_ids(r):
-            ranks.setdefault(doc, (rank, r.id))
-    rows = []
-    for index, ref in enumerate(md.get("matched_reference_ids") or []):
-        ref_rank, result_id = ranks.get(str(ref), (None, None))
-        rows.append(
-            _score_evidence_row(
-                {
-                    "index": index,
-                    "label": str(ref),
-                    "reference_id": ref,
-                    "rank": ref_rank,
-                    "result_id": result_id,
-                    "matched_by": "reference_id",
-                },
-                True,
-                score_name,
-            )
-        )
-    expected = md.get("expected")
-    missing = max(0, int(expected) - len(rows)) if isinstance(expected, (int, float)) else 0
-    for index in range(len(rows), len(rows) + missing):
-        rows.append({**_score_evidence_row({"index": index}, False, score_name), "label": None})
-    return rows
-
-
-def _score_evidence_row(item: Any, matched: bool, score_name: str) -> dict[str, Any]:
-    item = item if isinstance(item, dict) else {"label": str(item)}
-    label = item.get("label") or item.get("reference_id") or str(item.get("index", "?"))
-    return {
-        "index": item.get("index"),
-        "label": str(label),
-        "reference_id": item.get("reference_id"),
-        "relevance": item.get("relevance", 1),
-        "matched": matched,
-        "rank": item.get("rank") if matched else None,
-        "result_id": item.get("result_id") if matched else None,
-        "matched_by": item.get("matched_by") if matched else None,
-        "source": f"score:{score_name}",
-    }
-
-
-def case_results(
-    result: EvaluationCaseResult,
-    expected: BenchmarkExpected | None = None,
-    *,
-    matches: Sequence[matching.EvidenceMatch] | None = None,
-) -> list[dict[str, Any]]:
-    """The ranked results of one case result with document id and relevance grade.
-
-    ``relevance`` is the qrels grade of the result's document (None when the case has no
-    expected evidence); ``matched_evidence`` lists labels of evidence items it matched.
-    """
-    if result.response is None:
-        return []
-    expected = expected if expected is not None else expected_of(result)
-    evidence = expected.evidence if expected is not None else ()
-    qrels = matching.qrels_of(evidence)
-    by_result: dict[str, list[str]] = {}
-    if evidence:
-        if matches is None:
-            matches = matching.match_evidence(evidence, result.response.results)
-        for m in matches:
-            if m.matched and m.result_id is not None:
-                by_result.setdefault(m.result_id, []).append(m.label)
-    else:  # reports without expected data: an evidence score may still name matched items
-        for row in _evidence_from_scores(result):
-            if row["matched"] and row["result_id"] is not None:
-                by_result.setdefault(row["result_id"], []).append(row["label"])
-    return [
-        _result_row(rank, r, qrels, by_result, bool(evidence))
-        for rank, r in enumerate(result.response.results, start=1)
-    ]
-
-
-def _result_row(rank: int, r: Any, qrels: dict, by_result: dict, judged: bool) -> dict[str, Any]:
-    docs = matching.document_ids(r)
-    grades = [qrels[d] for d in docs if d in qrels]
-    grade = max(grades) if grades else (0 if judged else None)
-    matched = by_result.get(r.id, [])
-    return {
-        "rank": rank,
-        "result_id": r.id,
-        "document_id": docs[0] if docs else None,
-        "score": r.score,
-        "kind": r.kind,
-        "text": r.text,
-        "relevance": grade,
-        "relevant": bool((grade or 0) > 0 or matched),
-        "matched_evidence": matched,
-    }
-
-
-__all__ = [
-    "EVIDENCE_FIELDS",
-    "RESULT_FIELDS",
-    "ReportFrames",
-    "case_evidence",
-    "case_results",
-    "expected_of",
-    "expects_abstention",
-]
+__all__ = ["ReportFrames", "nullable_text"]

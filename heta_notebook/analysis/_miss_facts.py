@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic_core import from_json
 
-from heta_notebook.analysis._frames import expected_of
+from heta_notebook.analysis._case_rows import expected_of
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.reports._stored import ColumnarReport

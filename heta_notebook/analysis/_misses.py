@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.analysis._frames import expected_of
+from heta_notebook.analysis._case_rows import expected_of
 from heta_notebook.analysis._miss_facts import MissFacts, columnar_facts, record_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
@@ -95,6 +95,7 @@ EVIDENCE_COLUMNS = (
     "label",
     "reference_id",
     "relevance",
+    "matched",  # matched by a returned result at any rank (``frames.evidence()``'s matched)
     "miss_class",
     "stage",
     "rank",
@@ -162,6 +163,7 @@ def classify_case(
             "label": m.label,
             "reference_id": item.reference_id,
             "relevance": m.relevance,
+            "matched": bool(m.matched),
             "stage": None,
             "rank": m.rank,
             "rank_source": "response" if m.rank is not None else None,
@@ -368,6 +370,7 @@ def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[s
         "label": refs,
         "reference_id": refs,
         "relevance": relevance,
+        "matched": [r is not None for r in ranks],
         "miss_class": [FOUND] * len(refs),
         "stage": [None] * len(refs),
         "rank": ranks,

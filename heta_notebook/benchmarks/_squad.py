@@ -32,6 +32,7 @@ from typing import Any
 
 from heta_notebook.benchmarks._base import InMemoryBenchmark, Parsed
 from heta_notebook.benchmarks._io import BenchmarkFormatError, check_no_surrogates, require_file
+from heta_notebook.schema._abstain import ABSTAIN_EXPECTED
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkDocument,
@@ -197,7 +198,7 @@ class _Reader:
         )
         expected_meta: dict[str, Any] = {"answers_given": len(answers)}
         if self.version >= 2:
-            expected_meta["abstain"] = impossible
+            expected_meta[ABSTAIN_EXPECTED] = impossible
         label = "no_answer" if impossible else "has_answer"
         self.counts[label] += 1
         metadata: dict[str, Any] = {"squad_id": case_id, "document_id": document_id}

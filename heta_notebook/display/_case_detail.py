@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
+from heta_notebook.analysis._case_rows import case_evidence, case_results, expected_of
 from heta_notebook.display._explorer_cells import score_note
 from heta_notebook.display._explorer_details import (
     abstain_reason,
     answer_state,
-    expects_abstention,
 )
 from heta_notebook.display._html import (
     Markup,
@@ -31,6 +30,7 @@ from heta_notebook.display._html import (
     truncate,
 )
 from heta_notebook.display._theme import color_for, fmt_int, fmt_ms, fmt_num
+from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import EvaluationCaseResult
 from heta_notebook.schema._status import REASON_KEYS
 
@@ -108,13 +108,14 @@ def _answers(result: EvaluationCaseResult, expected: Any) -> Markup:
     answer = result.response.answer if result.response is not None else None
     wanted = list(expected.answers) if expected is not None else []
     abstained = abstention_badge(result)
-    if not wanted and not expects_abstention(expected):  # nothing to compare the answer with
+    unanswerable = bool(abstention_expected(expected))
+    if not wanted and not unanswerable:  # nothing to compare the answer with
         shown = tag("div", answer, class_="hn-answer") if answer else abstained
         return tag("div", tag("h4", "Answer"), shown) if shown is not None else raw("")
     expected_html = (
         tag("ul", *(tag("li", a) for a in wanted))
         if wanted
-        else tag("div", NO_EXPECTED[expects_abstention(expected)], class_="hn-note")
+        else tag("div", NO_EXPECTED[unanswerable], class_="hn-note")
     )
     answer_html = (
         tag("div", answer, class_="hn-answer")

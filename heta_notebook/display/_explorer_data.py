@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.analysis._frames import case_evidence, expected_of
+from heta_notebook.analysis._case_rows import case_evidence, expected_of
 from heta_notebook.analysis._headline import headline_score
 from heta_notebook.display._explorer_cells import (
     MAX_TEXT,

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.analysis._frames import case_evidence, case_results, expected_of
+from heta_notebook.analysis._case_rows import case_evidence, case_results, expected_of
 from heta_notebook.benchmarks._texts import shown_text
 from heta_notebook.display._explorer_cells import (
     MAX_META,
@@ -28,6 +28,7 @@ from heta_notebook.display._explorer_cells import (
 )
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
+from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
 from heta_notebook.schema._status import REASON_KEYS
 
@@ -36,7 +37,6 @@ __all__ = [
     "abstain_reason",
     "answer_state",
     "details_into",
-    "expects_abstention",
     "found_index",
     "miss_index",
     "miss_rows",
@@ -100,7 +100,7 @@ MAX_MISS_CASES = 1_000_000
 
 
 _MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
-_MISS_CELL_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
+_MISS_CELL_COLUMNS += ("stage_ranks", "label", "matched")  # type: ignore[assignment]
 
 
 def miss_rows(report: EvaluationReport) -> MissRows | None:
@@ -184,25 +184,22 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
 def found_index(
     report: EvaluationReport, rows: np.ndarray, s: StringTable
 ) -> list[list[int]] | None:
-    """Per embedded row, the labels of the expected evidence it found (``frames.evidence()``'s
-    ``matched``, what ``Comparison.evidence_changes`` reads): the "found by A, missed by B"
-    filters count from it for every embedded case, whether its details are loaded or not.
-    None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
-    if len(report.case_results) > MAX_MISS_CASES:
+    """Per embedded row, the labels of the expected evidence it found (matched by a returned
+    result at any rank: ``frames.evidence()``'s ``matched``, what ``Comparison.evidence_changes``
+    reads), from the miss rows the class filter reads too (a stored report's columns, no
+    record per case): the "found by A, missed by B" filters count from it for every embedded
+    case. None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
+    by_case = miss_rows(report)
+    if by_case is None:
         return None
     frames = report.frames()
-    evidence = frames.evidence()
-    hit = evidence[evidence["matched"].fillna(False).astype(bool)]
-    found: dict[tuple[str, str], list[str]] = {}
-    for case_id, mode, label in zip(
-        hit["case_id"].tolist(), hit["query_mode"].tolist(), hit["label"].tolist(), strict=True
-    ):
-        found.setdefault((str(case_id), str(mode)), []).append(str(label))
     case_ids, modes = frames.case_column("case_id"), frames.case_column("query_mode")
-    return [
-        [s.add(x) for x in dict.fromkeys(found.get((str(case_ids[r]), str(modes[r])), []))]
-        for r in rows.tolist()
-    ]
+    out = []
+    for row in rows.tolist():
+        items = by_case.get((case_ids[row], modes[row]), [])
+        found = dict.fromkeys(str(m["label"]) for m in items if m["matched"])  # type: ignore[union-attr]
+        out.append([s.add(label) for label in found])
+    return out
 
 
 class _ColumnarDetails:
@@ -240,7 +237,7 @@ class _ColumnarDetails:
             cols["abstained"][i] = answer_state(record)
             cols["abstain_reason"][i] = s.add(abstain_reason(record))
             cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
-            cols["expects_abstention"][i] = expects_abstention(expected)
+            cols["expects_abstention"][i] = int(bool(abstention_expected(expected)))
             hits = found if response is not None and found is not None else _NO_RESULTS
             matches, by_result = _match(evidence, hits)
             cols["evidence"][i] = [
@@ -405,11 +402,6 @@ def abstain_reason(result: EvaluationCaseResult) -> str | None:
     return result.response.abstain_reason if result.response is not None else None
 
 
-def expects_abstention(expected: Any) -> int:
-    """1 for a case that expects an abstention (SQuAD 2.0's unanswerable questions)."""
-    return int(expected is not None and bool(expected.metadata.get("abstain")))
-
-
 def _encode_details(
     result: EvaluationCaseResult, s: StringTable, cols: dict[str, list], scores: dict, i: int
 ) -> None:
@@ -423,7 +415,7 @@ def _encode_details(
     cols["abstained"][i] = answer_state(result)
     cols["abstain_reason"][i] = s.add(abstain_reason(result))
     cols["expected"][i] = [s.add(a) for a in (expected.answers if expected else ())]
-    cols["expects_abstention"][i] = expects_abstention(expected)
+    cols["expects_abstention"][i] = int(bool(abstention_expected(expected)))
     cols["evidence"][i] = [
         [
             s.add(e["label"]),

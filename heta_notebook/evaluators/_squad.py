@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from heta_notebook.evaluators._protocol import SyncScorer
+from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
-ABSTAIN_KEY = "abstain"
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = frozenset(string.punctuation)
 
@@ -55,8 +55,7 @@ def squad_f1(gold: str, prediction: str) -> float:
 
 def expects_abstention(case: BenchmarkCase) -> bool | None:
     """True/False when the case says whether it expects an abstention, else None."""
-    flag = case.expected.metadata.get(ABSTAIN_KEY)
-    return bool(flag) if flag is not None else None
+    return abstention_expected(case.expected)
 
 
 def abstained(response: QueryResponse) -> bool:

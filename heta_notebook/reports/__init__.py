@@ -24,6 +24,7 @@ _EXPORTS = {
     "ReportIdCollisionError": "heta_notebook.reports._run",
     "CheckpointMismatchError": "heta_notebook.reports._run",
     "UnverifiedCheckpointError": "heta_notebook.reports._run",
+    "OldCheckpointError": "heta_notebook.reports._run",
     "ReportWarning": "heta_notebook.reports._run",
     "from_heta_report": "heta_notebook.reports._heta_json",
     "resolve_report": "heta_notebook.reports._resolve",
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.reports._resolve import resolve_report  # noqa: F401
     from heta_notebook.reports._run import (  # noqa: F401
         CheckpointMismatchError,
+        OldCheckpointError,
         ReportIdCollisionError,
         ReportLockedError,
         ReportWarning,

@@ -132,7 +132,7 @@ class CaseBatches:
         self, records: Sequence[EvaluationCaseResult]
     ) -> tuple[dict[str, pa.Table], list[str]]:
         """The report tables of ``records`` in their order (rows renumbered) and the texts
-        they index; records not checkpointed here (e.g. resumed from ``cases.jsonl``) are
+        they index; records not checkpointed here (e.g. resumed from a saved report) are
         turned into columns now."""
         known, rows, missing = self._known, np.empty(len(records), np.int64), []
         for position, record in enumerate(records):

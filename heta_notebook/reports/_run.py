@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from heta_notebook._util.paths import UnsafeNameError, atomic_write_text
+from heta_notebook._util.paths import UnsafeNameError
 from heta_notebook._util.sums import seal, unseal
 from heta_notebook.reports import _checkpoint as checkpoints
 from heta_notebook.schema._records import (
@@ -44,6 +44,28 @@ class UnverifiedCheckpointError(CheckpointMismatchError):
     could mix results of different runs, so it needs ``force=True``."""
 
 
+class OldCheckpointError(CheckpointMismatchError):
+    """A checkpoint of an earlier version (``cases.jsonl``, one JSON line per case result),
+    which this version does not read: its cases cannot be resumed, only run again."""
+
+
+OLD_CHECKPOINT = "cases.jsonl"  # the checkpoint of versions before the one Arrow format
+
+
+def refuse_old_checkpoint(store: ReportStore, folder: Path, report_id: str) -> None:
+    """Raise :class:`OldCheckpointError` naming ``folder/cases.jsonl`` if an earlier
+    version left one: never resumed silently, never mixed with this version's checkpoint."""
+    path = folder / OLD_CHECKPOINT
+    if store._exists(path) or (store._fs is None and path.is_symlink()):
+        raise OldCheckpointError(
+            f"{path}: a checkpoint written by an earlier heta-notebook version (one JSON line "
+            f"per case result), which this version no longer reads, so report {report_id!r} "
+            "cannot resume from it. Delete that file to run its cases again under this "
+            "report_id (a partial report saved beside it still resumes), or give this run a "
+            "new report_id"
+        )
+
+
 class ReportWarning(UserWarning):
     """A saved report that ``ReportStore.list()`` could not read and left out; names the file."""
 
@@ -66,12 +88,15 @@ class RunHandle:
     """One run's hold on its report id: folder, lock, fingerprint, checkpoint and shards.
 
     ``with store.run(kb, rid, fingerprint=fp) as run: run.read(); run.append(results)``.
-    Local stores append to ``cases.arrows``, an Arrow IPC stream of one batch per append
-    holding the results' report-table rows (``checkpoints.CaseBatches``), each written with
-    one ``write`` (the OS keeps it if the process is killed; a torn last batch is cut on
-    reopening) and fsynced when the checkpoint closes (unless the run's report was saved
-    since: the save fsyncs its own copy). The run's save reuses those columns.
-    A ``cases.jsonl`` of an earlier version (or of ``append_cases``) is still read.
+    Every store (a local folder, an fsspec URL) appends to the one checkpoint format:
+    ``cases.arrows``, an Arrow IPC stream of one batch per append holding the results'
+    report-table rows (``checkpoints.CaseBatches``), and ``cases.arrows.sums``, one sha256
+    per message, checked before a batch is used. Locally each message is one ``write`` (the
+    OS keeps it if the process is killed; a torn last batch is cut on reopening), fsynced
+    when the checkpoint closes (unless the run's report was saved since: the save fsyncs
+    its own copy); an fsspec store opens the files in append mode per append. The run's
+    save reuses those columns. A ``cases.jsonl`` of an earlier version is refused with
+    :class:`OldCheckpointError` (this version cannot resume it).
     """
 
     def __init__(
@@ -85,12 +110,11 @@ class RunHandle:
     ) -> None:
         self.store, self.kb, self.report_id, self.fingerprint = store, kb, report_id, fingerprint
         self.force = force
-        self.path = store.checkpoint_path(kb, report_id)
-        self.stream_path = self.path.with_name(checkpoints.CHECKPOINT)
-        self.sums_path = self.path.with_name(checkpoints.CHECKPOINT_SUMS)
+        self.stream_path = store.checkpoint_path(kb, report_id)
+        self.sums_path = self.stream_path.with_name(checkpoints.CHECKPOINT_SUMS)
         self.batches = checkpoints.CaseBatches()
-        self._fd: int | None = None
-        self._sums_fd: int | None = None
+        self._stream: _LocalFile | _RemoteFile | None = None
+        self._sums: _LocalFile | _RemoteFile | None = None
         self._end = 0  # the stream's length: where the next batch ends up
         self._loaded: tuple[dict[str, Any], list[str]] | None = None
         self._lock: Any = store.lock(kb, report_id)
@@ -101,7 +125,7 @@ class RunHandle:
     @property
     def folder(self) -> Path:
         """The report's folder in its store."""
-        return self.path.parent
+        return self.stream_path.parent
 
     @property
     def report_key(self) -> str:
@@ -168,15 +192,16 @@ class RunHandle:
         except BaseException:
             self.close()
             raise
-        self.store._checkpoints[self.path.parent] = self
+        self.store._checkpoints[self.folder] = self
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _open(self) -> None:
-        store, folder = self.store, self.path.parent
+        store, folder = self.store, self.folder
         store._check_owner(folder, self.kb, self.report_id)
+        refuse_old_checkpoint(store, folder, self.report_id)
         identity = folder / "checkpoint.json"
         before, problem = self._recorded_fingerprint(identity)
         if before is not None:
@@ -203,14 +228,8 @@ class RunHandle:
             )
         if store._fs is None:
             folder.mkdir(parents=True, exist_ok=True)
-            if self.path.exists() or self.path.is_symlink():  # written by an earlier version
-                fd = _open_append(self.path)
-                try:
-                    _cut_torn_tail(fd)
-                finally:
-                    os.close(fd)
-            self._fd = _open_append(self.stream_path)
-            self._open_stream(self._fd)
+        self._stream = _open_file(store, self.stream_path)
+        self._open_stream(self._stream)
 
     def _recorded_fingerprint(self, identity: Path) -> tuple[str | None, str]:
         """The fingerprint ``checkpoint.json`` records, or None and why there is none."""
@@ -226,30 +245,25 @@ class RunHandle:
 
     def _has_checkpoint(self) -> bool:
         """Whether finished cases are checkpointed here (more than an empty stream)."""
-        schema_only = len(checkpoints.CHECKPOINT_SCHEMA.serialize())
-        for path, empty in ((self.stream_path, schema_only), (self.path, 0)):
-            if self.store._fs is None:
-                if path.is_file() and path.stat().st_size > empty:
-                    return True
-            elif self.store._exists(path) and self.store._fs.size(str(path)) > empty:
-                return True
-        return False
+        empty = len(checkpoints.CHECKPOINT_SCHEMA.serialize())
+        path, fs = self.stream_path, self.store._fs
+        if fs is None:
+            return path.is_file() and path.stat().st_size > empty
+        return bool(fs.exists(str(path)) and fs.size(str(path)) > empty)
 
-    def _open_stream(self, fd: int) -> None:
+    def _open_stream(self, stream: _LocalFile | _RemoteFile) -> None:
         """Read the stream once (its rows continue in ``batches``), cut a torn or corrupt
         last part, rewrite the sums of what is kept, and start a new stream if empty."""
-        size = os.fstat(fd).st_size
-        data = os.pread(fd, size, 0) if size else b""
-        sums_path = self.sums_path
-        _refuse_symlink(sums_path)
-        sums = sums_path.read_bytes() if sums_path.exists() else None
-        scan = checkpoints.scan_checkpoint(data, self.stream_path, sums if size else None)
-        if scan.good < size:
-            os.ftruncate(fd, scan.good)
+        store, sums_path = self.store, self.sums_path
+        data = stream.read()
+        sums = store._read(sums_path) if store._exists(sums_path) else None
+        scan = checkpoints.scan_checkpoint(data, self.stream_path, sums if data else None)
+        if scan.good < len(data):
+            stream.truncate(scan.good)
         kept = "".join(map(checkpoints.sums_line, scan.ends, scan.digests, scan.counts))
         if sums is None or sums != kept.encode():
-            atomic_write_text(sums_path, kept)
-        self._sums_fd = _open_append(sums_path)
+            store._write(sums_path, kept)
+        self._sums = _open_file(store, sums_path)
         self._end = scan.good
         if scan.good == 0:
             self._append_message(checkpoints.CHECKPOINT_SCHEMA.serialize())
@@ -259,20 +273,17 @@ class RunHandle:
     def _append_message(self, message: Any, cases: int = 0) -> None:
         """One message onto the stream, then its end, sha256 and case count onto the sums
         (a kill between the two leaves a batch without a sum: cut as torn on reopening)."""
-        assert self._fd is not None and self._sums_fd is not None  # opened by the first append
-        _write_all(self._fd, message)
+        assert self._stream is not None and self._sums is not None  # opened by ``__enter__``
+        self._stream.append(message)
         self._end += len(message)
         line = checkpoints.sums_line(self._end, hashlib.sha256(message).hexdigest(), cases)
-        _write_all(self._sums_fd, line.encode())
+        self._sums.append(line.encode())
 
     def read(self) -> list[EvaluationCaseResult]:
         """Case results checkpointed so far (a later one for a case replaces an earlier one)."""
-        if self._fd is None or self._loaded is None:
+        if self._stream is None or self._loaded is None:
             return self.store.read_checkpoint(self.kb, self.report_id)
         latest: dict[tuple[str, str], EvaluationCaseResult] = {}
-        if self.path.exists() or self.path.is_symlink():
-            for result in parse_checkpoint(self.store._read(self.path), self.path):
-                latest[(result.case_id, result.query_mode)] = result
         records = checkpoints.records_of(*self._loaded)
         for result in records:
             latest[(result.case_id, result.query_mode)] = result
@@ -282,18 +293,15 @@ class RunHandle:
 
     @property
     def writes_columns(self) -> bool:
-        """Whether appends go to ``cases.arrows`` (a local store without an
-        ``append_cases`` override): only then is a ``scores`` table used."""
-        from heta_notebook.reports._store import ReportStore
-
-        return self._fd is not None and type(self.store).append_cases is ReportStore.append_cases
+        """Whether appends go to ``cases.arrows`` (the handle is open): only then is a
+        ``scores`` table used."""
+        return self._stream is not None
 
     def append(self, results: Iterable[EvaluationCaseResult], scores: Any = None) -> None:
         """Append finished case results as one batch, in one write (``scores``: their
         ``checkpoints.score_table``, when the scorer kept its columns)."""
-        if not self.writes_columns:
-            self.store.append_cases(self.kb, self.report_id, results)  # remote, or a subclass hook
-            return
+        if self._stream is None:
+            raise RuntimeError("append() needs the run handle open: use `with store.run(...)`")
         results = list(results)
         if results:
             self._append_message(self.batches.add(results, scores).serialize(), len(results))
@@ -308,22 +316,18 @@ class RunHandle:
 
     def close(self) -> None:
         """Fsync (unless its report was saved since the last append: the save fsyncs a
-        copy of every row) and close the file, and release the lock (idempotent)."""
-        fd, self._fd = self._fd, None
-        sums_fd, self._sums_fd = self._sums_fd, None
+        copy of every row) and close the files, and release the lock (idempotent)."""
+        stream, self._stream = self._stream, None
+        sums, self._sums = self._sums, None
         lock, self._lock = self._lock, None
-        if self.store._checkpoints.get(self.path.parent) is self:
-            del self.store._checkpoints[self.path.parent]
+        if self.store._checkpoints.get(self.folder) is self:
+            del self.store._checkpoints[self.folder]
         try:
-            for handle in (fd, sums_fd):
+            for handle in (stream, sums):
                 if handle is not None:
-                    try:
-                        if not self.saved:
-                            os.fsync(handle)
-                    finally:
-                        os.close(handle)
+                    handle.close(sync=not self.saved)
             if self._discard:
-                for path in (self.stream_path, self.sums_path, self.path):
+                for path in (self.stream_path, self.sums_path):
                     if self.store._fs is None:
                         path.unlink(missing_ok=True)  # a symlink: the link, never its target
                     elif self.store._exists(path):
@@ -333,28 +337,60 @@ class RunHandle:
                 lock.__exit__(None, None, None)
 
 
+class _LocalFile:
+    """A local checkpoint file opened once for appending (``O_APPEND``, never a symlink)."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd = _open_append(path)
+
+    def read(self) -> bytes:
+        size = os.fstat(self.fd).st_size
+        return os.pread(self.fd, size, 0) if size else b""
+
+    def truncate(self, size: int) -> None:
+        os.ftruncate(self.fd, size)
+
+    def append(self, data: Any) -> None:
+        _write_all(self.fd, data)
+
+    def close(self, *, sync: bool) -> None:
+        try:
+            if sync:
+                os.fsync(self.fd)
+        finally:
+            os.close(self.fd)
+
+
+class _RemoteFile:
+    """A checkpoint file of an fsspec store: each append opens it in ``"ab"`` mode and
+    closes it (the store holds the bytes once it returns); a cut rewrites the kept bytes."""
+
+    def __init__(self, fs: Any, path: Path) -> None:
+        self.fs, self.path = fs, str(path)
+
+    def read(self) -> bytes:
+        return bytes(self.fs.cat_file(self.path)) if self.fs.exists(self.path) else b""
+
+    def truncate(self, size: int) -> None:
+        self.fs.pipe(self.path, self.read()[:size])
+
+    def append(self, data: Any) -> None:
+        with self.fs.open(self.path, "ab") as handle:
+            handle.write(memoryview(data))
+
+    def close(self, *, sync: bool) -> None:  # every append was closed (and so stored)
+        del sync
+
+
+def _open_file(store: ReportStore, path: Path) -> _LocalFile | _RemoteFile:
+    return _LocalFile(path) if store._fs is None else _RemoteFile(store._fs, path)
+
+
 def _write_all(fd: int, data: Any) -> None:
     """``os.write`` until every byte of ``data`` is written."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def parse_checkpoint(data: bytes, path: Path | str) -> list[EvaluationCaseResult]:
-    """Parse ``cases.jsonl`` bytes: a torn last line is ignored, a bad line elsewhere named."""
-    results: dict[tuple[str, str], EvaluationCaseResult] = {}
-    lines = data.split(b"\n")
-    torn = lines.pop()  # b"" when the file ends with a newline; else an unfinished line
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            result = EvaluationCaseResult.model_validate_json(line)
-        except ValueError as exc:
-            raise ValueError(f"{path}, line {number}: corrupt checkpoint record: {exc}") from exc
-        results[(result.case_id, result.query_mode)] = result
-    del torn
-    return list(results.values())
 
 
 def _refuse_symlink(path: Path) -> None:
@@ -373,21 +409,3 @@ def _open_append(path: Path) -> int:
         if path.is_symlink():
             raise UnsafeNameError(f"{path} is a symlink; refusing to append to it") from exc
         raise
-
-
-def _cut_torn_tail(fd: int, block: int = 1 << 16) -> None:
-    """Cut a last line left unfinished by a killed process (reads only the file's tail)."""
-    end = os.lseek(fd, 0, os.SEEK_END)
-    position = end
-    while position > 0:
-        start = max(0, position - block)
-        chunk = os.pread(fd, position - start, start)
-        if position == end and chunk.endswith(b"\n"):
-            return
-        newline = chunk.rfind(b"\n")
-        if newline >= 0:
-            os.ftruncate(fd, start + newline + 1)
-            return
-        position = start
-    if end:
-        os.ftruncate(fd, 0)

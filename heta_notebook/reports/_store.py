@@ -8,14 +8,14 @@ Layout (heta-framework's keys, so either library finds the other's reports)::
                            # each save writes new files and commits by renaming the header
         report.json        # heta-framework's layout (save(..., format="heta"), or theirs)
         summary.json       # listing row, for list()
-        cases.arrows       # checkpoint of a run: an Arrow IPC stream, one batch of
-                           # report-table rows per append (checkpoints.CaseBatches)
+        cases.arrows       # the one checkpoint format, of every store: an Arrow IPC
+                           # stream, one batch of report-table rows per append
+                           # (checkpoints.CaseBatches)
         cases.arrows.sums  # one line per message of that stream: end offset, sha256
                            # (checked before a batch is used; a bad one is cut)
-        cases.jsonl        # checkpoint of earlier versions / append_cases / remote
-                           # stores: one finished case result per line (still read)
                            # (a run deletes its checkpoint once its complete report
-                           # is saved: the report holds every row of it)
+                           # is saved: the report holds every row of it; a cases.jsonl
+                           # of earlier versions is refused: OldCheckpointError)
         checkpoint.json    # who the checkpoint belongs to: names + run fingerprint
         .lock              # held (flock) by the process writing this report
     {root}/_heta/cache/{namespace}/...                    # KB builds, judges
@@ -26,8 +26,7 @@ report id (``lock``/``checkpoint`` raise :class:`ReportLockedError` otherwise); 
 a report folder that are symlinks are refused on read and write; two names whose folder
 slugs collide ("Baseline Run", "baseline_run") are refused instead of overwriting each
 other. Appending to a checkpoint costs the same at case 20,000 as at case 1; a torn last
-batch or line (a killed process, even inside a UTF-8 character) is cut once when it is
-reopened. A run's save reuses the columns its checkpoint built (each case is turned into
+batch (a killed process) is cut once when it is reopened. A run's save reuses the columns its checkpoint built (each case is turned into
 columns once).
 Remote (fsspec) stores keep heta's ``report.json`` and have no lock.
 """
@@ -56,11 +55,8 @@ from heta_notebook.reports._run import (
     ReportLockedError,
     ReportWarning,
     RunHandle,
-    _cut_torn_tail,
-    _open_append,
     _refuse_symlink,
-    _write_all,
-    parse_checkpoint,
+    refuse_old_checkpoint,
 )
 from heta_notebook.schema._records import (
     KNOWLEDGE_BASES,
@@ -304,46 +300,18 @@ class ReportStore:
         return RunHandle(self, knowledge_base_name, report_id, fingerprint, force=force)
 
     def checkpoint_path(self, knowledge_base_name: str, report_id: str) -> Path:
-        """Where finished case results of an unfinished run are appended."""
-        return self.report_dir(knowledge_base_name, report_id) / "cases.jsonl"
-
-    def append_cases(
-        self, knowledge_base_name: str, report_id: str, results: Iterable[EvaluationCaseResult]
-    ) -> None:
-        """Append finished case results, one JSON line each, holding the report's lock like
-        a run (another process writing it: :class:`ReportLockedError`, nothing lost). Opens
-        the file each call; a run uses :meth:`run`, which keeps its checkpoint open."""
-        lines = "".join(r.model_dump_json() + "\n" for r in results)
-        if not lines:
-            return
-        path = self.checkpoint_path(knowledge_base_name, report_id)
-        if self._fs is not None:
-            with self._fs.open(str(path), "a", encoding="utf-8") as handle:
-                handle.write(lines)
-            return
-        with self.lock(knowledge_base_name, report_id):
-            fd = _open_append(path)
-            try:
-                _cut_torn_tail(fd)  # only a dead writer's tail: the lock keeps live ones out
-                _write_all(fd, lines.encode("utf-8"))
-            finally:
-                os.close(fd)
+        """Where a run appends its finished case results (``cases.arrows``, with its sums)."""
+        return self.report_dir(knowledge_base_name, report_id) / checkpoints.CHECKPOINT
 
     def read_checkpoint(
         self, knowledge_base_name: str, report_id: str
     ) -> builtins.list[EvaluationCaseResult]:
-        """Case results saved so far (``cases.jsonl``, then ``cases.arrows``); a torn last
-        line or batch (a killed process) is ignored.
-
-        A later record for the same (case_id, query_mode) replaces an earlier one.
-        """
-        path = self.checkpoint_path(knowledge_base_name, report_id)
+        """Case results a run checkpointed so far; a torn or corrupt last batch (a killed
+        process) is left out. A later record for the same (case_id, query_mode) replaces
+        an earlier one."""
         latest: dict[tuple[str, str], EvaluationCaseResult] = {}
-        if self._exists(path):  # cases.jsonl: earlier versions, append_cases, remote stores
-            for result in parse_checkpoint(self._read(path), path):
-                latest[(result.case_id, result.query_mode)] = result
-        stream = path.with_name(checkpoints.CHECKPOINT)
-        if self._fs is None and self._exists(stream):  # cases.arrows: a run's checkpoint
+        stream = self._checkpoint_stream(knowledge_base_name, report_id)
+        if stream is not None:
             tables, texts = self._scan_stream(stream)[:2]
             for result in checkpoints.records_of(tables, texts):
                 latest[(result.case_id, result.query_mode)] = result
@@ -354,19 +322,20 @@ class ReportStore:
     ) -> builtins.list[tuple[str, str]]:
         """(case_id, query_mode) of every checkpointed record in the order written (replaced
         ones too, a torn tail left out): how far a run has got."""
-        path = self.checkpoint_path(knowledge_base_name, report_id)
-        keys: list[tuple[str, str]] = []
-        if self._exists(path):
-            for line in self._read(path).split(b"\n")[:-1]:
-                if line.strip():
-                    row = json.loads(line)
-                    keys.append((row["case_id"], row["query_mode"]))
-        stream = path.with_name(checkpoints.CHECKPOINT)
-        if self._fs is None and self._exists(stream):
-            cases = self._scan_stream(stream).tables["cases"]
-            ids, modes = cases.column("case_id").to_pylist(), cases.column("query_mode").to_pylist()
-            keys.extend(zip(ids, modes, strict=True))
-        return keys
+        stream = self._checkpoint_stream(knowledge_base_name, report_id)
+        if stream is None:
+            return []
+        cases = self._scan_stream(stream).tables["cases"]
+        ids, modes = cases.column("case_id").to_pylist(), cases.column("query_mode").to_pylist()
+        return list(zip(ids, modes, strict=True))
+
+    def _checkpoint_stream(self, knowledge_base_name: str, report_id: str) -> Path | None:
+        """The checkpoint stream of this report id, None if there is none (an earlier
+        version's ``cases.jsonl``: :class:`OldCheckpointError`)."""
+        stream = self.checkpoint_path(knowledge_base_name, report_id)
+        refuse_old_checkpoint(self, stream.parent, report_id)
+        linked = self._fs is None and stream.is_symlink()  # refused by the read
+        return stream if linked or self._exists(stream) else None
 
     def _scan_stream(self, stream: Path) -> checkpoints.CheckpointScan:
         """A checkpoint stream read and checked against its sums (when it has them)."""
@@ -414,6 +383,7 @@ class ReportStore:
             _refuse_symlink(path)
             atomic_write_text(path, text)
             return
+        self._fs.makedirs(str(path.parent), exist_ok=True)  # a local fsspec folder needs it
         tmp = f"{path}.tmp"
         self._fs.pipe(tmp, text.encode("utf-8"))
         self._fs.mv(tmp, str(path))

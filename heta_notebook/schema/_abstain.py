@@ -1,8 +1,9 @@
-"""``Abstain``: what a system returns to abstain, a plain record beside the report's records."""
+"""``Abstain``: what a system returns to abstain, a plain record beside the report's records;
+and the one rule for a case that expects an abstention (``abstention_expected``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,4 +23,19 @@ class Abstain:
     results: Sequence[Any] = ()
 
 
-__all__ = ["Abstain"]
+ABSTAIN_EXPECTED = "abstain"  # expected.metadata key: the right answer is to abstain
+
+
+def abstention_expected(expected: Any) -> bool | None:
+    """Whether a case's right answer is to abstain (SQuAD 2.0's unanswerable questions:
+    ``expected.metadata["abstain"]``), from its ``BenchmarkExpected``, that record's stored
+    dict, or None; None when it does not say."""
+    if isinstance(expected, Mapping):
+        metadata = expected.get("metadata")
+    else:
+        metadata = getattr(expected, "metadata", None)
+    flag = metadata.get(ABSTAIN_EXPECTED) if isinstance(metadata, Mapping) else None
+    return None if flag is None else bool(flag)
+
+
+__all__ = ["ABSTAIN_EXPECTED", "Abstain", "abstention_expected"]

@@ -465,7 +465,7 @@ _CANDIDATES = 20  # the largest drops looked at for lost evidence / flipped verd
 
 def _lost_evidence(comparison: Any, a: Any, b: Any, case_id: str) -> list[str]:
     """Labels of expected evidence matched under ``a`` and missed under ``b`` for one case."""
-    from heta_notebook.analysis._frames import case_evidence
+    from heta_notebook.analysis._case_rows import case_evidence
 
     ra, rb = comparison.case_result(a, case_id), comparison.case_result(b, case_id)
     if ra is None or rb is None:

@@ -1,12 +1,9 @@
-"""Shared helpers of the heta-framework adapters: the lazy import and JSON-safe copies."""
+"""Shared helpers of the heta-framework adapters: the lazy import and the type check (their
+JSON copies are ``_util.jsondata.json_copy``)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 INSTALL_HINT = "pip install 'heta-notebook[heta]'"
 
@@ -29,21 +26,3 @@ def is_heta_object(obj: object) -> bool:
     """
     module = getattr(type(obj), "__module__", "") or ""
     return module == "heta_framework" or module.startswith("heta_framework.")
-
-
-def json_safe(value: Any) -> Any:
-    """A JSON-friendly copy: tuples/sets become lists, paths strings, other objects a note."""
-    if value is None or isinstance(value, (str, int, bool)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, (tuple, list, frozenset, set)):
-        return [json_safe(item) for item in value]
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return json_safe(to_dict())
-    return {"type": type(value).__name__, "manifest_note": "value omitted: not JSON-safe"}

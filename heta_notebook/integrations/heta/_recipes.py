@@ -23,10 +23,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from heta_notebook._util.jsondata import json_copy
 from heta_notebook._util.paths import safe_name
 from heta_notebook._util.redaction import REDACTED, redact  # noqa: F401 - REDACTED re-exported
 from heta_notebook.integrations.heta._benchmarks import RAW_KEY_METADATA
-from heta_notebook.integrations.heta._common import is_heta_object, json_safe, require_heta
+from heta_notebook.integrations.heta._common import is_heta_object, require_heta
 from heta_notebook.integrations.heta._records import response_from_heta
 from heta_notebook.schema._records import BenchmarkDocument, BenchmarkManifest, QueryResponse
 
@@ -40,7 +41,7 @@ def redact_secrets(value: Any) -> Any:
     ``password``, ``token``, ``access_token``... are redacted, ``max_tokens`` is not, and URL
     credentials in text values are hidden too.
     """
-    return redact(json_safe(value))
+    return redact(json_copy(value))
 
 
 class HetaKnowledgeBaseAdapter:

@@ -15,7 +15,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from heta_notebook.integrations.heta._common import json_safe, require_heta
+from heta_notebook._util.jsondata import json_copy
+from heta_notebook.integrations.heta._common import require_heta
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkDocument,
@@ -32,7 +33,7 @@ EMPTY_TEXT = "(empty)"  # heta-framework refuses an empty QueryResult.text
 
 def manifest_from_heta(manifest: Any) -> BenchmarkManifest:
     """Our BenchmarkManifest from heta-framework's."""
-    return BenchmarkManifest.from_dict(json_safe(manifest.to_dict()))
+    return BenchmarkManifest.from_dict(json_copy(manifest.to_dict()))
 
 
 def manifest_to_heta(manifest: BenchmarkManifest) -> Any:
@@ -66,13 +67,13 @@ def document_from_heta(document: Any) -> BenchmarkDocument:
         data=document.data,
         path=document.path,
         source_uri=document.source_uri,
-        metadata=json_safe(document.metadata),
+        metadata=json_copy(document.metadata),
     )
 
 
 def case_from_heta(case: Any) -> BenchmarkCase:
     """Our BenchmarkCase from heta-framework's."""
-    return BenchmarkCase.from_dict(json_safe(case.to_dict()))
+    return BenchmarkCase.from_dict(json_copy(case.to_dict()))
 
 
 def case_to_heta(case: BenchmarkCase) -> Any:
@@ -106,7 +107,7 @@ def case_to_heta(case: BenchmarkCase) -> Any:
 
 def response_from_heta(response: Any) -> QueryResponse:
     """Our QueryResponse from heta-framework's (``insights`` kept in metadata)."""
-    metadata = json_safe(response.metadata)
+    metadata = json_copy(response.metadata)
     insights = getattr(response, "insights", ())
     if insights:
         metadata["insights"] = [
@@ -181,7 +182,7 @@ def response_to_heta(response: QueryResponse) -> Any:
 
 
 def _fields(obj: Any, *names: str) -> dict[str, Any]:
-    return {name: json_safe(getattr(obj, name)) for name in names}
+    return {name: json_copy(getattr(obj, name)) for name in names}
 
 
 # --------------------------------------------------------------------------- scores
@@ -189,7 +190,7 @@ def _fields(obj: Any, *names: str) -> dict[str, Any]:
 
 def score_from_heta(score: Any) -> EvaluationScore:
     """Our EvaluationScore from heta-framework's, following our skipped/error conventions."""
-    metadata = json_safe(score.metadata)
+    metadata = json_copy(score.metadata)
     value = score.value
     if isinstance(value, float) and not math.isfinite(value):
         # heta-framework lets NaN/inf through; we record it as "nothing to score".
