@@ -153,6 +153,10 @@ _EXPORTS: dict[str, str] = {
     "corrected_mean": "heta_notebook.labels._trust",
     "corrected_label_mean": "heta_notebook.labels._trust",
     "corrected_score": "heta_notebook.labels._trust",
+    "corrected_scores": "heta_notebook.analysis._corrected",
+    "queries_to_label": "heta_notebook.analysis._corrected",
+    "CorrectedScore": "heta_notebook.analysis._corrected",
+    "NoHumanLabelsError": "heta_notebook.analysis._corrected",
     "Labeler": "heta_notebook.display._labeling",
 }  # fmt: skip
 
@@ -198,6 +202,12 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
         compare,
+    )
+    from heta_notebook.analysis._corrected import (  # noqa: F401
+        CorrectedScore,
+        NoHumanLabelsError,
+        corrected_scores,
+        queries_to_label,
     )
     from heta_notebook.analysis._effects import effect_sizes  # noqa: F401
     from heta_notebook.analysis._options import StatOptions  # noqa: F401

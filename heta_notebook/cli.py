@@ -506,6 +506,7 @@ def writable_path(flag: str, text: str, kind: str = "file") -> Path:
 
 
 def _gate(args: argparse.Namespace) -> int:
+    from heta_notebook.benchmarks._io import BenchmarkFormatError
     from heta_notebook.testing._gates import GateInputError, check_regression
 
     try:
@@ -525,8 +526,10 @@ def _gate(args: argparse.Namespace) -> int:
             correction=args.correction,
             min_power=args.min_power,
             detect=args.detect,
+            corrected=args.corrected,
+            labels=_label_set(args.labels),
         )
-    except GateInputError as exc:
+    except (GateInputError, BenchmarkFormatError) as exc:
         print(f"gate: unusable input: {exc}", file=sys.stderr)
         if args.summary_md:
             _parent(args.summary_md)
@@ -542,6 +545,15 @@ def _gate(args: argparse.Namespace) -> int:
     if args.junit_xml:
         write_gate_junit(result, Path(args.junit_xml))
     return GATE_EXIT["pass" if result.passed else "regression"]
+
+
+def _label_set(path: str | None) -> Any:
+    """``--labels``: a saved label set (``LabelSet.load``), or None."""
+    if path is None:
+        return None
+    from heta_notebook.labels._set import LabelSet
+
+    return LabelSet.load(path)
 
 
 def _parent(text: str) -> Path:
@@ -637,6 +649,14 @@ def add_gate_parser(sub: Any) -> None:
     )
     gate.add_argument("--junit-xml", help="write a JUnit XML file")
     gate.add_argument("--page-dir", help="folder for the comparison page (default heta-gates/)")
+    gate.add_argument(
+        "--corrected",
+        action="store_true",
+        help="test the corrected difference (judge labels rectified by people's; docs/labels.md)",
+    )
+    gate.add_argument(
+        "--labels", help="the label set both reports were scored on (LabelSet.save's path)"
+    )
     gate.set_defaults(func=cmd_gate)
 
 

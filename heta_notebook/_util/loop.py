@@ -25,6 +25,11 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, ParamSpec, TypeVar
 
+from heta_notebook._util.threads import (  # noqa: F401 - imported from here by callers
+    abandoned_calls,
+    in_daemon_thread,
+)
+
 T = TypeVar("T")
 P = ParamSpec("P")
 
@@ -90,62 +95,6 @@ def run_sync(make: Callable[[], Awaitable[T]], *, await_form: str = "the await f
     if _can_nest(loop):
         return _run_nested(loop, make)
     return _run_in_thread(make, await_form)
-
-
-async def in_daemon_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``function(*args, **kwargs)`` in its own daemon thread, awaited without blocking the loop.
-
-    Unlike ``asyncio.to_thread`` (the loop's shared executor, joined when ``asyncio.run``
-    ends), a call that hangs past a timeout here occupies no pool worker and holds up no
-    shutdown: the caller stops waiting on time and the thread runs on, unseen, until the
-    function returns (Python cannot stop a thread).
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():
-            outcome()
-
-    def target() -> None:
-        try:
-            value = context.run(function, *args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
-            report = functools.partial(settle, functools.partial(future.set_exception, exc))
-        else:
-            report = functools.partial(settle, functools.partial(future.set_result, value))
-        with contextlib.suppress(RuntimeError):  # the loop closed while the thread ran on
-            loop.call_soon_threadsafe(report)
-
-    name = f"heta-notebook-call-{getattr(function, '__name__', 'function')}"
-    thread = threading.Thread(target=target, name=name, daemon=True)
-    thread.start()
-    try:
-        return await future
-    except asyncio.CancelledError:  # a timeout or a stop: the thread is abandoned, and counted
-        if thread.is_alive():
-            sink = _ABANDONED.get()
-            if sink is not None:
-                sink.append(name)
-        raise
-
-
-_ABANDONED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "heta_notebook_abandoned", default=None
-)
-
-
-@contextlib.contextmanager
-def abandoned_calls() -> Iterator[list[str]]:
-    """Collect the names of the :func:`in_daemon_thread` calls abandoned (still running when
-    their awaiting was cancelled: a timeout, a stop) inside the ``with`` block."""
-    sink: list[str] = []
-    token = _ABANDONED.set(sink)
-    try:
-        yield sink
-    finally:
-        _ABANDONED.reset(token)
 
 
 def loop_mismatch(error: BaseException) -> LoopMismatchError | None:

@@ -675,6 +675,13 @@ class Comparison(ComparisonStatistics):
             lines.append(f"{mode}{pair_name(base, v)}: {score} {result}")
         return lines
 
+    def corrected(self, score: str | None = None, *, labels: Any = None) -> pd.DataFrame:
+        """Corrected means per variant and paired corrected differences from the baseline
+        (judge labels rectified by people's; ``analysis._corrected``, docs/labels.md)."""
+        from heta_notebook.analysis._corrected import corrected_table
+
+        return corrected_table(self, score or self.primary_score, labels=labels)
+
     def test_note(self, score: str | None = None, *, by: Any = None, of_score: bool = True) -> str:
         """The test and Holm family behind ``score``'s p-values, in words:
         ``"Wilcoxon signed-rank test, Holm over 9 pairs of beir_ndcg@10"``.
@@ -724,6 +731,9 @@ class Comparison(ComparisonStatistics):
         from heta_notebook.analysis._judged import judged_notes
 
         notes += judged_notes(self.reports)  # judged@k differences bias a comparison
+        from heta_notebook.analysis._corrected import corrected_notes
+
+        notes += corrected_notes(self)  # people's labels: corrected means per variant
         keys = {r.benchmark.key for r in self.reports.values()}
         if len(keys) > 1:
             notes.append(

@@ -35,11 +35,15 @@ def report_card_html(
     standalone_style: bool = True,
     by: Any = None,
     scores: Sequence[str] | None = None,
+    corrected: Any = None,
+    labels: Any = None,
 ) -> str:
     """The card as an HTML fragment (with the shared ``<style>`` unless told not to).
 
     ``by`` (a case label or metadata key) adds a per-slice table of ``scores`` (default: the
-    headline score, nDCG@10 when present).
+    headline score, nDCG@10 when present). ``corrected`` (None: when the report's label set
+    has people's labels; True: must; False: never; or score names) adds corrected means
+    (``analysis._corrected``); ``labels`` is the label set when this session does not hold it.
     """
     frames = report.frames()
     parts = [
@@ -49,6 +53,7 @@ def report_card_html(
         _ties(frames),
         _depth(report),
         _judged(report),
+        _corrected(report, frames, corrected, labels),
     ]
     misses = _misses(frames)
     if misses is not None:
@@ -207,6 +212,61 @@ def _judged(report: EvaluationReport) -> Markup | str:
     line = judged_line(report)
     return (
         tag("div", tag("b", "Judged"), ": ", line, ".", class_="hn-note hn-judged") if line else ""
+    )
+
+
+def _corrected(report: EvaluationReport, frames: Any, option: Any, labels: Any) -> Markup | str:
+    """Corrected means (judge-filled labels rectified by people's, ``analysis._corrected``)."""
+    from heta_notebook.analysis._corrected import corrected_for_card
+
+    rows, why = corrected_for_card(report, option, labels)
+    if not rows:
+        return tag("div", tag("b", "Corrected means"), ": ", why, class_="hn-note") if why else ""
+    modes = [m for m in frames.modes if any(r.mode == m for r in rows)]
+    cell = {(r.score, r.mode): r for r in rows}
+    body = []
+    for score in dict.fromkeys(r.score for r in rows):
+        line: list[Any] = [tag("i", score)]
+        for mode in modes:
+            r = cell.get((score, mode))
+            if r is None:
+                line.append("–")
+                continue
+            m = r.mean
+            tip = (
+                f"judge-filled {m.judge_only:.4f}, as scored {r.shown:.4f}; corrected "
+                f"{m.estimate:.4f} [{m.low:.4f}, {m.high:.4f}] ({m.confidence:.0%})"
+            )
+            line.append(
+                td(
+                    join(
+                        [
+                            tag("b", fmt_num(m.estimate)),
+                            " ",
+                            tag("small", f"[{fmt_num(m.low)}, {fmt_num(m.high)}]"),
+                            Markup("<br>"),
+                            tag("small", f"judge-filled {fmt_num(m.judge_only)}"),
+                        ]
+                    ),
+                    title=tip,
+                )
+            )
+        body.append(line)
+    first = rows[0]
+    note = (
+        f"Prediction-powered inference: the judge-filled mean over {fmt_int(first.queries)} "
+        f"queries, rectified by people's labels on the {fmt_int(first.labelled)} of "
+        f"{fmt_int(first.touched)} judge-touched queries they labelled in full "
+        f"({fmt_int(first.human_labels)} human labels); 95% CI. Valid when those queries "
+        "are a uniform random draw (queries_to_label). The metrics table above uses the "
+        "labels in force (people's where they exist); docs/labels.md."
+    )
+    return tag(
+        "div",
+        tag("b", "Corrected means"),
+        table(["score", *modes], body),
+        tag("div", note, class_="hn-sub"),
+        class_="hn-corrected",
     )
 
 

@@ -562,16 +562,22 @@ def evaluate_run(
     if missing not in ("drop", "zero"):
         raise ValueError(f"missing must be 'drop' or 'zero', got {missing!r}")
     metrics = list(metrics or beir_default_metrics())
-    scorable = [q for q in qrels if run.get(q) and qrels[q] and max(qrels[q].values()) > 0]
-    zero = [] if missing == "drop" else [q for q in qrels if q not in set(scorable)]
-    scored = {}
-    if scorable:
-        with paused_gc():
-            scored = _score_run(
-                scorable, [qrels[q] for q in scorable], [run[q] for q in scorable], metrics
-            )
+    scored: dict[str, dict[str, float]] = {}
+    with paused_gc():
+        judged = [(q, j, r) for q, j in qrels.items() if j and (r := run.get(q))]
+        # with a relevant document: R > 0 (R is computed for the kernels anyway)
+        ideal, n_relevant = ideal_grades([j for _, j, _ in judged], max(m.k for m in metrics))
+        if not n_relevant.all():
+            keep = np.flatnonzero(n_relevant > 0)
+            judged = [judged[i] for i in keep.tolist()]
+            ideal, n_relevant = ideal[keep], n_relevant[keep]
+        if judged:
+            queries, judgements, runs = map(list, zip(*judged, strict=True))
+            scored = _score_run(queries, judgements, runs, metrics, (ideal, n_relevant))
+    if missing == "drop":  # exactly the scored queries, already in the qrels' order
+        return scored
     zeros = dict.fromkeys((m.name for m in metrics), 0.0)
-    return {q: scored[q] if q in scored else dict(zeros) for q in qrels if q in scored or q in zero}
+    return {q: scored[q] if q in scored else dict(zeros) for q in qrels}
 
 
 def _score_run(
@@ -579,14 +585,16 @@ def _score_run(
     qrels: list[Mapping[str, int]],
     runs: list[Mapping[str, float]],
     metrics: list[BeirRetrievalMetric],
+    ideal: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, dict[str, float]]:
     depth = max(m.k for m in metrics)
+    ideal = ideal or ideal_grades(qrels, depth)
     names: list[str] = []
     columns: list[list[float]] = []
     for rule in sorted({(m.convention, m.ties) for m in metrics}):
         group = [m for m in metrics if (m.convention, m.ties) == rule]
         pairs = [(m.metric, m.k) for m in group]
-        values = _run_values(qrels, runs, pairs, rule, depth)
+        values = _run_values(qrels, runs, pairs, rule, depth, ideal)
         names += [m.name for m in group]
         columns += [values[pair].tolist() for pair in pairs]
     rows = zip(*columns, strict=True)
@@ -599,9 +607,10 @@ def _run_values(
     pairs: list[tuple[MetricName, int]],
     rule: tuple[Convention, Ties],
     depth: int,
+    ideal_and_r: tuple[np.ndarray, np.ndarray],
 ) -> dict[tuple[MetricName, int], np.ndarray]:
     convention, ties = rule
-    ideal, n_relevant = ideal_grades(qrels, depth)
+    ideal, n_relevant = ideal_and_r
     if ties == "trec_eval":  # the vectorised path: one stable argsort of all runs
         return score_matrix(ranked_grades(runs, qrels, depth), ideal, n_relevant, pairs, convention)
     judged = [

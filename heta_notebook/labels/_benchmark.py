@@ -20,6 +20,24 @@ from heta_notebook.labels._judged import JudgedAtK, case_qrels
 from heta_notebook.labels._set import LabelSet
 from heta_notebook.schema._records import BenchmarkCase, BenchmarkEvidence
 
+_SNAPSHOTS: dict[str, LabelSet] = {}  # fingerprint -> a frozen copy, newest last
+MAX_SNAPSHOTS = 32
+
+
+def remember(labels: LabelSet) -> None:
+    """Keep a copy of ``labels`` under its fingerprint, so a report scored on it in this
+    session finds its labels again (corrected means on the card, in comparisons and gates)."""
+    fp = labels.fingerprint()
+    _SNAPSHOTS.pop(fp, None)
+    _SNAPSHOTS[fp] = LabelSet(labels.original, labels.added, name=labels.name)
+    while len(_SNAPSHOTS) > MAX_SNAPSHOTS:
+        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+
+
+def remembered(fingerprint: str) -> LabelSet | None:
+    """The label set a benchmark of this session was built on, by its fingerprint."""
+    return _SNAPSHOTS.get(fingerprint)
+
 
 def labels_of(benchmark: Any, *, name: str | None = None) -> LabelSet:
     """A label set whose original qrels are a benchmark's (every judged document, grade 0 kept)."""
@@ -55,11 +73,14 @@ class LabeledBenchmark(InMemoryBenchmark):
                         "fingerprint": fp,
                         "original_fingerprint": labels.original_fingerprint(),
                         "added": len(labels.labels()),
+                        "human": len(labels.labels("human")),
+                        "path": None if labels.path is None else str(labels.path),
                     },
                 },
             }
         )
         super().__init__(manifest, evaluators=evaluators, default_evaluators=self._defaults)
+        remember(labels)
 
     def _defaults(self) -> tuple[Any, ...]:
         inner = tuple(self.inner.evaluators())
@@ -80,6 +101,7 @@ class LabeledBenchmark(InMemoryBenchmark):
     def _parse(self) -> Parsed:
         _, documents, cases = self.inner.load()
         qrels = self.label_set.qrels()
+        remember(self.label_set)
         relabelled = [_relabelled(case, qrels.get(case.case_id, {})) for case in cases]
         facts = {"label_set": self.label_set.fingerprint()}
         return list(documents), relabelled, facts
@@ -107,4 +129,4 @@ def labeled(benchmark: Any, labels: LabelSet, **options: Any) -> LabeledBenchmar
     return LabeledBenchmark(benchmark, labels, **options)
 
 
-__all__ = ["LabeledBenchmark", "labeled", "labels_of"]
+__all__ = ["LabeledBenchmark", "labeled", "labels_of", "remember", "remembered"]

@@ -157,9 +157,14 @@ def corrected_mean(
     judge_labelled: Sequence[float],
     *,
     confidence: float = 0.95,
+    exact: int = 0,
 ) -> CorrectedMean:
     """The PPI mean of a quantity from judge values on all items and true values on a
-    uniformly drawn labelled subset (with the judge's values on that subset); see module."""
+    uniformly drawn labelled subset (with the judge's values on that subset); see module.
+
+    ``exact``: how many of the items no judge touched (their true value is the judge value by
+    construction); the labelled items are then a uniform draw of the other ones, and the
+    rectifier is scaled by their share (stratified PPI: the untouched stratum's error is 0)."""
     f = np.asarray(judge_all, dtype=float)
     y = np.asarray(truth_labelled, dtype=float)
     fl = np.asarray(judge_labelled, dtype=float)
@@ -171,10 +176,13 @@ def corrected_mean(
         raise ValueError("the corrected mean needs at least 2 judged and 2 labelled items")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if not 0 <= exact <= len(f) - len(y):
+        raise ValueError(f"exact must be in [0, {len(f) - len(y)}] (unlabelled items), got {exact}")
+    share = (len(f) - exact) / len(f)  # of the items a judge touched
     residual = y - fl
-    rectifier = float(residual.mean())
+    rectifier = share * float(residual.mean())
     estimate = float(f.mean()) + rectifier
-    se = float(np.sqrt(f.var(ddof=1) / len(f) + residual.var(ddof=1) / len(y)))
+    se = float(np.sqrt(f.var(ddof=1) / len(f) + share**2 * residual.var(ddof=1) / len(y)))
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     return CorrectedMean(
         estimate,

@@ -654,11 +654,14 @@ class EvaluationReport(Record):
         split, not retrieved, ...); ``level="evidence"`` gives one row per evidence item."""
         return self.frames().misses(level=level, k=k, by=by)
 
-    def card(self, by: Any = None, scores: Any = None) -> Any:
-        """The report card; ``by="topic"`` adds a per-slice table of ``scores`` (headline score)."""
+    def card(
+        self, by: Any = None, scores: Any = None, *, corrected: Any = None, labels: Any = None
+    ) -> Any:
+        """The report card; ``by="topic"`` adds a per-slice table of ``scores`` (headline score);
+        ``corrected`` / ``labels``: corrected means from people's labels (docs/labels.md)."""
         from heta_notebook.display._card import ReportCard
 
-        return ReportCard(self, by=by, scores=scores)
+        return ReportCard(self, by=by, scores=scores, corrected=corrected, labels=labels)
 
     @property
     def plot(self) -> Any:

@@ -36,6 +36,10 @@ def redacted_response(response: QueryResponse) -> QueryResponse:
 
 def _redacted_lazy(response: QueryResponse) -> QueryResponse:
     """The response around lazy results redacted, the results left unbuilt."""
+    fields = response.__dict__
+    said = fields["answer"] or fields["citations"] or fields["trace"] or fields["metadata"]
+    if not said and not response.__pydantic_extra__:
+        return response  # nothing but its mode and results: nothing to hide
     data = response.model_dump(mode="json", exclude={"results"})
     clean = _redacted_outside(data, _RESPONSE_DATA)
     if declared_secrets() and isinstance(data.get("answer"), str):

@@ -23,6 +23,7 @@ from typing import Any
 
 from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
+from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
@@ -34,6 +35,13 @@ from heta_notebook.systems._normalize import (
 
 DEFAULT_MODE = "default"
 _CALL_KEYWORDS = ("mode", "top_k", "options")
+_ID_LISTS = (list, tuple)
+
+
+def _RESPONSE_DEFAULTS() -> dict[str, Any]:  # noqa: N802 - reads as the constant it builds
+    """A ``QueryResponse``'s other fields at their defaults (given, model_construct skips
+    its per-field default lookup; the fields set stay ``mode`` and ``results``)."""
+    return {"answer": None, "citations": (), "trace": (), "metadata": {}}
 
 
 class System:
@@ -78,6 +86,15 @@ class System:
             value = self._call(text, **kwargs)
         if inspect.isawaitable(value):
             value = await value
+        if self.benchmark_documents and self.document_id is None and type(value) in _ID_LISTS:
+            ids = id_results(value, self.benchmark_documents)  # bare document ids: as columns
+            if ids is not None:  # the stamped records it stands for, built only when read
+                return QueryResponse.model_construct(
+                    {"mode", "results"},
+                    mode=mode,
+                    results=ids,  # type: ignore[arg-type]  # a lazy tuple of QueryResult
+                    **_RESPONSE_DEFAULTS(),
+                )
         response = normalize_response(
             value,
             mode,

@@ -231,14 +231,22 @@ def id_coverage(
     responses: Sequence[QueryResponse], benchmark_documents: Collection[str]
 ) -> IdCoverage | None:
     """How many results of ``responses`` map to one of ``benchmark_documents``."""
-    results = [r for response in responses for r in response.results]
-    if not results or not benchmark_documents:
+    if not benchmark_documents:
         return None
-    unmatched = [r for r in results if not _maps(r, benchmark_documents)]
+    known = benchmark_documents.__contains__
+    n_results, unmatched = 0, []
+    for response in responses:
+        keys = _reference_keys(response.results)
+        n_results += len(keys)
+        missing = [i for i, (_, _, docs) in enumerate(keys) if not any(map(known, docs))]
+        if missing:  # their records (lazy results build theirs only then)
+            unmatched += [response.results[i] for i in missing]
+    if not n_results:
+        return None
     own = [r.id for r in unmatched if not r.source.get(MADE_UP_ID)]
     return IdCoverage(
-        matched=len(results) - len(unmatched),
-        results=len(results),
+        matched=n_results - len(unmatched),
+        results=n_results,
         queries=len(responses),
         unmatched_examples=tuple(dict.fromkeys(own))[:5],
         made_up_ids=bool(unmatched) and not own,
@@ -246,8 +254,12 @@ def id_coverage(
     )
 
 
-def _maps(result: Any, known: Collection[str]) -> bool:
-    return any(doc in known for doc in document_ids(result))
+def _reference_keys(results: Any) -> list[tuple[str, Any, tuple[str, ...]]]:
+    """Per result: its id, direct keys and documents (``evaluators._matching``), read from
+    the columns of lazy results (no record built) or from each record."""
+    if getattr(results, "built", None) is False:
+        return results.columns.reference_keys()
+    return [(r.id, None, document_ids(r)) for r in results]
 
 
 _MAPPING_HINTS = {

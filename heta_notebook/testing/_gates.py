@@ -100,6 +100,8 @@ def assert_no_regression(
     correction: str = "holm",
     min_power: float | None = None,
     detect: float | None = None,
+    corrected: bool = False,
+    labels: Any = None,
 ) -> GateResult:
     """Fail on a significant drop (paired ``test``, Holm per score over modes × slices) > ``max_drop``.
 
@@ -111,6 +113,8 @@ def assert_no_regression(
     (``"holm"``, ``"bh"``, ``"bonferroni"``, ``"none"``). The result always states the drop
     the gate can detect with 80% power; ``min_power`` (with ``detect``, the drop to guard,
     default ``max_drop``) refuses, as unusable input, a gate too small to see it.
+    ``corrected=True`` tests the corrected difference instead (judge labels rectified by
+    people's on the same queries, a normal test; ``analysis._corrected``, docs/labels.md).
     """
     __tracebackhide__ = True  # pytest shows the caller's line and our message, not this body
     result = check_regression(
@@ -130,6 +134,8 @@ def assert_no_regression(
         correction=correction,
         min_power=min_power,
         detect=detect,
+        corrected=corrected,
+        labels=labels,
     )
     _notify(result)
     if not result.passed:
@@ -138,14 +144,21 @@ def assert_no_regression(
 
 
 def assert_scores(
-    report: Any, floors: Mapping[str, str | float], modes: Sequence[str] | None = None
+    report: Any,
+    floors: Mapping[str, str | float],
+    modes: Sequence[str] | None = None,
+    *,
+    corrected: bool = False,
+    labels: Any = None,
 ) -> GateResult:
     """Fail when a score's mean misses its floor in any mode: ``{"beir_ndcg@10": ">= 0.33"}``.
 
     A bare number means ``>=``. Means are over scored cases (skipped and failed left out).
+    ``corrected=True`` gates the corrected mean (judge labels rectified by people's,
+    docs/labels.md) instead; ``labels`` is the report's label set when not in this session.
     """
     __tracebackhide__ = True
-    result = check_scores(report, floors, modes=modes)
+    result = check_scores(report, floors, modes=modes, corrected=corrected, labels=labels)
     _notify(result)
     if not result.passed:
         raise AssertionError(result.message())
@@ -171,6 +184,8 @@ def check_regression(
     correction: str = "holm",
     min_power: float | None = None,
     detect: float | None = None,
+    corrected: bool = False,
+    labels: Any = None,
 ) -> GateResult:
     """:func:`assert_no_regression` without raising on a regression (the CLI's engine)."""
     from heta_notebook.analysis import _stats as stats
@@ -205,11 +220,19 @@ def check_regression(
     modes = _check_inputs(comparison, old, new, scores, modes)
     comparison = comparison.select(scores=scores, modes=modes)
     sig = comparison.significance()
+    if corrected:
+        if by is not None:
+            raise GateInputError("corrected=True tests whole reports: drop by=")
+        sig = _corrected(
+            "corrected_significance", comparison, sig, labels=labels, correction=correction
+        )
     rows = _regression_rows(comparison, sig, max_drop, alpha)
     powers = power_rows(comparison, sig, alpha, correction)
     if min_power is not None:
         check_power(powers, min_power, detect if detect is not None else max_drop)
     notes = tuple(comparison.notes()) + tuple(power_lines(powers, alpha))
+    if corrected:
+        notes += (CORRECTED_NOTE,)
     settings = {
         "scores": scores,
         "modes": modes,
@@ -220,6 +243,7 @@ def check_regression(
         "test": test,
         "family": family,
         "correction": correction,
+        "corrected": corrected,
         "baseline": old.report_id,
         "new": new.report_id,
     }
@@ -230,6 +254,21 @@ def check_regression(
     return result
 
 
+def _corrected(name: str, *args: Any, **options: Any) -> Any:
+    """``analysis._corrected.<name>``, its refusals (no human labels, ...) as gate input errors."""
+    from heta_notebook.analysis import _corrected as corrected
+
+    try:
+        return getattr(corrected, name)(*args, **options)
+    except ValueError as exc:
+        raise GateInputError(f"corrected=True: {exc}") from None
+
+
+CORRECTED_NOTE = (
+    "corrected=True: means, deltas and p are prediction-powered (judge labels rectified by "
+    "people's on the queries they labelled in full; a normal test on the paired difference); "
+    "the power lines and the comparison page describe the uncorrected test"
+)
 MAX_RESAMPLES = 10_000_000  # beyond this a null distribution does not fit in memory
 
 
@@ -250,11 +289,18 @@ def _check_settings(max_drop: float, alpha: float, n_resamples: int) -> None:
 
 
 def check_scores(
-    report: Any, floors: Mapping[str, str | float], modes: Sequence[str] | None = None
+    report: Any,
+    floors: Mapping[str, str | float],
+    modes: Sequence[str] | None = None,
+    *,
+    corrected: bool = False,
+    labels: Any = None,
 ) -> GateResult:
     """:func:`assert_scores` without raising: one row per score × mode with its floor."""
     rep = load_report(report, "report")
     summary = rep.summary()
+    if corrected:
+        summary = _corrected("corrected_summary", rep, list(floors), labels=labels)
     wanted = list(modes) if modes is not None else list(dict.fromkeys(summary["query_mode"]))
     rows = []
     for name, rule in floors.items():
@@ -291,7 +337,7 @@ def check_scores(
         not frame["failed"].any(),
         None,
         (),
-        {"report": rep.report_id, "floors": dict(floors)},
+        {"report": rep.report_id, "floors": dict(floors), "corrected": corrected},
     )
 
 
@@ -565,7 +611,7 @@ def _test_and_family(result: GateResult) -> str:
     from heta_notebook.analysis._stats import TEST_NAMES
 
     s, rows = result.settings, result.rows
-    name = TEST_NAMES[s["test"]]
+    name = "corrected (prediction-powered) z-test" if s.get("corrected") else TEST_NAMES[s["test"]]
     if s.get("correction", "holm") != "holm":
         return f"{name}, {_correction(result)} over {len(rows)} check(s)"
     checks = lambda n: f"{n} check" if n == 1 else f"{n} checks"  # noqa: E731
@@ -583,7 +629,8 @@ def format_message(result: GateResult) -> str:
     if result.kind == "floor":
         header, body = _table_rows(result, only_failed=False)
         verdict = "below their floor" if not result.passed else "at or above their floor"
-        return f"scores {verdict}:\n{_text_table(header, body)}"
+        what = "corrected means" if result.settings.get("corrected") else "scores"
+        return f"{what} {verdict}:\n{_text_table(header, body)}"
     s = result.settings
     if result.passed:
         head = (
