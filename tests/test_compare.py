@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from heta_notebook import ReportStore
-from heta_notebook.analysis._compare import Comparison, compare, flatten
+from heta_notebook.analysis._compare import Comparison, compare
+from heta_notebook.analysis._compare_frames import flatten
 from heta_notebook.schema import EvaluationReport
 from tests._compare_helpers import scored_report
 

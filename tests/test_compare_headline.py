@@ -4,7 +4,7 @@ details) names only the settings that differ and matter, never NaN, never cut mi
 from __future__ import annotations
 
 from heta_notebook import Chunking, Recipe, compare
-from heta_notebook.analysis._compare import flatten
+from heta_notebook.analysis._compare_frames import flatten
 from heta_notebook.analysis._headline import UNSET, setting_changes, setting_text
 from heta_notebook.runner._inputs import json_manifest
 from tests._compare_helpers import scored_report

@@ -13,7 +13,7 @@ _EXPORTS = {
     "BenchmarkComparison": "heta_notebook.analysis._benchmarks",
     "compare_benchmarks": "heta_notebook.analysis._benchmarks",
     "Comparison": "heta_notebook.analysis._compare",
-    "Variant": "heta_notebook.analysis._compare",
+    "Variant": "heta_notebook.analysis._alignment",
     "compare": "heta_notebook.analysis._compare",
     "ReportFrames": "heta_notebook.analysis._frames",
     "tie_effects": "heta_notebook.analysis._ties",
@@ -27,13 +27,13 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type checkers
+    from heta_notebook.analysis._alignment import Variant  # noqa: F401
     from heta_notebook.analysis._benchmarks import (  # noqa: F401
         BenchmarkComparison,
         compare_benchmarks,
     )
     from heta_notebook.analysis._compare import (  # noqa: F401
         Comparison,
-        Variant,
         compare,
     )
     from heta_notebook.analysis._frames import (  # noqa: F401

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.analysis._alignment import SEPARATOR
-from heta_notebook.analysis._compare import Comparison, Variant, collect_reports
+from heta_notebook.analysis._alignment import SEPARATOR, Variant
+from heta_notebook.analysis._compare import Comparison
+from heta_notebook.analysis._compare_inputs import collect_reports
 from heta_notebook.analysis._headline import headline_score
 from heta_notebook.schema._records import EvaluationReport
 

@@ -27,13 +27,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook._util.formatting import format_delta, format_p, significance_mark
+from heta_notebook._util.formatting import format_delta, format_p
 from heta_notebook.analysis import _options as options_
 from heta_notebook.analysis import _stats as stats
 from heta_notebook.analysis._alignment import Aligned, Variant, align
+from heta_notebook.analysis._compare_frames import (
+    SUMMARY_COLUMNS,
+    describe_test,
+    flatten,
+    significance_frame,
+    summary_stats,
+)
+from heta_notebook.analysis._compare_inputs import check_benchmarks, collect_reports
 from heta_notebook.analysis._compare_stats import ComparisonStatistics
 from heta_notebook.analysis._effects import with_statistics as _with_statistics
-from heta_notebook.analysis._frames import SUMMARY_COLUMNS as FRAME_SUMMARY_COLUMNS
 from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
 from heta_notebook.analysis._pairing import (
@@ -43,7 +50,6 @@ from heta_notebook.analysis._pairing import (
     relevant_changes,
 )
 from heta_notebook.analysis._slices import SliceKey, case_slices
-from heta_notebook.evaluators._aggregation import matrix_stats, pass_rate
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
 
 _IGNORED_MANIFEST_KEYS = ("name", "created_at", "updated_at", "manifest_hash", "hash")
@@ -99,73 +105,6 @@ def compare(
         method=method,
         **chosen,
     )
-
-
-# --------------------------------------------------------------------------- inputs
-
-
-def collect_reports(source: Any, **filters: Any) -> dict[str, EvaluationReport]:
-    """Label → report from the many shapes a user may hold; duplicate labels made unique."""
-    if hasattr(source, "load_all") and hasattr(source, "list"):  # a ReportStore
-        source = source.load_all(**filters)
-    elif filters:
-        raise TypeError(
-            options_.unknown_options_message(filters, options_.DEFAULTS)
-            + "; other keywords are store filters, which only apply when comparing a ReportStore"
-        )
-    if hasattr(source, "reports") and not isinstance(source, EvaluationReport):
-        source = source.reports  # a RunCollection
-    if isinstance(source, Mapping):
-        pairs = [(str(k), _as_report(v)) for k, v in source.items()]
-    else:
-        items = [source] if _is_single(source) else list(source)
-        pairs = [(None, _as_report(item)) for item in items]  # type: ignore[misc]  # labelled below
-    if not pairs:
-        raise ValueError("compare() needs at least one report (got none)")
-    return _unique_labels(pairs)
-
-
-def _is_single(source: Any) -> bool:
-    return isinstance(source, (EvaluationReport, str, bytes, PathLike)) or hasattr(source, "report")
-
-
-def _as_report(item: Any) -> EvaluationReport:
-    from heta_notebook.reports._resolve import resolve_report
-
-    try:
-        return resolve_report(item)
-    except TypeError:
-        raise TypeError(
-            f"cannot compare a {type(item).__name__}; pass EvaluationReport objects"
-        ) from None
-
-
-def _unique_labels(
-    pairs: Sequence[tuple[str | None, EvaluationReport]],
-) -> dict[str, EvaluationReport]:
-    labels = [given or report.label for given, report in pairs]
-    counts = {label: labels.count(label) for label in labels}
-    out: dict[str, EvaluationReport] = {}
-    for label, (_, report) in zip(labels, pairs, strict=True):
-        name = label if counts[label] == 1 else f"{label} ({report.report_id})"
-        base, n = name, 2
-        while name in out:
-            name, n = f"{base} #{n}", n + 1
-        out[name] = report
-    return out
-
-
-def check_benchmarks(reports: Mapping[str, EvaluationReport], allow: bool = False) -> None:
-    """Refuse reports of different benchmarks (name, version, split) unless ``allow``."""
-    keys = {label: r.benchmark.key for label, r in reports.items()}
-    if len(set(keys.values())) > 1 and not allow:
-        listing = "; ".join(f"{label!r} → {key}" for label, key in keys.items())
-        raise ValueError(
-            "refusing to compare reports of different benchmarks (name:version:split): "
-            f"{listing}. Scores on different cases are not comparable; use "
-            "compare_benchmarks() for a per-benchmark table, or pass "
-            "allow_different_benchmarks=True to show them side by side, unpaired."
-        )
 
 
 # --------------------------------------------------------------------------- the comparison
@@ -504,7 +443,7 @@ class Comparison(ComparisonStatistics):
             test=self.test,
             alternative=self.alternative,
         )
-        frame = _significance_frame(self, pairs, scores, result, masks, self.test, self.family)
+        frame = significance_frame(self, pairs, scores, result, masks, self.test, self.family)
         return _with_statistics(frame, d, self.correction, self.alternative, self.confidence)
 
     def slice_masks(self, by: SliceKey) -> list[tuple[str, np.ndarray]]:
@@ -845,160 +784,6 @@ class Comparison(ComparisonStatistics):
 
 # --------------------------------------------------------------------------- helpers
 
-SUMMARY_COLUMNS = [  # the frames' summary per variant, with missing cases instead of counts
-    "variant",
-    "report",
-    *(c for c in FRAME_SUMMARY_COLUMNS if c != "counts"),
-    "n_missing",
-]
-
-
-def summary_stats(
-    values: np.ndarray,
-    passed: np.ndarray,
-    confidence: float,
-    scores: Sequence[int] | None = None,
-    variants: Sequence[int] | None = None,
-) -> dict[str, np.ndarray]:
-    """Mean, n, std, t-based CI and pass rate over axis 1 (cases) of scores × cases × variants
-    (only ``scores`` × ``variants`` of them when given).
-
-    ``aggregation.matrix_stats`` (the one engine) on the aligned, NaN-masked matrices, a
-    few scores at a time so its temporaries stay ~4 MB (each score × variant is reduced
-    on its own, so the numbers do not depend on the grouping). The fancy indexing is kept
-    on purpose: it fixes the memory layout, hence the summation order, the numbers had.
-    """
-    scores = list(range(len(values)) if scores is None else scores)
-    columns: Any = slice(None) if variants is None else list(variants)
-    step = max(1, 500_000 // max(values[0].size if len(values) else 1, 1))
-    parts = [
-        matrix_stats(
-            values[scores[i : i + step]][:, :, columns],
-            passed[scores[i : i + step]][:, :, columns],
-            axis=1,
-            confidence=confidence,
-        )
-        for i in range(0, len(scores), step)
-    ]
-    if not parts:
-        parts = [
-            matrix_stats(
-                values[:0][:, :, columns],
-                passed[:0][:, :, columns],
-                axis=1,
-                confidence=confidence,
-            )
-        ]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    return {
-        "mean": out["mean"],
-        "n": out["n"],
-        "std": out["std"],
-        "ci_low": out["ci_low"],
-        "ci_high": out["ci_high"],
-        "pass_rate": pass_rate(out["n_passed"], out["n_judged"]),
-        "n_passed": out["n_passed"],
-    }
-
-
-def _significance_frame(
-    comparison: Comparison,
-    pairs: Sequence[tuple[Variant, Variant]],
-    scores: Sequence[str],
-    result: stats.PairedTest,
-    masks: Sequence[tuple[str | None, Any]] = ((None, slice(None)),),
-    test: str = "permutation",
-    family: str = "score",
-) -> pd.DataFrame:
-    al = comparison.aligned
-    rows = []
-    for block, (name, mask) in enumerate(masks):
-        for i, score in enumerate(scores):
-            s = al.score_index(score)
-            for j, (a, b) in enumerate(pairs):
-                k = (block * len(scores) + i) * len(pairs) + j
-                rows.append(
-                    {
-                        **({"slice": name} if name is not None else {}),
-                        "score": score,
-                        "baseline": a.name,
-                        "variant": b.name,
-                        "baseline_mean": _nanmean(al.values[s][mask, al.variant_index(a)]),
-                        "variant_mean": _nanmean(al.values[s][mask, al.variant_index(b)]),
-                        "delta": result.mean_diff[k],
-                        "ci_low": result.ci_low[k],
-                        "ci_high": result.ci_high[k],
-                        "p_value": result.p_value[k],
-                        "n_pairs": int(result.n[k]),
-                        "wins": int(result.wins[k]),
-                        "ties": int(result.ties[k]),
-                        "losses": int(result.losses[k]),
-                        "p_method": result.method[k],
-                        "ci_method": result.ci_method[k],  # type: ignore[index]  # always set
-                    }
-                )
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return pd.DataFrame(
-            columns=[
-                "score",
-                "baseline",
-                "variant",
-                "delta",
-                "ci_low",
-                "ci_high",
-                "p_value",
-                "p_holm",
-                "significant",
-                "n_pairs",
-                "wins",
-                "ties",
-                "losses",
-                "test",
-                "family",
-                "family_size",
-            ]
-        )
-    families = frame["score"] if family == "score" else pd.Series("all", index=frame.index)
-    p_holm = stats.holm(frame["p_value"].to_numpy(), families.to_numpy())
-    frame.insert(frame.columns.get_loc("p_value") + 1, "p_holm", p_holm)
-    frame.insert(frame.columns.get_loc("p_holm") + 1, "significant", frame["p_holm"] < 0.05)
-    frame["test"] = test
-    frame["family"] = families.to_numpy()
-    tested = frame["p_value"].notna().groupby(frame["family"]).transform("sum")
-    frame["family_size"] = tested.astype(int)
-    return frame
-
-
-def describe_test(
-    sig: pd.DataFrame, test: str, family: str, score: str, *, of_score: bool = True
-) -> str:
-    """The test and Holm family of ``score``'s rows of a significance frame, in words."""
-    name = stats.TEST_NAMES[test]
-    rows = sig[sig["score"] == score] if family == "score" else sig
-    m = int(rows["p_value"].notna().sum())
-    slices = rows["slice"].nunique() if "slice" in rows else 1
-    pairs = rows[["baseline", "variant"]].drop_duplicates().shape[0]
-    if family == "all":
-        n_scores = rows["score"].nunique()
-        parts = [f"{n_scores} scores"] * (n_scores > 1) + [_plural(pairs, "pair")]
-        parts += [_plural(slices, "slice")] * (slices > 1)
-        return f"{name}, Holm over {_plural(m, 'test')} of {' × '.join(parts)}"
-    where = f" of {score}" if of_score else ""
-    if slices > 1:
-        detail = f"{_plural(pairs, 'pair')} × {_plural(slices, 'slice')}"
-        return f"{name}, Holm over {_plural(m, 'test')}{where} ({detail})"
-    return f"{name}, Holm over {_plural(m, 'pair')}{where}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _nanmean(x: np.ndarray) -> float:
-    ok = ~np.isnan(x)
-    return float(x[ok].mean()) if ok.any() else float("nan")
-
 
 def _label_of(comparison: Comparison, item: Any) -> str:
     if isinstance(item, str) and item in comparison.reports:
@@ -1012,32 +797,4 @@ def _manifest(report: EvaluationReport) -> Any:
     return report.knowledge_base_manifest  # heta-framework reports: the KB manifest
 
 
-def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested dicts/lists → ``{"chunking.size": 100, "stages[0].name": "split"}``."""
-    if isinstance(data, Mapping):
-        if not data and prefix:
-            return {prefix: {}}
-        out: dict[str, Any] = {}
-        for key, value in data.items():
-            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    if isinstance(data, (list, tuple)) and any(isinstance(x, (Mapping, list, tuple)) for x in data):
-        out = {}
-        for i, value in enumerate(data):
-            out.update(flatten(value, f"{prefix}[{i}]"))
-        return out
-    return {prefix or "value": list(data) if isinstance(data, tuple) else data}
-
-
-__all__ = [
-    "Comparison",
-    "Variant",
-    "check_benchmarks",
-    "collect_reports",
-    "compare",
-    "describe_test",
-    "flatten",
-    "format_delta",
-    "format_p",
-    "significance_mark",
-]
+__all__ = ["Comparison", "compare"]

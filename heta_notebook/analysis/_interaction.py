@@ -83,7 +83,7 @@ def interaction_line(row: Any) -> str:
 
 def summary_by(comparison: Comparison, by: Any) -> pd.DataFrame:
     """``Comparison.summary()`` per slice of ``by``: a first ``slice`` column."""
-    from heta_notebook.analysis._compare import summary_stats
+    from heta_notebook.analysis._compare_frames import summary_stats
 
     al = comparison.aligned
     s_idx = [al.score_index(s) for s in comparison.score_names]

@@ -341,7 +341,7 @@ def _significance_section(sig: pd.DataFrame) -> Markup:
 
 def _slice_section(comparison: Comparison) -> Markup:
     """Per-slice paired tests of the headline score (slices inside its Holm family)."""
-    from heta_notebook.analysis._compare import describe_test
+    from heta_notebook.analysis._compare_frames import describe_test
 
     score = comparison.primary_score
     full = comparison.significance()
