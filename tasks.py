@@ -5,8 +5,8 @@
     python3 tasks.py test tests/test_cli.py -x   # extra arguments: only that pytest run
                                                  # (slow and browser tests included unless -m)
 
-``test`` runs: ruff; mypy (zero errors on heta_notebook/); pytest over tests/ and, through nbval, every notebook in notebooks/ (test
-files spread over one pytest-xdist worker per core);
+``test`` runs: ruff; mypy (zero errors on heta_notebook/); pytest over tests/ and, through
+nbval, every notebook in notebooks/ (test files spread over one pytest-xdist worker per core);
 and, beside it in their own process, the browser tests (JupyterLab + exported HTML in headless
 Chromium; they wait on kernels and pages much of the time, so running them alongside took
 316 s in all where one after the other took 345 s on a quiet 2-core box; they must not share
@@ -14,11 +14,13 @@ an xdist worker's event loop with the async tests). On CI (CI=true),
 as root, a missing /usr/bin/chromium is installed with apt-get; elsewhere browser tests skip
 when there is no Chromium. LLM judge credentials (HETA_JUDGE_*, OPENAI_*) are removed from the
 tests' environment, so no test calls a paid endpoint. Both commands create ``.venv`` next to this
-file and reuse it.
+file and reuse it: pip runs again only when pyproject.toml (or the extras) changed since the
+last install (``.venv/.heta-install-stamp`` holds their hash).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -32,6 +34,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 CHROMIUM = Path("/usr/bin/chromium")
+STAMP = ".heta-install-stamp"  # sha256 of pyproject.toml + extras of the last install
 PYTEST = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
 
 
@@ -51,12 +54,28 @@ def focused_pytest_args(user_args: list[str]) -> list[str]:
     return user_args if gave_marker else ["-m", "", *user_args]
 
 
+def install_stamp(extras: str) -> str:
+    """What an install depends on: pyproject.toml's bytes and the extras (a sha256)."""
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes())
+    digest.update(f"\0{extras}".encode())
+    return digest.hexdigest()
+
+
 def install(extras: str) -> None:
-    """Create .venv if needed and install the project (editable) with ``extras``."""
+    """Create .venv if needed and install the project (editable) with ``extras``; skip pip when
+    ``.venv`` already holds an install of this pyproject.toml with these extras (the stamp)."""
+    stamp_file, stamp = VENV / STAMP, install_stamp(extras)
+    if PY.exists() and stamp_file.exists() and stamp_file.read_text().strip() == stamp:
+        print(
+            f"+ .venv is up to date with pyproject.toml [{extras}] (delete {stamp_file} to reinstall)"
+        )
+        return
     if not PY.exists():
         venv.EnvBuilder(with_pip=True).create(VENV)
         sh(PY, "-m", "pip", "install", "-q", "--upgrade", "pip")
+    stamp_file.unlink(missing_ok=True)
     sh(PY, "-m", "pip", "install", "-q", "-e", f".[{extras}]")
+    stamp_file.write_text(stamp + "\n")
 
 
 def on_ci() -> bool:

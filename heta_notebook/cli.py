@@ -125,14 +125,20 @@ def cmd_ls(args: argparse.Namespace) -> int:
     """Print the reports saved in a ReportStore folder, oldest first, as an 80-column table."""
     import warnings
 
+    from heta_notebook.reports._listing import LS_COLUMNS, is_report, ls_table, report_listing
     from heta_notebook.reports._run import ReportWarning
     from heta_notebook.reports._store import ReportStore
 
-    if "://" not in args.store and not Path(args.store).is_dir():
+    local = "://" not in args.store
+    if local and not Path(args.store).is_dir() and not is_report(Path(args.store)):
         raise SystemExit(f"error: {args.store} is not a folder")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ReportWarning)
-        frame = ReportStore(args.store).list()
+        try:
+            one = report_listing(Path(args.store)) if local else None
+        except ValueError as exc:  # a .json that is no report: unusable input, exit 2
+            raise SystemExit(f"error: {error_line(exc)}") from None
+        frame = ReportStore(args.store).list() if one is None else one
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     if args.json:
@@ -142,67 +148,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
         print(f"no reports in {args.store}")
         return 0
     if args.long:
-        columns = [c for c in _LS_COLUMNS if c in frame.columns]
+        columns = [c for c in LS_COLUMNS if c in frame.columns]
         print(frame[columns].to_string(index=False, max_colwidth=None, line_width=None))
         return 0
     print(ls_table(frame.to_dict(orient="records")))
     return 0
-
-
-_LS_COLUMNS = [
-    "knowledge_base_name",
-    "report_id",
-    "label",
-    "benchmark",
-    "split",
-    "query_modes",
-    "n_cases",
-    "finished_at",
-    "partial",
-]
-_LS_HEADER = ["knowledge_base", "report_id", "label", "benchmark", "cases", "finished"]
-# Shrink order and floors when the table is too wide: the free text only. Ids stay whole so
-# they can be copied into `export` / `gate` / `ReportStore.load`; never a header is cut.
-_LS_SHRINK = [(3, 10), (2, 8)]
-
-
-def ls_table(rows: Sequence[dict[str, Any]], width: int = 80) -> str:
-    """The compact listing: key columns, full ids, labels shortened to fit ``width`` if they can."""
-    table = [_LS_HEADER] + [_ls_cells(row) for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_LS_HEADER))]
-    excess = sum(widths) + 2 * (len(widths) - 1) - width
-    for column, floor in _LS_SHRINK:
-        cut = max(0, min(excess, widths[column] - max(floor, len(_LS_HEADER[column]))))
-        widths[column] -= cut
-        excess -= cut
-    lines = []
-    for line in table:
-        cells = []
-        for i, (cell, w) in enumerate(zip(line, widths, strict=True)):
-            text = _fit(cell, w)
-            cells.append(text.rjust(w) if i == 4 else text.ljust(w))
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
-
-
-def _ls_cells(row: dict[str, Any]) -> list[str]:
-    benchmark = str(row.get("benchmark") or "")
-    if row.get("split") and str(row["split"]) != "test":
-        benchmark += f"/{row['split']}"
-    finished = "partial" if row.get("partial") else str(row.get("finished_at") or "-")
-    return [
-        str(row.get("knowledge_base_name") or ""),
-        str(row.get("report_id") or ""),
-        str(row.get("label") or ""),
-        benchmark,
-        "" if row.get("n_cases") is None else str(row["n_cases"]),
-        finished[:16].replace("T", " "),
-    ]
-
-
-def _fit(text: str, width: int) -> str:
-    """``text`` cut to ``width`` with an ellipsis."""
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def cmd_run_notebook(args: argparse.Namespace) -> int:
@@ -251,7 +201,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 benchmark=benchmark,
                 recipe=recipe,
                 evaluators=evaluators,
-                config={"top_k": args.top_k},
+                config={"top_k": args.top_k} if args.top_k else None,
                 query_modes=args.mode or None,
                 store=args.out,
                 limit=args.limit,
@@ -739,14 +689,20 @@ def add_run_parser(sub: Any) -> None:
         "abstention), evidence (evidence recall@5, @10) or module:attr (repeatable; default: "
         "the benchmark's own)",
     )
-    run.add_argument("--top-k", type=_positive, default=10, help="results per query (10)")
+    run.add_argument(
+        "--top-k", type=_positive, help="results per query (default: as deep as the scores cut)"
+    )
     run.add_argument("--mode", action="append", help="query mode (repeatable; default: all)")
     run.add_argument("--out", help="a report store folder to save the report in")
     run.set_defaults(func=cmd_run)
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    """A positive whole number (argparse names the option; never this function)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value

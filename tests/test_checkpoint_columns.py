@@ -4,6 +4,7 @@ would give; the stream refuses symlinks and newer formats, and a torn batch is d
 
 from __future__ import annotations
 
+import json
 import os
 
 import pandas as pd
@@ -161,7 +162,9 @@ async def test_a_complete_run_deletes_its_checkpoint_and_an_interrupted_one_keep
     final = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report
     assert not final.is_partial and len(final.case_results) == 24
     assert not (folder / "cases.arrows").exists() and not (folder / "cases.arrows.sums").exists()
-    assert (folder / "checkpoint.json").exists()  # the run's fingerprint stays
+    # no stale checkpoint.json or .lock: the run's fingerprint stays in the saved header
+    assert not (folder / "checkpoint.json").exists() and not (folder / ".lock").exists()
+    assert json.loads((folder / "header.json").read_text())["metadata"]["fingerprint"]
     assert list(store.load("kb", "run").case_results) == list(final.case_results)
     again = (await BenchmarkRunner().run(recipe=ToyKB(), **options)).report  # nothing to redo
     assert list(again.case_results) == list(final.case_results)

@@ -75,7 +75,7 @@ def test_the_rule_reads_each_evaluators_k() -> None:
 def test_the_cli_says_it_in_one_line_and_not_as_a_python_warning(tmp_path, capsys) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DepthWarning)  # the CLI must not let it through
-        assert main(["run", "cranfield", "--recipe", "bm25", "--limit", "3"]) == 0
+        assert main(["run", "cranfield", "--recipe", "bm25", "--limit", "3", "--top-k", "10"]) == 0
     out = capsys.readouterr().out
     assert "note: 5 scores cut deeper than the 10 results" in out and "--top-k 100" in out
     assert main(["run", "cranfield", "--recipe", "bm25", "--limit", "3", "--top-k", "100"]) == 0
@@ -89,7 +89,7 @@ def test_the_cli_summary_says_what_the_card_says(tmp_path, capsys) -> None:
     from heta_notebook.analysis._ties import notable_ties, tie_line
 
     store = tmp_path / "store"
-    assert main(["run", "cranfield", "--limit", "30", "--out", str(store)]) == 0
+    assert main(["run", "cranfield", "--limit", "30", "--top-k", "10", "--out", str(store)]) == 0
     out = capsys.readouterr().out
     saved = EvaluationReport.load(next(store.rglob("header.json")).parent)
     counts = saved.frames().misses()
@@ -134,3 +134,26 @@ def test_a_multi_benchmark_comparison_notes_it_per_benchmark() -> None:
         runs = _run(evaluators=beir_default_metrics(k_values=(10, 100)), config={"top_k": 10})
     notes = compare_benchmarks(runs).notes()
     assert any(n.startswith("beir_cranfield") and "a, b: 5 scores cut deeper" in n for n in notes)
+
+
+def test_a_default_run_retrieves_as_deep_as_its_scores_cut_and_warns_about_nothing() -> None:
+    """The defaults agree: BEIR's metrics cut at @100, so an unset ``top_k`` asks for 100."""
+    from heta_notebook import BenchmarkRunConfig
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runs = _run()
+        chosen = _run(config=BenchmarkRunConfig(max_concurrent_queries=2))  # top_k left unset
+    for report in (runs["a"], chosen["a"]):
+        assert report.metadata["config"]["top_k"] == 100 and KEY not in report.metadata
+    summary = runs["a"].summary().set_index("score")["mean"]
+    assert summary["beir_recall@100"] >= summary["beir_recall@10"]
+    shallow = _run(evaluators=beir_default_metrics(k_values=(1, 5)))  # never shallower than 10
+    assert shallow["a"].metadata["config"]["top_k"] == 10
+
+
+def test_the_cli_default_run_says_nothing_about_depth(capsys) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["run", "cranfield", "--recipe", "bm25", "--limit", "3"]) == 0
+    assert "cut deeper" not in capsys.readouterr().out

@@ -8,7 +8,8 @@ import warnings
 
 import pytest
 
-from heta_notebook.cli import ls_table, main
+from heta_notebook.cli import main
+from heta_notebook.reports._listing import ls_table
 from heta_notebook.reports._run import ReportWarning
 from heta_notebook.reports._store import ReportStore
 from heta_notebook.schema import ReportFormatError

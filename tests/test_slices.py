@@ -224,7 +224,7 @@ async def test_cranfield_run_with_labels_sliced_end_to_end(tmp_path):
 
     topics = {str(q): ("even" if q % 2 == 0 else "odd") for q in range(1, 226)}
     bench = BeirBenchmark.cranfield(labels={q: {"parity": t} for q, t in topics.items()})
-    config = BenchmarkRunConfig(top_k=10, max_concurrent_queries=4)
+    config = BenchmarkRunConfig(max_concurrent_queries=4)  # top_k: as deep as the scores
     runs = [
         (
             await BenchmarkRunner().run(

@@ -47,3 +47,25 @@ def test_a_failing_step_exits_with_its_code_and_no_traceback(capsys):
         _tasks().sh(sys.executable, "-c", "raise SystemExit(5)")
     assert info.value.code == 5
     assert "exit code 5" in capsys.readouterr().err
+
+
+def test_an_installed_venv_is_reused_while_pyproject_is_unchanged(tmp_path, monkeypatch, capsys):
+    tasks = _tasks()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    venv_dir = tmp_path / ".venv"
+    (venv_dir / "bin").mkdir(parents=True)
+    (venv_dir / "bin" / "python").write_text("")
+    monkeypatch.setattr(tasks, "ROOT", tmp_path)
+    monkeypatch.setattr(tasks, "VENV", venv_dir)
+    monkeypatch.setattr(tasks, "PY", venv_dir / "bin" / "python")
+    installs = []
+    monkeypatch.setattr(tasks, "sh", lambda *args, **kw: installs.append(args))
+    tasks.install("test")  # no stamp yet: pip runs, then the stamp is written
+    tasks.install("test")  # unchanged: reused
+    assert len(installs) == 1 and "up to date" in capsys.readouterr().out
+    tasks.install("notebook")  # other extras: pip runs
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\nversion = '2'\n")
+    tasks.install("notebook")  # pyproject changed: pip runs
+    tasks.install("notebook")
+    assert len(installs) == 3
+    assert (venv_dir / tasks.STAMP).read_text().strip() == tasks.install_stamp("notebook")

@@ -13,11 +13,15 @@ from __future__ import annotations
 import base64
 import gzip
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from heta_notebook.display._notebook_guard import check_notebook_outputs, guard_shell_lines
 
 REQUIRE_JS = "requirejs-2.3.8-require.js.gz"
 WIDGETS_JS = "jupyter-widgets-html-manager-1.0.15-embed-amd.js.gz"
@@ -111,8 +115,30 @@ def execute_notebook(path: str | Path, *, timeout: int = 600) -> Any:
         store_widget_state=True,
         resources={"metadata": {"path": str(path.parent)}},
     )
-    client.execute()
+    with _shell_lines_guarded(nb):
+        client.execute()
+    problems = check_notebook_outputs(nb)
+    if problems:
+        raise NotebookOutputError(f"{path.name}: " + "; ".join(problems))
     return nb
+
+
+class NotebookOutputError(RuntimeError):
+    """An executed notebook's output shows a shell error or a printed traceback."""
+
+
+@contextmanager
+def _shell_lines_guarded(nb: Any) -> Iterator[None]:
+    """Run with every ``!`` line checked (a failing command raises); restore the sources."""
+    sources = [cell.source for cell in nb.cells]
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = guard_shell_lines(cell.source)
+    try:
+        yield
+    finally:
+        for cell, source in zip(nb.cells, sources, strict=True):
+            cell.source = source
 
 
 def export_html(nb: Any, *, title: str | None = None) -> str:
@@ -155,4 +181,4 @@ def run_notebook(path: str | Path, outdir: str | Path, *, timeout: int = 600) ->
     return NotebookRun(notebook=notebook_out, html=html_out, seconds=seconds)
 
 
-__all__ = ["NotebookRun", "execute_notebook", "export_html", "run_notebook"]
+__all__ = ["NotebookOutputError", "NotebookRun", "execute_notebook", "export_html", "run_notebook"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from heta_notebook.evaluators._protocol import EvaluatorSettings, SyncScorer
+from heta_notebook.evaluators._squad import answer_step_error
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
 NO_ANSWERS = "case has no expected answers"
@@ -58,6 +59,9 @@ class _AnswerEvaluator(SyncScorer):
         expected = case.expected.answers
         if not expected:
             return EvaluationScore.skipped_score(self.name, NO_ANSWERS)
+        failed = answer_step_error(response)
+        if failed is not None:  # an outage is an error with its reason, never an abstention
+            return EvaluationScore.error_score(self.name, failed)
         if response.abstained:  # on purpose: wrong when answers are expected, and said so
             why = response.abstain_reason
             reason = f"abstained: {why}" if why else "abstained"

@@ -82,7 +82,7 @@ class _SquadMetric(SyncScorer):
         golds = references(case)
         if golds is None:
             return EvaluationScore.skipped_score(self.name, "case has no expected answers")
-        failed = _answer_error(response)
+        failed = answer_step_error(response)
         if failed is not None:
             return EvaluationScore.error_score(self.name, failed)
         prediction = response.answer or ""
@@ -133,7 +133,7 @@ class AbstentionAccuracy(SyncScorer):
         expected = expects_abstention(case)
         if expected is None:
             return EvaluationScore.skipped_score(self.name, "case does not say if it is answerable")
-        failed = _answer_error(response)
+        failed = answer_step_error(response)
         if failed is not None:
             return EvaluationScore.error_score(self.name, failed)
         did = abstained(response)
@@ -155,7 +155,8 @@ class AnswerStepError(RuntimeError):
     """The response's answer step failed (``metadata.answer.error``), so there is nothing to score."""
 
 
-def _answer_error(response: QueryResponse) -> AnswerStepError | None:
+def answer_step_error(response: QueryResponse) -> AnswerStepError | None:
+    """The answer step's failure (``metadata.answer.error``: an HTTP 500, a timeout), or None."""
     step = response.metadata.get("answer")
     error = step.get("error") if isinstance(step, dict) else None
     if not error:
@@ -170,6 +171,7 @@ __all__ = [
     "SquadExactMatch",
     "SquadTokenF1",
     "abstained",
+    "answer_step_error",
     "expects_abstention",
     "squad_default_evaluators",
     "squad_exact",

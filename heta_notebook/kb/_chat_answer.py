@@ -101,7 +101,7 @@ async def chat_answer(step: ChatAnswer, question: str, results: Sequence[QueryRe
         except Exception as exc:  # a dead endpoint costs this answer, not the run (nor the results)
             message = redact_text(f"{exc}", _secrets(step, api_key))
             error = {"message": message, "error_type": type(exc).__name__}
-            meta.update(abstained=True, error=error, attempts=getattr(exc, "attempts", 0))
+            meta.update(abstained=False, error=error, attempts=getattr(exc, "attempts", 0))
             meta["latency_ms"] = _elapsed(started)
             return Answer(None, (), meta)
         meta.update(cache_hit=False)

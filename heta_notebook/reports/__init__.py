@@ -5,8 +5,8 @@
 header, generations, digests, write and open), ``_checkpoint`` (the one checkpoint format:
 an Arrow stream with its sums), ``_lazy_results`` (a response's results kept as arrays),
 ``_heta_json`` (heta-framework's ``report.json`` read back), ``_resolve``
-(``resolve_report``: what report a source holds), ``_store`` (``ReportStore``) and ``_run``
-(the run handle, all a runner holds).
+(``resolve_report``: what report a source holds), ``_store`` (``ReportStore``), ``_run``
+(the run handle, all a runner holds) and ``_listing`` (what ``heta-notebook ls`` lists).
 """
 
 from __future__ import annotations

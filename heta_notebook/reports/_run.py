@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from heta_notebook._util.paths import UnsafeNameError
 from heta_notebook._util.sums import seal, unseal
 from heta_notebook.reports import _checkpoint as checkpoints
+from heta_notebook.reports._tables import HEADER
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationReport,
@@ -232,12 +233,23 @@ class RunHandle:
         self._open_stream(self._stream)
 
     def _recorded_fingerprint(self, identity: Path) -> tuple[str | None, str]:
-        """The fingerprint ``checkpoint.json`` records, or None and why there is none."""
+        """The fingerprint ``checkpoint.json`` records (or, once a finished run removed it, the
+        saved header's), or None and why there is none."""
+        header = identity.with_name(HEADER)
+        if not self.store._exists(identity) and self.store._exists(header):
+            identity = header
         if not self.store._exists(identity):
             return None, "missing"
-        recorded, problem = unseal(self.store._read(identity))
-        if recorded is None:
-            return None, f"unreadable ({problem})"
+        if identity.name == HEADER:  # a saved report's header: its own digest, not a seal
+            try:
+                recorded = json.loads(self.store._read(identity))
+            except (ValueError, UnicodeDecodeError) as exc:
+                return None, f"unreadable ({exc})"
+            recorded = recorded.get("metadata") if isinstance(recorded, dict) else None
+        else:
+            recorded, problem = unseal(self.store._read(identity))
+            if recorded is None:
+                return None, f"unreadable ({problem})"
         fingerprint = recorded.get("fingerprint") if isinstance(recorded, dict) else None
         if not isinstance(fingerprint, str) or not fingerprint:
             return None, "records no fingerprint"
@@ -327,7 +339,10 @@ class RunHandle:
                 if handle is not None:
                     handle.close(sync=not self.saved)
             if self._discard:
-                for path in (self.stream_path, self.sums_path):
+                doomed = [self.stream_path, self.sums_path]
+                if self.store._exists(self.folder / HEADER):  # its header keeps the fingerprint
+                    doomed.append(self.folder / "checkpoint.json")  # (a report.json does not)
+                for path in doomed:
                     if self.store._fs is None:
                         path.unlink(missing_ok=True)  # a symlink: the link, never its target
                     elif self.store._exists(path):

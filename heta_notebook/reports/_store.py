@@ -453,16 +453,20 @@ class _LockTable:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / ".lock"
             _refuse_symlink(path)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            while True:  # a holder unlinks .lock as it lets go: lock the file that is there now
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+                    os.close(fd)
+                    raise ReportLockedError(
+                        f"{what} is being written by another process (pid {holder}, lock "
+                        f"{path}); wait for it to finish or use another report_id"
+                    ) from None
+                if _same_file(fd, path):
+                    break
                 os.close(fd)
-                raise ReportLockedError(
-                    f"{what} is being written by another process (pid {holder}, lock {path}); "
-                    "wait for it to finish or use another report_id"
-                ) from None
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)
             self._held[folder] = [fd, 1]
@@ -475,8 +479,18 @@ class _LockTable:
             entry[1] -= 1
             if entry[1] == 0:
                 del self._held[folder]
+                with contextlib.suppress(OSError):  # a finished run leaves no .lock behind
+                    (folder / ".lock").unlink()
                 fcntl.flock(entry[0], fcntl.LOCK_UN)
                 os.close(entry[0])
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open at ``fd`` (not unlinked by its last holder)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+    except OSError:
+        return False
 
 
 _LOCKS = _LockTable()

@@ -21,6 +21,7 @@ from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
 from heta_notebook.benchmarks._texts import remember_documents
 from heta_notebook.reports._store import ReportStore
+from heta_notebook.runner._answer_default import answer_where_expected
 from heta_notebook.runner._config import BenchmarkRunConfig, coerce_config
 from heta_notebook.runner._executors import Executor, LocalExecutor, RecipeRun
 from heta_notebook.runner._inputs import (
@@ -35,6 +36,7 @@ from heta_notebook.runner._inputs import (
 from heta_notebook.runner._plan import (
     CaseGroup,
     RunSpec,
+    deep_enough,
     fingerprint,
     propagate_cancel,
     resolve_report_id,
@@ -114,6 +116,7 @@ class BenchmarkRunner:
         )  # fmt: skip
         loaded = subset.apply(loaded)
         chosen = active_evaluators(evaluators if evaluators is not None else loaded.evaluators)
+        active = deep_enough(active, chosen)
         warn_depth(chosen, active.top_k)
         options: dict[str, Any] = {
             "config": active,
@@ -126,16 +129,17 @@ class BenchmarkRunner:
             "subset": subset.describe(),
         }
         if recipe is not None:
-            recipe = adapt_heta(recipe, "recipe")
+            recipe = answer_where_expected(adapt_heta(recipe, "recipe"), loaded.cases)
             label = label_of(recipe, knowledge_base_name or loaded.manifest.name)
             kb_name = knowledge_base_name or f"{loaded.manifest.name}-{label}"
             job = RecipeRun(loaded, recipe, label, kb_name, chosen, **options)
             (result,) = await (executor or LocalExecutor()).run([job])
             return propagate_cancel(result, [result.report])
+        cases = loaded.cases
         adapted = (
-            {k: adapt_heta(v, "recipe") for k, v in recipes.items()}
+            {k: answer_where_expected(adapt_heta(v, "recipe"), cases) for k, v in recipes.items()}
             if isinstance(recipes, Mapping)
-            else [adapt_heta(r, "recipe") for r in recipes or ()]
+            else [answer_where_expected(adapt_heta(r, "recipe"), cases) for r in recipes or ()]
         )
         jobs = [
             RecipeRun(

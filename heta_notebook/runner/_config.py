@@ -55,8 +55,8 @@ def coerce_config(config: BenchmarkRunConfig | Any | None, **overrides: Any) -> 
     """Our config from None, our config, a dict, or heta-framework's dataclass config."""
     if config is None:
         base: dict[str, Any] = {}
-    elif isinstance(config, BenchmarkRunConfig):
-        base = config.model_dump()
+    elif isinstance(config, BenchmarkRunConfig):  # only what was set: an unset top_k stays unset
+        base = config.model_dump(include=set(config.model_fields_set))
     elif isinstance(config, dict):
         base = dict(config)
     else:  # heta-framework's frozen dataclass has the same field names

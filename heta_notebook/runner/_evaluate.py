@@ -26,6 +26,7 @@ from heta_notebook.runner._inputs import active_evaluators, as_store
 from heta_notebook.runner._plan import (
     CaseGroup,
     RunSpec,
+    deep_enough,
     fingerprint,
     propagate_cancel,
     resolve_report_id,
@@ -94,6 +95,7 @@ async def aevaluate(
     cases = subset.select(cases) if subset.active else cases
     report_store = as_store(store)
     chosen = active_evaluators(_as_evaluator(ev) for ev in evaluators)
+    active = deep_enough(active, chosen)
     identity = fingerprint(
         dataset=manifest.key,
         mode=mode,

@@ -114,6 +114,23 @@ def _note_depth(spec: RunSpec) -> None:
         spec.metadata[KEY] = deeper
 
 
+def deep_enough(config: BenchmarkRunConfig, evaluators: Sequence[Any]) -> BenchmarkRunConfig:
+    """``config``, asking each query for as many results as its deepest score cuts at when the
+    user did not choose ``top_k`` (``beir_recall@100`` then ranks 100 results, as BEIR's does)."""
+    if "top_k" in config.model_fields_set:
+        return config
+    cuts = [getattr(ev, "k", None) for ev in evaluators]
+    deepest = max((k for k in cuts if isinstance(k, int) and not isinstance(k, bool)), default=0)
+    return config.model_copy(update={"top_k": deepest}) if deepest > config.top_k else config
+
+
+def headline_of(evaluators: Sequence[Any]) -> str | None:
+    """The score the progress bar and the live card follow (the card's headline rule)."""
+    from heta_notebook.analysis._headline import headline_score
+
+    return headline_score([str(ev.name) for ev in evaluators])
+
+
 def warn_depth(evaluators: Sequence[Any], top_k: int) -> None:
     """One ``DepthWarning`` per run call (not per recipe) when scores cut deeper than
     ``top_k``."""
@@ -148,7 +165,11 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
     finished = finished_results(run) if run is not None else {}
     pending = _count_pending(spec, finished)
     progress = RunProgress(
-        total=_total(spec), initial=_total(spec) - pending, desc=spec.label, enabled=spec.progress
+        total=_total(spec),
+        initial=_total(spec) - pending,
+        desc=spec.label,
+        enabled=spec.progress,
+        headline=headline_of(spec.evaluators),
     )
     sink = CheckpointSink(run, spec.config) if run is not None else None
     # filled as results arrive: the statistics only order them; a local checkpoint's columns

@@ -55,6 +55,7 @@ from heta_notebook.runner._plan import (
     _resume_hint,
     _total,
     finished_results,
+    headline_of,
     open_run,
 )
 from heta_notebook.runner._pool import CheckpointSink, Execution, WorkItem, case_metadata, execute
@@ -256,6 +257,7 @@ class _RecipeOnRay:
             initial=_total(spec) - len(pending),
             desc=spec.label,
             enabled=spec.progress,
+            headline=headline_of(spec.evaluators),
         )
         failure: BaseException | None = None
         try:

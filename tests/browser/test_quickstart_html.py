@@ -73,3 +73,41 @@ def test_exported_quickstart_renders_offline(notebooks_copy, tmp_path, chromium_
 
     assert guard.blocked == [], f"the exported HTML needed the internet: {guard.blocked[:5]}"
     assert page_errors == []
+    stock_export_shows_static_views(
+        run.notebook, tmp_path / "stock.html", chromium_browser, screens
+    )
+
+
+def stock_export_shows_static_views(notebook, html, chromium_browser, screens) -> None:
+    """A stock ``jupyter nbconvert --to html`` of the same executed notebook, opened offline
+    (its CDN scripts blocked): the card, the report explorers' and the comparison explorer's
+    static views are readable (a shared notebook is never blank)."""
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(notebook)]
+        + ["--output", html.stem, "--output-dir", str(html.parent), "--log-level=ERROR"],
+        check=True,
+        timeout=300,
+    )
+    context = chromium_browser.new_context(viewport={"width": 1300, "height": 900})
+    context.route("**/*", NetworkGuard())  # nbconvert's CDN scripts: aborted, as offline
+    page = context.new_page()
+    try:
+        page.goto(html.as_uri(), wait_until="load", timeout=120_000)
+        card = page.locator(".hn-card").first
+        card.wait_for(state="visible", timeout=30_000)
+        assert "beir_ndcg@10" in card.inner_text()
+        static = page.locator(".hn-explorer-fallback").first
+        static.wait_for(state="visible", timeout=30_000)
+        text = static.inner_text()
+        assert (
+            "Case explorer" in text and "Expected evidence" in text and "Retrieved results" in text
+        )
+        compared = page.locator(".hn-compare-explorer-fallback").first
+        assert compared.is_visible() and compared.inner_text().strip()
+        card.screenshot(path=str(screens / "quickstart-stock-card.png"))
+        static.screenshot(path=str(screens / "quickstart-stock-explorer.png"))
+    finally:
+        context.close()
