@@ -43,13 +43,16 @@ from heta_notebook.evaluators._aggregation import (
 )
 from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
 from heta_notebook.reports._tables import CorruptReportError
-from heta_notebook.schema._abstain import ABSTAIN_EXPECTED, abstention_expected
-from heta_notebook.schema._records import (
+from heta_notebook.schema._abstain import (
+    ABSTAIN_EXPECTED,
     ABSTAINED,
+    abstention_expected,
+    abstention_of,
+)
+from heta_notebook.schema._records import (
     BenchmarkExpected,
     EvaluationCaseResult,
     EvaluationReport,
-    abstention_of,
 )
 from heta_notebook.schema._status import FLAG_KEYS, SKIPPED, STATUSES, status_and_reason
 

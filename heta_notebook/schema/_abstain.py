@@ -1,5 +1,6 @@
 """``Abstain``: what a system returns to abstain, a plain record beside the report's records;
-and the one rule for a case that expects an abstention (``abstention_expected``)."""
+the one rule for a response that abstained (``abstention_of``) and the one for a case that
+expects an abstention (``abstention_expected``)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,24 @@ def abstention_expected(expected: Any) -> bool | None:
 
 
 __all__ = ["ABSTAIN_EXPECTED", "Abstain", "abstention_expected"]
+
+
+ABSTAINED = "abstained"  # metadata key: the system chose not to answer (True)
+ABSTAIN_REASON = "abstain_reason"  # metadata key: why (free text, optional)
+ANSWER_STEP_ABSTAINED = "the answer step found no answer"  # the embedded step's default reason
+
+
+def abstention_of(metadata: Mapping[str, Any]) -> tuple[bool, str | None]:
+    """The one abstention rule, from a response's metadata: ``abstained`` is True (a
+    system's ``Abstain``), or the embedded answer step abstained without failing
+    (``metadata["answer"]["abstained"]``); and the reason given, if any."""
+    if metadata.get(ABSTAINED) is True:
+        return True, _text_or_none(metadata.get(ABSTAIN_REASON))
+    step = metadata.get("answer")
+    if isinstance(step, Mapping) and step.get("abstained") and not step.get("error"):
+        return True, _text_or_none(step.get("reason")) or ANSWER_STEP_ABSTAINED
+    return False, None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None or str(value).strip() == "" else str(value)

@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from heta_notebook._util.redaction import redact, redact_strings, redact_text
+from heta_notebook.schema._abstain import ABSTAIN_REASON, ABSTAINED, abstention_of
 from heta_notebook.schema._status import judge_reason, status_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -251,27 +252,6 @@ class QueryTraceEvent(Record):
     stage: RequiredText
     message: RequiredText
     metadata: JsonDict = Field(default_factory=dict)
-
-
-ABSTAINED = "abstained"  # metadata key: the system chose not to answer (True)
-ABSTAIN_REASON = "abstain_reason"  # metadata key: why (free text, optional)
-ANSWER_STEP_ABSTAINED = "the answer step found no answer"  # the embedded step's default reason
-
-
-def abstention_of(metadata: Mapping[str, Any]) -> tuple[bool, str | None]:
-    """The one abstention rule, from a response's metadata: ``abstained`` is True (a
-    system's ``Abstain``), or the embedded answer step abstained without failing
-    (``metadata["answer"]["abstained"]``); and the reason given, if any."""
-    if metadata.get(ABSTAINED) is True:
-        return True, _text_or_none(metadata.get(ABSTAIN_REASON))
-    step = metadata.get("answer")
-    if isinstance(step, Mapping) and step.get("abstained") and not step.get("error"):
-        return True, _text_or_none(step.get("reason")) or ANSWER_STEP_ABSTAINED
-    return False, None
-
-
-def _text_or_none(value: Any) -> str | None:
-    return None if value is None or str(value).strip() == "" else str(value)
 
 
 class QueryResponse(Record):
@@ -782,10 +762,7 @@ def report_key(knowledge_base_name: str, report_id: str) -> str:
 
 
 __all__ = [
-    "ABSTAINED",
-    "ABSTAIN_REASON",
     "EVALUATION_SCHEMA_VERSION",
-    "abstention_of",
     "BenchmarkCase",
     "BenchmarkDocument",
     "BenchmarkEvidence",

@@ -20,10 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from heta_notebook._util.jsondata import json_safe
-from heta_notebook.schema._abstain import Abstain
+from heta_notebook.schema._abstain import ABSTAIN_REASON, ABSTAINED, Abstain
 from heta_notebook.schema._records import (
-    ABSTAIN_REASON,
-    ABSTAINED,
     QueryCitation,
     QueryResponse,
     QueryResult,
