@@ -74,3 +74,15 @@ def test_the_live_card_escapes_what_it_shows() -> None:
     page = live_card_html(running)
     assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;x" in page
     assert 'data-done="1"' in page and "0.500" in page
+
+
+def test_the_live_rows_keep_the_runs_mode_order_whatever_finishes_first(report) -> None:
+    modes = tuple(reversed(report.query_modes))  # the order the run asks for
+    progress = RunProgress(total=len(report.case_results), desc="bm25", enabled=False, modes=modes)
+    for result in sorted(report.case_results, key=lambda r: r.query_mode):  # finish order
+        progress.update(result)
+    assert tuple(progress.running.modes) == modes
+    html = live_card_html(progress.running)
+    assert [html.index(f"<td>{m}</td>") for m in modes] == sorted(
+        html.index(f"<td>{m}</td>") for m in modes
+    )

@@ -170,6 +170,7 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
         desc=spec.label,
         enabled=spec.progress,
         headline=headline_of(spec.evaluators),
+        modes=spec.query_modes,
     )
     sink = CheckpointSink(run, spec.config) if run is not None else None
     # filled as results arrive: the statistics only order them; a local checkpoint's columns

@@ -10,6 +10,7 @@ case.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,8 +98,11 @@ class RunProgress:
         enabled: bool = True,
         headline: str | None = None,
         live: bool | None = None,
+        modes: Sequence[str] = (),
     ):
         self.running = RunningScores(label=desc, total=total, headline=headline, initial=initial)
+        for mode in modes:  # rows in the run's mode order, not in the order cases finish
+            self.running.modes[mode] = ModeTally()
         self._bar: Any = None
         self._card: Any = None
         self._next = 0.0

@@ -258,6 +258,7 @@ class _RecipeOnRay:
             desc=spec.label,
             enabled=spec.progress,
             headline=headline_of(spec.evaluators),
+            modes=spec.query_modes,
         )
         failure: BaseException | None = None
         try:
