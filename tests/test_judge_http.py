@@ -205,7 +205,8 @@ def test_client_errors_are_not_retried_and_an_echoed_key_is_redacted(
 
 def test_concurrency_limit_is_shared_by_all_cases(server: JudgeServer, tmp_path: Path) -> None:
     server.default = Reply(content=verdict(), delay=0.05)
-    judge = make_judge(server, tmp_path, max_concurrency=2, use_cache=False)
+    # a timeout far past the reply delay: a loaded box must not turn the count into a retry
+    judge = make_judge(server, tmp_path, max_concurrency=2, use_cache=False, timeout=10)
 
     async def run() -> list[EvaluationScore]:
         jobs = [
@@ -404,7 +405,8 @@ def test_a_cached_reply_that_no_longer_fits_is_asked_again(
 
 def test_identical_requests_in_flight_are_sent_once(server: JudgeServer, tmp_path: Path) -> None:
     server.default = Reply(content=verdict(0.8, "Shared."), delay=0.1)
-    judge = make_judge(server, tmp_path, refresh=True)
+    # a timeout far past the reply delay: a loaded box must not turn the count into a retry
+    judge = make_judge(server, tmp_path, refresh=True, timeout=10)
 
     async def run() -> list[EvaluationScore]:
         same = [judge.evaluate(case=case(), response=response()) for _ in range(3)]
