@@ -284,7 +284,8 @@ from heta_notebook import BenchmarkRunConfig, ReportStore, run_benchmark
 from tests._runner_helpers import MODES, ListBenchmark, ToyKB, TopHit, make_cases
 
 config = BenchmarkRunConfig(report_id="ctrl-c", checkpoint_every=1, max_concurrent_queries=2)
-result = run_benchmark(benchmark=ListBenchmark(cases=make_cases(40), evaluators=(TopHit(),)),
+# 400 cases (≈ 20 s if never stopped): a loaded box must not finish the run before the signal
+result = run_benchmark(benchmark=ListBenchmark(cases=make_cases(400), evaluators=(TopHit(),)),
                        recipe=ToyKB(delay=0.05), knowledge_base_name="kb", query_modes=MODES,
                        config=config, store=ReportStore({store!r}), progress=False)
 print("PARTIAL", result.report.is_partial, len(result.report.case_results))
