@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -97,3 +98,36 @@ def test_ruff_keeps_the_names_shell_lines_use(tmp_path: Path) -> None:
                 for name in re.findall(r"\{\s*([A-Za-z_]\w*)", line):
                     bound = rf"(import {name}\b|\b{name}\s*=|for {name}\b|def {name}\b)"
                     assert re.search(bound, code), f"{source.name}: ruff dropped {name!r} ({line})"
+
+
+@pytest.mark.slow
+def test_the_nbval_run_is_exported_with_its_widgets_and_held_to_the_budget(tmp_path: Path) -> None:
+    """CI executes each notebook once: nbval's run is exported as ``run-notebook`` shares it
+    (widget state included) and a page over budget fails the last cell, naming the notebook."""
+    _notebook(
+        tmp_path / "slider.ipynb",
+        "import ipywidgets as w",
+        "w.IntSlider(value=7, description='sevens')",
+        "print('done')",
+    )
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    env = {
+        **os.environ,
+        "HETA_NOTEBOOK_EXPORT_BYTES": "1000",
+        "HETA_NOTEBOOK_EXPORT_DIR": str(pages),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests._nbval_export"]
+        + [str(tmp_path / "slider.ipynb"), "--nbval-lax", "--nbval-current-env", "-q"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 1, run.stdout
+    assert "slider.ipynb exports to" in run.stdout and "over the 0.001 MB budget" in run.stdout
+    assert "2 passed" in run.stdout  # the first cells pass; the last one carries the check
+    page = (pages / "slider.html").read_text(encoding="utf-8")
+    assert "IntSliderModel" in page and '"sevens"' in page and "done" in page
