@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from heta_notebook._util.redaction import declared_secrets, hide_declared
+from heta_notebook._util.redaction import (
+    clean_texts,
+    declared_secrets,
+    hide_declared,
+    is_clean,
+)
 from heta_notebook.schema._records import (
     _RESPONSE_DATA,
     _RESULT_DATA,
     QueryResponse,
+    QueryResult,
     _redacted_outside,
 )
 
@@ -26,6 +32,8 @@ def redacted_response(response: QueryResponse) -> QueryResponse:
         # the embedded KB's lazy results (corpus chunks, our own source fields): checking them
         # would build a record per result; their columns are filtered as they are written
         return _redacted_lazy(response)
+    if not declared_secrets() and _clean(response):
+        return response  # what the pass below would find: nothing to hide, without the copies
     data = response.model_dump(mode="json")
     clean = _redacted_outside(data, _RESPONSE_DATA)
     clean["results"] = [_result(r) for r in data.get("results") or ()]
@@ -49,6 +57,45 @@ def _redacted_lazy(response: QueryResponse) -> QueryResponse:
     return response.model_copy(
         update={k: v for k, v in clean.items() if k in ("answer", "metadata")}
     )
+
+
+def _clean(response: QueryResponse) -> bool:
+    """Whether ``redact`` would leave the dumped response as it is (no declared secrets):
+    a check without copies or a dump of the results (their fields are read as they are,
+    the keys and texts of all of them scanned at once); anything it cannot tell at a glance
+    (an extra field, a value of another type) takes the full pass."""
+    outside = response.model_dump(mode="json", exclude={"results"})
+    if not all(is_clean(v) for k, v in outside.items() if k not in _RESPONSE_DATA):
+        return False
+    keys: list[Any] = []
+    texts: list[Any] = []
+    for result in response.results:
+        if type(result) is not QueryResult or result.__pydantic_extra__:
+            return False
+        if not _gather(result.__dict__, _RESULT_DATA, keys, texts):
+            return False
+    return clean_texts(keys, texts)
+
+
+def _gather(result: dict[str, Any], data: frozenset[str], keys: list, texts: list) -> bool:
+    """Add a result's keys and texts outside ``data`` to the scan; False if some other value
+    is not clean."""
+    for key, value in result.items():
+        if key in data:
+            continue
+        kind = type(value)
+        if kind is str:
+            texts.append(value)
+        elif kind is dict:
+            keys += value
+            for item in value.values():
+                if type(item) is str:
+                    texts.append(item)
+                elif not is_clean(item):
+                    return False
+        elif not is_clean(value):
+            return False
+    return True
 
 
 def _result(result: dict[str, Any]) -> dict[str, Any]:
