@@ -141,17 +141,18 @@ def is_clean(value: Any) -> bool:
     return False
 
 
-def clean_texts(keys: list[Any], texts: list[Any]) -> bool:
-    """Whether none of ``keys`` names a secret and none of ``texts`` could hold one (no
-    secrets declared): each distinct key checked once, the texts scanned joined. A False
-    may be a false alarm (a secret key with an empty value): callers take the full pass."""
+def clean_values(keys: list[Any], values: list[Any]) -> bool:
+    """Whether ``redact`` leaves every value of dicts with these ``keys`` (and these
+    ``values``) as it is, no secrets declared: each distinct key checked once, the values
+    scanned joined when all are text. A False may be a false alarm (a secret key with an
+    empty value): callers then take the full pass."""
     for key in set(keys):
         if type(key) is not str or _secret_name(key):
             return False
     try:
-        joined = "\n".join(texts)
-    except TypeError:  # a text that is not a string: let the full pass decide
-        return False
+        joined = "\n".join(values)
+    except TypeError:  # numbers, lists, dicts among them: one by one
+        return all(map(is_clean, values))
     return not _maybe_secret(joined)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from heta_notebook._util.redaction import (
-    clean_texts,
+    clean_values,
     declared_secrets,
     hide_declared,
     is_clean,
@@ -62,40 +62,28 @@ def _redacted_lazy(response: QueryResponse) -> QueryResponse:
 def _clean(response: QueryResponse) -> bool:
     """Whether ``redact`` would leave the dumped response as it is (no declared secrets):
     a check without copies or a dump of the results (their fields are read as they are,
-    the keys and texts of all of them scanned at once); anything it cannot tell at a glance
-    (an extra field, a value of another type) takes the full pass."""
+    the keys and values of all of them checked at once); anything it cannot tell at a
+    glance (an extra field, a value of another type) takes the full pass."""
     outside = response.model_dump(mode="json", exclude={"results"})
     if not all(is_clean(v) for k, v in outside.items() if k not in _RESPONSE_DATA):
         return False
     keys: list[Any] = []
-    texts: list[Any] = []
+    values: list[Any] = []
     for result in response.results:
         if type(result) is not QueryResult or result.__pydantic_extra__:
             return False
-        if not _gather(result.__dict__, _RESULT_DATA, keys, texts):
-            return False
-    return clean_texts(keys, texts)
+        fields = result.__dict__
+        for name in _RESULT_OUTSIDE:
+            value = fields[name]
+            if type(value) is dict:
+                keys += value
+                values += value.values()
+            else:
+                values.append(value)
+    return clean_values(keys, values)
 
 
-def _gather(result: dict[str, Any], data: frozenset[str], keys: list, texts: list) -> bool:
-    """Add a result's keys and texts outside ``data`` to the scan; False if some other value
-    is not clean."""
-    for key, value in result.items():
-        if key in data:
-            continue
-        kind = type(value)
-        if kind is str:
-            texts.append(value)
-        elif kind is dict:
-            keys += value
-            for item in value.values():
-                if type(item) is str:
-                    texts.append(item)
-                elif not is_clean(item):
-                    return False
-        elif not is_clean(value):
-            return False
-    return True
+_RESULT_OUTSIDE = tuple(name for name in QueryResult.model_fields if name not in _RESULT_DATA)
 
 
 def _result(result: dict[str, Any]) -> dict[str, Any]:
