@@ -9,6 +9,8 @@ for values the user declared secret (``redaction.declare_secrets``), hidden ever
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from heta_notebook._util.redaction import (
@@ -61,28 +63,32 @@ def _redacted_lazy(response: QueryResponse) -> QueryResponse:
 
 def _clean(response: QueryResponse) -> bool:
     """Whether ``redact`` would leave the dumped response as it is (no declared secrets):
-    a check without copies or a dump of the results (their fields are read as they are,
-    the keys and values of all of them checked at once); anything it cannot tell at a
-    glance (an extra field, a value of another type) takes the full pass."""
+    a check without copies or a dump of the results. Their fields outside the data are
+    read as they are, column by column, and checked at once (distinct keys, values joined);
+    anything it cannot tell at a glance (an extra field, another type) takes the full pass."""
     outside = response.model_dump(mode="json", exclude={"results"})
     if not all(is_clean(v) for k, v in outside.items() if k not in _RESPONSE_DATA):
         return False
+    fields = list(map(_FIELDS, response.results))
+    if not fields:
+        return True
+    results = response.results
+    if set(map(type, results)) != {QueryResult} or any(map(_EXTRA, results)):
+        return False
     keys: list[Any] = []
     values: list[Any] = []
-    for result in response.results:
-        if type(result) is not QueryResult or result.__pydantic_extra__:
-            return False
-        fields = result.__dict__
-        for name in _RESULT_OUTSIDE:
-            value = fields[name]
-            if type(value) is dict:
-                keys += value
-                values += value.values()
-            else:
-                values.append(value)
+    for name in _RESULT_OUTSIDE:
+        column = list(map(itemgetter(name), fields))
+        if set(map(type, column)) == {dict}:
+            keys += set(chain.from_iterable(column))
+            values += chain.from_iterable(map(dict.values, column))
+        else:
+            values += column
     return clean_values(keys, values)
 
 
+_FIELDS = attrgetter("__dict__")
+_EXTRA = attrgetter("__pydantic_extra__")
 _RESULT_OUTSIDE = tuple(name for name in QueryResult.model_fields if name not in _RESULT_DATA)
 
 
