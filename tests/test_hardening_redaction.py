@@ -139,3 +139,40 @@ def test_a_judge_run_stores_no_credential_anywhere(tmp_path, monkeypatch):
     assert b"answered HTTP 401" in stored and b"answered HTTP 404" in stored  # errors are kept
     for secret in (KEY, quote(KEY, safe=""), quote_plus(KEY), PASSWORD, QUERY_TOKEN):
         assert secret.encode() not in stored, secret
+
+
+_SOURCES = [
+    {"benchmark_document_id": "d1", "document_id": "d1"},
+    {"page": 3, "score_detail": [0.5, None, True], "nested": {"title": "Basic facts"}},
+    {"url": "https://bob:pw-123456@h/x"},
+    {"url": "https://h/doc?access_token=tok-123456"},
+    {"api_key": "sk-1234567890"},
+    {"api_key": ""},
+    {"token": None},
+    {"note": "Authorization: Bearer abcdef123456"},
+    {"pair": '"x-api-key": "v-1234567"'},
+    {"enc": "https%3A%2F%2Fu%3Apass1234%40h"},
+    {"tuple": ("a", "b")},
+    {"text": "plain words, no marks"},
+]
+
+
+@pytest.mark.parametrize("source", _SOURCES)
+def test_a_response_comes_back_as_itself_exactly_when_redaction_changes_nothing(source):
+    """The quick check of a system's reply (no copy) and the full pass agree: a clean reply is
+    returned as it is, one with a credential in a result's source or metadata is redacted."""
+    from heta_notebook.schema import QueryResponse, QueryResult
+    from heta_notebook.schema._records import _RESULT_DATA, _redacted_outside
+    from heta_notebook.schema._redact import redacted_response
+
+    plain = QueryResult(id="a", text="t", score=1.0, source={"document_id": "d0"})
+    for where in ("source", "metadata"):
+        response = QueryResponse(mode="m", results=(plain, QueryResult(id="b", **{where: source})))
+        out = redacted_response(response)
+        dumped = [r.model_dump(mode="json") for r in response.results]
+        changed = any(_redacted_outside(r, _RESULT_DATA) != r for r in dumped)
+        assert (out is not response) == changed
+        if changed:
+            assert out.results[1].model_dump(mode="json") == _redacted_outside(
+                dumped[1], _RESULT_DATA
+            )

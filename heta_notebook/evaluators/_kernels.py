@@ -126,7 +126,8 @@ class _Parts:
 
     def _cumulative(self, what: str) -> np.ndarray:
         if what not in self._cache:
-            self._cache[what] = np.cumsum(self._terms(what), axis=1)
+            terms = self._terms(what)  # a fresh array: summed in place
+            self._cache[what] = np.cumsum(terms, axis=1, out=terms)
         return self._cache[what]
 
     def _terms(self, what: str) -> np.ndarray:
@@ -267,7 +268,8 @@ def ranked_grades(
         map(q.get, r, repeat(0)) for q, r in zip(qrels, runs, strict=True)
     )
     flat_grades = np.fromiter(looked_up, float, total)
-    neg_scores = _pad_flat(-scores, lengths, np.inf)
+    # negated in place: each 10M-score temporary costs page faults as well as the pass
+    neg_scores = _pad_flat(np.negative(scores, out=scores), lengths, np.inf)
     # Rows with tied scores are re-ranked below, so with distinct finite scores any sort
     # gives the one order (quicksort: ~4x faster); a NaN or infinity keeps the stable sort.
     kind: Any = None if np.isfinite(scores).all() else "stable"

@@ -9,13 +9,21 @@ for values the user declared secret (``redaction.declare_secrets``), hidden ever
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any
 
-from heta_notebook._util.redaction import declared_secrets, hide_declared
+from heta_notebook._util.redaction import (
+    clean_values,
+    declared_secrets,
+    hide_declared,
+    is_clean,
+)
 from heta_notebook.schema._records import (
     _RESPONSE_DATA,
     _RESULT_DATA,
     QueryResponse,
+    QueryResult,
     _redacted_outside,
 )
 
@@ -26,6 +34,8 @@ def redacted_response(response: QueryResponse) -> QueryResponse:
         # the embedded KB's lazy results (corpus chunks, our own source fields): checking them
         # would build a record per result; their columns are filtered as they are written
         return _redacted_lazy(response)
+    if not declared_secrets() and _clean(response):
+        return response  # what the pass below would find: nothing to hide, without the copies
     data = response.model_dump(mode="json")
     clean = _redacted_outside(data, _RESPONSE_DATA)
     clean["results"] = [_result(r) for r in data.get("results") or ()]
@@ -49,6 +59,37 @@ def _redacted_lazy(response: QueryResponse) -> QueryResponse:
     return response.model_copy(
         update={k: v for k, v in clean.items() if k in ("answer", "metadata")}
     )
+
+
+def _clean(response: QueryResponse) -> bool:
+    """Whether ``redact`` would leave the dumped response as it is (no declared secrets):
+    a check without copies or a dump of the results. Their fields outside the data are
+    read as they are, column by column, and checked at once (distinct keys, values joined);
+    anything it cannot tell at a glance (an extra field, another type) takes the full pass."""
+    outside = response.model_dump(mode="json", exclude={"results"})
+    if not all(is_clean(v) for k, v in outside.items() if k not in _RESPONSE_DATA):
+        return False
+    fields = list(map(_FIELDS, response.results))
+    if not fields:
+        return True
+    results = response.results
+    if set(map(type, results)) != {QueryResult} or any(map(_EXTRA, results)):
+        return False
+    keys: list[Any] = []
+    values: list[Any] = []
+    for name in _RESULT_OUTSIDE:
+        column = list(map(itemgetter(name), fields))
+        if set(map(type, column)) == {dict}:
+            keys += set(chain.from_iterable(column))
+            values += chain.from_iterable(map(dict.values, column))
+        else:
+            values += column
+    return clean_values(keys, values)
+
+
+_FIELDS = attrgetter("__dict__")
+_EXTRA = attrgetter("__pydantic_extra__")
+_RESULT_OUTSIDE = tuple(name for name in QueryResult.model_fields if name not in _RESULT_DATA)
 
 
 def _result(result: dict[str, Any]) -> dict[str, Any]:
