@@ -4,8 +4,8 @@
 facts its rules read, as arrays: each expected evidence item's first rank by the reference
 rule of ``evaluators._matching`` (its id, a document or source key it names, or the document
 a ``doc#n`` chunk id names) and how many results beyond k match it, counted for all cases in a
-few numpy sorts. A columnar report gives them straight from its tables (distinct source and
-metadata JSON parsed once, no record built); an in-memory report from its records.
+few numpy sorts. They are read from the report's ``ReportColumns`` (distinct source and
+metadata JSON parsed once, no record built), in memory or stored alike.
 
 Only cases the columns decide are gathered here (``fast``): every evidence item named by a
 ``reference_id`` alone, no recorded stages, and no answer step to check citations against
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,9 +25,8 @@ from pydantic_core import from_json
 
 from heta_notebook.analysis._case_rows import expected_of
 from heta_notebook.evaluators import _matching as matching
-from heta_notebook.reports._lazy_results import LazyResults
-from heta_notebook.reports._stored import ColumnarReport
-from heta_notebook.schema._records import EvaluationCaseResult, evidence_grade
+from heta_notebook.reports._columns import ReportColumns
+from heta_notebook.schema._records import evidence_grade
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,7 @@ class MissFacts:
     n_results: np.ndarray
     fast: np.ndarray
     firsts: FirstRanks
-    case_metadata: list[Mapping[str, Any]] | None = None  # columnar: each case's metadata
+    case_metadata: list[Mapping[str, Any]]  # each case's metadata
 
 
 class FirstRanks:
@@ -182,11 +180,11 @@ def decided(
     return not (items.expects_answer and answered)
 
 
-# --------------------------------------------------------------------------- columnar
+# --------------------------------------------------------------------------- columns
 
 
-def columnar_facts(columnar: ColumnarReport) -> MissFacts:
-    """The facts of every case row of a columnar report, read from its tables."""
+def report_facts(columnar: ReportColumns) -> MissFacts:
+    """The facts of every case row of a report, read from its tables."""
     n = columnar.n_rows
     meta_codes, meta_values = columnar.codes("cases", "metadata")
     parsed = [from_json(v) for v in meta_values]
@@ -217,7 +215,7 @@ def columnar_facts(columnar: ColumnarReport) -> MissFacts:
     )
 
 
-def _columnar_firsts(columnar: ColumnarReport) -> FirstRanks:
+def _columnar_firsts(columnar: ReportColumns) -> FirstRanks:
     """``FirstRanks`` of the results table: each distinct (source, metadata) JSON pair's
     reference keys read once (``matching.stored_keys``), spread to its rows by numpy."""
     rows = columnar.numpy("results", "row").astype(np.int64)
@@ -264,134 +262,14 @@ def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.n
     return positions, flat[offsets[which][positions] + within] if len(positions) else flat[:0]
 
 
-# --------------------------------------------------------------------------- records
-
-
-def record_facts(case_results: Sequence[EvaluationCaseResult]) -> MissFacts:
-    """The facts of in-memory records: each result's reference keys read once (array
-    results: from their columns), the expected evidence parsed once per shared dict."""
-    n = len(case_results)
-    parsed: dict[int, Items | None] = {}
-    expected, metadata = [], []
-    fast = np.ones(n, dtype=bool)
-    keyed: list[int] = []  # the rows whose results' keys are read
-    per_result: list[tuple[str, ...]] = []
-    counts: list[int] = []
-    memo: dict[Any, tuple] = {}
-    for row, result in enumerate(case_results):
-        data = result.metadata.get("expected")
-        if id(data) not in parsed:
-            parsed[id(data)] = items_of(data)
-        expected.append(parsed[id(data)])
-        response = result.response
-        metadata.append(None if response is None else response.metadata)
-        if response is None:
-            continue
-        trace = [e.metadata.get("ids") for e in response.trace]
-        answered = response.answer is not None or bool(response.citations)
-        answered = answered or "answer" in response.metadata
-        fast[row] = decided(expected[row], response.metadata, trace, answered)
-        if fast[row] and expected[row] is not None and expected[row].refs:  # type: ignore[union-attr]
-            keys = _result_keys(response.results, memo)
-            keyed.append(row)
-            counts.append(len(keys))
-            per_result += keys
-    return MissFacts(
-        case_id=np.asarray([r.case_id for r in case_results], dtype=object),
-        query_mode=np.asarray([r.query_mode for r in case_results], dtype=object),
-        expected=expected,
-        metadata=metadata,  # type: ignore[arg-type]
-        n_results=np.asarray(
-            [0 if r.response is None else len(r.response.results) for r in case_results],
-            dtype=np.int64,
-        ),
-        fast=fast,
-        firsts=_spread(keyed, counts, per_result),
-    )
-
-
-def _spread(keyed: list[int], counts: list[int], per_result: list[tuple[str, ...]]) -> FirstRanks:
-    """``FirstRanks`` of the keys of each result of the ``keyed`` rows (``counts`` results
-    each, in rank order): rows and ranks repeated by numpy, each key string coded once."""
-    sizes = np.asarray(counts, dtype=np.int64)
-    result_rows = np.repeat(np.asarray(keyed, dtype=np.int64), sizes)
-    result_ranks = np.arange(len(result_rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes) + 1
-    widths = np.fromiter(map(len, per_result), np.int64, len(per_result))
-    codes: dict[str, int] = {}
-    code = codes.setdefault
-    flat = list(chain.from_iterable(per_result))
-    return FirstRanks(
-        np.repeat(result_rows, widths),
-        np.repeat(result_ranks, widths),
-        np.fromiter((code(k, len(codes)) for k in flat), np.int64, len(flat)),
-        codes,
-    )
-
-
-def _result_keys(results: Sequence[Any], memo: dict[Any, tuple]) -> list[tuple[str, ...]]:
-    """Per result, in rank order, every key it matches a reference id by: its id, the keys
-    it names directly, its documents, else the ``doc`` of a ``doc#n`` id."""
-    if isinstance(results, LazyResults):
-        triples = results.columns.reference_keys()
-        pairs = (((*direct, *named), bool(named)) for _, direct, named in triples)
-        ids = [rid for rid, _, _ in triples]
-    else:
-        pairs = (_reference_keys(r, memo) for r in results)
-        ids = [r.id for r in results]
-    out = []
-    for rid, (keys, named) in zip(ids, pairs, strict=True):
-        head, sep, _ = rid.rpartition("#") if not named else ("", "", "")
-        out.append((rid, *keys, head) if sep else (rid, *keys))
-    return out
-
-
-def _reference_keys(result: Any, memo: dict[Any, tuple]) -> tuple[tuple[str, ...], bool]:
-    """``matching.reference_keys`` as (keys a reference id equals or names, whether it names
-    a document), once per distinct source and metadata content (all the rule reads):
-    records loaded from JSON repeat a chunk's source in every case."""
-    try:
-        key = (_frozen(result.source), _frozen(result.metadata))
-    except TypeError:  # a nested value: not worth a key
-        direct, named = matching.reference_keys(result)
-        return (*direct, *named), bool(named)
-    found = memo.get(key)
-    if found is None:
-        direct, named = matching.reference_keys(result)
-        found = memo[key] = ((*direct, *named), bool(named))
-    return found
-
-
-def _frozen(fields: Mapping[str, Any]) -> tuple:
-    """A hashable copy of a flat dict of JSON scalars and lists, types kept (``1``, ``1.0``
-    and ``True`` are equal keys but not equal texts); TypeError for any other value."""
-    if set(map(type, fields.values())) <= _STR:  # the common case, checked in C
-        return tuple(fields.items())
-    return tuple((k, _typed(v)) for k, v in fields.items())
-
-
 _STR = frozenset((str,))
-
-
-_SCALARS = frozenset((int, float, bool, type(None)))
-
-
-def _typed(value: Any) -> Any:
-    kind = type(value)
-    if kind is str:
-        return value
-    if kind is list:
-        return (list, tuple(map(_typed, value)))
-    if kind in _SCALARS:
-        return (kind, value)
-    raise TypeError(f"not a JSON scalar or list: {kind.__name__}")
 
 
 __all__ = [
     "FirstRanks",
     "Items",
     "MissFacts",
-    "columnar_facts",
     "decided",
     "items_of",
-    "record_facts",
+    "report_facts",
 ]
