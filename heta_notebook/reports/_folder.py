@@ -353,9 +353,7 @@ def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
     try:
         shell = EvaluationReport.model_validate({**header, "case_results": ()})
     except ValueError as exc:
-        raise CorruptReportError(
-            Path(folder) / HEADER, f"invalid report header:\n{exc}"
-        ) from exc
+        raise CorruptReportError(Path(folder) / HEADER, f"invalid report header:\n{exc}") from exc
     columnar.file("cases")  # fail now, not on first access, when the cases table is bad
     return shell.model_copy(update={"case_results": LazyCaseResults(columnar)})
 
