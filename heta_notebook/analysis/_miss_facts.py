@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,6 +27,7 @@ from pydantic_core import from_json
 from heta_notebook.analysis._case_rows import expected_of
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._columns import ReportColumns
+from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.schema._records import evidence_grade
 
 
@@ -210,9 +212,31 @@ def report_facts(columnar: ReportColumns) -> MissFacts:
         metadata=metadata,
         n_results=columnar.numpy("cases", "n_results").astype(np.int64),
         fast=fast,
-        firsts=_columnar_firsts(columnar),
+        firsts=_firsts(columnar, fast, expected),
         case_metadata=case_metadata,
     )
+
+
+def _firsts(columns: ReportColumns, fast: np.ndarray, expected: list[Items | None]) -> FirstRanks:
+    """``FirstRanks`` of the results of the rows the facts decide. In-memory records are
+    read for this one fact, for speed: their array results give each hit's reference keys
+    in one pass (``LazyResults.reference_keys``), while the ``results`` table holds one
+    metadata JSON per hit (its rank differs), so its keys would be read once per hit (the
+    table's path measured 2x slower on a Cranfield run). Both apply the reference rule of
+    ``evaluators._matching`` and give the same ranks (tests/test_misses_fast.py)."""
+    records = columns.records
+    if records is None:
+        return _columnar_firsts(columns)
+    memo: dict[Any, tuple] = {}
+    keyed, counts, per_result = [], [], []
+    for row in np.flatnonzero(fast).tolist():
+        response = records[row].response
+        if response is not None and expected[row] is not None and expected[row].refs:
+            keys = _result_keys(response.results, memo)
+            keyed.append(row)
+            counts.append(len(keys))
+            per_result += keys
+    return _spread(keyed, counts, per_result)
 
 
 def _columnar_firsts(columnar: ReportColumns) -> FirstRanks:
@@ -249,6 +273,79 @@ def _columnar_firsts(columnar: ReportColumns) -> FirstRanks:
         np.concatenate([own, keys[1], head_code[id_codes][heads_at]]),
         codes,
     )
+
+
+def _spread(keyed: list[int], counts: list[int], per_result: list[tuple[str, ...]]) -> FirstRanks:
+    """``FirstRanks`` of the keys of each result of the ``keyed`` rows (``counts`` results
+    each, in rank order): rows and ranks repeated by numpy, each key string coded once."""
+    sizes = np.asarray(counts, dtype=np.int64)
+    result_rows = np.repeat(np.asarray(keyed, dtype=np.int64), sizes)
+    result_ranks = np.arange(len(result_rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes) + 1
+    widths = np.fromiter(map(len, per_result), np.int64, len(per_result))
+    codes: dict[str, int] = {}
+    code = codes.setdefault
+    flat = list(chain.from_iterable(per_result))
+    return FirstRanks(
+        np.repeat(result_rows, widths),
+        np.repeat(result_ranks, widths),
+        np.fromiter((code(k, len(codes)) for k in flat), np.int64, len(flat)),
+        codes,
+    )
+
+
+def _result_keys(results: Sequence[Any], memo: dict[Any, tuple]) -> list[tuple[str, ...]]:
+    """Per result, in rank order, every key it matches a reference id by: its id, the keys
+    it names directly, its documents, else the ``doc`` of a ``doc#n`` id."""
+    if isinstance(results, LazyResults):
+        triples = results.columns.reference_keys()
+        pairs = (((*direct, *named), bool(named)) for _, direct, named in triples)
+        ids = [rid for rid, _, _ in triples]
+    else:
+        pairs = (_reference_keys(r, memo) for r in results)
+        ids = [r.id for r in results]
+    out = []
+    for rid, (keys, named) in zip(ids, pairs, strict=True):
+        head, sep, _ = rid.rpartition("#") if not named else ("", "", "")
+        out.append((rid, *keys, head) if sep else (rid, *keys))
+    return out
+
+
+def _reference_keys(result: Any, memo: dict[Any, tuple]) -> tuple[tuple[str, ...], bool]:
+    """``matching.reference_keys`` as (keys a reference id equals or names, whether it names
+    a document), once per distinct source and metadata content (all the rule reads):
+    records loaded from JSON repeat a chunk's source in every case."""
+    try:
+        key = (_frozen(result.source), _frozen(result.metadata))
+    except TypeError:  # a nested value: not worth a key
+        direct, named = matching.reference_keys(result)
+        return (*direct, *named), bool(named)
+    found = memo.get(key)
+    if found is None:
+        direct, named = matching.reference_keys(result)
+        found = memo[key] = ((*direct, *named), bool(named))
+    return found
+
+
+def _frozen(fields: Mapping[str, Any]) -> tuple:
+    """A hashable copy of a flat dict of JSON scalars and lists, types kept (``1``, ``1.0``
+    and ``True`` are equal keys but not equal texts); TypeError for any other value."""
+    if set(map(type, fields.values())) <= _STR:  # the common case, checked in C
+        return tuple(fields.items())
+    return tuple((k, _typed(v)) for k, v in fields.items())
+
+
+_SCALARS = frozenset((int, float, bool, type(None)))
+
+
+def _typed(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is list:
+        return (list, tuple(map(_typed, value)))
+    if kind in _SCALARS:
+        return (kind, value)
+    raise TypeError(f"not a JSON scalar or list: {kind.__name__}")
 
 
 def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -72,9 +72,9 @@ class ReportColumns:
         tables: dict[str, pa.Table] | None = None,
         records: Sequence[EvaluationCaseResult] | None = None,
     ):
+        self.records = records  # in memory: the records the tables were built from
         self._tables = tables  # in memory: the tables themselves (one row group each;
         # ``results`` and ``texts`` are built from ``records`` when first read)
-        self._records = records
         self.folder = None if folder is None else Path(folder)
         if tables is not None:
             self.header: dict[str, Any] = dict(header or {})
@@ -114,9 +114,9 @@ class ReportColumns:
         """An in-memory report's table (``results`` and ``texts``: built when first read,
         since they are most of the work and frames read neither)."""
         tables = self._tables
-        assert tables is not None and self._records is not None
+        assert tables is not None and self.records is not None
         if table not in tables:
-            built = record_tables(self._records)
+            built = record_tables(self.records)
             tables.update({name: data for name, data in built.items() if name not in tables})
         return tables[table]
 
@@ -128,14 +128,14 @@ class ReportColumns:
 
     def records_at(self, rows: np.ndarray) -> Iterator[EvaluationCaseResult]:
         """The records at the ascending report ``rows`` (a stored report builds only those)."""
-        if self._records is not None:
-            return map(self._records.__getitem__, np.asarray(rows).tolist())
+        if self.records is not None:
+            return map(self.records.__getitem__, np.asarray(rows).tolist())
         return LazyCaseResults(self).take(np.asarray(rows).tolist())
 
     def copy(self) -> ReportColumns:
         """The same report with its own caches (for another thread), sharing the open files."""
         if self._tables is not None:
-            return ReportColumns(tables=self._tables, records=self._records)
+            return ReportColumns(tables=self._tables, records=self.records)
         self.open_all()
         return ReportColumns(self.folder, self.header, self._sources)
 
