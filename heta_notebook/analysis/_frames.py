@@ -472,13 +472,6 @@ def nullable_text(values: Any) -> pd.Series:
     return out.where(out.notna(), None)
 
 
-def _objects(values: Any) -> np.ndarray:
-    items = list(values)
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
-
-
 def _not_none(values: np.ndarray) -> np.ndarray:
     return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
 
