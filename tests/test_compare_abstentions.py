@@ -72,7 +72,7 @@ def test_saved_reports_count_the_same(reports, tmp_path) -> None:
     for label, report in reports.items():
         store.save(report)
         loaded[label] = store.load(report.knowledge_base_name, report.report_id)
-    assert loaded["oracle"].frames().columnar is not None  # read from the saved tables
+    assert loaded["oracle"].frames().columns.folder is not None  # read from the saved tables
     mine, theirs = hn.compare(reports).abstentions(), hn.compare(loaded).abstentions()
     assert mine.equals(theirs)
 

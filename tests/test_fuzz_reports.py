@@ -14,8 +14,9 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.reports._folder import open_report, write_report
-from heta_notebook.reports._stored import ColumnarReport, read_header, table_paths
+from heta_notebook.reports._stored import read_header, table_paths
 from heta_notebook.reports._tables import HEADER, TABLES, CorruptReportError
 from tests.test_store_columnar import synthetic_report
 
@@ -101,9 +102,9 @@ def test_page_checksums_are_written_and_checked_on_every_read(saved, tmp_path, m
     data = bytearray(path.read_bytes())
     data[end - 3] ^= 0x01  # inside the last data page of the column chunk
     path.write_bytes(bytes(data))
-    monkeypatch.setattr(ColumnarReport, "verify", lambda self, table: None)
+    monkeypatch.setattr(ReportColumns, "verify", lambda self, table: None)
     with pytest.raises(CorruptReportError, match=rf"{path.name}: cannot read") as caught:
-        ColumnarReport(work).column("texts", "text")
+        ReportColumns(work).column("texts", "text")
     assert "CRC" in str(caught.value) or "checksum" in str(caught.value).lower()
 
 

@@ -186,7 +186,7 @@ def test_opening_reads_only_the_header_and_records_are_built_on_access(tmp_path,
 def test_frames_from_columns_equal_frames_from_records(tmp_path, synthetic) -> None:
     lazy = EvaluationReport.load(_save(synthetic, tmp_path / "rep"))
     ours, theirs = lazy.frames(), synthetic.frames()
-    assert ours.columnar is not None and theirs.columnar is None
+    assert ours.columns.folder is not None and theirs.columns.folder is None  # one view each
     pd.testing.assert_frame_equal(ours.summary(), theirs.summary())
     pd.testing.assert_frame_equal(ours.cases(), theirs.cases())
     pd.testing.assert_frame_equal(ours.scores(), theirs.scores())

@@ -2,10 +2,11 @@
 
 ``report.frames()`` (one ``ReportFrames`` per report, cached on it) builds each frame lazily
 on first use and caches it, so the card, plots, explorer, ``summary()`` and ``compare()``
-share one extraction. A columnar report (``heta_notebook.reports``) gives its case and
-score columns straight from its Parquet tables, without building records; an in-memory
-report's scores are read once, in C-level ``map`` passes, into the same numpy columns.
-The long frame, the wide cases frame and the summary are all built from them.
+share one extraction. Case and score columns are read from the report's one column view
+(``reports.ReportColumns``: a stored report's Parquet tables, an in-memory report's
+records as the column writer turns them into tables, built once), so a report gives
+the same frames whether it is in memory or saved. The long frame, the wide cases frame
+and the summary are all built from them.
 
 Analysis never renders: the card, figures and explorers in ``heta_notebook.display`` read
 these frames and the per-case helpers at the bottom (``case_evidence``, ``case_results``).
@@ -18,30 +19,25 @@ import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
-from itertools import chain
-from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._case_rows import (
     EVIDENCE_FIELDS,
     RESULT_FIELDS,
     case_evidence,
     case_results,
     expected_of,
-    expects_abstention,
 )
 from heta_notebook.evaluators._aggregation import (
     ScoreAggregate,
     aggregate_of,
     grouped_stats,
-    summarize,
     text_counts,
 )
-from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
+from heta_notebook.reports._columns import ReportColumns, report_columns, saved_views
 from heta_notebook.reports._tables import CorruptReportError
 from heta_notebook.schema._abstain import (
     ABSTAIN_EXPECTED,
@@ -49,12 +45,8 @@ from heta_notebook.schema._abstain import (
     abstention_expected,
     abstention_of,
 )
-from heta_notebook.schema._records import (
-    BenchmarkExpected,
-    EvaluationCaseResult,
-    EvaluationReport,
-)
-from heta_notebook.schema._status import FLAG_KEYS, SKIPPED, STATUSES, status_and_reason
+from heta_notebook.schema._records import BenchmarkExpected, EvaluationReport
+from heta_notebook.schema._status import SKIPPED, STATUSES
 
 CASE_COLUMNS = (
     "row",
@@ -104,9 +96,13 @@ class ReportFrames:
         self.case_results = report.case_results
         self.query_modes = report.query_modes
         self._cache: dict[str, Any] = {}
-        source = report.case_results
-        self.columnar = source.columnar if isinstance(source, LazyCaseResults) else None
         self._aggregates: list[ScoreAggregate] | None = None
+
+    @property
+    def columns(self) -> ReportColumns:
+        """The report's one column view (``reports.ReportColumns``), built once: what every
+        frame, miss class and explorer reads."""
+        return self._cached("report_columns", lambda: report_columns(self.case_results))
 
     @property
     def report(self) -> EvaluationReport:
@@ -131,8 +127,6 @@ class ReportFrames:
     ) -> None:
         """Reuse what a caller already computed by the same rules (the runner's score
         columns, a save's score names in first-seen order) instead of reading every score."""
-        if self.columnar is not None:
-            return
         if aggregates is not None:
             self._aggregates = list(aggregates)
         if score_names is not None:
@@ -218,12 +212,12 @@ class ReportFrames:
 
     def ties(self) -> pd.DataFrame:
         """Per mode: cases whose top k holds a tie and the headline's mean under each tie rule
-        (``analysis._ties``); a columnar report reads it from its header, never its tables."""
+        (``analysis._ties``); a saved report reads it from its header, never its tables."""
         from heta_notebook.analysis._ties import COLUMNS, tie_effects
 
-        if self.columnar is not None:
-            view = self._view("ties")
-            return pd.DataFrame(view or [], columns=list(COLUMNS))
+        view = self._view("ties")
+        if view is not None:
+            return pd.DataFrame(view, columns=list(COLUMNS))
         return self._cached("ties", lambda: tie_effects(self)).copy()
 
     def abstentions(self) -> dict[str, int]:
@@ -264,10 +258,8 @@ class ReportFrames:
         }
 
     def _view(self, key: str) -> Any:
-        """A view saved in the columnar header (None for in-memory reports or old layouts)."""
-        if self.columnar is None:
-            return None
-        views = self.columnar.header.get("views") or {}
+        """A view saved in a stored report's header (None in memory or for old layouts)."""
+        views = self._cached("saved_views", lambda: saved_views(self.case_results))
         if views.get("summary_columns") != list(SUMMARY_COLUMNS):
             return None
         return views.get(key)
@@ -305,16 +297,14 @@ class ReportFrames:
         return self._cached(f"codes:{name}", lambda: self._case_codes(name))
 
     def _case_codes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        if self.columnar is None or f"col:{name}" in self._cache:
+        if f"col:{name}" in self._cache:
             codes, uniques = pd.factorize(self.case_column(name))
             return codes.astype(np.int32), np.asarray(uniques, dtype=object)
-        codes, values = self.columnar.codes("cases", name)  # already in first-seen order
+        codes, values = self.columns.codes("cases", name)  # already in first-seen order
         return codes, np.asarray(values, dtype=object)
 
     def _case_column(self, name: str) -> np.ndarray:
-        if self.columnar is not None:
-            return _columnar_case_column(self.columnar, name)
-        return _case_column(self.case_results, name)
+        return _table_case_column(self.columns, name)
 
     def score_column(self, name: str) -> pd.DataFrame:
         """One score for every case result (index = ``row``): value (NaN unless scored),
@@ -326,24 +316,14 @@ class ReportFrames:
         value = np.full(n, np.nan)
         passed = np.full(n, None, dtype=object)
         status = np.full(n, "missing", dtype=object)
-        if self.columnar is not None:
-            self._cached("scores", self._build_scores)
-        if "scores" in self._cache:
-            long = self._cache["scores"]
-            picked = long[long["score"] == name]
-            rows = picked["row"].to_numpy()
-            value[rows] = picked["value"].to_numpy(dtype=float)
-            passed[rows] = [None if pd.isna(v) else bool(v) for v in picked["passed"]]
-            status[rows] = picked["status"].astype(str).to_numpy()
-        else:
-            for row, result in enumerate(self.case_results):
-                for score in result.scores:
-                    if score.name == name:
-                        status[row] = score.status
-                        passed[row] = score.passed
-                        number = score.numeric
-                        value[row] = np.nan if number is None else number
-                        break
+        arrays = self._score_arrays()
+        if name in arrays["names"]:
+            mine = np.flatnonzero(arrays["name_codes"] == arrays["names"].index(name))
+            rows, first = np.unique(arrays["rows"][mine], return_index=True)  # a case's first
+            mine = mine[first]
+            value[rows] = arrays["values"][mine]
+            passed[rows] = np.asarray([False, True, None], dtype=object)[arrays["passed"][mine]]
+            status[rows] = np.asarray(STATUSES, dtype=object)[arrays["status"][mine]]
         return pd.DataFrame({"value": value, "passed": passed, "status": status})
 
     @property
@@ -361,26 +341,27 @@ class ReportFrames:
         """Score names in first-seen order (read from the case results, not a cached copy)."""
         if "scores" in self._cache:
             return list(self._cache["scores"]["score"].cat.categories)
-        if self.columnar is not None:
-            view = self._view("score_names")
-            return list(view) if view is not None else list(self._columns()["names"])
-        return self._cached("names", lambda: _score_names(self.case_results))
+        view = self._view("score_names")
+        if view is not None:
+            return list(view)
+        if "names" in self._cache:  # primed by a save, in the order the records give
+            return list(self._cache["names"])
+        return list(self._score_arrays()["names"])
 
     # -- builders -------------------------------------------------------------------------
 
     def _build_summary(self) -> pd.DataFrame:
         view = self._view("summary")
-        if view is not None:  # saved with the columnar header: no score reads, no stats
+        if view is not None:  # saved with a stored report's header: no score reads, no stats
             frame = pd.DataFrame(view, columns=list(SUMMARY_COLUMNS))
             for col in ("mean", "std", "ci_low", "ci_high", "pass_rate"):
                 frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
             return frame
         if self._aggregates is not None:  # the runner's statistics (same rules, same bits)
             aggregates = self._aggregates
-        elif "columns" in self._cache or self.columnar is not None:  # one extraction, reused
-            aggregates = _summarize_columns(self._case_modes(), self._failed(), self._columns())
-        else:  # a card only needs the summary: one pass in the evaluators, no long frame
-            aggregates = list(summarize(self.case_results).values())
+        else:  # from the score arrays (the same groups, in the same order: the same bits)
+            arrays = self._score_arrays()
+            aggregates = _summarize_columns(self._case_modes(), self._failed(), arrays)
         rows = []
         for agg in aggregates:
             d = asdict(agg)
@@ -398,12 +379,10 @@ class ReportFrames:
         (NaN unless scored), ``texts``, ``has_text`` (a bool: any text value?), ``passed``
         (0/1, 2 = unjudged), ``status`` (0 scored, 1 skipped, 2 error), ``reason``,
         ``metadata``): the one extraction others reuse."""
-        return self._columns()
+        return self._score_arrays()
 
-    def _columns(self) -> dict[str, Any]:
-        if self.columnar is not None:
-            return self._cached("columns", lambda: _columnar_scores(self.columnar))
-        return self._cached("columns", lambda: _extract_scores(self.case_results))
+    def _score_arrays(self) -> dict[str, Any]:
+        return self._cached("score_arrays", lambda: _table_scores(self.columns))
 
     def _case_modes(self) -> np.ndarray:
         return self.case_column("query_mode")
@@ -414,7 +393,7 @@ class ReportFrames:
         return Counter(self._case_modes()[failed].tolist())
 
     def _build_scores(self) -> pd.DataFrame:
-        return _scores_frame(self.case_column("case_id"), self._case_modes(), self._columns())
+        return _scores_frame(self.case_column("case_id"), self._case_modes(), self._score_arrays())
 
     def _build_cases(self) -> pd.DataFrame:
         base = pd.DataFrame(
@@ -479,44 +458,7 @@ def _order(frame: pd.DataFrame, modes: list[str], names: list[str]) -> pd.DataFr
     return frame.iloc[np.argsort(keys.to_numpy(), kind="stable")]
 
 
-def _score_names(case_results: Sequence[EvaluationCaseResult]) -> list[str]:
-    return list(dict.fromkeys(s.name for r in case_results for s in r.scores))
-
-
 CASE_TABLE_COLUMNS = (*CASE_COLUMNS[1:], "n_scores", "has_response", "expects_abstention")
-
-
-def _case_column(case_results: Sequence[EvaluationCaseResult], name: str) -> np.ndarray:
-    """One case column read from records (the in-memory path)."""
-    if name == "latency_ms":
-        return np.asarray(
-            [np.nan if r.latency_ms is None else r.latency_ms for r in case_results], dtype=float
-        )
-    if name in {"error", "error_type"}:
-        attr = "message" if name == "error" else "error_type"
-        return _objects(None if r.error is None else getattr(r.error, attr) for r in case_results)
-    if name == "answer":
-        return _objects(None if r.response is None else r.response.answer for r in case_results)
-    if name == "abstained":
-        return np.fromiter(
-            (r.response is not None and r.response.abstained for r in case_results),
-            bool,
-            len(case_results),
-        )
-    if name == "abstain_reason":
-        return _objects(r.response.abstain_reason if r.response else None for r in case_results)
-    if name == "has_response":
-        return np.fromiter((r.response is not None for r in case_results), bool, len(case_results))
-    if name == "expects_abstention":
-        return np.fromiter(map(expects_abstention, case_results), bool, len(case_results))
-    if name in {"n_results", "n_scores"}:
-        return np.asarray(
-            [len(r.response.results) if r.response is not None else 0 for r in case_results]
-            if name == "n_results"
-            else [len(r.scores) for r in case_results],
-            dtype=np.int64,
-        )
-    return _objects(getattr(r, name) for r in case_results)
 
 
 def _column(name: str, values: np.ndarray) -> Any:
@@ -530,22 +472,15 @@ def nullable_text(values: Any) -> pd.Series:
     return out.where(out.notna(), None)
 
 
-def _objects(values: Any) -> np.ndarray:
-    items = list(values)
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
-
-
 def _not_none(values: np.ndarray) -> np.ndarray:
     return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
 
 
-_COLUMNAR_CASE_SOURCE = {"error": "error", "error_type": "error_type", "answer": "answer"}
+# --------------------------------------------------------------------------- columns
 
 
-def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
-    """One case column straight from ``cases.parquet`` (nulls as None / NaN)."""
+def _table_case_column(columnar: ReportColumns, name: str) -> np.ndarray:
+    """One case column read from the report's ``cases`` table (nulls as None / NaN)."""
     if name in {"n_results", "n_scores"}:
         return columnar.numpy("cases", name).astype(np.int64)
     if name == "latency_ms":
@@ -553,13 +488,13 @@ def _columnar_case_column(columnar: ColumnarReport, name: str) -> np.ndarray:
     if name == "has_response":
         return columnar.numpy("cases", name).astype(bool)
     if name in {"abstained", "abstain_reason"}:
-        return _columnar_abstentions(columnar)[name]
+        return _table_abstentions(columnar)[name]
     if name == "expects_abstention":
-        return _columnar_expects_abstention(columnar)
+        return _table_expects_abstention(columnar)
     return columnar.numpy("cases", name)
 
 
-def _columnar_abstentions(columnar: ColumnarReport) -> dict[str, np.ndarray]:
+def _table_abstentions(columnar: ReportColumns) -> dict[str, np.ndarray]:
     """``abstained`` / ``abstain_reason`` from the response JSON by the one rule
     (``abstention_of``), parsed only where the flag's key appears."""
     texts = columnar.numpy("cases", "response_json")
@@ -570,7 +505,7 @@ def _columnar_abstentions(columnar: ColumnarReport) -> dict[str, np.ndarray]:
     return {"abstained": flagged, "abstain_reason": reasons}
 
 
-def _columnar_expects_abstention(columnar: ColumnarReport) -> np.ndarray:
+def _table_expects_abstention(columnar: ReportColumns) -> np.ndarray:
     """``expects_abstention`` from the case metadata JSON, parsed only where the benchmark's
     ``abstain`` key appears."""
     texts = columnar.numpy("cases", "metadata")
@@ -580,8 +515,9 @@ def _columnar_expects_abstention(columnar: ColumnarReport) -> np.ndarray:
     return out
 
 
-def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
-    """The columns ``_extract_scores`` makes, read from ``scores.parquet`` (no records).
+def _table_scores(columnar: ReportColumns) -> dict[str, Any]:
+    """Every score as flat numpy columns (``ReportFrames.score_arrays``), read from the
+    report's ``scores`` table (no records).
 
     Names and statuses are read dictionary-encoded, straight into integer codes (no Python
     string per score); each column is dropped from the reader's cache once copied out, so a
@@ -592,7 +528,7 @@ def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     name_codes, names = columnar.codes("scores", "name")
     status_codes, status_names = columnar.codes("scores", "status")
     if len(rows) and min(name_codes.min(), status_codes.min()) < 0:
-        raise CorruptReportError(columnar.path("scores"), "a score has no name or no status")
+        raise CorruptReportError(columnar.where("scores"), "a score has no name or no status")
     lookup = np.asarray([STATUSES.index(s) for s in status_names], dtype=np.int8)
     status = lookup[status_codes] if len(status_names) else np.zeros(len(rows), np.int8)
     del status_codes
@@ -621,7 +557,7 @@ def _columnar_scores(columnar: ColumnarReport) -> dict[str, Any]:
     )
 
 
-def _take(columnar: ColumnarReport, name: str) -> np.ndarray:
+def _take(columnar: ReportColumns, name: str) -> np.ndarray:
     """One score column copied out as numpy; the reader's cached Arrow copy is dropped."""
     values = columnar.numpy("scores", name)
     columnar.forget("scores", name)
@@ -632,7 +568,7 @@ class _LazyColumns(dict):
     """Score columns whose ``texts``, ``reason`` and ``metadata`` are read only when first
     used (the long scores frame needs them; summaries and comparisons do not)."""
 
-    def __init__(self, columnar: ColumnarReport, columns: dict[str, Any]) -> None:
+    def __init__(self, columnar: ReportColumns, columns: dict[str, Any]) -> None:
         super().__init__(columns)
         self._columnar = columnar
 
@@ -654,69 +590,6 @@ class _LazyColumns(dict):
             raise KeyError(key)
         self[key] = value
         return value
-
-
-class _FirstSeenCodes(dict):
-    """name → code in first-seen order; ``__getitem__`` stays in C for names already seen."""
-
-    def __missing__(self, key: str) -> int:
-        self[key] = code = len(self)
-        return code
-
-
-_PASSED_CODE = {False: 0, True: 1, None: 2}.__getitem__
-_SCORE_FIELDS = itemgetter("name", "value", "passed", "metadata")
-
-
-def _extract_scores(case_results: Sequence[EvaluationCaseResult]) -> dict[str, Any]:
-    """Every score of every case result as flat numpy columns, read in C-level ``map`` passes.
-
-    ``status`` is an int8 code into ``STATUSES``; only scores whose metadata has a flag or
-    reason key (a minority) are looked at in Python for their status and reason.
-    """
-    n_cases = len(case_results)
-    with paused_gc():  # hundreds of thousands of new references: skip GC passes
-        per_case = list(map(attrgetter("scores"), case_results))
-        counts = np.fromiter(map(len, per_case), dtype=np.int64, count=n_cases)
-        n = int(counts.sum())
-        # one pass over the scores (each read once: the pass is bound by memory, not Python);
-        # pydantic keeps a model's fields in its __dict__, where itemgetter reads them fastest
-        records = map(_SCORE_FIELDS, map(attrgetter("__dict__"), chain.from_iterable(per_case)))
-        names, raw, verdicts, mds = zip(*records, strict=True) if n else ((), (), (), ())
-        del per_case
-        code_of = _FirstSeenCodes()
-        name_codes = np.fromiter(map(code_of.__getitem__, names), dtype=np.int32, count=n)
-        try:
-            values = np.fromiter(raw, dtype=float, count=n)
-            texts: list[str | None] = [None] * n
-        except (TypeError, ValueError):  # some text scores
-            values, texts = _split_values(list(raw))
-        passed = np.fromiter(map(_PASSED_CODE, verdicts), dtype=np.int8, count=n)
-        metadata = np.fromiter(mds, dtype=object, count=n)
-        # drop the big tuples before the GC resumes: its first pass would traverse them
-        del names, raw, verdicts, mds
-        status = np.zeros(n, dtype=np.int8)
-        reason = np.full(n, None, dtype=object)
-        clean = np.fromiter(map(FLAG_KEYS.isdisjoint, metadata), dtype=bool, count=n)
-        flagged = np.flatnonzero(~clean)
-        if len(flagged):
-            found = list(map(status_and_reason, metadata[flagged]))
-            status[flagged] = [code for code, _ in found]
-            reason[flagged] = [text for _, text in found]
-            del found
-    values[status != 0] = np.nan
-    return {
-        "rows": np.repeat(np.arange(n_cases, dtype=np.int64), counts),
-        "names": list(code_of),
-        "name_codes": name_codes,
-        "values": values,
-        "texts": texts,
-        "has_text": any(t is not None for t in texts),
-        "passed": passed,
-        "status": status,
-        "reason": reason,
-        "metadata": metadata,
-    }
 
 
 def _scores_frame(case_id: np.ndarray, case_modes: np.ndarray, cols: dict) -> pd.DataFrame:
@@ -770,16 +643,6 @@ def _summarize_columns(
         stats["n_error"][i] += failed[mode_]
         out.append(aggregate_of(stats, i, name=name, mode=mode_, counts=counts.get(i)))
     return out
-
-
-def _split_values(raw: list[Any]) -> tuple[np.ndarray, list[str | None]]:
-    """Numeric values (bool → 1/0, text → NaN) and the text values (None where numeric)."""
-    try:
-        return np.asarray(raw, dtype=float), [None] * len(raw)
-    except (TypeError, ValueError):
-        numbers = [np.nan if isinstance(v, str) else float(v) for v in raw]
-        texts = [v if isinstance(v, str) else None for v in raw]
-        return np.asarray(numbers, dtype=float), texts
 
 
 def _wide_scores(long: pd.DataFrame, n_rows: int, names: list[str]) -> dict[str, Any]:

@@ -4,8 +4,8 @@
 facts its rules read, as arrays: each expected evidence item's first rank by the reference
 rule of ``evaluators._matching`` (its id, a document or source key it names, or the document
 a ``doc#n`` chunk id names) and how many results beyond k match it, counted for all cases in a
-few numpy sorts. A columnar report gives them straight from its tables (distinct source and
-metadata JSON parsed once, no record built); an in-memory report from its records.
+few numpy sorts. They are read from the report's ``ReportColumns`` (distinct source and
+metadata JSON parsed once, no record built), in memory or stored alike.
 
 Only cases the columns decide are gathered here (``fast``): every evidence item named by a
 ``reference_id`` alone, no recorded stages, and no answer step to check citations against
@@ -26,9 +26,9 @@ from pydantic_core import from_json
 
 from heta_notebook.analysis._case_rows import expected_of
 from heta_notebook.evaluators import _matching as matching
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.reports._lazy_results import LazyResults
-from heta_notebook.reports._stored import ColumnarReport
-from heta_notebook.schema._records import EvaluationCaseResult, evidence_grade
+from heta_notebook.schema._records import evidence_grade
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class MissFacts:
     n_results: np.ndarray
     fast: np.ndarray
     firsts: FirstRanks
-    case_metadata: list[Mapping[str, Any]] | None = None  # columnar: each case's metadata
+    case_metadata: list[Mapping[str, Any]]  # each case's metadata
 
 
 class FirstRanks:
@@ -182,11 +182,11 @@ def decided(
     return not (items.expects_answer and answered)
 
 
-# --------------------------------------------------------------------------- columnar
+# --------------------------------------------------------------------------- columns
 
 
-def columnar_facts(columnar: ColumnarReport) -> MissFacts:
-    """The facts of every case row of a columnar report, read from its tables."""
+def report_facts(columnar: ReportColumns) -> MissFacts:
+    """The facts of every case row of a report, read from its tables."""
     n = columnar.n_rows
     meta_codes, meta_values = columnar.codes("cases", "metadata")
     parsed = [from_json(v) for v in meta_values]
@@ -212,12 +212,34 @@ def columnar_facts(columnar: ColumnarReport) -> MissFacts:
         metadata=metadata,
         n_results=columnar.numpy("cases", "n_results").astype(np.int64),
         fast=fast,
-        firsts=_columnar_firsts(columnar),
+        firsts=_firsts(columnar, fast, expected),
         case_metadata=case_metadata,
     )
 
 
-def _columnar_firsts(columnar: ColumnarReport) -> FirstRanks:
+def _firsts(columns: ReportColumns, fast: np.ndarray, expected: list[Items | None]) -> FirstRanks:
+    """``FirstRanks`` of the results of the rows the facts decide. In-memory records are
+    read for this one fact, for speed: their array results give each hit's reference keys
+    in one pass (``LazyResults.reference_keys``), while the ``results`` table holds one
+    metadata JSON per hit (its rank differs), so its keys would be read once per hit (the
+    table's path measured 2x slower on a Cranfield run). Both apply the reference rule of
+    ``evaluators._matching`` and give the same ranks (tests/test_misses_fast.py)."""
+    records = columns.records
+    if records is None:
+        return _columnar_firsts(columns)
+    memo: dict[Any, tuple] = {}
+    keyed, counts, per_result = [], [], []
+    for row in np.flatnonzero(fast).tolist():
+        response = records[row].response
+        if response is not None and expected[row] is not None and expected[row].refs:
+            keys = _result_keys(response.results, memo)
+            keyed.append(row)
+            counts.append(len(keys))
+            per_result += keys
+    return _spread(keyed, counts, per_result)
+
+
+def _columnar_firsts(columnar: ReportColumns) -> FirstRanks:
     """``FirstRanks`` of the results table: each distinct (source, metadata) JSON pair's
     reference keys read once (``matching.stored_keys``), spread to its rows by numpy."""
     rows = columnar.numpy("results", "row").astype(np.int64)
@@ -250,63 +272,6 @@ def _columnar_firsts(columnar: ColumnarReport) -> FirstRanks:
         np.concatenate([ranks, ranks[keys[0]], ranks[heads_at]]),
         np.concatenate([own, keys[1], head_code[id_codes][heads_at]]),
         codes,
-    )
-
-
-def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each position i, ``lists[which[i]]`` spread out: (position of each value, value)."""
-    lengths = np.asarray([len(x) for x in lists], dtype=np.int64)
-    flat = np.asarray([v for x in lists for v in x], dtype=np.int64)
-    offsets = np.r_[0, np.cumsum(lengths)[:-1]] if len(lists) else np.zeros(0, np.int64)
-    counts = lengths[which] if len(lists) else np.zeros(len(which), np.int64)
-    positions = np.repeat(np.arange(len(which)), counts)
-    within = np.arange(len(positions)) - np.repeat(np.cumsum(counts) - counts, counts)
-    return positions, flat[offsets[which][positions] + within] if len(positions) else flat[:0]
-
-
-# --------------------------------------------------------------------------- records
-
-
-def record_facts(case_results: Sequence[EvaluationCaseResult]) -> MissFacts:
-    """The facts of in-memory records: each result's reference keys read once (array
-    results: from their columns), the expected evidence parsed once per shared dict."""
-    n = len(case_results)
-    parsed: dict[int, Items | None] = {}
-    expected, metadata = [], []
-    fast = np.ones(n, dtype=bool)
-    keyed: list[int] = []  # the rows whose results' keys are read
-    per_result: list[tuple[str, ...]] = []
-    counts: list[int] = []
-    memo: dict[Any, tuple] = {}
-    for row, result in enumerate(case_results):
-        data = result.metadata.get("expected")
-        if id(data) not in parsed:
-            parsed[id(data)] = items_of(data)
-        expected.append(parsed[id(data)])
-        response = result.response
-        metadata.append(None if response is None else response.metadata)
-        if response is None:
-            continue
-        trace = [e.metadata.get("ids") for e in response.trace]
-        answered = response.answer is not None or bool(response.citations)
-        answered = answered or "answer" in response.metadata
-        fast[row] = decided(expected[row], response.metadata, trace, answered)
-        if fast[row] and expected[row] is not None and expected[row].refs:  # type: ignore[union-attr]
-            keys = _result_keys(response.results, memo)
-            keyed.append(row)
-            counts.append(len(keys))
-            per_result += keys
-    return MissFacts(
-        case_id=np.asarray([r.case_id for r in case_results], dtype=object),
-        query_mode=np.asarray([r.query_mode for r in case_results], dtype=object),
-        expected=expected,
-        metadata=metadata,  # type: ignore[arg-type]
-        n_results=np.asarray(
-            [0 if r.response is None else len(r.response.results) for r in case_results],
-            dtype=np.int64,
-        ),
-        fast=fast,
-        firsts=_spread(keyed, counts, per_result),
     )
 
 
@@ -369,9 +334,6 @@ def _frozen(fields: Mapping[str, Any]) -> tuple:
     return tuple((k, _typed(v)) for k, v in fields.items())
 
 
-_STR = frozenset((str,))
-
-
 _SCALARS = frozenset((int, float, bool, type(None)))
 
 
@@ -386,12 +348,25 @@ def _typed(value: Any) -> Any:
     raise TypeError(f"not a JSON scalar or list: {kind.__name__}")
 
 
+def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each position i, ``lists[which[i]]`` spread out: (position of each value, value)."""
+    lengths = np.asarray([len(x) for x in lists], dtype=np.int64)
+    flat = np.asarray([v for x in lists for v in x], dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(lengths)[:-1]] if len(lists) else np.zeros(0, np.int64)
+    counts = lengths[which] if len(lists) else np.zeros(len(which), np.int64)
+    positions = np.repeat(np.arange(len(which)), counts)
+    within = np.arange(len(positions)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return positions, flat[offsets[which][positions] + within] if len(positions) else flat[:0]
+
+
+_STR = frozenset((str,))
+
+
 __all__ = [
     "FirstRanks",
     "Items",
     "MissFacts",
-    "columnar_facts",
     "decided",
     "items_of",
-    "record_facts",
+    "report_facts",
 ]

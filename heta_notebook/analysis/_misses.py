@@ -37,8 +37,8 @@ events).
 
 For a whole report (``evidence_misses``), the cases whose evidence is named by reference id
 alone, with no stages and no answer step to check, are classified at once from arrays
-(``analysis._miss_facts``: a stored report's tables, no record built) by the same rules below;
-the others go case by case through :func:`classify_case`.
+(``analysis._miss_facts``: the report's ``ReportColumns``, no record built) by the same rules
+below; the others go case by case through :func:`classify_case`.
 """
 
 from __future__ import annotations
@@ -54,10 +54,10 @@ import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._case_rows import expected_of
-from heta_notebook.analysis._miss_facts import MissFacts, columnar_facts, record_facts
+from heta_notebook.analysis._miss_facts import MissFacts, report_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
-from heta_notebook.reports._stored import LazyCaseResults
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
     EvaluationCaseResult,
@@ -289,13 +289,13 @@ def evidence_misses(
     """One row per expected evidence item per case × mode, with its miss class.
 
     Cases the reference rule decides (``analysis._miss_facts``) are classified for the whole
-    report at once, from a columnar report's tables without building records; the rest
+    report at once, from the report's columns without building records; the rest
     (locators, texts, stages, an answer step) record by record with :func:`classify_case`.
     Both apply the same rules and give the same rows, in report order.
     """
     requested = requested_top_k(report)
     with paused_gc():  # parsed JSON, records and row lists are acyclic: nothing to rescan
-        facts, fast, slow = _classified(report.case_results, k, requested)
+        facts, fast, slow = _classified(report.frames().columns, k, requested)
         frame = _merged(fast, slow)
     if by is not None:
         frame[slice_name(by)] = _slices(report, facts, by)[frame["_row"].to_numpy(dtype=np.int64)]
@@ -306,15 +306,14 @@ def evidence_misses(
 
 
 def _classified(
-    results: Sequence[EvaluationCaseResult], k: int | None, requested: int | None
+    columns: ReportColumns, k: int | None, requested: int | None
 ) -> tuple[MissFacts, dict[str, list], list[dict[str, Any]]]:
     """The facts, the rows they decide (columns) and the rows of the other cases, each
-    classified by :func:`classify_case` (a columnar report builds only those records)."""
-    columnar = isinstance(results, LazyCaseResults)
-    facts = columnar_facts(results.columnar) if columnar else record_facts(results)  # type: ignore[attr-defined]
+    classified by :func:`classify_case` (a stored report builds only those records)."""
+    facts = report_facts(columns)
     fast = _fast_rows(facts, k, requested)
     slow = np.flatnonzero(~facts.fast)
-    records = results.take(slow) if columnar else (results[i] for i in slow.tolist())  # type: ignore[attr-defined]
+    records = columns.records_at(slow)
     rows = [
         {**row, "_row": int(i)}
         for i, record in zip(slow.tolist(), records, strict=True)
@@ -402,7 +401,7 @@ def _deep_infos(facts: MissFacts, item_row: list[int], refs: list[str]) -> list[
 
 def _slices(report: EvaluationReport, facts: MissFacts, by: SliceKey) -> np.ndarray:
     """The slice of every case row (records are built only for a function ``by``)."""
-    if callable(by) or facts.case_metadata is None:
+    if callable(by):
         return np.asarray([slice_of(r, by) for r in report.case_results], dtype=object)
     return np.asarray(
         [

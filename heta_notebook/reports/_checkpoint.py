@@ -18,8 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.reports._folder import TableWriter
-from heta_notebook.reports._stored import ColumnarReport, LazyCaseResults
+from heta_notebook.reports._stored import LazyCaseResults
 from heta_notebook.reports._tables import (
     _CASE_TABLES,
     SCHEMAS,
@@ -440,7 +441,7 @@ def records_of(tables: dict[str, pa.Table], texts: list[str]) -> list[Evaluation
         except BaseException:
             writer.abort()
             raise
-        return list(LazyCaseResults(ColumnarReport(tmp)).iter_batches())
+        return list(LazyCaseResults(ReportColumns(tmp)).iter_batches())
 
 
 # --------------------------------------------------------------------------- reading

@@ -52,9 +52,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.reports._stored import (
     _HEADER_DIGEST,
-    ColumnarReport,
     LazyCaseResults,
     _checked_name,
     header_digest,
@@ -339,7 +339,7 @@ def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
     """Open a columnar report: the header and its files now (a save meanwhile commits a
     new generation: opened again), case results lazily (``LazyCaseResults``)."""
     for attempt in range(_OPEN_ATTEMPTS):
-        columnar = ColumnarReport(folder)
+        columnar = ReportColumns(folder)
         try:
             columnar.open_all()
             break
@@ -353,9 +353,7 @@ def open_report(folder: str | os.PathLike[str]) -> EvaluationReport:
     try:
         shell = EvaluationReport.model_validate({**header, "case_results": ()})
     except ValueError as exc:
-        raise CorruptReportError(
-            columnar.folder / HEADER, f"invalid report header:\n{exc}"
-        ) from exc
+        raise CorruptReportError(Path(folder) / HEADER, f"invalid report header:\n{exc}") from exc
     columnar.file("cases")  # fail now, not on first access, when the cases table is bad
     return shell.model_copy(update={"case_results": LazyCaseResults(columnar)})
 

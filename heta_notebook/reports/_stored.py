@@ -1,8 +1,8 @@
-"""A stored report's columns read from Parquet, and its case results built lazily.
+"""A stored report's header and its case results built lazily from its columns.
 
-``ColumnarReport`` opens one report folder's tables column by column (each read once and
-kept); ``LazyCaseResults`` is ``report.case_results`` of an opened report: records built
-on access from the row groups that hold them.
+``read_header`` checks a report folder's header (format, version, digest) and names its
+table files; ``LazyCaseResults`` is ``report.case_results`` of an opened report: records
+built on access from the row groups of its ``ReportColumns`` (``reports._columns``).
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from heta_notebook.reports._tables import (
     _TABLE_FILE,
@@ -27,7 +26,6 @@ from heta_notebook.reports._tables import (
     FORMAT,
     FORMAT_VERSION,
     HEADER,
-    SCHEMAS,
     TABLES,
     TEXT,
     CorruptReportError,
@@ -39,281 +37,8 @@ from heta_notebook.schema._records import (
     check_schema_version,
 )
 
-
-class ColumnarReport:
-    """An opened columnar report folder: its header and Parquet tables, read column by column.
-
-    Columns read once are kept, so frames, the card and the explorer share one read.
-    Any missing, truncated or foreign table raises :class:`CorruptReportError` naming it.
-    """
-
-    def __init__(
-        self,
-        folder: str | os.PathLike[str],
-        header: dict[str, Any] | None = None,
-        sources: dict[str, pa.NativeFile] | None = None,
-    ):
-        self.folder = Path(folder)
-        self.header = header if header is not None else read_header(self.folder)
-        self.n_rows = int(self.header["n_case_results"])
-        self._sources: dict[str, pa.NativeFile] = dict(sources or {})  # open: a re-save
-        self._verified: set[str] = set()  # can remove the files, never these handles
-        self._files: dict[str, pq.ParquetFile] = {}
-        self._columns: dict[tuple[str, str], pa.ChunkedArray] = {}
-        self._group_starts: dict[str, np.ndarray] = {}
-        self._recent_groups: OrderedDict[tuple[str, int, int], pa.Table] = OrderedDict()
-
-    def __repr__(self) -> str:
-        return f"ColumnarReport({str(self.folder)!r}, rows={self.n_rows})"
-
-    def path(self, table: str) -> Path:
-        """The Parquet file of ``table`` (named by the header)."""
-        return self.folder / _checked_name(self.header, table, self.folder)
-
-    def copy(self) -> ColumnarReport:
-        """The same report with its own caches (for another thread), sharing the open files."""
-        self.open_all()
-        return ColumnarReport(self.folder, self.header, self._sources)
-
-    def open_all(self) -> None:
-        """Open every table file now: a later save removes the files, not these handles."""
-        for table in TABLES:
-            self.source(table)
-
-    def source(self, table: str) -> pa.NativeFile:
-        """The open file of ``table`` (opened once; read with positional reads)."""
-        if table not in self._sources:
-            path = self.path(table)
-            _refuse_symlink(path)
-            try:
-                self._sources[table] = pa.OSFile(str(path))
-            except FileNotFoundError:
-                raise CorruptReportError(path, "missing table of the report") from None
-            except (OSError, pa.ArrowException) as exc:
-                raise CorruptReportError(path, f"cannot open the table: {exc}") from exc
-        return self._sources[table]
-
-    def verify(self, table: str) -> None:
-        """Check ``table``'s size and sha256 against the header (once per opened report)."""
-        entry = (self.header.get("files") or {}).get(table)
-        if table in self._verified or entry is None:
-            return
-        source, path = self.source(table), self.path(table)
-        digest, size, position = hashlib.sha256(), source.size(), 0
-        if size != entry.get("bytes"):
-            raise CorruptReportError(
-                path, f"has {size} bytes, {HEADER} says {entry.get('bytes')} (truncated or changed)"
-            )
-        while position < size:
-            block = source.read_at(min(1 << 22, size - position), position)
-            digest.update(block)
-            position += len(block)
-        if digest.hexdigest() != entry.get("sha256"):
-            raise CorruptReportError(
-                path,
-                f"sha256 {digest.hexdigest()[:16]}… differs from {HEADER}'s "
-                f"{str(entry.get('sha256'))[:16]}… (the file is corrupt or was changed)",
-            )
-        self._verified.add(table)
-
-    def file(self, table: str) -> pq.ParquetFile:
-        """The opened Parquet file of ``table`` (its sha256 and footer checked against the
-        header; every page read checks its CRC)."""
-        if table not in self._files:
-            path = self.path(table)
-            self.verify(table)
-            try:
-                handle = pq.ParquetFile(self.source(table), page_checksum_verification=True)
-            except (OSError, pa.ArrowException) as exc:
-                raise CorruptReportError(path, f"corrupt or truncated Parquet file: {exc}") from exc
-            meta = handle.schema_arrow.metadata or {}
-            if meta.get(b"generation", b"").decode() != self.header.get("generation"):
-                raise CorruptReportError(
-                    path,
-                    f"belongs to another save of this report than {HEADER} "
-                    "(an interrupted save?); save the report again",
-                )
-            expected = {"cases": self.n_rows, "texts": self.header.get("n_texts")}.get(table)
-            if expected is not None and handle.metadata.num_rows != expected:
-                raise CorruptReportError(
-                    path, f"has {handle.metadata.num_rows} rows, header says {expected}"
-                )
-            self._files[table] = handle
-        return self._files[table]
-
-    def column(self, table: str, name: str) -> pa.ChunkedArray:
-        """One whole column of one table (read once, then cached)."""
-        key = (table, name)
-        if key not in self._columns:
-            handle = self.file(table)
-            try:
-                read = handle.read(columns=[name], use_threads=False)
-            except (OSError, pa.ArrowException) as exc:
-                raise CorruptReportError(
-                    self.path(table), f"cannot read column {name!r}: {exc}"
-                ) from exc
-            self._columns[key] = read.column(0)
-        return self._columns[key]
-
-    def codes(self, table: str, name: str) -> tuple[np.ndarray, list[str]]:
-        """A string column as int32 codes into its distinct values in first-seen order (-1
-        for null), like ``pd.factorize``, read dictionary-encoded from Parquet: no Python
-        string per row, no string buffer (not cached: the caller keeps the small codes)."""
-        handle = self.file(table)
-        try:
-            reader = pq.ParquetFile(
-                self.source(table),
-                metadata=handle.metadata,
-                read_dictionary=[name],
-                page_checksum_verification=True,
-            )
-            column = reader.read(columns=[name], use_threads=False).column(0)
-            column = column.unify_dictionaries()
-        except (OSError, pa.ArrowException) as exc:
-            raise CorruptReportError(
-                self.path(table), f"cannot read column {name!r}: {exc}"
-            ) from exc
-        if not column.num_chunks:
-            return np.zeros(0, np.int32), []
-        codes = np.empty(len(column), np.int32)
-        start = 0
-        for chunk in column.chunks:
-            indices = chunk.indices.fill_null(-1) if chunk.null_count else chunk.indices
-            codes[start : start + len(chunk)] = indices.to_numpy(zero_copy_only=False)
-            start += len(chunk)
-        return _first_seen(codes, column.chunk(0).dictionary.to_pylist())
-
-    def forget(self, table: str, *names: str) -> None:
-        """Drop cached columns whose values a caller has copied out (read again if needed)."""
-        for name in names:
-            self._columns.pop((table, name), None)
-        pa.default_memory_pool().release_unused()  # else mimalloc keeps the pages resident
-
-    def numpy(self, table: str, name: str) -> np.ndarray:
-        """A column as numpy (object arrays for text, NaN for null numbers)."""
-        column = self.column(table, name)
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-            return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
-        if pa.types.is_boolean(column.type):
-            return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
-        if column.null_count and pa.types.is_integer(column.type):
-            return column.to_numpy(zero_copy_only=False).astype(float)
-        return column.to_numpy(zero_copy_only=False)
-
-    def row_range(self, table: str, start: int, stop: int) -> tuple[pa.Table, int]:
-        """The row groups of ``table`` that hold case results ``start:stop``, and the first
-        case row of the first of them (reads only those groups)."""
-        handle = self.file(table)
-        starts = self.group_start_rows(table)
-        if not len(starts):
-            return SCHEMAS[table].empty_table(), 0
-        lo = max(int(np.searchsorted(starts, start, side="right")) - 1, 0)
-        hi = max(int(np.searchsorted(starts, stop - 1, side="right")) - 1, lo)
-        key = (table, lo, hi)
-        data = self._recent_groups.get(key)
-        if data is None:
-            try:
-                data = handle.read_row_groups(list(range(lo, hi + 1)), use_threads=False)
-            except (OSError, pa.ArrowException) as exc:
-                raise CorruptReportError(self.path(table), f"cannot read row group: {exc}") from exc
-            self._recent_groups[key] = data
-            if len(self._recent_groups) > 6:  # a page of records reads a group once
-                self._recent_groups.popitem(last=False)
-        return data, int(starts[lo])
-
-    def read_rows(
-        self, table: str, rows: np.ndarray, columns: Sequence[str], *, one_per_row: bool
-    ) -> pa.Table:
-        """``columns`` of ``table`` for the ascending report ``rows``, read one cases row
-        group at a time and only those columns (cases: one table row per report row; other
-        tables: every row whose ``row`` is in; ``columns`` then holds "row")."""
-        parts = []
-        groups = np.searchsorted(self.group_start_rows("cases"), rows, side="right") - 1
-        starts = self.group_start_rows(table)
-        handle = self.file(table)
-        for group in np.unique(groups).tolist() if len(starts) else []:
-            mine = rows[groups == group]
-            lo = max(int(np.searchsorted(starts, mine[0], side="right")) - 1, 0)
-            hi = max(int(np.searchsorted(starts, mine[-1], side="right")) - 1, lo)
-            try:
-                data = handle.read_row_groups(
-                    list(range(lo, hi + 1)), columns=list(columns), use_threads=False
-                )
-            except (OSError, pa.ArrowException) as exc:
-                raise CorruptReportError(self.path(table), f"cannot read row group: {exc}") from exc
-            if one_per_row:
-                parts.append(data.take(pa.array(mine - int(starts[lo]), pa.int64())))
-            else:
-                parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
-        return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table().select(columns)
-
-    def group_start_rows(self, table: str) -> np.ndarray:
-        """The first case row of each row group (cases: cumulative counts; others: ``row``)."""
-        if table not in self._group_starts:
-            meta = self.file(table).metadata
-            if table == "cases":
-                sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-                starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if sizes else np.zeros(0)
-            else:
-                index = self.file(table).schema_arrow.get_field_index("row")
-                starts = np.asarray(
-                    [_min_stat(meta.row_group(i).column(index)) for i in range(meta.num_row_groups)]
-                )
-            self._group_starts[table] = np.asarray(starts, dtype=np.int64)
-        return self._group_starts[table]
-
-    def texts(self) -> pa.ChunkedArray:
-        """The texts table's one column (each distinct text once)."""
-        return self.column("texts", "text")
-
-    def texts_of(self, ids: list[int]) -> dict[int, str]:
-        """Texts by id, reading only the row groups that hold them (all, once cached)."""
-        if ("texts", "text") in self._columns or not ids:
-            column = self.texts()
-            return dict(zip(ids, column.take(pa.array(ids, pa.int64())).to_pylist(), strict=True))
-        handle = self.file("texts")
-        out: dict[int, Any] = {}
-        sizes = [
-            handle.metadata.row_group(i).num_rows for i in range(handle.metadata.num_row_groups)
-        ]
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        wanted = np.asarray(ids, dtype=np.int64)
-        groups = np.searchsorted(starts, wanted, side="right") - 1
-        for group in np.unique(groups).tolist():
-            key = ("texts", group, group)
-            data = self._recent_groups.get(key)
-            if data is None:
-                try:
-                    data = handle.read_row_group(group, use_threads=False).column(0)
-                except (OSError, pa.ArrowException) as exc:
-                    raise CorruptReportError(
-                        self.path("texts"), f"cannot read row group: {exc}"
-                    ) from exc
-                self._recent_groups[key] = data
-                if len(self._recent_groups) > 12:
-                    self._recent_groups.popitem(last=False)
-            picked = wanted[groups == group]
-            values = data.take(pa.array(picked - starts[group], pa.int64())).to_pylist()
-            out.update(zip(picked.tolist(), values, strict=True))
-        return out
-
-
-def _first_seen(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Renumber dictionary codes in first-seen order (values never seen are dropped)."""
-    order = [c for c in dict.fromkeys(codes[:65_536].tolist()) if c >= 0]  # usually all
-    if len(order) < len(values):
-        seen, first = np.unique(codes[codes >= 0], return_index=True)
-        order = seen[np.argsort(first)].tolist()
-    if order == list(range(len(values))):
-        return codes, values
-    rank = np.full(len(values) + 1, -1, dtype=np.int32)  # the last slot maps -1 to -1
-    rank[order] = np.arange(len(order), dtype=np.int32)
-    return rank[codes], [values[c] for c in order]
-
-
-def _min_stat(column_meta: Any) -> int:
-    stats = column_meta.statistics
-    return int(stats.min) if stats is not None and stats.has_min_max else 0
+if TYPE_CHECKING:  # pragma: no cover - the view builds these records, and imports this module
+    from heta_notebook.reports._columns import ReportColumns
 
 
 def _refuse_symlink(path: Path) -> None:
@@ -398,7 +123,7 @@ class LazyCaseResults(Sequence[EvaluationCaseResult]):
 
     _KEEP = 256
 
-    def __init__(self, columnar: ColumnarReport) -> None:
+    def __init__(self, columnar: ReportColumns) -> None:
         self.columnar = columnar
         self._recent: OrderedDict[int, EvaluationCaseResult] = OrderedDict()
 
@@ -478,7 +203,7 @@ def _loads(text: str | None, default: Any = None) -> Any:
 
 
 def _build_rows(
-    columnar: ColumnarReport, start: int, stop: int, keep: np.ndarray | None = None
+    columnar: ReportColumns, start: int, stop: int, keep: np.ndarray | None = None
 ) -> list[EvaluationCaseResult]:
     """Build records ``start:stop`` (all inside one cases row group) from the tables, or
     only the ascending rows ``keep`` among them."""
@@ -527,11 +252,11 @@ def _build_rows(
 
 
 def _rows_of(
-    columnar: ColumnarReport, table: str, start: int, stop: int, keep: np.ndarray | None = None
+    columnar: ReportColumns, table: str, start: int, stop: int, keep: np.ndarray | None = None
 ) -> dict[int, list]:
     """Rows of ``table`` whose ``row`` is in ``start:stop`` (and in ``keep``), grouped by row."""
     grouped: dict[int, list] = {}
-    if columnar.file(table).metadata.num_rows == 0:
+    if columnar.num_rows(table) == 0:
         return grouped
     data, _ = columnar.row_range(table, start, stop)
     rows = data.column("row").to_numpy()

@@ -192,6 +192,23 @@ def case_batches(
         return _redacted(_case_batches(results, first_row, text_ids, scores))
 
 
+def record_tables(
+    results: Sequence[EvaluationCaseResult], *, with_hits: bool = True
+) -> dict[str, pa.Table]:
+    """The tables of in-memory records (``ReportColumns.of_records``): ``case_batches``
+    without its storing step, so the columns hold what the records hold (what a system said
+    was redacted when it entered the report; nothing here is stored). ``with_hits=False``: only
+    ``cases`` and ``scores`` (a response's results are most of the work; frames need none)."""
+    text_ids: dict[str, int] = {}
+    with paused_gc():
+        batches = _case_batches(results, 0, text_ids, with_hits=with_hits)
+    tables = {name: pa.Table.from_batches([batch]) for name, batch in batches.items()}
+    if not with_hits:
+        return {name: tables[name] for name in ("cases", "scores")}
+    tables["texts"] = pa.table({"text": pa.array(list(text_ids), pa.large_string())})
+    return tables
+
+
 # Columns that carry what systems, endpoints and evaluators said (errors, sources, metadata,
 # reasons): credentials in them are hidden before anything is stored (the one policy). Texts
 # of documents and answers are data and stay as they are.
@@ -235,6 +252,8 @@ def _case_batches(
     first_row: int,
     text_ids: dict[str, int],
     scores: pa.Table | None = None,
+    *,
+    with_hits: bool = True,
 ) -> dict[str, pa.RecordBatch]:
     n = len(results)
     records = list(map(_DICT, results))
@@ -242,7 +261,9 @@ def _case_batches(
     errors = list(map(_ERROR, records))
     hit_lists = [() if r is None else r.results for r in responses]
     score_lists = list(map(_SCORES, records))
-    hit_counts = np.fromiter(map(len, hit_lists), np.int64, n)
+    hit_counts = n_results_column = np.fromiter(map(len, hit_lists), np.int64, n)
+    if not with_hits:  # the ``results`` rows left out (``n_results`` still counts them)
+        hit_lists, hit_counts = [()] * n, np.zeros(n, np.int64)
     n_hits = int(hit_counts.sum())
     hit_fields = _lazy_hit_fields(hit_lists, n_hits)  # array results: no record built
     hits = [] if hit_fields is not None else list(chain.from_iterable(hit_lists))
@@ -296,7 +317,7 @@ def _case_batches(
     ints = pa.array(
         np.concatenate(
             [
-                hit_counts,
+                n_results_column,
                 score_counts,
                 np.repeat(case_rows, hit_counts),
                 ranks,
