@@ -24,14 +24,9 @@ from typing import Any
 
 import pandas as pd
 
-sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "/tmp/old")
-
-from heta_old.analysis import _misses as old_misses  # type: ignore[import-not-found]  # noqa: E402
-from heta_old.analysis._frames import ReportFrames as Old  # type: ignore[import-not-found]  # noqa: E402
-
-from heta_notebook import BeirBenchmark, Chunking, Recipe, run_benchmark  # noqa: E402
-from heta_notebook.analysis._frames import ReportFrames as New  # noqa: E402
-from heta_notebook.analysis._misses import evidence_misses  # noqa: E402
+from heta_notebook import BeirBenchmark, Chunking, Recipe, run_benchmark
+from heta_notebook.analysis._frames import ReportFrames as New
+from heta_notebook.analysis._misses import evidence_misses
 
 TIMED = ("latency_ms", "mean", "p50", "p95", "max")  # latency: the same run, read twice
 
@@ -67,6 +62,10 @@ def same(a: Any, b: Any) -> None:
 
 
 def main() -> None:
+    sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "/tmp/old")  # the exported package
+    from heta_old.analysis import _misses as old_misses  # type: ignore[import-not-found]
+    from heta_old.analysis._frames import ReportFrames as Old  # type: ignore[import-not-found]
+
     work = Path(tempfile.mkdtemp(prefix="bench-report-columns-"))
     chunks = Chunking(unit="words", size=100, overlap=20)
     runs = run_benchmark(
