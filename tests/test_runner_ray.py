@@ -60,6 +60,13 @@ def cranfield():
 CASES = 72  # Cranfield's first 72 queries: three shards of 24 per recipe, a tenth of the time
 
 
+@pytest.fixture(scope="module")
+def local(cranfield, tmp_path_factory):
+    """The same run without Ray, once for the module: what every Ray run must equal."""
+    root = tmp_path_factory.mktemp("local")
+    return run_benchmark(**_options(cranfield, ReportStore(root / "store"), root / "kb"))
+
+
 def _options(cranfield, store, workspace, **extra):
     evaluators = [*beir_default_metrics(), Slow(0.02)]  # slow enough to kill a worker mid-shard
     config = BenchmarkRunConfig(top_k=100, max_concurrent_queries=2, checkpoint_every=4)
@@ -102,8 +109,7 @@ def _kill_a_shard_worker_once(store_root: Path, killed: list[int], stop: threadi
         time.sleep(0.02)
 
 
-def test_ray_run_with_a_killed_worker_equals_the_local_run(cluster, cranfield, tmp_path):
-    local = run_benchmark(**_options(cranfield, ReportStore(tmp_path / "local"), tmp_path / "kb"))
+def test_ray_run_with_a_killed_worker_equals_the_local_run(cluster, cranfield, local, tmp_path):
 
     killed: list[int] = []
     stop = threading.Event()
@@ -138,9 +144,8 @@ def test_ray_run_with_a_killed_worker_equals_the_local_run(cluster, cranfield, t
         )  # the saved report holds the shard checkpoints now
 
 
-async def test_a_stopped_ray_run_resumes_to_the_local_report(cluster, cranfield, tmp_path):
+async def test_a_stopped_ray_run_resumes_to_the_local_report(cluster, cranfield, local, tmp_path):
     options = _options(cranfield, ReportStore(tmp_path / "ray"), tmp_path / "kb")
-    local = await BenchmarkRunner().run(**{**options, "store": ReportStore(tmp_path / "local")})
 
     run = asyncio.ensure_future(
         BenchmarkRunner().run(**options, executor=RayExecutor(shard_size=16, max_in_flight=2))
@@ -191,9 +196,8 @@ def _checkpointed(root: Path) -> int:
     return cases
 
 
-def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, tmp_path):
+def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, local, tmp_path):
     """SIGKILL the driver process mid-run; ``resume=True`` from another driver finishes it."""
-    local = run_benchmark(**_options(cranfield, ReportStore(tmp_path / "local"), tmp_path / "kb"))
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
     address = cluster.get_runtime_context().gcs_address
