@@ -60,12 +60,15 @@ def best_of(rounds: int, **paths: Callable[[], Any]) -> dict[str, float]:
 # --------------------------------------------------------------------------- checks
 
 
-def comparison_html(work: Path, scale: int = 1, rounds: int = 3, warm: bool = True) -> Ratio:
-    """The HTML of a comparison of three stored reports vs compare() + significance() of the
-    same reports (each round opens them afresh: nothing cached between rounds)."""
+def comparison_html(
+    work: Path, scale: int = 1, rounds: int = 3, warm: bool = True, cases: int = 1500
+) -> Ratio:
+    """The HTML of a comparison of three stored reports of ``cases`` × ``scale`` case results
+    vs compare() + significance() of the same reports (each round opens them afresh:
+    nothing cached between rounds)."""
     from heta_notebook import compare
 
-    store = synthetic_store(work / "cmp", cases=1500 * scale)
+    store = synthetic_store(work / f"cmp-{cases * scale}", cases=cases * scale)
     rids = ["recipe-0", "recipe-1", "recipe-2"]
 
     def opened() -> list[Any]:
@@ -162,7 +165,7 @@ def report_size(work: Path, scale: int = 1) -> Ratio:
     from heta_notebook import ReportStore
     from heta_notebook.schema import EvaluationReport
 
-    store = synthetic_store(work / "cmp", cases=1500 * scale)
+    store = synthetic_store(work / f"cmp-{1500 * scale}", cases=1500 * scale)
     folder = store.report_dir("synthetic-kb", "recipe-0")
     report = EvaluationReport.load(folder)
     json_store = ReportStore(work / "json")

@@ -375,19 +375,21 @@ def test_details_from_columns_equal_details_from_records(tmp_path, options, colu
     report = _with_odd_evidence(report) if odd else report
     lazy = _columnar_copy(report, tmp_path / "rep")
     fast = []
-    original = explorer_details._ColumnarDetails._fast
+    original = explorer_details._RowDetails._fast
+    rows = [0, 5, 6, 41]
+    with pytest.MonkeyPatch.context() as patch:  # the reference: every case as a record
+        patch.setattr(explorer_details._RowDetails, "_fast", lambda self, row, evidence: False)
+        by_records = encode_report(report), explorer_data.encode_details(report, rows)
 
     def spy(self, row, evidence):
         fast.append(original(self, row, evidence))
         return fast[-1]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(explorer_details._ColumnarDetails, "_fast", spy)
-        assert encode_report(lazy) == encode_report(report)
-        rows = [0, 5, 6, 41]
-        assert explorer_data.encode_details(lazy, rows) == explorer_data.encode_details(
-            report, rows
-        )
+        patch.setattr(explorer_details._RowDetails, "_fast", spy)
+        for source in (lazy, report):  # stored and in memory: the same columns
+            assert encode_report(source) == by_records[0]
+            assert explorer_data.encode_details(source, rows) == by_records[1]
     assert column_path == ("all" if all(fast) else "some" if any(fast) else "none")
     assert explorer_data.search_texts(lazy) == explorer_data.search_texts(report)
 

@@ -542,13 +542,9 @@ def case_queries(comparison: Comparison, case_ids: np.ndarray) -> list[Any]:
 
 
 def _queries_at(report: Any, rows: np.ndarray) -> list[Any]:
-    """The queries of the ascending report ``rows`` (a columnar report: only the row groups
-    holding them, only that column)."""
-    columnar = getattr(report.case_results, "columnar", None)
-    if columnar is None:
-        q_codes, q_values = report.frames().case_codes("query")
-        return np.append(q_values, [None])[q_codes[rows]].tolist()
-    table = columnar.read_rows("cases", rows, ("query",), one_per_row=True)
+    """The queries of the ascending report ``rows`` (only the row groups holding them, only
+    that column)."""
+    table = report.frames().columns.read_rows("cases", rows, ("query",), one_per_row=True)
     return table.column("query").to_pylist()
 
 

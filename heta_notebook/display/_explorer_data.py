@@ -42,6 +42,7 @@ from heta_notebook.display._explorer_details import (
     records_at,
     score_notes,
 )
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationError,
@@ -64,7 +65,7 @@ def informative_order(report: EvaluationReport, priority: Sequence[str] = ()) ->
     verdicts, then the lowest headline score; ties in report order.
 
     Read from the report's frames (the case columns and the flat score arrays), so no
-    record is built: on a columnar report this is a few vectorised passes."""
+    record is built: a few vectorised passes."""
     frames = report.frames()
     case_ids = frames.case_column("case_id")
     n = len(case_ids)
@@ -128,8 +129,8 @@ def encode_report(
     latency, score values / statuses / verdicts: what the list, filters and sort need), read
     from the report's columns, and the **details** (answer, expected, evidence, results,
     reasons, metadata) of the report rows ``details`` (None: every embedded case), read
-    from the tables of a columnar report, else from records (the same payload). A case without details holds ``null`` in every detail column; the page
-    asks for them (:func:`encode_details`) or says they are not embedded."""
+    from the report's columns (``report.frames().columns``, in memory or stored). A case
+    without details holds ``null`` in every detail column; the page asks for them (:func:`encode_details`) or says they are not embedded."""
     with paused_gc():  # millions of small lists: no collector passes over them
         return _encode_report(report, max_cases, priority, max_text, details)
 
@@ -198,14 +199,14 @@ def _payload(
 
 
 def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, Any]:
-    """A first page at once for a large columnar report: the index of the report rows
+    """A first page at once for a large report: the index of the report rows
     ``rows`` only (read from the row groups holding them, not whole columns), no details,
     and ``preview`` saying how many case results the full payload will hold."""
-    columnar = report.case_results.columnar  # type: ignore[attr-defined]
+    columns = report.frames().columns
     strings = StringTable()
     picked = np.unique(np.asarray(rows, dtype=np.int64))
     names = list(report.frames().score_names)
-    cases = columnar.read_rows("cases", picked, PREVIEW_CASE_COLUMNS, one_per_row=True)
+    cases = columns.read_rows("cases", picked, PREVIEW_CASE_COLUMNS, one_per_row=True)
     cols: dict[str, list[Any]] = {}
     cols["case_id"] = [strings.add(v) for v in cases.column("case_id").to_pylist()]
     cols["mode"] = [strings.add(v) for v in cases.column("query_mode").to_pylist()]
@@ -220,7 +221,7 @@ def encode_preview(report: EvaluationReport, rows: Sequence[int]) -> dict[str, A
         [strings.add(label) for label in _labels_of(json.loads(text))] if text else []
         for text in cases.column("metadata").to_pylist()
     ]
-    score_rows = columnar.read_rows("scores", picked, PREVIEW_SCORE_COLUMNS, one_per_row=False)
+    score_rows = columns.read_rows("scores", picked, PREVIEW_SCORE_COLUMNS, one_per_row=False)
     arrays = _score_rows(score_rows)
     scores = _score_index(arrays, len(report.case_results), picked, names, strings)
     for col in DETAIL_COLUMNS:
@@ -292,7 +293,7 @@ def case_index(
     report: EvaluationReport, rows: np.ndarray, names: list[str], s: StringTable
 ) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
     """The index columns of the report rows ``rows``, read from the frames' case columns and
-    flat score arrays (on a columnar report: from the tables, no record built)."""
+    flat score arrays (no record built)."""
     frames = report.frames()
     cols: dict[str, list[Any]] = {}
     cols["case_id"] = [s.add(v) for v in frames.case_column("case_id")[rows].tolist()]
@@ -354,26 +355,12 @@ def judge_scores(report: EvaluationReport, sample: int = 50) -> list[str]:
     described = report.metadata.get("evaluators")
     if isinstance(described, list):
         return [str(d.get("name")) for d in described if isinstance(d, dict) and is_judge(d)]
-    results = report.case_results
-    columnar = getattr(results, "columnar", None)
-    if columnar is not None:  # a stored report: its scores' names and metadata, no records
-        return _stored_judge_scores(columnar, min(sample, len(results)))
-    found = {
-        s.name
-        for r in (results[i] for i in range(min(sample, len(results))))
-        for s in r.scores
-        if "prompt_version" in s.metadata
-    }
-    return sorted(found)
-
-
-def _stored_judge_scores(columnar: Any, sample: int) -> list[str]:
-    """:func:`judge_scores` from the score rows of a stored report's first ``sample`` case
-    results (the row groups holding them), reading only their names and metadata."""
+    sample = min(sample, len(report.case_results))
     if sample <= 0:
         return []
-    rows = np.arange(sample, dtype=np.int64)
-    table = columnar.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
+    rows = np.arange(sample, dtype=np.int64)  # their score rows' names and metadata only
+    columns = report.frames().columns
+    table = columns.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
     names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
     found = {
         name
@@ -398,12 +385,9 @@ def error_texts(report: EvaluationReport, rows: np.ndarray) -> list[str | None]:
     out: list[str | None] = [None] * len(rows)
     if not erred:
         return out
-    columnar = getattr(report.case_results, "columnar", None)
-    if columnar is not None:
-        raw = columnar.column("cases", "error_json").take(np.asarray(rows[erred], dtype=np.int64))
-        errors = [EvaluationError.model_validate_json(text) for text in raw.to_pylist()]
-    else:
-        errors = [report.case_results[int(rows[i])].error for i in erred]  # type: ignore[misc]
+    column = report.frames().columns.column("cases", "error_json")
+    raw = column.take(np.asarray(rows[erred], dtype=np.int64)).to_pylist()
+    errors = [EvaluationError.model_validate_json(text) for text in raw]
     for i, error in zip(erred, errors, strict=True):
         out[i] = error_text(error)
     return out
@@ -417,12 +401,13 @@ def error_text(error: Any) -> str | None:
 
 
 def row_labels(report: EvaluationReport, rows: np.ndarray) -> list[list[str]]:
-    """Each row's labels (``case_labels``); a columnar report parses only the case metadata
-    that names labels."""
-    columnar = getattr(report.case_results, "columnar", None)
-    if columnar is None:
-        return [case_labels(report.case_results[int(row)]) for row in rows.tolist()]
-    raw = columnar.column("cases", "metadata").take(np.asarray(rows, dtype=np.int64)).to_pylist()
+    """Each row's labels (``case_labels``), parsing only the case metadata that names labels."""
+    raw = (
+        report.frames()
+        .columns.column("cases", "metadata")
+        .take(np.asarray(rows, dtype=np.int64))
+        .to_pylist()
+    )
     return [
         _labels_of(json.loads(text)) if text is not None and '"labels"' in text else []
         for text in raw
@@ -441,11 +426,8 @@ def _labels_of(metadata: Any) -> list[str]:
 def search_texts(report: EvaluationReport) -> list[str]:
     """Per report row, the lower-cased text the explorers search: case id, query, evidence
     labels, judge reasons (and evaluator errors / skip reasons)."""
-    columnar = getattr(report.case_results, "columnar", None)
-    if columnar is not None:
-        with paused_gc():
-            return _columnar_search_texts(report, columnar)
-    return [_search_text(r) for r in report.case_results]
+    with paused_gc():
+        return _search_texts_of(report, report.frames().columns)
 
 
 def _search_text(r: EvaluationCaseResult) -> str:
@@ -458,19 +440,19 @@ def _search_text(r: EvaluationCaseResult) -> str:
 _SCORE_EVIDENCE_KEYS = ("matched_evidence", "missing_evidence", "matched_reference_ids")
 
 
-def _columnar_search_texts(report: EvaluationReport, columnar: Any) -> list[str]:
-    """:func:`search_texts` from the tables: evidence labels from each case's expected
+def _search_texts_of(report: EvaluationReport, columns: ReportColumns) -> list[str]:
+    """:func:`search_texts` from the report's columns: evidence labels from each case's expected
     evidence, notes once per distinct score metadata; a case whose evidence is named only
     in score metadata is read as a record."""
     frames = report.frames()
     n = len(report.case_results)
-    metadata = columnar.column("scores", "metadata").combine_chunks().dictionary_encode()
+    metadata = columns.column("scores", "metadata").combine_chunks().dictionary_encode()
     notes = [score_notes(md)[0] for md in metadata.dictionary.to_pylist()]
     named = [
         any(k in parsed(md) for k in _SCORE_EVIDENCE_KEYS) for md in metadata.dictionary.to_pylist()
     ]
     codes = metadata.indices.fill_null(-1).to_numpy(zero_copy_only=False)
-    rows = columnar.numpy("scores", "row").astype(np.int64)
+    rows = columns.numpy("scores", "row").astype(np.int64)
     per_row: list[list[str]] = [[] for _ in range(n)]
     scored_named = np.zeros(n, dtype=bool)
     for row, code in zip(rows.tolist(), codes.tolist(), strict=True):
@@ -482,7 +464,7 @@ def _columnar_search_texts(report: EvaluationReport, columnar: Any) -> list[str]
     queries = frames.case_column("query").tolist()
     out: list[str] = []
     records: list[int] = []
-    for row, text in enumerate(columnar.column("cases", "metadata").to_pylist()):
+    for row, text in enumerate(columns.column("cases", "metadata").to_pylist()):
         md = json.loads(text) if text and '"expected"' in text else {}
         expected = expected_of(SimpleNamespace(metadata=md))  # type: ignore[arg-type]
         evidence = expected.evidence if expected is not None else ()

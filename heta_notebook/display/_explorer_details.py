@@ -28,6 +28,7 @@ from heta_notebook.display._explorer_cells import (
 )
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.evaluators._matching import match_evidence
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
 from heta_notebook.schema._status import REASON_KEYS
@@ -52,9 +53,9 @@ def details_into(
     scores: dict,
     at: list[int],
 ) -> None:
-    """The details of the ascending report ``rows`` into positions ``at`` of the columns: from
-    the tables for a columnar report (no records, evidence matched on parsed source keys),
-    else from records. Both give the same payload (tests/test_display_explorer_data.py)."""
+    """The details of the ascending report ``rows`` into positions ``at`` of the columns, read
+    from the report's columns, in memory or stored (no records for what the fast rules
+    decide, evidence matched on parsed source keys; tests/test_display_explorer_data.py)."""
     token = _BENCHMARK_KEY.set(report.benchmark.key)  # texts for bare ids (benchmarks._texts)
     try:
         _details_only(report, rows, s, cols, scores, at)
@@ -79,19 +80,17 @@ def _details_only(
     scores: dict,
     at: list[int],
 ) -> None:
-    columnar = getattr(report.case_results, "columnar", None)
-    if columnar is None or not len(rows):
-        for i, result in zip(at, records_at(report, rows), strict=True):
-            _encode_details(result, s, cols, scores, i)
+    if not len(rows):
         return
-    starts = columnar.group_start_rows("cases")
+    columns = report.frames().columns
+    starts = columns.group_start_rows("cases")
     groups = np.searchsorted(starts, rows, side="right") - 1
     if len(rows) > 1000 or len(np.unique(groups)) > 2:  # texts: one read of the column
-        columnar.texts()
+        columns.texts()
     where = np.asarray(at, dtype=np.int64)
     for group in np.unique(groups).tolist():
         picked = groups == group
-        _ColumnarDetails(report, columnar, rows[picked]).encode(s, cols, scores, where[picked])
+        _RowDetails(report, columns, rows[picked]).encode(s, cols, scores, where[picked])
 
 
 # past this the explorers leave miss classes out (classified from the report's columns:
@@ -202,7 +201,7 @@ def found_index(
     return out
 
 
-class _ColumnarDetails:
+class _RowDetails:
     """The details of some report rows (one cases row group) read from the tables.
 
     Per case the envelope (query, response without results, metadata) is validated as a
@@ -211,16 +210,16 @@ class _ColumnarDetails:
     decide (evidence with a locator or a text, evidence only in score metadata) is built as
     a record and encoded like one."""
 
-    def __init__(self, report: EvaluationReport, columnar: Any, rows: np.ndarray) -> None:
+    def __init__(self, report: EvaluationReport, columns: ReportColumns, rows: np.ndarray) -> None:
         self.report, self.rows = report, rows
-        cases, first = columnar.row_range("cases", int(rows[0]), int(rows[-1]) + 1)
+        cases, first = columns.row_range("cases", int(rows[0]), int(rows[-1]) + 1)
         self.cases = cases.take(np.asarray(rows - first, dtype=np.int64)).to_pylist()
         self.results = _grouped(
-            columnar, "results", rows, ("id", "text", "score", "source", "metadata")
+            columns, "results", rows, ("id", "text", "score", "source", "metadata")
         )
-        self.scores = _grouped(columnar, "scores", rows, ("name", "metadata"))
+        self.scores = _grouped(columns, "scores", rows, ("name", "metadata"))
         ids = [t for r in self.results.values() for t in r["text"]]
-        self.texts = columnar.texts_of(ids)
+        self.texts = columns.texts_of(ids)
 
     def encode(self, s: StringTable, cols: dict, scores: dict, at: np.ndarray) -> None:
         for row, case, i in zip(self.rows.tolist(), self.cases, at.tolist(), strict=True):
@@ -308,9 +307,9 @@ class _ColumnarDetails:
 _NO_RESULTS: dict[str, list] = {"id": [], "text": [], "score": [], "source": [], "metadata": []}
 
 
-def _grouped(columnar: Any, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
+def _grouped(columns: ReportColumns, table: str, rows: np.ndarray, names: tuple[str, ...]) -> dict:
     """Columns ``names`` of ``table`` for the ascending report ``rows``, as lists per row."""
-    data = columnar.read_rows(table, rows, ["row", *names], one_per_row=False)
+    data = columns.read_rows(table, rows, ["row", *names], one_per_row=False)
     row_ids = data.column("row").to_numpy()
     if not len(row_ids):
         return {}
@@ -383,12 +382,9 @@ def _trace_text(trace: Sequence[Any]) -> str | None:
 
 
 def records_at(report: EvaluationReport, rows: np.ndarray) -> Iterable[EvaluationCaseResult]:
-    """The records at the ascending ``rows``: a columnar report builds them one row group at
-    a time (indexing one by one re-reads a group per record)."""
-    take = getattr(report.case_results, "take", None)
-    if take is not None:
-        return take(rows)
-    return (report.case_results[int(row)] for row in rows)
+    """The records at the ascending ``rows`` (a stored report builds them one row group at a
+    time: indexing one by one re-reads a group per record)."""
+    return report.frames().columns.records_at(np.asarray(rows, dtype=np.int64))
 
 
 def answer_state(result: EvaluationCaseResult) -> int:

@@ -39,7 +39,6 @@ from heta_notebook.display._explorer_data import (
     encode_report,
 )
 from heta_notebook.display._texts import TextPool, resolve
-from heta_notebook.reports._stored import LazyCaseResults
 from heta_notebook.schema._records import EvaluationReport
 
 _DATA_ESM = "export default {};"  # a data model has no view
@@ -289,7 +288,7 @@ def report_data(
     def build(source: EvaluationReport = report) -> dict[str, Any]:
         return encode_report(source, max_cases=max_cases, priority=priority, details=details)
 
-    if partial and hasattr(report.case_results, "columnar"):
+    if partial:
         found = ReportDataWidget(report, payload=pack(encode_preview(report, details or ())))
         private = _private_copy(report)  # the thread never touches caches the kernel uses
         found._fill(lambda: build(private), defer=defer)
@@ -308,10 +307,9 @@ def partial_details(report: EvaluationReport, max_cases: int | None) -> bool:
 
 
 def _private_copy(report: EvaluationReport) -> EvaluationReport:
-    """The same columnar report with its own table and frames caches (for another thread)."""
-    columnar = report.case_results.columnar  # type: ignore[attr-defined]
-    lazy = LazyCaseResults(columnar.copy())
-    return report.model_copy(update={"case_results": lazy})
+    """The same report with its own column and frames caches (for another thread)."""
+    private = report.frames().columns.private_case_results()
+    return report.model_copy(update={"case_results": private})
 
 
 def _n_results(report: EvaluationReport, n_embedded: int) -> float:

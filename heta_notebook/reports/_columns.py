@@ -132,6 +132,13 @@ class ReportColumns:
             return map(self.records.__getitem__, np.asarray(rows).tolist())
         return LazyCaseResults(self).take(np.asarray(rows).tolist())
 
+    def private_case_results(self) -> Sequence[EvaluationCaseResult]:
+        """Case results whose report builds its own caches (for another thread): in memory
+        the same records, stored a lazy sequence over a copy of these columns."""
+        if self.records is not None:
+            return self.records
+        return LazyCaseResults(self.copy())
+
     def copy(self) -> ReportColumns:
         """The same report with its own caches (for another thread), sharing the open files."""
         if self._tables is not None:
