@@ -284,3 +284,24 @@ def test_missing_zero_reproduces_trec_eval_c_on_its_own_test_files():
     assert sorted(dropped) == ["301", "303"]  # trec_eval without -c: 0.2576 for ndcg_cut_10
     ndcg = [dropped[q]["beir_ndcg@10"] for q in dropped]
     assert sum(ndcg) / 2 == pytest.approx((0.1518 + 0.3633) / 2, abs=1e-4)
+
+
+def test_scores_apart_only_past_float32_are_ordered_as_float64_like_trec_eval():
+    """trec_eval compares scores as doubles (since 2023); pytrec_eval's bundled trec_eval reads
+    them as floats, so there the two tie and the larger id wins. Rounded to float32, our
+    numbers are pytrec_eval's again (docs/metrics.md)."""
+    import numpy as np
+
+    low = 0.5
+    high = float(np.nextafter(low, 1.0))  # the next double: the same float32
+    assert np.float32(low) == np.float32(high) and high > low
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": high, "b": low}}  # "a" scores higher, "b" > "a" as bytes
+    metric = [BeirRetrievalMetric("precision", 1)]
+    ours = evaluate_run(qrels, run, metric)["q"]["beir_precision@1"]
+    assert ours == 1.0  # "a" first, as trec_eval ranks doubles
+    rounded = {"q": {d: float(np.float32(s)) for d, s in run["q"].items()}}
+    ours_rounded = evaluate_run(qrels, rounded, metric)["q"]["beir_precision@1"]
+    assert ours_rounded == pytrec(qrels, rounded)["q"]["P_1"] == 0.0  # a tie: "b" first
+    # pytrec_eval 0.5 reads floats (0.0 here, as ours rounded); a later one may read doubles
+    assert pytrec(qrels, run)["q"]["P_1"] in (ours_rounded, ours)

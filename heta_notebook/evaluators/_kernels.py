@@ -99,7 +99,7 @@ class _Parts:
         self.grades, self.ideal, self.n_relevant = grades, ideal, n_relevant
         self.convention = convention
         self.relevant = grades > 0
-        self.hits = np.cumsum(self.relevant, axis=1)
+        self.hits = np.cumsum(self.relevant, axis=1, dtype=np.int32)  # half the bytes of int64
         self.ranks = np.arange(1, grades.shape[1] + 1, dtype=float)
         self._cache: dict[str, np.ndarray] = {}
 
@@ -268,15 +268,19 @@ def ranked_grades(
         map(q.get, r, repeat(0)) for q, r in zip(qrels, runs, strict=True)
     )
     flat_grades = np.fromiter(looked_up, float, total)
-    # negated in place: each 10M-score temporary costs page faults as well as the pass
+    # Everything in place: each 10M-score temporary costs page faults as well as the pass
+    # (three such arrays in all: the scores, the grades and the order).
     neg_scores = _pad_flat(np.negative(scores, out=scores), lengths, np.inf)
     # Rows with tied scores are re-ranked below, so with distinct finite scores any sort
     # gives the one order (quicksort: ~4x faster); a NaN or infinity keeps the stable sort.
     kind: Any = None if np.isfinite(scores).all() else "stable"
     order = np.argsort(neg_scores, axis=1, kind=kind)
-    ordered = np.take_along_axis(neg_scores, order, axis=1)
-    grades = np.take_along_axis(_pad_flat(flat_grades, lengths, 0.0), order, axis=1)[:, :depth]
-    tied = ((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1)
+    neg_scores.sort(axis=1)  # the scores in rank order (the same values as by ``order``)
+    tied = ((neg_scores[:, 1:] == neg_scores[:, :-1]) & np.isfinite(neg_scores[:, 1:])).any(axis=1)
+    width = neg_scores.shape[1]
+    order += (np.arange(len(order), dtype=np.int64) * width)[:, None]  # flat positions
+    padded_grades = _pad_flat(flat_grades, lengths, 0.0).reshape(-1)
+    grades = np.take(padded_grades, order, out=neg_scores, mode="clip")[:, :depth]
     for i in np.flatnonzero(tied).tolist():
         ranked = trec_ranking(runs[i])[:depth]
         grades[i] = 0.0
