@@ -512,3 +512,54 @@ def test_page_queries_read_from_codes_are_the_aligned_ones(tmp_path):
     full = case_rows(comparison, x.a, x.b, x.score, "all")
     assert list(full.columns) == ["case_id", "query", "value_a", "value_b", "delta"]
     assert full.drop(columns="query").equals(x.rows) and list(full["query"]) == got
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_misses_of_some_rows_are_the_whole_reports_rows_for_those_cases(tmp_path, odd):
+    """``evidence_misses(rows=...)`` (an explorer's embedded rows of a large report) gives,
+    for those cases, the very rows of the whole report's classification, stored or not, by
+    the column rules and (``odd``: locators and texts) record by record."""
+    import numpy as np
+    import pandas as pd
+
+    from heta_notebook.analysis._misses import evidence_misses
+
+    report = make_report(14)
+    report = _with_odd_evidence(report) if odd else report
+    rows = np.asarray([1, 5, 6, 20, 41])
+    for source in (report, _columnar_copy(report, tmp_path / "rep")):
+        whole = evidence_misses(source)
+        frames = source.frames()
+        keys = set(
+            zip(
+                frames.case_column("case_id")[rows].tolist(),
+                frames.case_column("query_mode")[rows].tolist(),
+                strict=True,
+            )
+        )
+        picked = [key in keys for key in zip(whole["case_id"], whole["query_mode"], strict=True)]
+        expected = whole[picked].reset_index(drop=True)
+        got = evidence_misses(source, rows=rows)
+        assert len(got) and len(got) < len(whole)
+        pd.testing.assert_frame_equal(got, expected)
+
+
+def test_a_large_reports_explorer_classifies_only_its_embedded_rows(tmp_path, monkeypatch):
+    """Past ``WHOLE_MISSES`` case results the explorer's miss and found indexes come from its
+    embedded rows alone, equal to those of the whole report's classification."""
+    from heta_notebook.display import _explorer_details as explorer_details
+
+    report = make_report(30)
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    whole = encode_report(lazy, max_cases=12, details=[0, 1, 2])
+    monkeypatch.setattr(explorer_details, "WHOLE_MISSES", 10)
+    asked = []
+    original = explorer_details._miss_rows_of
+    monkeypatch.setattr(
+        explorer_details,
+        "_miss_rows_of",
+        lambda r, rows: asked.append(rows) or original(r, rows),
+    )
+    fresh = _columnar_copy(report, tmp_path / "again")
+    assert encode_report(fresh, max_cases=12, details=[0, 1, 2]) == whole
+    assert len(asked) == 1 and len(asked[0]) == 12  # once, for the embedded rows

@@ -185,6 +185,16 @@ def decided(
 # --------------------------------------------------------------------------- columns
 
 
+# What ``report_facts`` reads: a subset of a large report's rows reads only these columns.
+MISS_COLUMNS = {
+    "cases": (
+        "case_id", "query_mode", "metadata", "has_response", "answer", "response_json",
+        "n_results",
+    ),
+    "results": ("row", "rank", "id", "source", "metadata"),
+}  # fmt: skip
+
+
 def report_facts(columnar: ReportColumns) -> MissFacts:
     """The facts of every case row of a report, read from its tables."""
     n = columnar.n_rows

@@ -54,7 +54,7 @@ import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._case_rows import expected_of
-from heta_notebook.analysis._miss_facts import MissFacts, report_facts
+from heta_notebook.analysis._miss_facts import MISS_COLUMNS, MissFacts, report_facts
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._columns import ReportColumns
@@ -284,18 +284,29 @@ def requested_top_k(report: EvaluationReport) -> int | None:
 
 
 def evidence_misses(
-    report: EvaluationReport, *, k: int | None = None, by: SliceKey | None = None
+    report: EvaluationReport,
+    *,
+    k: int | None = None,
+    by: SliceKey | None = None,
+    rows: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One row per expected evidence item per case × mode, with its miss class.
 
     Cases the reference rule decides (``analysis._miss_facts``) are classified for the whole
     report at once, from the report's columns without building records; the rest
     (locators, texts, stages, an answer step) record by record with :func:`classify_case`.
-    Both apply the same rules and give the same rows, in report order.
+    Both apply the same rules and give the same rows, in report order. ``rows`` (ascending
+    report rows) classifies only those cases (an explorer's embedded rows of a large
+    report: their row groups only), with the same rows for them.
     """
     requested = requested_top_k(report)
+    columns = report.frames().columns
+    if rows is not None:
+        if by is not None:
+            raise ValueError("evidence_misses takes rows= or by=, not both")
+        columns = columns.subset(rows, MISS_COLUMNS)
     with paused_gc():  # parsed JSON, records and row lists are acyclic: nothing to rescan
-        facts, fast, slow = _classified(report.frames().columns, k, requested)
+        facts, fast, slow = _classified(columns, k, requested)
         frame = _merged(fast, slow)
     if by is not None:
         frame[slice_name(by)] = _slices(report, facts, by)[frame["_row"].to_numpy(dtype=np.int64)]

@@ -96,18 +96,40 @@ def _details_only(
 # past this the explorers leave miss classes out (classified from the report's columns:
 # a few seconds per 100,000 case results, bench/misses.py)
 MAX_MISS_CASES = 1_000_000
+WHOLE_MISSES = 20_000  # up to this many case results, the whole report is classified at once
 
 
 _MISS_CELL_COLUMNS = ("case_id", "query_mode", "miss_class", "stage", "rank", "document_rank")
 _MISS_CELL_COLUMNS += ("stage_ranks", "label", "matched")  # type: ignore[assignment]
 
 
-def miss_rows(report: EvaluationReport) -> MissRows | None:
+def miss_rows(report: EvaluationReport, rows: np.ndarray) -> MissRows | None:
     """Per (case id, mode), its evidence rows of ``report.misses(level="evidence")`` in item
-    order (``analysis._misses``); None for a report too large to classify here."""
-    if len(report.case_results) > MAX_MISS_CASES:
+    order (``analysis._misses``), for at least the report ``rows``; None for a report too
+    large to classify here. A report past ``WHOLE_MISSES`` case results of which ``rows``
+    are under half has only those rows classified (an explorer embeds a capped subset:
+    their row groups only), kept with the frames for the next call on the same rows."""
+    n = len(report.case_results)
+    if n > MAX_MISS_CASES:
         return None
-    return MissRows(report.frames().misses(level="evidence")[list(_MISS_CELL_COLUMNS)])
+    frames = report.frames()
+    if n <= WHOLE_MISSES or 2 * len(rows) >= n:
+        return frames._cached("explorer_miss_rows", lambda: _miss_rows_of(report, None))
+    kept = frames._cached("explorer_miss_subset", dict)
+    wanted = np.unique(np.asarray(rows, dtype=np.int64))
+    if "rows" not in kept or not np.isin(wanted, kept["rows"]).all():
+        kept.update(rows=wanted, found=_miss_rows_of(report, wanted))
+    return kept["found"]
+
+
+def _miss_rows_of(report: EvaluationReport, rows: np.ndarray | None) -> MissRows:
+    from heta_notebook.analysis._misses import evidence_misses
+
+    if rows is None:
+        frame = report.frames().misses(level="evidence")
+    else:
+        frame = evidence_misses(report, rows=rows)
+    return MissRows(frame[list(_MISS_CELL_COLUMNS)])
 
 
 class MissRows:
@@ -148,7 +170,7 @@ def _misses_into(
     report: EvaluationReport, rows: np.ndarray, s: StringTable, cols: dict, at: list[int]
 ) -> None:
     """Each detailed evidence entry gets its miss class and ranks appended (same order)."""
-    by_case = miss_rows(report)
+    by_case = miss_rows(report, rows)
     if by_case is None:
         return
     case_ids, modes = (
@@ -167,7 +189,7 @@ def miss_index(report: EvaluationReport, rows: np.ndarray, s: StringTable) -> li
     """Per embedded row, the distinct miss classes of its evidence (what the class filter reads)."""
     from heta_notebook.analysis._misses import FOUND, class_label
 
-    by_case = miss_rows(report)
+    by_case = miss_rows(report, rows)
     if by_case is None:
         return [[] for _ in rows]
     frames = report.frames()
@@ -188,7 +210,7 @@ def found_index(
     reads), from the miss rows the class filter reads too (a stored report's columns, no
     record per case): the "found by A, missed by B" filters count from it for every embedded
     case. None past ``MAX_MISS_CASES`` (the page then counts from loaded details and says so)."""
-    by_case = miss_rows(report)
+    by_case = miss_rows(report, rows)
     if by_case is None:
         return None
     frames = report.frames()

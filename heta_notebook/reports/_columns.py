@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,7 @@ class ReportColumns:
         self._columns: dict[tuple[str, str], pa.ChunkedArray] = {}
         self._group_starts: dict[str, np.ndarray] = {}
         self._recent_groups: OrderedDict[tuple[str, int, int], pa.Table] = OrderedDict()
+        self._parent: tuple[ReportColumns, np.ndarray] | None = None  # a subset's report, rows
 
     @classmethod
     def of_records(cls, case_results: Sequence[EvaluationCaseResult]) -> ReportColumns:
@@ -114,8 +115,9 @@ class ReportColumns:
         """An in-memory report's table (``results`` and ``texts``: built when first read,
         since they are most of the work and frames read neither)."""
         tables = self._tables
-        assert tables is not None and self.records is not None
+        assert tables is not None
         if table not in tables:
+            assert self.records is not None  # a subset's tables are all there
             built = record_tables(self.records)
             tables.update({name: data for name, data in built.items() if name not in tables})
         return tables[table]
@@ -130,7 +132,36 @@ class ReportColumns:
         """The records at the ascending report ``rows`` (a stored report builds only those)."""
         if self.records is not None:
             return map(self.records.__getitem__, np.asarray(rows).tolist())
+        if self._parent is not None:  # a subset: the report's own rows
+            parent, at = self._parent
+            return parent.records_at(at[np.asarray(rows, dtype=np.int64)])
         return LazyCaseResults(self).take(np.asarray(rows).tolist())
+
+    def subset(
+        self, rows: np.ndarray, columns: Mapping[str, Sequence[str]] | None = None
+    ) -> ReportColumns:
+        """The columns of the report rows ``rows`` only, renumbered 0.. in ascending order,
+        reading only the row groups that hold them and, with ``columns`` (table -> names;
+        default every column of every table), only those. Its records are built by this
+        report (``records_at``), so a subset need not hold what they read."""
+        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        if self.records is not None:
+            return ReportColumns.of_records([self.records[i] for i in rows.tolist()])
+        wanted = columns or {table: SCHEMAS[table].names for table in TABLES}
+        tables = {"cases": self.read_rows("cases", rows, wanted["cases"], one_per_row=True)}
+        for table, names in wanted.items():
+            if table == "texts":
+                tables[table] = pa.table({"text": self.texts()})
+            elif table != "cases":
+                names = list(dict.fromkeys(["row", *names]))
+                data = self.read_rows(table, rows, names, one_per_row=False)
+                index = data.schema.get_field_index("row")
+                renumbered = np.searchsorted(rows, data.column(index).to_numpy())
+                row_type = data.schema.field(index).type
+                tables[table] = data.set_column(index, "row", pa.array(renumbered, row_type))
+        found = ReportColumns(tables=tables)
+        found._parent = (self, rows)
+        return found
 
     def private_case_results(self) -> Sequence[EvaluationCaseResult]:
         """Case results whose report builds its own caches (for another thread): in memory
