@@ -288,7 +288,10 @@ def report_data(
     def build(source: EvaluationReport = report) -> dict[str, Any]:
         return encode_report(source, max_cases=max_cases, priority=priority, details=details)
 
-    if partial:
+    # A stored report reads its details from disk: preview now, the rest in the background.
+    # An in-memory one is built at once: nbclient (run-notebook, nbval) keeps only widget
+    # messages sent while a cell runs, so a later fill would be lost from a shared notebook.
+    if partial and report.frames().columns.folder is not None:
         found = ReportDataWidget(report, payload=pack(encode_preview(report, details or ())))
         private = _private_copy(report)  # the thread never touches caches the kernel uses
         found._fill(lambda: build(private), defer=defer)
