@@ -2,7 +2,8 @@
 fails its cell (``heta_notebook.testing._notebook_guard``). Each notebook's run is also exported
 as ``run-notebook`` shares it and held to the size budget (``tests/_nbval_export.py``), so CI
 executes every notebook once. A kernel that dies while starting is started again
-(``tests/_nbval_kernel.py``)."""
+(``tests/_nbval_kernel.py``), and every kernel runs headless, as ``run-notebook``'s do: an
+explorer builds its whole payload in its cell (``display._widgets.headless``)."""
 
 import sys
 from pathlib import Path

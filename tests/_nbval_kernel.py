@@ -1,11 +1,14 @@
 """A kernel that dies while nbval starts it is started again (twice at most), and a third death
-says why: the kernel's stderr goes to a file instead of nbval's ``os.devnull``.
+says why: the kernel's stderr goes to a file instead of nbval's ``os.devnull``. Each kernel
+runs headless (``HETA_NOTEBOOK_HEADLESS=1``, as ``run-notebook``'s): explorers build their whole
+payload in their cell, so the recorded run holds it (``display._widgets.headless``).
 
 CI stop 44 lost a whole notebook to "Kernel died before replying to kernel_info" with no
 trace of the cause; a fresh start (new ports, new process) is what Jupyter's own servers do."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from typing import Any
 
@@ -23,7 +26,7 @@ def start_new_kernel(startup_timeout: float = 60, kernel_name: str = "python", *
             return _start_new_kernel(
                 startup_timeout=startup_timeout,
                 kernel_name=kernel_name,
-                **{**kwargs, "stderr": stderr},
+                **{**kwargs, "stderr": stderr, "env": _headless(kwargs.get("env"))},
             )
         except RuntimeError as error:
             stderr.seek(0)
@@ -35,6 +38,12 @@ def start_new_kernel(startup_timeout: float = 60, kernel_name: str = "python", *
                     f"its stderr the last time:\n{said}"
                 ) from error
     raise AssertionError("unreachable")
+
+
+def _headless(env: dict[str, str] | None) -> dict[str, str]:
+    from heta_notebook.display._widgets import HEADLESS
+
+    return {**(os.environ if env is None else env), HEADLESS: "1"}
 
 
 def retry_kernel_starts() -> None:

@@ -111,3 +111,30 @@ def test_a_notebook_without_charts_carries_no_plotly_js(tmp_path):
     )
     executed = execute_notebook(notebook, timeout=120)
     assert PLOTLY_JS_MARK not in json.dumps(executed)
+
+
+def test_an_executed_notebook_keeps_a_stored_reports_whole_explorer_payload(tmp_path):
+    """A stored report's large explorer shows a preview and fills in later when someone is
+    watching; run headless (run-notebook's kernel), it builds the whole payload in its cell,
+    since nbclient keeps only the widget messages sent while their cell runs."""
+    from heta_notebook.display._widgets import HEADLESS, unpack
+    from heta_notebook.reports._folder import write_report
+    from tests._display_helpers import make_report
+
+    report = make_report(30)
+    write_report(tmp_path / "saved", report)
+    cells = [
+        "import heta_notebook.display._widgets as widgets\n"
+        "widgets.EAGER_RESULTS = 10  # 'large': more results than that\n"
+        "from heta_notebook import EvaluationReport\n"
+        f"saved = EvaluationReport.load({str(tmp_path / 'saved')!r})\n"
+        f"print(type(saved.case_results).__name__, widgets.headless(), {HEADLESS!r})",
+        "saved.explore()",
+    ]
+    notebook = write_notebook(tmp_path / "stored.ipynb", cells)
+    executed = execute_notebook(notebook, timeout=120)
+    assert "LazyCaseResults True" in "".join(executed.cells[0].outputs[0]["text"])
+    state = executed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    payloads = [unpack(m["state"]["payload"]) for m in state.values() if m["state"].get("payload")]
+    assert len(payloads) == 1 and not payloads[0].get("preview")
+    assert len(payloads[0]["rows"]) == len(report.case_results)  # every case, not a page

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -115,8 +116,10 @@ def execute_notebook(path: str | Path, *, timeout: int = 600) -> Any:
         store_widget_state=True,
         resources={"metadata": {"path": str(path.parent)}},
     )
-    with _shell_lines_guarded(nb):
-        client.execute()
+    from heta_notebook.display._widgets import HEADLESS
+
+    with _shell_lines_guarded(nb):  # headless: explorers embed their whole payload
+        client.execute(env={**os.environ, HEADLESS: "1"})
     problems = check_notebook_outputs(nb)
     if problems:
         raise NotebookOutputError(f"{path.name}: " + "; ".join(problems))

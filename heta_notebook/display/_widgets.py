@@ -19,6 +19,7 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import threading
 import time
 import weakref
@@ -250,6 +251,16 @@ def _key(
     )
 
 
+HEADLESS = "HETA_NOTEBOOK_HEADLESS"  # set (non-empty) by run-notebook for its kernel
+
+
+def headless() -> bool:
+    """Whether this kernel runs a notebook with no one watching (``run-notebook`` sets
+    ``HETA_NOTEBOOK_HEADLESS=1``; set it yourself for ``jupyter nbconvert --execute``): the
+    explorers then build their whole payload in the cell, so the saved notebook holds it."""
+    return bool(os.environ.get(HEADLESS))
+
+
 EAGER_RESULTS = 20_000  # retrieved results whose case details are all embedded at once
 MAX_FETCH = 200  # case details one request of the page may ask for
 KEEP_FETCHED_BYTES = 4_000_000  # fetched details kept in a saved notebook (packed), at most
@@ -288,10 +299,11 @@ def report_data(
     def build(source: EvaluationReport = report) -> dict[str, Any]:
         return encode_report(source, max_cases=max_cases, priority=priority, details=details)
 
-    # A stored report reads its details from disk: preview now, the rest in the background.
-    # An in-memory one is built at once: nbclient (run-notebook, nbval) keeps only widget
-    # messages sent while a cell runs, so a later fill would be lost from a shared notebook.
-    if partial and report.frames().columns.folder is not None:
+    # A stored report reads its details from disk: preview now, the rest in the background,
+    # live. An in-memory one, or any under a headless run, is built at once: nbclient
+    # (run-notebook, nbconvert --execute, nbval) keeps only widget messages sent while their
+    # cell runs, so a fill finishing later would be lost from the shared notebook.
+    if partial and report.frames().columns.folder is not None and not headless():
         found = ReportDataWidget(report, payload=pack(encode_preview(report, details or ())))
         private = _private_copy(report)  # the thread never touches caches the kernel uses
         found._fill(lambda: build(private), defer=defer)
