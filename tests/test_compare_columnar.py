@@ -75,3 +75,23 @@ def test_case_codes_match_factorize_on_both_paths(tmp_path):
             assert list(values) == list(expected_values)
     codes, values = opened.case_results.columnar.codes("scores", "status")
     assert codes.dtype == np.int32 and set(values) <= {"scored", "skipped", "error"}
+
+
+def test_column_codes_are_first_seen_on_every_kind_of_columns(tmp_path):
+    """``ReportColumns.codes`` equals ``pd.factorize`` for a stored report (Parquet's
+    dictionaries, renumbered), an in-memory one and a subset of a stored one (many chunks:
+    one dictionary encoding, already first-seen)."""
+    from heta_notebook.reports._folder import open_report, write_report
+
+    report = _reports()["new"]
+    write_report(tmp_path / "saved", report, cases_per_group=7)  # many row groups
+    opened = open_report(tmp_path / "saved")
+    every_other = np.arange(0, len(report.case_results), 2)
+    subset = opened.frames().columns.subset(every_other)
+    assert subset.column("results", "id").num_chunks > 1  # read a row group at a time
+    for columns in (report.frames().columns, opened.frames().columns, subset):
+        for table, name in (("results", "id"), ("results", "source"), ("scores", "name")):
+            codes, values = columns.codes(table, name)
+            expected_codes, expected_values = pd.factorize(columns.column(table, name).to_pandas())
+            np.testing.assert_array_equal(codes, expected_codes)
+            assert list(values) == list(expected_values)

@@ -274,12 +274,16 @@ class ReportColumns:
             indices = chunk.indices.fill_null(-1) if chunk.null_count else chunk.indices
             codes[start : start + len(chunk)] = indices.to_numpy(zero_copy_only=False)
             start += len(chunk)
-        return _first_seen(codes, column.chunk(0).dictionary.to_pylist())
+        values = column.chunk(0).dictionary.to_pylist()
+        if self._tables is not None:  # Arrow encoded one array: already in first-seen order
+            return codes, values
+        return _first_seen(codes, values)
 
     def _dictionary(self, table: str, name: str) -> pa.ChunkedArray:
         """A string column dictionary-encoded (a stored one read so from Parquet)."""
-        if self._tables is not None:
-            return self._table(table).column(name).dictionary_encode()
+        if self._tables is not None:  # one dictionary for all chunks: nothing to unify
+            column = self._table(table).column(name)
+            return pa.chunked_array([column.combine_chunks().dictionary_encode()])
         handle = self.file(table)
         try:
             reader = pq.ParquetFile(
