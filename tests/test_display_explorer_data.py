@@ -514,15 +514,22 @@ def test_page_queries_read_from_codes_are_the_aligned_ones(tmp_path):
     assert full.drop(columns="query").equals(x.rows) and list(full["query"]) == got
 
 
+@pytest.mark.parametrize("per_part", [5_000, 2])
 @pytest.mark.parametrize("odd", [False, True])
-def test_misses_of_some_rows_are_the_whole_reports_rows_for_those_cases(tmp_path, odd):
+def test_misses_of_some_rows_are_the_whole_reports_rows_for_those_cases(
+    tmp_path, odd, per_part, monkeypatch
+):
     """``evidence_misses(rows=...)`` (an explorer's embedded rows of a large report) gives,
     for those cases, the very rows of the whole report's classification, stored or not, by
-    the column rules and (``odd``: locators and texts) record by record."""
+    the column rules and (``odd``: locators and texts) record by record, in one part or in
+    parts of ``per_part`` rows."""
     import numpy as np
     import pandas as pd
 
+    from heta_notebook.analysis import _misses
     from heta_notebook.analysis._misses import evidence_misses
+
+    monkeypatch.setattr(_misses, "ROWS_PER_PART", per_part)
 
     report = make_report(14)
     report = _with_odd_evidence(report) if odd else report

@@ -193,6 +193,7 @@ MISS_COLUMNS = {
     ),
     "results": ("row", "rank", "id", "source", "metadata"),
 }  # fmt: skip
+MISS_ENCODED = ("id", "source", "metadata")  # of the results: read only as codes
 
 
 def report_facts(columnar: ReportColumns) -> MissFacts:

@@ -54,7 +54,12 @@ import pandas as pd
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._case_rows import expected_of
-from heta_notebook.analysis._miss_facts import MISS_COLUMNS, MissFacts, report_facts
+from heta_notebook.analysis._miss_facts import (
+    MISS_COLUMNS,
+    MISS_ENCODED,
+    MissFacts,
+    report_facts,
+)
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._columns import ReportColumns
@@ -297,16 +302,17 @@ def evidence_misses(
     (locators, texts, stages, an answer step) record by record with :func:`classify_case`.
     Both apply the same rules and give the same rows, in report order. ``rows`` (ascending
     report rows) classifies only those cases (an explorer's embedded rows of a large
-    report: their row groups only), with the same rows for them.
+    report: their row groups only, ``ROWS_PER_PART`` at a time to bound memory), with the
+    same rows for them.
     """
     requested = requested_top_k(report)
-    columns = report.frames().columns
-    if rows is not None:
-        if by is not None:
-            raise ValueError("evidence_misses takes rows= or by=, not both")
-        columns = columns.subset(rows, MISS_COLUMNS)
     with paused_gc():  # parsed JSON, records and row lists are acyclic: nothing to rescan
-        facts, fast, slow = _classified(columns, k, requested)
+        if rows is None:
+            facts, fast, slow = _classified(report.frames().columns, k, requested)
+        elif by is not None:
+            raise ValueError("evidence_misses takes rows= or by=, not both")
+        else:
+            fast, slow = _classified_rows(report.frames().columns, rows, k, requested)
         frame = _merged(fast, slow)
     if by is not None:
         frame[slice_name(by)] = _slices(report, facts, by)[frame["_row"].to_numpy(dtype=np.int64)]
@@ -314,6 +320,27 @@ def evidence_misses(
     for column in ("rank", "document_rank", "chunks", "k"):
         frame[column] = frame[column].astype("Int64")
     return frame
+
+
+ROWS_PER_PART = 5_000  # case rows classified at once when a few rows of a report are asked
+
+
+def _classified_rows(
+    columns: ReportColumns, rows: np.ndarray, k: int | None, requested: int | None
+) -> tuple[dict[str, list], list[dict[str, Any]]]:
+    """:func:`_classified`'s rows for the report ``rows`` only, a part of contiguous rows
+    at a time (each reads its own row groups; its facts are freed before the next)."""
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    fast: dict[str, list] = {}
+    slow: list[dict[str, Any]] = []
+    for part in np.array_split(rows, max(1, -(-len(rows) // ROWS_PER_PART))):
+        subset = columns.subset(part, MISS_COLUMNS, encoded=MISS_ENCODED)
+        _, got, others = _classified(subset, k, requested)
+        got["_row"] = part[np.asarray(got["_row"], dtype=np.int64)].tolist()  # report rows
+        for name, values in got.items():
+            fast.setdefault(name, []).extend(values)
+        slow += [{**row, "_row": int(part[row["_row"]])} for row in others]
+    return fast, slow
 
 
 def _classified(

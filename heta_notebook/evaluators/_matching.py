@@ -399,7 +399,7 @@ def _reference_match(reference_id: str, result: QueryResult) -> MatchedBy | None
     return None
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=1 << 17)
 def stored_keys(source: str | None, metadata: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
     """A stored result's document ids and the keys a reference id matches directly, from its
     ``source`` and ``metadata`` JSON (all the reference rules read), once per distinct pair."""

@@ -138,12 +138,18 @@ class ReportColumns:
         return LazyCaseResults(self).take(np.asarray(rows).tolist())
 
     def subset(
-        self, rows: np.ndarray, columns: Mapping[str, Sequence[str]] | None = None
+        self,
+        rows: np.ndarray,
+        columns: Mapping[str, Sequence[str]] | None = None,
+        *,
+        encoded: Sequence[str] = (),
     ) -> ReportColumns:
         """The columns of the report rows ``rows`` only, renumbered 0.. in ascending order,
         reading only the row groups that hold them and, with ``columns`` (table -> names;
         default every column of every table), only those. Its records are built by this
-        report (``records_at``), so a subset need not hold what they read."""
+        report (``records_at``), so a subset need not hold what they read. The string
+        columns named in ``encoded`` (of results and scores) are kept dictionary-encoded:
+        what ``codes`` reads, without a string per row held."""
         rows = np.unique(np.asarray(rows, dtype=np.int64))
         if self.records is not None:
             return ReportColumns.of_records([self.records[i] for i in rows.tolist()])
@@ -158,7 +164,11 @@ class ReportColumns:
                 index = data.schema.get_field_index("row")
                 renumbered = np.searchsorted(rows, data.column(index).to_numpy())
                 row_type = data.schema.field(index).type
-                tables[table] = data.set_column(index, "row", pa.array(renumbered, row_type))
+                data = data.set_column(index, "row", pa.array(renumbered, row_type))
+                for name in (n for n in encoded if n in names):
+                    at = data.schema.get_field_index(name)
+                    data = data.set_column(at, name, _encoded(data.column(at)))
+                tables[table] = data
         found = ReportColumns(tables=tables)
         found._parent = (self, rows)
         return found
@@ -281,9 +291,8 @@ class ReportColumns:
 
     def _dictionary(self, table: str, name: str) -> pa.ChunkedArray:
         """A string column dictionary-encoded (a stored one read so from Parquet)."""
-        if self._tables is not None:  # one dictionary for all chunks: nothing to unify
-            column = self._table(table).column(name)
-            return pa.chunked_array([column.combine_chunks().dictionary_encode()])
+        if self._tables is not None:
+            return _encoded(self._table(table).column(name))
         handle = self.file(table)
         try:
             reader = pq.ParquetFile(
@@ -422,6 +431,14 @@ class ReportColumns:
             values = data.take(pa.array(picked - starts[group], pa.int64())).to_pylist()
             out.update(zip(picked.tolist(), values, strict=True))
         return out
+
+
+def _encoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A string column dictionary-encoded as one chunk (nothing to unify; Arrow's encoding
+    of one array lists values in first-seen order), or as it is when encoded already."""
+    if pa.types.is_dictionary(column.type):
+        return column
+    return pa.chunked_array([column.combine_chunks().dictionary_encode()])
 
 
 def _first_seen(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[str]]:
