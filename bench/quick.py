@@ -87,6 +87,28 @@ def comparison_html(
     return Ratio("comparison_html", t["html"], t["floor"])
 
 
+def explorer_payload(work: Path, scale: int = 1, rounds: int = 3) -> Ratio:
+    """The explorer's whole payload of one stored report (index, miss classes, details) vs
+    compare() + significance() of the three reports of ``comparison_html`` (each round
+    opens them afresh)."""
+    from heta_notebook import compare
+    from heta_notebook.display._explorer_data import encode_report
+
+    store = synthetic_store(work / f"cmp-{1500 * scale}", cases=1500 * scale)
+    rids = ["recipe-0", "recipe-1", "recipe-2"]
+
+    def floor() -> None:
+        compare([store.load("synthetic-kb", rid) for rid in rids]).significance()
+
+    def payload() -> None:
+        encode_report(store.load("synthetic-kb", "recipe-0"))
+
+    floor()
+    payload()  # imports and the store's first reads, untimed
+    t = best_of(rounds, floor=floor, payload=payload)
+    return Ratio("explorer_payload", t["payload"], t["floor"])
+
+
 def synthetic_store(folder: Path, cases: int) -> Any:
     """Three columnar reports of ``cases`` case results × 20 results × 25 scores (bench/reports)."""
     from bench.reports import write_synthetic
@@ -175,6 +197,7 @@ def report_size(work: Path, scale: int = 1) -> Ratio:
 
 CHECKS: dict[str, Callable[..., Ratio]] = {
     "comparison_html": comparison_html,
+    "explorer_payload": explorer_payload,
     "metrics": metrics,
     "plain_function_run": plain_function_run,
     "report_size": report_size,
