@@ -246,3 +246,40 @@ def test_a_model_copy_gets_its_own_frames():
     copy = report.model_copy(update={"case_results": report.case_results[:1]})
     assert copy.frames() is not report.frames()
     assert len(copy.frames().cases()) == 1 < len(report.frames().cases())
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_a_stored_reports_evidence_comes_from_its_columns(tmp_path, odd, monkeypatch):
+    """``frames.evidence()`` of a stored report matches reference-id evidence on the stored
+    result keys, building no record (a 100k-case report built them all: minutes); a case
+    with a text or locator to match is built and read as a record. Either way the rows are
+    ``case_evidence``'s of each case result, in report order."""
+    from heta_notebook.reports._stored import LazyCaseResults
+    from tests.test_display_explorer_data import _columnar_copy, _with_odd_evidence
+
+    report = make_report(14)
+    report = _with_odd_evidence(report) if odd else report
+    built: list[int] = []
+    take = LazyCaseResults.take
+    monkeypatch.setattr(
+        LazyCaseResults, "take", lambda self, rows: built.extend(rows) or take(self, rows)
+    )
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    got = lazy.frames().evidence().reset_index(drop=True)
+    rows = [
+        (i, r.case_id, r.query_mode, *e.values())
+        for i, r in enumerate(report.case_results)
+        for e in case_evidence(r)
+    ]
+    expected = pd.DataFrame.from_records(rows, columns=list(got.columns))
+    expected["rank"] = expected["rank"].astype("Int64")
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(report.frames().evidence().reset_index(drop=True), expected)
+    by_reference = {  # what the columns decide: reference ids alone
+        i
+        for i, r in enumerate(report.case_results)
+        if (items := (r.metadata.get("expected") or {}).get("evidence"))
+        and not any(item.get("text") or item.get("locator") for item in items)
+    }
+    assert by_reference and not by_reference & set(built)
+    assert set(built) | by_reference == set(range(len(report.case_results)))

@@ -4,8 +4,12 @@ explorers' details and the case detail all show (``evaluators.matching``'s rules
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
+
+import numpy as np
 
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.schema._abstain import abstention_expected
@@ -206,11 +210,65 @@ def _result_row(rank: int, r: Any, qrels: dict, by_result: dict, judged: bool) -
     }
 
 
+def report_evidence_rows(columns: Any) -> list[tuple]:
+    """``(row, case_id, query_mode, *EVIDENCE_FIELDS)`` of every case row of a report, in
+    report order, from its columns (``reports.ReportColumns``): evidence named by
+    ``reference_id`` alone is matched on each result's stored keys
+    (``matching.match_stored``, the rule ``case_evidence`` applies), so a stored report
+    builds no record for it; a case with a locator or a text to match, or no expected
+    evidence (its score metadata may name some), is read as a record by ``case_evidence``,
+    as are in-memory records (at hand: cheaper than building their results table)."""
+    n = columns.n_rows
+    case_ids, modes = columns.numpy("cases", "case_id"), columns.numpy("cases", "query_mode")
+    meta_codes, meta_values = columns.codes("cases", "metadata")
+    expected = [_expected_in(v) for v in meta_values] + [None]  # code -1: no metadata
+    at_hand = columns.records is not None
+    if not at_hand:
+        ends = columns.numpy("results", "row").astype(np.int64)
+        bounds = np.searchsorted(ends, np.arange(n + 1))
+        hits = [_decoded(*columns.codes("results", name)) for name in ("id", "source", "metadata")]
+    out: list[tuple] = []
+    slow: list[int] = []
+    for row, code in enumerate(meta_codes.tolist()):
+        found = expected[code]
+        items = found.evidence if found is not None else ()
+        if at_hand or not items or any(item.locator or item.text is not None for item in items):
+            slow.append(row)
+            continue
+        a, b = int(bounds[row]), int(bounds[row + 1])
+        ids, sources, metas = (column[a:b].tolist() for column in hits)
+        head = (row, case_ids[row], modes[row])
+        for m in matching.match_stored(items, ids, sources, metas):
+            out.append((*head, *_evidence_row(m, items[m.index], "match").values()))
+    for row, record in zip(slow, columns.records_at(np.asarray(slow, dtype=np.int64)), strict=True):
+        head = (row, record.case_id, record.query_mode)
+        out += [(*head, *e.values()) for e in case_evidence(record, expected[meta_codes[row]])]
+    if slow and not at_hand:
+        out.sort(key=_first)  # stable: each case's items keep their order
+    return out
+
+
+def _expected_in(metadata: str | None) -> BenchmarkExpected | None:
+    """``expected_of`` for a case's metadata JSON."""
+    data = json.loads(metadata) if metadata else {}
+    return expected_of(SimpleNamespace(metadata=data))  # type: ignore[arg-type]
+
+
+def _decoded(codes: np.ndarray, values: list[str]) -> np.ndarray:
+    """A coded string column as an object array (null: None)."""
+    return np.asarray([*values, None], dtype=object)[codes]
+
+
+def _first(row: tuple) -> int:
+    return row[0]
+
+
 __all__ = [
     "EVIDENCE_FIELDS",
     "RESULT_FIELDS",
     "case_evidence",
     "case_results",
     "expected_of",
+    "report_evidence_rows",
     "expects_abstention",
 ]

@@ -27,9 +27,9 @@ import pandas as pd
 from heta_notebook.analysis._case_rows import (
     EVIDENCE_FIELDS,
     RESULT_FIELDS,
-    case_evidence,
     case_results,
     expected_of,
+    report_evidence_rows,
 )
 from heta_notebook.evaluators._aggregation import (
     ScoreAggregate,
@@ -409,13 +409,7 @@ class ReportFrames:
         return base
 
     def _build_evidence(self) -> pd.DataFrame:
-        rows: list[tuple] = []
-        parsed: dict[str, BenchmarkExpected | None] = {}
-        for row, result in enumerate(self.case_results):
-            if result.case_id not in parsed:
-                parsed[result.case_id] = expected_of(result)
-            for item in case_evidence(result, parsed[result.case_id]):
-                rows.append((row, result.case_id, result.query_mode, *item.values()))
+        rows = report_evidence_rows(self.columns)  # from columns: no record per case
         columns = ["row", "case_id", "query_mode", *EVIDENCE_FIELDS]
         frame = pd.DataFrame.from_records(rows, columns=columns)
         frame["rank"] = frame["rank"].astype("Int64")
