@@ -160,7 +160,7 @@ def test_assert_scores_floors(base):
     assert parse_floor("<0.5") == ("<", 0.5) and parse_floor(".3") == (">=", 0.3)
 
 
-def test_cli_gate_exit_codes_summary_and_junit(base, worse, tmp_path, capsys):
+def test_cli_gate_exit_codes_summary_and_junit(base, worse, tmp_path, capsys, monkeypatch):
     old, new = gates.save(base, tmp_path / "old.json"), gates.save(worse, tmp_path / "new.json")
     pages = ["--page-dir", str(tmp_path / "pages")]
     assert main(["gate", str(old), "--baseline", str(old), *pages]) == 0
@@ -204,19 +204,28 @@ def test_cli_gate_exit_codes_summary_and_junit(base, worse, tmp_path, capsys):
     assert "unusable input: different benchmarks" in err and "beir_scifact" in err
     assert main(["gate", str(old), "--baseline", str(old), "--score", "nope", *pages]) == 2
     assert "no score 'nope'" in capsys.readouterr().err
-    assert main(["gate", str(new), "--baseline", str(old), "--method", "asymptotic", *pages]) == 1
+    written = sorted((tmp_path / "pages").iterdir())
+    assert written  # the gates above wrote their pages; the ones below write none
+    assert main(["gate", str(new), "--baseline", str(old), "--no-page", *pages]) == 2
+    assert "--no-page writes no page" in capsys.readouterr().err
+    no_page = ["--no-page"]
+    monkeypatch.chdir(tmp_path)  # where a default heta-gates/ would go
+    assert main(["gate", str(new), "--baseline", str(old), "--method", "asymptotic", *no_page]) == 1
+    assert "Comparison page" not in capsys.readouterr().out
     with pytest.raises(SystemExit):  # argparse names the choices
-        main(["gate", str(new), "--baseline", str(old), "--method", "bayes", *pages])
+        main(["gate", str(new), "--baseline", str(old), "--method", "bayes", *no_page])
     assert "invalid choice: 'bayes'" in capsys.readouterr().err
     for test in ("t-test", "wilcoxon"):
         args = ["gate", str(new), "--baseline", str(old), "--test", test, "--family", "all"]
-        assert main([*args, "--junit-xml", str(junit), *pages]) == 1
+        assert main([*args, "--junit-xml", str(junit), *no_page]) == 1
         assert "Holm over 1 check" in capsys.readouterr().out
-    assert main(["gate", str(old), "--baseline", str(old), "--test", "wilcoxon", *pages]) == 0
+    assert main(["gate", str(old), "--baseline", str(old), "--test", "wilcoxon", *no_page]) == 0
     capsys.readouterr()
     with pytest.raises(SystemExit):
-        main(["gate", str(new), "--baseline", str(old), "--test", "anova", *pages])
+        main(["gate", str(new), "--baseline", str(old), "--test", "anova", *no_page])
     assert "invalid choice: 'anova'" in capsys.readouterr().err
+    assert sorted((tmp_path / "pages").iterdir()) == written
+    assert not (tmp_path / "heta-gates").exists()
 
 
 def test_slim_report_keeps_scores_and_ids(base):
