@@ -211,7 +211,7 @@ def test_cli_gate_corrected_needs_the_label_set_in_a_new_session(world, tmp_path
     world["labels"].save(tmp_path / "labels")
     monkeypatch.setattr(label_registry, "_SNAPSHOTS", {})  # a new session holds no label set
     args = ["gate", paths[1], "--baseline", paths[0], "--corrected"]
-    args += ["--page-dir", str(tmp_path / "pages")]
+    args += ["--no-page"]  # the verdict is what this checks
     assert main(args) == 2  # unusable input: which label set?
     again = LabelSet.load(tmp_path / "labels")
     verdict = check_regression(new, old, corrected=True, labels=again, write_page=False)
