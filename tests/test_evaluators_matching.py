@@ -215,3 +215,33 @@ def test_reference_evidence_is_matched_as_rank_by_rank_on_every_input() -> None:
             [json.dumps(r.metadata) if r.metadata else None for r in results],
         )
         assert stored == live
+
+
+def test_stored_keys_read_metadata_naming_no_key_as_absent():
+    """Metadata that names none of the keys the rules read (a rank, a method, a title: one
+    distinct JSON per hit) gives the keys of no metadata, so each source is parsed once; any
+    metadata that may name one (or spells a key with escapes) is read in full. Either way
+    the keys are those of the full rule."""
+    import json
+
+    from heta_notebook.evaluators import _matching as m
+
+    sources = [
+        json.dumps({"benchmark_document_id": "184", "document_id": "184", "chunk_id": "184#0"}),
+        json.dumps({"benchmark_document_id": "7", "beir_document_id": "7"}),
+        json.dumps({"document_id": "d3"}),
+        None,
+    ]
+    metadatas = [
+        None,
+        json.dumps({"rank": 1, "retrieval_method": "bm25", "document_title": "scale models"}),
+        json.dumps({"document_id": "other"}),
+        json.dumps({"origin_source_key": "raw/benchmarks/cranfield/test/99/99.txt"}),
+        json.dumps({"object_keys": ["raw/benchmarks/cranfield/test/12/12.txt"]}),
+        '{"\\u0064ocument_id": "escaped"}',
+    ]
+    for source in sources:
+        for metadata in metadatas:
+            assert m.stored_keys(source, metadata) == m._stored_keys.__wrapped__(source, metadata)
+    assert m._names_no_key(metadatas[1]) and not any(map(m._names_no_key, metadatas[2:]))
+    assert "escaped" in m.stored_keys(None, metadatas[-1])[1]

@@ -399,10 +399,31 @@ def _reference_match(reference_id: str, result: QueryResult) -> MatchedBy | None
     return None
 
 
-@functools.lru_cache(maxsize=1 << 17)
 def stored_keys(source: str | None, metadata: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
     """A stored result's document ids and the keys a reference id matches directly, from its
-    ``source`` and ``metadata`` JSON (all the reference rules read), once per distinct pair."""
+    ``source`` and ``metadata`` JSON (all the reference rules read), once per distinct pair.
+    Metadata that names none of the keys the rules read (most: a rank, a method, a title,
+    distinct per hit) is read as absent, so each distinct source is parsed once."""
+    if metadata is not None and _names_no_key(metadata):
+        metadata = None
+    return _stored_keys(source, metadata)
+
+
+# every key the rules read from a result's metadata contains one of these (``document_id``,
+# ``document_ids``, ``benchmark_document_id``, ``beir_document_id``(s), ``source_key``(s),
+# ``origin_source_key``, ``object_key``(s)); a backslash may spell one with escapes
+_METADATA_KEY_PARTS = ("document_id", "source_key", "object_key", "\\")
+
+
+def _names_no_key(metadata: str) -> bool:
+    """Whether a result's metadata JSON holds none of the keys the matching rules read."""
+    return not any(part in metadata for part in _METADATA_KEY_PARTS)
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _stored_keys(
+    source: str | None, metadata: str | None
+) -> tuple[tuple[str, ...], frozenset[str]]:
     parsed = json.loads(source) if source is not None else {}
     meta = json.loads(metadata) if metadata is not None else {}
     result: Any = SimpleNamespace(source=parsed, metadata=meta)  # read as a QueryResult
