@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from heta_notebook.evaluators import _matching as matching
+from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
@@ -210,7 +211,7 @@ def _result_row(rank: int, r: Any, qrels: dict, by_result: dict, judged: bool) -
     }
 
 
-def report_evidence_rows(columns: Any) -> list[tuple]:
+def report_evidence_rows(columns: ReportColumns) -> list[tuple]:
     """``(row, case_id, query_mode, *EVIDENCE_FIELDS)`` of every case row of a report, in
     report order, from its columns (``reports.ReportColumns``): evidence named by
     ``reference_id`` alone is matched on each result's stored keys
@@ -221,7 +222,7 @@ def report_evidence_rows(columns: Any) -> list[tuple]:
     n = columns.n_rows
     case_ids, modes = columns.numpy("cases", "case_id"), columns.numpy("cases", "query_mode")
     meta_codes, meta_values = columns.codes("cases", "metadata")
-    expected = [_expected_in(v) for v in meta_values] + [None]  # code -1: no metadata
+    expected = [expected_in(v) for v in meta_values] + [None]  # code -1: no metadata
     at_hand = columns.records is not None
     if not at_hand:
         ends = columns.numpy("results", "row").astype(np.int64)
@@ -248,9 +249,10 @@ def report_evidence_rows(columns: Any) -> list[tuple]:
     return out
 
 
-def _expected_in(metadata: str | None) -> BenchmarkExpected | None:
-    """``expected_of`` for a case's metadata JSON."""
-    data = json.loads(metadata) if metadata else {}
+def expected_in(metadata: str | None) -> BenchmarkExpected | None:
+    """``expected_of`` for a case's metadata JSON, as a report's columns hold it (parsed
+    only when it names ``expected``)."""
+    data = json.loads(metadata) if metadata and '"expected"' in metadata else {}
     return expected_of(SimpleNamespace(metadata=data))  # type: ignore[arg-type]
 
 
@@ -268,6 +270,7 @@ __all__ = [
     "RESULT_FIELDS",
     "case_evidence",
     "case_results",
+    "expected_in",
     "expected_of",
     "report_evidence_rows",
     "expects_abstention",

@@ -21,13 +21,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from heta_notebook._util.gc import paused_gc
-from heta_notebook.analysis._case_rows import case_evidence, expected_of
+from heta_notebook.analysis._case_rows import case_evidence, expected_in
 from heta_notebook.analysis._headline import headline_score
 from heta_notebook.display._explorer_cells import (
     MAX_TEXT,
@@ -465,8 +464,7 @@ def _search_texts_of(report: EvaluationReport, columns: ReportColumns) -> list[s
     out: list[str] = []
     records: list[int] = []
     for row, text in enumerate(columns.column("cases", "metadata").to_pylist()):
-        md = json.loads(text) if text and '"expected"' in text else {}
-        expected = expected_of(SimpleNamespace(metadata=md))  # type: ignore[arg-type]
+        expected = expected_in(text)
         evidence = expected.evidence if expected is not None else ()
         if not evidence and scored_named[row]:
             records.append(row)

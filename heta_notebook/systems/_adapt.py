@@ -24,7 +24,7 @@ from typing import Any
 from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
 from heta_notebook.evaluators._id_hits import id_results
-from heta_notebook.evaluators._matching import _OTHER_ID_FIELDS, document_ids, id_document
+from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
     NO_RESULTS,
@@ -214,18 +214,11 @@ def stamp_documents(response: QueryResponse, benchmark_documents: Collection[str
     named = _id_documents(benchmark_documents)
     stamped = []
     changed = False
-    only_benchmark_id = _OTHER_ID_FIELDS.isdisjoint
     for result in response.results:
         fields = result.__dict__
-        source, metadata = fields["source"], fields["metadata"]
-        if source or metadata:  # it may name a document by its keys
-            # the usual one: benchmark_document_id alone (``_only_document_id``, inlined)
-            doc = source.get("benchmark_document_id")
-            if doc.__class__ is str and not metadata and only_benchmark_id(source):
-                doc = doc.strip() or None
-            else:
-                doc = None
-            known = doc is not None and doc in benchmark_documents
+        if fields["source"] or fields["metadata"]:  # it may name a document by its keys
+            named_doc = _only_document_id(result)  # the usual one: benchmark_document_id
+            known = named_doc is not None and named_doc in benchmark_documents
             new = result if known else _stamped(result, benchmark_documents)
         else:  # a bare id (the usual plain-function result): looked up once per distinct id
             rid = fields["id"]
