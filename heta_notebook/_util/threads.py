@@ -27,7 +27,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -73,6 +73,14 @@ def abandoned_calls() -> Iterator[list[str]]:
         yield sink
     finally:
         _ABANDONED.reset(token)
+
+
+def note_abandoned(names: Sequence[str]) -> None:
+    """Count ``names`` as abandoned in the enclosing :func:`abandoned_calls` block (calls left
+    behind elsewhere, e.g. by a dry run whose timeout the run records as its own)."""
+    sink = _ABANDONED.get()
+    if sink is not None:
+        sink.extend(names)
 
 
 def _waits(function: Any) -> bool:
@@ -261,4 +269,4 @@ os.register_at_fork(after_in_child=_CallThread._idle.clear)
 os.register_at_fork(after_in_child=_Batch._pending.clear)
 
 
-__all__ = ["SPREAD_AFTER", "abandoned_calls", "in_daemon_thread"]
+__all__ = ["SPREAD_AFTER", "abandoned_calls", "in_daemon_thread", "note_abandoned"]

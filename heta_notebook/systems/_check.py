@@ -2,7 +2,8 @@
 
 ``preflight`` asks the run's first ``n`` (case, mode) queries once (``n`` is
 ``BenchmarkRunConfig.preflight_queries``, 5 by default, 0 for no dry run; their responses are
-kept and reused by the run, so nothing is asked twice). A shape the adapter cannot read, or a
+kept and reused by the run, so nothing is asked twice: a query that timed out is that case's
+timeout error, its abandoned call counted, not asked again). A shape the adapter cannot read, or a
 system that fails on every one of them, stops the run with that one error. **Id coverage** is
 the share of the returned results that map to one of the benchmark's documents (by the one
 matching rule, :func:`heta_notebook.evaluators._matching.document_ids`): some → a warning, and
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from heta_notebook._util.threads import abandoned_calls, note_abandoned
 from heta_notebook._util.timeout import with_timeout
 from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._matching import document_ids
@@ -51,6 +53,15 @@ class Measured:
 
     value: Any
     latency_ms: float
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """A dry-run query past the query timeout: the run records it as that case's error (asking
+    again would cost the timeout twice), with the calls it abandoned."""
+
+    error: TimeoutError
+    abandoned: tuple[str, ...]
 
 
 class IdCoverageError(ValueError):
@@ -131,8 +142,8 @@ async def dry_run(
     n: int = DRY_RUN_CASES,
     timeout: float | None = None,
     concurrency: int = 1,
-) -> tuple[dict[tuple[str, str], Measured], IdCoverage | None, BaseException | None]:
-    """The dry run's answers by (case id, mode), their id coverage, and the stop that ended
+) -> tuple[dict[tuple[str, str], Measured | TimedOut], IdCoverage | None, BaseException | None]:
+    """The dry run's answers (and timeouts) by (case id, mode), their id coverage, and the stop that ended
     it early (None). Raises the one shape error, or one error when every query failed; does
     not judge the coverage (:func:`check_coverage` does), so a worker can run it too.
 
@@ -142,6 +153,7 @@ async def dry_run(
     the answers before it. Beyond ``n`` (nothing mapped yet) it asks one at a time and stops
     at the first query whose results map."""
     kept: dict[tuple[str, str], Measured] = {}
+    timed_out: dict[tuple[str, str], TimedOut] = {}
     failures: list[BaseException] = []
     pairs = list(islice(((c, m) for c in cases for m in modes), max(n, 0) * ESCALATION))
     head, width = max(n, 0), max(1, concurrency)
@@ -155,16 +167,19 @@ async def dry_run(
         try:
             outcomes = await asyncio.gather(*(_ask(answer, c, m, timeout) for c, m in batch))
         except asyncio.CancelledError:  # the stop button cancels the run's task
-            return kept, None, KeyboardInterrupt()
+            return {**kept, **timed_out}, None, KeyboardInterrupt()
         for (case, mode), outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, Measured):
                 kept[(case.case_id, mode)] = outcome
+            elif isinstance(outcome, TimedOut):
+                timed_out[(case.case_id, mode)] = outcome
+                failures.append(outcome.error)
             elif isinstance(outcome, SystemOutputError):
                 raise outcome
             elif isinstance(outcome, Exception):  # judged below: all failing stops the run
                 failures.append(outcome)
             else:  # a stop (KeyboardInterrupt...): the run keeps what was answered before
-                return kept, None, outcome  # it, then stops the way a stop in the run does
+                return {**kept, **timed_out}, None, outcome  # it, then stops as in the run
     if failures and not kept:
         first = failures[0]
         raise RuntimeError(
@@ -173,19 +188,24 @@ async def dry_run(
         ) from first
     responses = [m.value for m in kept.values()]
     check_found(responses, system)
-    return kept, id_coverage(responses, benchmark_documents), None
+    return {**kept, **timed_out}, id_coverage(responses, benchmark_documents), None
 
 
 async def _ask(
     answer: Answer, case: BenchmarkCase, mode: str, timeout: float | None
-) -> Measured | BaseException:
-    """One dry-run query: its answer with the latency it took, or what it raised (a stop
-    included: returned, not raised, so concurrent queries are judged in order)."""
+) -> Measured | TimedOut | BaseException:
+    """One dry-run query: its answer with the latency it took, its timeout, or what it raised
+    (a stop included: returned, not raised, so concurrent queries are judged in order)."""
     started = time.perf_counter()
     try:
-        value = await with_timeout(answer(case, mode), timeout, f"query {case.case_id!r}")
+        with abandoned_calls() as abandoned:
+            value = await with_timeout(
+                answer(case, mode), timeout, f"query {case.case_id!r} ({mode})"
+            )
     except asyncio.CancelledError:
         raise
+    except TimeoutError as exc:
+        return TimedOut(exc, tuple(abandoned))
     except BaseException as exc:  # noqa: BLE001 - the caller judges it
         return exc
     return Measured(value, round((time.perf_counter() - started) * 1000, 3))
@@ -327,14 +347,20 @@ def check_coverage(
 
 
 def _reusing(
-    answer: Answer, kept: dict[tuple[str, str], Measured], stopped: BaseException | None = None
+    answer: Answer,
+    kept: dict[tuple[str, str], Measured | TimedOut],
+    stopped: BaseException | None = None,
 ) -> Answer:
     """``answer`` that first hands out the dry run's responses (``Measured``: the run records
-    the latency they took); after a stop during the dry
+    the latency they took) and raises its timeouts (their abandoned calls counted by the
+    run); after a stop during the dry
     run, the first case it did not answer stops the run (which saves what was answered)."""
 
     async def reuse(case: BenchmarkCase, mode: str) -> Any:
         found = kept.pop((case.case_id, mode), None)
+        if isinstance(found, TimedOut):
+            note_abandoned(found.abandoned)
+            raise found.error
         if found is not None:
             return found
         if stopped is not None:
