@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from heta_notebook._util.chat_cache import ChatCache, cache_key
@@ -156,5 +158,14 @@ def test_cache_key_depends_on_everything_that_decides_the_reply(tmp_path) -> Non
     assert cache.get(key)["reply"] == "0.5" and len(cache) == 1
     cache.path(key).write_text("{torn", encoding="utf-8")
     assert cache.get(key) is None
+    cache.put(key, {"reply": "0.5"})  # sealed: a changed byte is a miss, asked again
+    text = cache.path(key).read_text(encoding="utf-8")
+    cache.path(key).write_text(text.replace('"0.5"', '"0.9"'), encoding="utf-8")
+    assert cache.get(key) is None
+    old = {"key": key, "reply": "0.5"}  # an entry of an earlier version, without a sum
+    cache.path(key).write_text(json.dumps(old), encoding="utf-8")
+    assert cache.get(key)["reply"] == "0.5"
+    cache.path(key).write_text(json.dumps({**old, "key": "0" * 64}), encoding="utf-8")
+    assert cache.get(key) is None  # another key's entry
     with pytest.raises(ValueError):
         cache.path("../../etc/passwd")

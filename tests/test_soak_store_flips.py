@@ -1,5 +1,6 @@
 """Every stored byte checked (issue 40): one bit flipped in any file of a saved store (the
-report's tables, its header, its ``summary.json`` listing row) is never silently wrong. What
+report's tables, its header, its ``summary.json`` listing row, or heta's ``report.json``
+when saved in that layout) is never silently wrong. What
 ``store.list()`` and ``store.load()`` give is either exactly the original, or comes with a
 warning or an error naming the problem; a listing row failing its sums is rebuilt from the
 report itself, with a warning.
@@ -23,12 +24,12 @@ from tests.test_store_columnar import synthetic_report
 FLIPS = 40
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
+@pytest.fixture(scope="module", params=["columnar", "heta"])
+def saved(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("flips") / "store"
     store = ReportStore(root)
     report = synthetic_report(12, 2)
-    store.save(report)
+    store.save(report, format=request.param)
     files = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
     rows = _rows(store)
     loaded = store.load(report.knowledge_base_name, report.report_id).model_dump_json()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from heta_notebook._util.paths import atomic_write_text, safe_join, safe_name
+from heta_notebook._util.sums import seal, unseal
 
 
 class _HasCacheDir(Protocol):
@@ -80,19 +81,23 @@ class ChatCache:
         return safe_join(self.folder, safe_name(key[:2]), safe_name(f"{key}.json"))
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored entry, or None when missing or unreadable (a corrupt entry is a miss)."""
+        """The stored entry, or None when missing or unreadable: a corrupt entry (not JSON,
+        a wrong sum, another key's) is a miss, so the reply is asked again and rewritten."""
         try:
-            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            entry, _ = unseal(self.path(key).read_bytes())
+        except OSError:
             return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("reply"), str):
+        if entry is None or entry.get("key", key) != key:
+            return None  # unsealed entries of earlier versions are read as they are
+        if not isinstance(entry.get("reply"), str):
             return None
         return entry
 
     def put(self, key: str, entry: Mapping[str, Any]) -> Path:
-        """Store ``entry`` atomically and return its path."""
+        """Store ``entry`` atomically, sealed with its sum, and return its path."""
         path = self.path(key)
-        atomic_write_text(path, json.dumps({"key": key, **entry}, ensure_ascii=False, indent=2))
+        sealed = seal({"key": key, **entry})
+        atomic_write_text(path, json.dumps(sealed, ensure_ascii=False, indent=2))
         return path
 
     def __len__(self) -> int:

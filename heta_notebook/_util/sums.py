@@ -1,16 +1,23 @@
-"""Sums for small JSON files we write (a store's ``summary.json`` listing rows): a sealed object
-carries the sha256 of its own canonical JSON, so any changed byte is detected on read.
+"""Sums for the JSON files we write, so any changed byte is detected on read.
 
-``seal(obj)`` adds the sum; ``unseal(text)`` returns ``(obj, None)`` when the sum holds,
-``(obj, NO_SUM)`` for an object written before sums (unchecked: the caller decides), or
-``(None, problem)`` naming what is wrong (not JSON, not an object, a wrong sum). A reader then
-rebuilds the file from its source (the report) instead of trusting it.
+Small objects (a store's ``summary.json`` listing rows, cache entries) carry the sha256 of
+their own canonical JSON: ``seal(obj)`` adds the sum; ``unseal(text)`` returns ``(obj, None)``
+when the sum holds, ``(obj, NO_SUM)`` for an object written before sums (unchecked: the caller
+decides), or ``(None, problem)`` naming what is wrong (not JSON, not an object, a wrong sum).
+A reader then rebuilds the file from its source (the report) instead of trusting it.
+
+Large JSON texts (heta's ``report.json``) are sealed as bytes, without parsing them again:
+``seal_text`` appends a last member ``"_sha256"`` holding the sha256 of the text without it,
+and ``unseal_text`` checks and removes it. Readers that ignore unknown keys (heta-framework
+writes this layout and never reads it back) see one more key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 SUM_KEY = "_sha256"
@@ -45,4 +52,40 @@ def unseal(text: str | bytes) -> tuple[dict[str, Any] | None, str | None]:
     return obj, None
 
 
-__all__ = ["NO_SUM", "SUM_KEY", "seal", "unseal"]
+# the last member; what follows its closing brace is not data (a newline), so not checked
+_TEXT_SUM = re.compile(rb',\n  "_sha256": "([0-9a-f]{64})"\n}[\s\S]{0,4}\Z')
+
+
+def seal_text(text: str) -> str:
+    """JSON object text written with an indent of 2 (it ends in ``\\n}``), with its sum as
+    its last member."""
+    body = text.rstrip()
+    if not body.endswith("\n}"):
+        raise ValueError("seal_text takes a JSON object written with indent=2")
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return f'{body[:-2]},\n  "{SUM_KEY}": "{digest}"\n}}\n'
+
+
+def damaged_sum_key(keys: Iterable[str]) -> bool:
+    """Whether one of ``keys`` is ``_sha256`` or one changed character from it: the sum member
+    of a sealed text that ``unseal_text`` could not read (a flipped bit in its key or digest)."""
+    return any(
+        len(key) == len(SUM_KEY) and sum(a != b for a, b in zip(key, SUM_KEY, strict=True)) <= 1
+        for key in keys
+    )
+
+
+def unseal_text(data: bytes) -> tuple[bytes, str | None]:
+    """``data`` without its sum member and None when the sum holds; ``data`` and NO_SUM when
+    it has none (written before sums, or by heta-framework); ``data`` and the problem when
+    the sum does not match."""
+    found = _TEXT_SUM.search(data, max(0, len(data) - 128))
+    if found is None:
+        return data, NO_SUM
+    body = data[: found.start()] + b"\n}"
+    if hashlib.sha256(body).hexdigest() != found.group(1).decode("ascii"):
+        return data, "its checksum does not match its content (it changed after it was written)"
+    return body, None
+
+
+__all__ = ["NO_SUM", "SUM_KEY", "seal", "damaged_sum_key", "seal_text", "unseal", "unseal_text"]

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from heta_notebook._util.sums import NO_SUM, damaged_sum_key, unseal_text
 from heta_notebook.reports._folder import is_columnar, open_report
 from heta_notebook.reports._tables import HEADER
 from heta_notebook.schema._records import EvaluationReport, ReportFormatError
@@ -48,13 +49,13 @@ def resolve_report(source: Any) -> EvaluationReport:
     if isinstance(source, Mapping):
         return EvaluationReport.model_validate(dict(source))
     if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("{")):
-        return EvaluationReport.model_validate_json(source)
+        return _from_json(source if isinstance(source, bytes) else source.encode("utf-8"))
     if isinstance(source, (str, os.PathLike)):
         path = report_file(source)
         if path.is_dir():
             return open_report(path)
         try:
-            return EvaluationReport.model_validate_json(path.read_bytes())
+            return _from_json(path.read_bytes())
         except ValueError as exc:
             raise ReportFormatError(path, exc) from exc
     if type(source).__module__.startswith("heta_framework"):
@@ -65,3 +66,15 @@ def resolve_report(source: Any) -> EvaluationReport:
         f"cannot read a report from a {type(source).__name__}; pass an EvaluationReport, a run "
         "result, JSON text, a dict, a report.json path, a report folder or a heta report"
     )
+
+
+def _from_json(data: bytes) -> EvaluationReport:
+    """A ``report.json``'s report, its sum checked when it has one (``stored_json`` seals it;
+    heta-framework's and older files have none and are read as they are)."""
+    body, problem = unseal_text(data)
+    if problem not in (None, NO_SUM):
+        raise ReportFormatError(None, ValueError(problem))
+    report = EvaluationReport.model_validate_json(body)
+    if problem == NO_SUM and damaged_sum_key(report.model_extra or ()):
+        raise ReportFormatError(None, ValueError("its checksum member is damaged"))
+    return report

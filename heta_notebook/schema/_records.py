@@ -35,6 +35,7 @@ from pydantic import (
 from pydantic_core import to_json as dump_json
 
 from heta_notebook._util.redaction import redact, redact_strings, redact_text
+from heta_notebook._util.sums import seal_text
 from heta_notebook.schema._abstain import ABSTAIN_REASON, ABSTAINED, abstention_of
 from heta_notebook.schema._status import judge_reason, status_name
 
@@ -553,8 +554,9 @@ class EvaluationReport(Record):
         cases = [_redacted_case(case) for case in data.pop("case_results", [])]
         clean = {**redact_strings(data), "case_results": cases}
         # pydantic_core's writer: json.dumps with an indent is pure Python (6x slower here);
-        # the same JSON values, non-ASCII written as UTF-8 and floats in shortest form
-        return dump_json(clean, indent=2, inf_nan_mode="null").decode("utf-8")
+        # the same JSON values, non-ASCII written as UTF-8 and floats in shortest form.
+        # Sealed: its last member is the sum of the rest, so a changed byte is caught on read
+        return seal_text(dump_json(clean, indent=2, inf_nan_mode="null").decode("utf-8"))
 
     def save(self, path: str | PathLike[str], *, format: str = "heta") -> Path:  # noqa: A002
         """Write the report to ``path`` and return the path: ``format="heta"`` writes
