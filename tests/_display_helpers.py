@@ -413,7 +413,8 @@ def plotly_js_copies(page: str) -> dict[str, int]:
     source = get_plotlyjs()
     shipped = _cartesian_gzip()
     cartesian = gzip.decompress(shipped).decode("utf-8") if shipped else None
-    packed = re.findall(r'<script type="text/plain" id="hn-plotlyjs-gz">([^<]*)</script>', page)
+    # attributes in any order: nbconvert's export writes id before type
+    packed = re.findall(r'<script(?=[^>]*\bid="hn-plotlyjs-gz")[^>]*>([^<]*)</script>', page)
     unpacked = [gzip.decompress(base64.b64decode(block)).decode("utf-8") for block in packed]
     assert all(text in (source, cartesian) for text in unpacked)
     return {

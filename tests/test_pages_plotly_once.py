@@ -106,3 +106,18 @@ def test_another_plotly_js_version_gets_its_own_full_library(monkeypatch):
         _setup._cartesian_gzip.cache_clear()
         _setup._plotlyjs_gzip_base64.cache_clear()
     assert _setup._cartesian_gzip() is not None
+
+
+def test_the_copy_count_reads_a_notebook_export_s_attribute_order():
+    """nbconvert's export writes ``id`` before ``type``: the count that guards every executed
+    notebook's export (tests/_nbval_export.py) must see those copies too."""
+    from heta_notebook.display._setup import plotlyjs_block
+
+    block = plotlyjs_block("cartesian")
+    exported = block.replace(
+        '<script type="text/plain" id="hn-plotlyjs-gz">',
+        '<script id="hn-plotlyjs-gz" type="text/plain">',
+    )
+    assert exported != block
+    assert plotly_js_copies(exported) == PAGE
+    assert plotly_js_copies(exported + block)["compressed"] == 2

@@ -257,6 +257,20 @@ def planted(tmp_path_factory):
                         str(root / "html" / "cli.html"),
                     ]
                 ),
+                main(  # its table, summary, page and JUnit XML name the service's settings
+                    [
+                        "gate",
+                        str(root / "heta" / "service"),
+                        "--baseline",
+                        str(root / "baselines" / "service.json"),
+                        "--page-dir",
+                        str(root / "gate-pages"),
+                        "--junit-xml",
+                        str(root / "gate.xml"),
+                        "--score",
+                        "faithfulness",
+                    ]
+                ),
             ]
         shown["cli output"] = out.getvalue() + err.getvalue()
         yield {
@@ -277,7 +291,7 @@ def planted(tmp_path_factory):
 def test_the_run_really_met_every_planted_secret(planted):
     """Not a test that cannot fail: the service, the judges and the errors all took part."""
     service, function = planted["reports"]
-    assert planted["codes"] == [0, 0, 0, 0]
+    assert planted["codes"] == [0, 0, 0, 0, 0]
     errors = [r.error.message for r in service.case_results if r.error]
     assert len(errors) == 1 and "backend down" in errors[0] and "X-Api-Key" in errors[0]
     assert any("Bearer" in r.error.message for r in function.case_results if r.error)
@@ -288,6 +302,7 @@ def test_the_run_really_met_every_planted_secret(planted):
     files = [p for p in planted["root"].rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"report.json", "header.json", "summary.json", "cli.html", "comparison.html"} <= names
+    assert "gate.xml" in names and any(p.parent.name == "gate-pages" for p in files)
 
 
 @pytest.mark.slow  # one shared run with every secret planted (~10 s)

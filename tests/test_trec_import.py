@@ -288,6 +288,7 @@ def test_fuzzed_trec_files_give_no_traceback_and_trec_eval_values(tmp_path):
 @pytest.mark.soak
 def test_fuzzed_trec_files_soak(tmp_path):
     accepted, refused = _fuzz(tmp_path, budget=4000, seed=40)
+    print(f"\nsoak: 4,000 runs (and as many qrels): {accepted} runs read, {refused} refused")
     assert accepted > 200 and refused > 200
 
 
