@@ -96,6 +96,8 @@ def test_statistics_follow_summarize():
         assert stats[key]["mean"] == agg.value and stats[key]["n"] == agg.n_scored
         assert stats[key]["n_error"] == agg.n_error and stats[key]["n_skipped"] == agg.n_skipped
         assert stats[key]["std"] == agg.std and stats[key].get("counts", {}) == agg.counts
+        ci = [agg.ci_low, agg.ci_high] if agg.ci_low is not None else None
+        assert stats[key]["ci95"] == ci and stats[key]["pass_rate"] == agg.pass_rate
         assert summary.get(key) == agg.value
     assert stats["m0.num"]["bootstrap_ci95"] is not None
 

@@ -533,18 +533,35 @@ def summarize_column(
     mode_: str, name: str, column: ScoreColumn, confidence: float
 ) -> ScoreAggregate:
     """The aggregate of one collected column: mean, std, clipped t CI, counts, pass rate."""
-    values = np.asarray(column.values, dtype=float)
-    stats = _moments(np.zeros(len(values), dtype=np.int64), values, 1, confidence)
+    return summarize_columns([(mode_, name, column)], confidence)[0]
+
+
+def summarize_columns(
+    columns: Sequence[tuple[str, str, ScoreColumn]], confidence: float
+) -> list[ScoreAggregate]:
+    """:func:`summarize_column` of each ``(mode, name, column)``, in one pass of the kernels
+    over all their values (a column per group: the same numbers; a run's hundreds of columns
+    cost one call, not hundreds)."""
+    lengths = [len(column.values) for _, _, column in columns]
+    parts = [np.asarray(column.values, dtype=float) for _, _, column in columns]
+    values = np.concatenate(parts) if parts else np.empty(0)
+    groups = np.repeat(np.arange(len(columns), dtype=np.int64), lengths)
+    stats = _moments(groups, values, len(columns), confidence)
     stats.update(
         {
-            "n_scored": [len(values) + sum(column.texts.values())],
-            "n_skipped": [column.skipped],
-            "n_error": [column.errors],
-            "n_passed": [column.passed],
-            "n_judged": [column.judged],
+            "n_scored": [
+                n + sum(c.texts.values()) for n, (_, _, c) in zip(lengths, columns, strict=True)
+            ],
+            "n_skipped": [c.skipped for _, _, c in columns],
+            "n_error": [c.errors for _, _, c in columns],
+            "n_passed": [c.passed for _, _, c in columns],
+            "n_judged": [c.judged for _, _, c in columns],
         }
     )
-    return aggregate_of(stats, 0, name=name, mode=mode_, counts=column.texts)
+    return [
+        aggregate_of(stats, i, name=name, mode=mode_, counts=column.texts)
+        for i, (mode_, name, column) in enumerate(columns)
+    ]
 
 
 def bootstrap_ci(
@@ -583,6 +600,7 @@ __all__ = [
     "pass_rate",
     "summarize",
     "summarize_column",
+    "summarize_columns",
     "summary_table",
     "text_counts",
     "weighted_mean",

@@ -16,12 +16,13 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import metadata as importlib_metadata
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 # The column rules and per-column statistics of ``summarize``, fed one result at a time.
-from heta_notebook.evaluators._aggregation import ScoreAggregate, ScoreColumn, summarize_column
+from heta_notebook.evaluators._aggregation import ScoreAggregate, ScoreColumn, summarize_columns
 from heta_notebook.evaluators._aggregation import (
     bootstrap_intervals as aggregation_bootstrap_intervals,
 )
@@ -71,10 +72,14 @@ class _Cells:
         self.skipped = self.errors = self.passed = self.judged = 0
         self.texts: list[tuple[int, str]] = []
 
-    def column(self, failed_queries: int) -> ScoreColumn:
-        """The column as ``aggregation.summarize`` collects it: values in report order."""
-        values = np.asarray(self.values, dtype=float)  # converted once: summary and bootstrap
-        positions = np.asarray(self.positions, dtype=np.int64)
+    def column(
+        self, failed_queries: int, arrays: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> ScoreColumn:
+        """The column as ``aggregation.summarize`` collects it: values in report order
+        (``arrays``: its values and positions already converted, see ``_arrays``)."""
+        if arrays is None:
+            arrays = (np.asarray(self.values, dtype=float), np.asarray(self.positions, np.int64))
+        values, positions = arrays  # converted once: summary and bootstrap
         if self.chunks:
             positions = np.concatenate([positions, *(p for p, _ in self.chunks)])
             values = np.concatenate([values, *(v for _, v in self.chunks)])
@@ -158,10 +163,15 @@ class ScoreColumns:
         """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
         if self._deferred:
             self._add_deferred()
-        columns = {
-            f"{mode}.{name}": (mode, name, cells.column(self._failed[mode]))
-            for mode, by_name in self._modes.items()
+        named = [
+            (m, name, cells)
+            for m, by_name in self._modes.items()
             for name, cells in by_name.items()
+        ]
+        arrays = _arrays([cells for _, _, cells in named])
+        columns = {
+            f"{mode}.{name}": (mode, name, cells.column(self._failed[mode], pair))
+            for (mode, name, cells), pair in zip(named, arrays, strict=True)
         }
         intervals = bootstrap_intervals(
             {key: column.values for key, (_, _, column) in columns.items()}, config
@@ -169,8 +179,8 @@ class ScoreColumns:
         summary: dict[str, float] = {}
         stats: dict[str, dict[str, Any]] = {}
         self.aggregates = []
-        for key in sorted(columns):
-            agg = summarize_column(*columns[key], 0.95)
+        keys = sorted(columns)
+        for key, agg in zip(keys, summarize_columns([columns[k] for k in keys], 0.95), strict=True):
             self.aggregates.append(agg)
             if agg.value is not None:
                 summary[key] = agg.value
@@ -261,6 +271,23 @@ class ScoreColumns:
             column.chunks.append((score_positions[numeric], values[numeric]))
             column.judged += int(judged[at].sum())
             column.passed += int(passes[at].sum())
+
+
+def _arrays(cells: list[_Cells]) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """Each column's values and positions as arrays, converted in one pass for all columns (a
+    run's hundreds of short lists: one conversion each cost most of its statistics); None
+    for all when some value is not a plain number (each column then converts its own)."""
+    if not cells:
+        return []
+    lengths = [len(c.values) for c in cells]
+    total = sum(lengths)
+    try:
+        values = np.fromiter(chain.from_iterable(c.values for c in cells), float, total)
+    except (TypeError, ValueError):  # e.g. None (NaN by np.asarray): the column's own rule
+        return [None] * len(cells)
+    positions = np.fromiter(chain.from_iterable(c.positions for c in cells), np.int64, total)
+    bounds = np.cumsum(lengths)[:-1]
+    return list(zip(np.split(values, bounds), np.split(positions, bounds), strict=True))
 
 
 def _regular_groups(
