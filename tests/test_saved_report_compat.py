@@ -32,10 +32,15 @@ def test_a_saved_report_json_is_sealed_and_a_changed_byte_is_refused(tmp_path: P
     text = path.read_text(encoding="utf-8")
     assert text.rstrip().endswith('"\n}') and '"_sha256": "' in text[-100:]
     assert EvaluationReport.load(path).model_dump(mode="json") == expected.model_dump(mode="json")
+    parsed = EvaluationReport.load(json.loads(text))  # a parsed copy: the sum is for bytes
+    assert parsed.model_dump(mode="json") == expected.model_dump(mode="json")
     score = '"value": 0.015146737332727533'
     assert score in text
     path.write_text(text.replace(score, '"value": 0.015146737332727534', 1), encoding="utf-8")
-    with pytest.raises(ReportFormatError, match=r"report\.json: .*checksum does not match"):
+    with pytest.raises(
+        ReportFormatError,
+        match=r"report\.json: .*checksum does not match.*delete its \"_sha256\" member",
+    ):
         EvaluationReport.load(path)
 
 

@@ -142,6 +142,7 @@ def test_heta_fixture_round_trips_losslessly_through_the_columnar_store(tmp_path
     assert not header.exists()
     again = json.loads((header.parent / "report.json").read_text())
     again["report_key"] = original["report_key"]
+    assert len(again.pop("_sha256")) == 64  # its one extra key: the sum of the file's bytes
     assert again == original
 
 

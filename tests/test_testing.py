@@ -197,6 +197,7 @@ def test_cli_gate_exit_codes_summary_and_junit(base, worse, tmp_path, capsys, mo
     assert "regression" in suite.find("testcase/failure").get("message")
 
     other = json.loads(old.read_text())
+    other.pop("_sha256")  # edited on purpose, as its checksum error says
     other["benchmark"]["name"] = "beir_scifact"
     (tmp_path / "other.json").write_text(json.dumps(other))
     assert main(["gate", str(tmp_path / "other.json"), "--baseline", str(old), *pages]) == 2

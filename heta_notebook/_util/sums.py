@@ -84,7 +84,7 @@ def unseal_text(data: bytes) -> tuple[bytes, str | None]:
         return data, NO_SUM
     body = data[: found.start()] + b"\n}"
     if hashlib.sha256(body).hexdigest() != found.group(1).decode("ascii"):
-        return data, "its checksum does not match its content (it changed after it was written)"
+        return data, "its checksum does not match its content"
     return body, None
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from heta_notebook._util.sums import NO_SUM, damaged_sum_key, unseal_text
+from heta_notebook._util.sums import NO_SUM, SUM_KEY, damaged_sum_key, unseal_text
 from heta_notebook.reports._folder import is_columnar, open_report
 from heta_notebook.reports._tables import HEADER
 from heta_notebook.schema._records import EvaluationReport, ReportFormatError
@@ -46,10 +46,13 @@ def resolve_report(source: Any) -> EvaluationReport:
         return source
     if isinstance(getattr(source, "report", None), EvaluationReport):  # a run result
         return source.report
-    if isinstance(source, Mapping):
-        return EvaluationReport.model_validate(dict(source))
+    if isinstance(source, Mapping):  # e.g. a report.json parsed: its sum is for its bytes
+        return EvaluationReport.model_validate({k: v for k, v in source.items() if k != SUM_KEY})
     if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("{")):
-        return _from_json(source if isinstance(source, bytes) else source.encode("utf-8"))
+        try:
+            return _from_json(source if isinstance(source, bytes) else source.encode("utf-8"))
+        except _SumError as exc:
+            raise ReportFormatError(None, exc) from None
     if isinstance(source, (str, os.PathLike)):
         path = report_file(source)
         if path.is_dir():
@@ -73,8 +76,15 @@ def _from_json(data: bytes) -> EvaluationReport:
     heta-framework's and older files have none and are read as they are)."""
     body, problem = unseal_text(data)
     if problem not in (None, NO_SUM):
-        raise ReportFormatError(None, ValueError(problem))
+        raise _SumError(problem + _EDITED)
     report = EvaluationReport.model_validate_json(body)
     if problem == NO_SUM and damaged_sum_key(report.model_extra or ()):
-        raise ReportFormatError(None, ValueError("its checksum member is damaged"))
+        raise _SumError("its checksum member is damaged" + _EDITED)
     return report
+
+
+class _SumError(ValueError):
+    """A ``report.json`` whose sum does not hold (named with its file by the caller)."""
+
+
+_EDITED = f': it changed after it was written (on purpose? delete its "{SUM_KEY}" member to read it as it is)'
