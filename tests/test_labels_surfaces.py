@@ -90,13 +90,17 @@ def test_card_comparison_and_caption_say_how_much_was_judged(runs) -> None:
     key = ("full_text_search", 10)
     assert judged_means(half)[key] < judged_means(full)[key] < 1
     assert judged_line(full, scores=["beir_map@100"]) is None  # no judged@100 behind that
-    line = judged_line(half)
+    line = judged_line(full)  # trec_eval's scores only: lower bounds
     assert line is not None and "judged@10" in line and "lower bounds" in line
+    line = judged_line(half)  # with its condensed and upper-bound twins: each one's convention
+    assert line is not None and "bounds [unjudged" in line and "overestimates" in line
     assert "Judged" in half.card()._repr_html_()
     notes = judged_notes({"full": full, "half": half})
     assert len(notes) == 1 and "biases this comparison" in notes[0]
     assert "judged@10" in judged_caption([half], ["beir_ndcg@10"])
-    assert judged_caption([half], ["beir_map@100"]) == ""  # no judged@100 behind it
+    assert judged_caption([full], ["beir_map@100"]) == ""  # no judged@100 behind it
+    caption = judged_caption([half], ["beir_map@100"])  # none, but an interval is shown
+    assert "judged@" not in caption and "beir_map@100: trec_eval's value with its bounds" in caption
 
 
 def test_pool_of_reports_lists_what_the_half_labels_miss(runs) -> None:

@@ -341,6 +341,31 @@ class Comparison(ComparisonStatistics):
                 )
         return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
+    def bounds(self) -> pd.DataFrame:
+        """Per variant, each compared score shown with its upper bound: ``score``,
+        ``upper_score``, ``lower`` (trec_eval's mean, unjudged as non-relevant), ``upper``
+        (unjudged as relevant), ``condensed`` (NaN without it); as ``report.frames().bounds()``.
+        Empty without upper bounds (docs/labels.md)."""
+        from heta_notebook.analysis._bounds import BOUNDS_COLUMNS, bounds_frame, condensed_of
+
+        pairs = self.bound_pairs()
+        keys = ["variant", "report", "query_mode"]
+        if not pairs:
+            return pd.DataFrame(columns=[*keys, *BOUNDS_COLUMNS])
+        known = set(self.aligned.score_names)
+        twins = [n for lo, up in pairs.items() for n in (up, condensed_of(lo)) if n in known]
+        wider = self.select(scores=list(dict.fromkeys([*self._scores, *twins])))
+        return bounds_frame(wider.summary(), pairs, keys)
+
+    def bound_pairs(self) -> dict[str, str]:
+        """``{lower: upper}``: the compared scores whose upper bound the reports hold, shown as
+        one interval on every surface (``analysis._bounds``)."""
+        from heta_notebook.analysis._bounds import bound_pairs, conventions
+
+        names = list(self.aligned.score_names)
+        pairs = bound_pairs(names, conventions(self.reports.values(), names))
+        return {lower: upper for lower, upper in pairs.items() if lower in self._scores}
+
     def table(self, stat: str = "mean") -> pd.DataFrame:
         """Scores × variants of one summary statistic (``mean``, ``n``, ``ci_low``, ...)."""
         table = self.summary().pivot(index="score", columns="variant", values=stat)
@@ -646,7 +671,8 @@ class Comparison(ComparisonStatistics):
 
     def notes(self) -> list[str]:
         """Plain-language caveats: missing cases, failed queries, modes not run, text scores,
-        scores cut deeper than their run retrieved, benchmarks that do not pair."""
+        scores cut deeper than their run retrieved, how scores count unjudged documents
+        (when condensed scores or bounds are compared), benchmarks that do not pair."""
         notes = []
         missing = self._missing_cases(queries=False)
         same: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one note per identical case set
@@ -670,6 +696,11 @@ class Comparison(ComparisonStatistics):
         from heta_notebook.analysis._judged import judged_notes
 
         notes += judged_notes(self.reports)  # judged@k differences bias a comparison
+        from heta_notebook.analysis._bounds import unjudged_sentence
+
+        conventions = unjudged_sentence(self.reports.values(), self._scores)
+        if conventions:  # condensed scores or bounds: each score's convention, as captions do
+            notes.append(f"how each score counts unjudged documents: {conventions}.")
         from heta_notebook.analysis._corrected import corrected_notes
 
         notes += corrected_notes(self)  # people's labels: corrected means per variant

@@ -152,6 +152,18 @@ class ReportFrames:
             return (self._cached(f"summary:{by}", build) if isinstance(by, str) else build()).copy()
         return self._cached("summary", self._build_summary).copy()
 
+    def bounds(self) -> pd.DataFrame:
+        """Per query mode, each score shown with its upper bound (a report scored with
+        ``labeled(..., holes=True)``): ``score`` (``beir_ndcg@10``), ``upper_score``,
+        ``lower`` (its mean: trec_eval's, unjudged documents as non-relevant), ``upper``
+        (unjudged as relevant) and ``condensed`` (NaN without the condensed score). Empty
+        when the report has no upper bounds (``analysis._bounds``, docs/labels.md)."""
+        from heta_notebook.analysis._bounds import bound_pairs, bounds_frame, conventions
+
+        names = self.score_names
+        pairs = bound_pairs(names, conventions([self.report], names))
+        return bounds_frame(self.summary(), pairs, ["query_mode"])
+
     def cases(self) -> pd.DataFrame:
         """One row per case × mode: query, latency, error, answer, and one column per score."""
         return self._cached("cases", self._build_cases).copy()

@@ -2,14 +2,18 @@
 
 Reads the ``judged@k`` means a report holds (``report.score_summary``, keys
 ``"{mode}.judged@{k}"``: fresh and saved reports alike); says nothing when there is none or
-when everything shown was fully judged.
+when everything shown was fully judged, unless a shown score counts unjudged documents
+otherwise than trec_eval (condensed or bounds), whose convention is then stated per score
+(``analysis._bounds``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from heta_notebook.analysis._bounds import PHRASES, unjudged_sentence
 
 _JUDGED = re.compile(r"^(?P<mode>.*)\.judged@(?P<k>\d+)$")
 _AT_K = re.compile(r"@(\d+)$")
@@ -36,24 +40,29 @@ def _shown_ks(scores: Iterable[str] | None) -> set[int] | None:
 
 def judged_line(report: Any, scores: Iterable[str] | None = None) -> str | None:
     """The card's sentence when a top k behind a shown score (any @k score when ``scores``
-    is None) is not fully judged; None otherwise."""
+    is None) is not fully judged, or when a shown score counts unjudged documents otherwise
+    than trec_eval (condensed, bounds: ``analysis._bounds``); None otherwise."""
     ks = _shown_ks(scores)
     low = {
         key: v
         for key, v in judged_means(report).items()
         if v < FULL and (ks is None or key[1] in ks)
     }
-    if not low:
-        return None
     parts = []
     for k in sorted({k for _, k in low}):
         modes = ", ".join(f"{v:.0%} ({m})" for (m, kk), v in low.items() if kk == k)
         parts.append(f"judged@{k} {modes}")
-    return (
-        f"{'; '.join(parts)}: unjudged documents count as non-relevant (trec_eval), so those "
-        "scores are lower bounds; see docs/labels.md for condensed scores, bounds and filling "
-        "the holes"
-    )
+    shown = list(report.score_names if scores is None else scores)
+    conventions = unjudged_sentence([report], shown, always=bool(parts))
+    if not conventions:
+        return None
+    if conventions == PHRASES["nonrelevant"]:
+        return (
+            f"{'; '.join(parts)}: {conventions}; see docs/labels.md for condensed scores, "
+            "bounds and filling the holes"
+        )
+    lead = f"{'; '.join(parts)}. " if parts else ""
+    return f"{lead}How each score counts unjudged documents: {conventions} (docs/labels.md)"
 
 
 def judged_notes(reports: Mapping[str, Any]) -> list[str]:
@@ -74,8 +83,13 @@ def judged_notes(reports: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def judged_caption(reports: Iterable[Any], scores: Sequence[str]) -> str:
-    """A paper caption's sentence: the judged@k range behind the shown @k scores."""
+def judged_caption(
+    reports: Iterable[Any], scores: Sequence[str], label: Callable[[str], str] = str
+) -> str:
+    """A paper caption's sentences: the judged@k range behind the shown @k scores, and how
+    each shown score counts unjudged documents (``analysis._bounds``; ``label`` names a
+    score as the table does)."""
+    reports = list(reports)
     ks = _shown_ks(scores) or set()
     values: dict[int, list[float]] = {}
     for report in reports:
@@ -87,12 +101,13 @@ def judged_caption(reports: Iterable[Any], scores: Sequence[str]) -> str:
         for k, v in sorted(values.items())
         if min(v) < FULL
     ]
-    if not parts:
+    conventions = unjudged_sentence(reports, scores, label, always=bool(parts))
+    if not conventions:
         return ""
-    return (
-        f" Labelled share of the top k ({', '.join(parts)}); unjudged documents count as "
-        "non-relevant."
-    )
+    share = f" Labelled share of the top k ({', '.join(parts)})" if parts else ""
+    if conventions == PHRASES["nonrelevant"]:
+        return f"{share}; {conventions}."
+    return f"{share}{'.' if share else ''} Unjudged documents: {conventions}."
 
 
 __all__ = ["judged_caption", "judged_line", "judged_means", "judged_notes"]

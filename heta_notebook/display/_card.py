@@ -308,7 +308,15 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
         return _summary_only(report)
     modes = frames.modes
     header = ["score", *modes]
-    rows = [_metric_row(name, group, modes) for name, group in _by_score(summary, frames)]
+    groups = dict(_by_score(summary, frames))
+    known, pairs = _conventions(report, frames)  # an upper bound is shown in its lower's cells
+    rows = [
+        _metric_row(
+            _score_label(name, known, name in pairs), group, modes, groups.get(pairs.get(name, ""))
+        )
+        for name, group in groups.items()
+        if name not in set(pairs.values())
+    ]
     rows += _latency_rows(frames, modes)
     abstained = frames.abstentions()
     if abstained:  # a deliberate no-answer is not an error: counted on its own row
@@ -319,7 +327,8 @@ def _metrics(report: EvaluationReport, frames: Any) -> Markup:
         "div",
         "Mean over scored cases; small print: n scored and 95% CI. Hover a cell for details. "
         "Skipped and failed scores are excluded from means and counted."
-        + (_MISSING if any(str(n).startswith("beir_") for n in frames.score_names) else ""),
+        + (_MISSING if any(str(n).startswith("beir_") for n in frames.score_names) else "")
+        + (_BOUNDS if pairs else ""),
         class_="hn-note",
     )
     return join([table(header, rows), note])
@@ -329,6 +338,30 @@ _MISSING = (  # the missing= convention of the beir_* means, as the paper captio
     ' Queries without a relevant judged document are left out (missing="drop"; '
     "trec_eval -c would count them as 0)."
 )
+
+
+_BOUNDS = (  # the one interval of analysis._bounds, as the captions word it
+    " Bounds [lower, upper]: the score with unjudged documents as non-relevant (trec_eval's, "
+    "the value shown) … as relevant (its _upper score)."
+)
+
+
+def _conventions(report: EvaluationReport, frames: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """Each score's convention for unjudged documents and the ``{lower: upper}`` pairs shown
+    as one interval (``analysis._bounds``)."""
+    from heta_notebook.analysis._bounds import bound_pairs, conventions
+
+    names = frames.score_names
+    known = conventions([report], names)
+    return known, bound_pairs(names, known)
+
+
+def _score_label(name: str, known: dict[str, str], bounded: bool) -> Any:
+    """A score's name with, under it, how it counts unjudged documents (``analysis._bounds``)."""
+    from heta_notebook.analysis._bounds import hint
+
+    words = hint(name, known, bounded)
+    return join([name, tag("span", words, class_="hn-ci")]) if words else name
 
 
 def _ties(frames: Any) -> Markup | str:
@@ -347,20 +380,33 @@ def _by_score(summary: pd.DataFrame, frames: Any) -> list[tuple[str, pd.DataFram
     return [(name, groups[name]) for name in frames.score_names if name in groups]
 
 
-def _metric_row(name: str, group: pd.DataFrame, modes: list[str]) -> list[Any]:
+def _metric_row(
+    name: Any, group: pd.DataFrame, modes: list[str], upper: pd.DataFrame | None = None
+) -> list[Any]:
     by_mode = {row.query_mode: row for row in group.itertuples(index=False)}
+    uppers = {} if upper is None else {r.query_mode: r for r in upper.itertuples(index=False)}
     means = [by_mode[m].mean for m in modes if m in by_mode and pd.notna(by_mode[m].mean)]
     best = max(means) if len(means) > 1 else None
     cells: list[Any] = [name]
     for mode in modes:
         row = by_mode.get(mode)
-        cells.append(_metric_cell(row, best) if row is not None else "–")
+        cells.append(_metric_cell(row, best, uppers.get(mode)) if row is not None else "–")
     return cells
 
 
-def _metric_cell(row: Any, best: float | None) -> Cell:
+def _metric_cell(row: Any, best: float | None, upper: Any = None) -> Cell:
     is_best = best is not None and pd.notna(row.mean) and row.mean >= best - 1e-12
-    value = _value_text(row)
+    value: Any = _value_text(row)
+    title = _cell_title(row)
+    if upper is not None and pd.notna(row.mean) and pd.notna(upper.mean):
+        from heta_notebook.analysis._bounds import bounds_text
+
+        interval = bounds_text(row.mean, upper.mean)
+        value = join([value, " ", tag("span", interval, class_="hn-bounds")])
+        title += (
+            f"\nbounds {bounds_text(row.mean, upper.mean, 4)}: unjudged documents as "
+            f"non-relevant (trec_eval, {row.score}) … as relevant ({upper.score})"
+        )
     ci = f" · {fmt_ci(row.ci_low, row.ci_high, 2)}" if pd.notna(row.ci_low) else ""
     small = f"n={fmt_int(row.n)}{ci}"
     extra = []
@@ -373,7 +419,7 @@ def _metric_cell(row: Any, best: float | None) -> Cell:
     return td(
         value,
         tag("span", small, class_="hn-ci"),
-        title=_cell_title(row),
+        title=title,
         class_="hn-best" if is_best else None,
     )
 

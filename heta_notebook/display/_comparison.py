@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.formatting import format_delta, format_p, significance_mark
+from heta_notebook.analysis._bounds import bounds_text, folded, hint
 from heta_notebook.display._html import Markup, badge, details, join, panel, raw, style, tag
 from heta_notebook.display._theme import BAD, MUTED, OK, color_map, fmt_ci, fmt_int, fmt_num
 
@@ -150,17 +151,26 @@ def _table(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     ns = ns.T if comparison.pivoted else ns
     lookup = {(r.score, r.variant): r for r in sig.itertuples(index=False)}
     variants = comparison.variants
+    pairs, uppers, known = _bounds(comparison)  # an upper bound is shown in its lower's cells
     rows: list[tuple[str | Markup, list[Markup]]] = []
-    for score in comparison.score_names:
+    for score in folded(comparison.score_names, pairs):
         values = means.loc[score].to_numpy(dtype=float)
         best = np.nanmax(values) if np.isfinite(values).any() else np.nan
         cells = [
             _cell(
-                comparison, v, values[i], best, ns.loc[score].iloc[i], lookup.get((score, v.name))
+                comparison,
+                v,
+                values[i],
+                best,
+                ns.loc[score].iloc[i],
+                lookup.get((score, v.name)),
+                uppers.get((score, v.name)),
             )
             for i, v in enumerate(variants)
         ]
-        rows.append((score, cells))
+        words = hint(score, known, score in pairs)
+        label = join([tag("b", score), tag("span", words, class_="hn-wtl")]) if words else score
+        rows.append((label, cells))
     abstained = _abstention_cells(comparison)
     if abstained:  # a deliberate no-answer is not an error: counted on its own row, as on cards
         rows.append((tag("i", "abstained"), abstained))
@@ -169,6 +179,20 @@ def _table(comparison: Comparison, sig: pd.DataFrame) -> Markup:
     head = _column_headers(comparison)
     body = [tag("tr", tag("td", _row_label(label)), *cells) for label, cells in rows]
     return tag("table", tag("thead", *head), tag("tbody", *body), class_="hn-table")
+
+
+def _bounds(
+    comparison: Comparison,
+) -> tuple[dict[str, str], dict[tuple[str, str], float], dict[str, str]]:
+    """The ``{lower: upper}`` pairs shown as one interval, each pair's upper mean per
+    ``(lower, variant)``, and every compared score's convention (``analysis._bounds``)."""
+    from heta_notebook.analysis._bounds import conventions
+
+    pairs = comparison.bound_pairs()
+    frame = comparison.bounds() if pairs else None
+    rows = [] if frame is None else frame.itertuples(index=False)
+    uppers = {(r.score, r.variant): float(r.upper) for r in rows}
+    return pairs, uppers, conventions(comparison.reports.values(), comparison.score_names)
 
 
 def _row_label(label: str | Markup) -> Markup:
@@ -232,8 +256,24 @@ def _abstention_cells(comparison: Comparison) -> list[Markup]:
     return cells
 
 
-def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row: Any) -> Markup:
+def _cell(
+    comparison: Comparison,
+    v: Any,
+    value: float,
+    best: float,
+    n: Any,
+    row: Any,
+    upper: float | None = None,
+) -> Markup:
     is_best = np.isfinite(value) and np.isfinite(best) and np.isclose(value, best)
+    shown: Any = fmt_num(value)
+    bounds = ""
+    if upper is not None and np.isfinite(value) and np.isfinite(upper):
+        shown = join([shown, " ", tag("span", bounds_text(value, upper), class_="hn-bounds")])
+        bounds = (
+            f"\nbounds {bounds_text(value, upper, 4)}: unjudged documents as non-relevant "
+            "(trec_eval, the value shown) … as relevant"
+        )
     classes = " ".join(
         filter(
             None,
@@ -242,7 +282,7 @@ def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row
     )
     if row is None:
         note = tag("span", "baseline", class_="hn-wtl") if comparison.baseline_of(v) is None else ""
-        return tag("td", fmt_num(value), note, class_=classes or None, title=f"n={fmt_int(n)}")
+        return tag("td", shown, note, class_=classes or None, title=f"n={fmt_int(n)}{bounds}")
     mark = significance_mark(_adjusted(row))
     direction = "hn-up" if row.delta > 0 else "hn-down"
     if not mark or round(row.delta, 3) == 0:  # colour only what the test supports
@@ -252,11 +292,11 @@ def _cell(comparison: Comparison, v: Any, value: float, best: float, n: Any, row
         f"paired delta {format_delta(row.delta)}, 95% CI {fmt_ci(row.ci_low, row.ci_high)}\n"
         f"p={_p(row.p_value)} raw, {format_p(_adjusted(row))} {_correction(row)}, "
         f"{row.n_pairs} pairs; d_z {_dz(row)}\n"
-        f"win/tie/loss {row.wins}/{row.ties}/{row.losses}"
+        f"win/tie/loss {row.wins}/{row.ties}/{row.losses}{bounds}"
     )
     return tag(
         "td",
-        fmt_num(value),
+        shown,
         tag("span", format_delta(row.delta), mark, class_=f"hn-delta {direction}"),
         tag("span", f"{row.wins}/{row.ties}/{row.losses}", class_="hn-wtl"),
         class_=classes or None,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from heta_notebook.analysis._bounds import bound_pairs, bounds_text, conventions, folded
 from heta_notebook.analysis._judged import judged_caption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,6 +74,7 @@ class PaperTable:
     row_header: str = "System"
     letters: list[str] = field(default_factory=list)  # per row its letter (letters mode)
     na: np.ndarray | None = None  # rows × columns: True where a missing value reads "n/a"
+    upper: np.ndarray | None = None  # rows × columns: a value's upper bound (NaN: none shown)
 
     def best(self) -> np.ndarray:
         """rows × columns: True where a value is its column's best (as displayed; ties all)."""
@@ -103,6 +105,8 @@ class PaperTable:
             cells = [latex_escape(name)]
             for j in range(len(self.columns)):
                 cell = self._latex_cell(self.values[i, j], self.marks[i][j], best[i, j])
+                bounds = self._bounds(i, j)
+                cell += f" {bounds}" if bounds else ""
                 cells.append("n/a" if self._na(i, j) else cell)
             lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
@@ -150,10 +154,18 @@ class PaperTable:
             cells = [md_escape(name)]
             for j in range(len(self.columns)):
                 cell = self._md_cell(self.values[i, j], self.marks[i][j], best[i, j])
+                bounds = self._bounds(i, j)
+                cell += f" {md_escape(bounds)}" if bounds else ""
                 cells.append("n/a" if self._na(i, j) else cell)
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", md_escape(self.caption)]
         return "\n".join(lines) + "\n"
+
+    def _bounds(self, i: int, j: int) -> str:
+        """``[0.296, 0.697]`` after a value shown with its upper bound (``analysis._bounds``)."""
+        if self.upper is None or np.isnan(self.upper[i, j]) or np.isnan(self.values[i, j]):
+            return ""
+        return bounds_text(self.values[i, j], self.upper[i, j], self.decimals)
 
     def _na(self, i: int, j: int) -> bool:
         return self.na is not None and bool(self.na[i, j]) and bool(np.isnan(self.values[i, j]))
@@ -195,9 +207,15 @@ def md_escape(text: Any) -> str:
 
 
 def score_label(score: str) -> str:
-    """``beir_ndcg@10`` → ``nDCG@10`` (other names unchanged)."""
-    match = re.fullmatch(r"(?:beir_)?(ndcg|map|recall|precision|mrr)@(\d+)", score)
-    return f"{_METRIC_LABELS[match.group(1)]}@{match.group(2)}" if match else score
+    """``beir_ndcg@10`` → ``nDCG@10``, ``beir_ndcg_condensed@10`` → ``nDCG@10 (condensed)``,
+    ``beir_ndcg_upper@10`` → ``nDCG@10 (upper)`` (other names unchanged)."""
+    match = re.fullmatch(
+        r"(?:beir_)?(ndcg|map|recall|precision|mrr)(?:_(condensed|upper))?@(\d+)", score
+    )
+    if not match:
+        return score
+    twin = f" ({match.group(2)})" if match.group(2) else ""
+    return f"{_METRIC_LABELS[match.group(1)]}@{match.group(3)}{twin}"
 
 
 def _runs(items: Sequence[str]) -> list[tuple[str, int]]:
@@ -276,9 +294,12 @@ def comparison_table(
     footnotes: list[str] = []
     scores = list(scores or comparison.score_names)
     chosen = comparison.select(scores=scores)
+    scores = folded(scores, chosen.bound_pairs())  # an upper bound goes in its lower's cell
+    chosen = comparison.select(scores=scores)
     variants = [v.name for v in chosen.variants]
     means = chosen.table("mean").reindex(index=scores, columns=variants)
     values = means.T.to_numpy(dtype=float)
+    upper = _uppers(chosen.bounds(), "variant", variants, scores)
     marks = [[""] * len(scores) for _ in variants]
     letters: list[str] = []
     n_cases = len(comparison.aligned.case_ids)
@@ -334,7 +355,7 @@ def comparison_table(
     from heta_notebook.display import _captions as cap
 
     text += _depth_note(comparison.reports.values(), scores, labels)
-    text += judged_caption(comparison.reports.values(), scores)
+    text += judged_caption(comparison.reports.values(), scores, _labeller(labels))
     text += cap.tie_sentence(comparison.reports.values(), scores)
     text += "".join(f for f in dict.fromkeys(footnotes) if f) + " " + cap.MISSING
     return PaperTable(
@@ -346,6 +367,7 @@ def comparison_table(
         decimals=decimals,
         label=label,
         letters=letters,
+        upper=upper,
     )
 
 
@@ -368,11 +390,16 @@ def benchmarks_table(
     from heta_notebook.display import _captions as cap
 
     scores = list(scores or [bench.primary_score])
+    reports = [r for c in bench.comparisons.values() for r in c.reports.values()]
+    known = conventions(reports, bench.score_names)  # an upper bound goes in its lower's cell
+    bounded = {lo: up for lo, up in bound_pairs(bench.score_names, known).items() if lo in scores}
+    scores = folded(scores, bounded)
     names = [*bench.benchmarks, "Mean"]
     shown_names = {b: (labels or {}).get(b, b) for b in names}
     footnotes: list[str] = []
     rows = bench.variants
     values = np.full((len(rows), len(names) * len(scores)), np.nan)
+    upper = np.full_like(values, np.nan)
     marks = [[""] * values.shape[1] for _ in rows]
     groups: list[str] = []
     columns: list[str] = []
@@ -383,6 +410,8 @@ def benchmarks_table(
             groups.append(shown_names[name])
             columns.append(_labels([score], labels)[0] if len(scores) > 1 else "")
             values[:, col] = bench.table(score)[name].reindex(rows).to_numpy(dtype=float)
+            if score in bounded:  # its upper bound: a mean of means too, in Mean
+                upper[:, col] = bench.table(bounded[score])[name].reindex(rows).to_numpy(float)
             if markers and name != "Mean":
                 sig = bench.significance(score)
                 sig = sig[sig["benchmark"] == name]
@@ -418,10 +447,10 @@ def benchmarks_table(
             f"queries, p < {alpha:g} after {cap.correction_phrase(sig)} correction per "
             f"benchmark and score over its {pairs or 'no'} comparison(s) with the baseline)."
         )
-    reports = [r for c in bench.comparisons.values() for r in c.reports.values()]
     text += cap.queries_sentence(bench, shown_names)
     text += cap.absent_sentence(bench, shown_names)
-    text += _depth_note(reports, scores, labels) + judged_caption(reports, scores)
+    text += _depth_note(reports, scores, labels)
+    text += judged_caption(reports, scores, _labeller(labels))
     text += cap.tie_sentence(reports, scores)
     text += "".join(f for f in dict.fromkeys(footnotes) if f)
     text += " " + cap.MISSING
@@ -435,6 +464,7 @@ def benchmarks_table(
         decimals=decimals,
         label=label,
         na=_na_cells(bench, rows, names, len(scores)),
+        upper=upper if bounded else None,
     )
 
 
@@ -477,6 +507,9 @@ def summary_table(
     if unknown:
         known = ", ".join(dict.fromkeys(summary["score"]))
         raise KeyError(f"no score {unknown[0]!r} in report {report.report_id!r} (scores: {known})")
+    bounds = report.frames().bounds()  # an upper bound goes in its lower's cell
+    shown = bounds[bounds["score"].isin(scores)]
+    scores = folded(scores, dict(zip(shown["score"], shown["upper_score"], strict=True)))
     means = summary.pivot_table(index="query_mode", columns="score", values="mean", sort=False)
     modes = list(dict.fromkeys(summary["query_mode"]))
     values = means.reindex(index=modes, columns=scores).to_numpy(dtype=float)
@@ -487,7 +520,7 @@ def summary_table(
             "per query mode; best in bold."
         )
         + _depth_note([report], scores, labels)
-        + judged_caption([report], scores)
+        + judged_caption([report], scores, _labeller(labels))
     )
     return PaperTable(
         rows=modes,
@@ -498,7 +531,25 @@ def summary_table(
         decimals=decimals,
         label=label,
         row_header="Query mode",
+        upper=_uppers(bounds, "query_mode", modes, scores),
     )
+
+
+def _uppers(
+    bounds: pd.DataFrame, key: str, rows: Sequence[str], scores: Sequence[str]
+) -> np.ndarray | None:
+    """rows × scores: each shown score's upper bound from a ``bounds()`` frame (NaN where it
+    has none); None when no shown score has one."""
+    bounds = bounds[bounds["score"].isin(list(scores))]
+    if bounds.empty:
+        return None
+    table = bounds.pivot_table(index=key, columns="score", values="upper", sort=False)
+    return table.reindex(index=list(rows), columns=list(scores)).to_numpy(dtype=float)
+
+
+def _labeller(labels: Mapping[str, str] | None) -> Any:
+    """A score's shown name, as the table's columns name it (for caption sentences)."""
+    return lambda score: _labels([score], labels)[0]
 
 
 def _depth_note(

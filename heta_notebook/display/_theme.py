@@ -165,6 +165,7 @@ CSS = """
 .hn table.hn-left td,.hn table.hn-left th{text-align:left}
 .hn td.hn-best{font-weight:700;background:#E8F5E9}
 .hn .hn-ci{display:block;color:#6B7280;font-size:10.5px;font-weight:400}
+.hn .hn-bounds{font-size:11.5px;font-weight:400;color:#374151;white-space:nowrap}
 .hn .hn-badge{display:inline-block;border-radius:9px;padding:0 7px;font-size:11px;font-weight:600;
  line-height:17px;border:1px solid transparent;white-space:nowrap}
 .hn .hn-ok{background:#E8F5E9;color:#1B5E20;border-color:#A5D6A7}
