@@ -22,6 +22,7 @@ from heta_notebook import (
 )
 from heta_notebook.analysis._bounds import (
     bound_pairs,
+    comparison_bound_pairs,
     conventions,
     interval_text,
     name_list,
@@ -101,7 +102,7 @@ def test_frames_and_comparisons_give_the_interval_as_columns(reports) -> None:
     assert plain.frames().bounds().empty
     # a comparison narrowed to nDCG@10 still finds its upper bound in the reports
     both = compare([whole, chunks]).select(scores=[NDCG])
-    assert both.bound_pairs() == {NDCG: UPPER}
+    assert comparison_bound_pairs(both) == {NDCG: UPPER}
     table = both.bounds().set_index("variant")
     assert table.loc["chunks · full_text_search", "upper"] == pytest.approx(_means(chunks)[UPPER])
 

@@ -129,6 +129,32 @@ def bounds_frame(
     return frame
 
 
+def comparison_bound_pairs(comparison: Any) -> dict[str, str]:
+    """``{lower: upper}`` of a ``Comparison``'s compared scores whose upper bound its reports hold."""
+    names = list(comparison.aligned.score_names)
+    pairs = bound_pairs(names, conventions(comparison.reports.values(), names))
+    return {lower: upper for lower, upper in pairs.items() if lower in comparison._scores}
+
+
+def comparison_bounds(comparison: Any) -> pd.DataFrame:
+    """``Comparison.bounds()``: its summary's means of each bounded score, per variant."""
+    pairs = comparison_bound_pairs(comparison)
+    keys = ["variant", "report", "query_mode"]
+    if not pairs:
+        return pd.DataFrame(columns=[*keys, *BOUNDS_COLUMNS])
+    known = set(comparison.aligned.score_names)
+    twins = [n for lo, up in pairs.items() for n in (up, condensed_of(lo)) if n in known]
+    wider = comparison.select(scores=list(dict.fromkeys([*comparison._scores, *twins])))
+    return bounds_frame(wider.summary(), pairs, keys)
+
+
+def bounds_notes(comparison: Any) -> list[str]:
+    """The comparison's note on how each compared score counts unjudged documents (none when
+    every one is trec_eval's, as captions state it)."""
+    said = unjudged_sentence(comparison.reports.values(), comparison._scores)
+    return [f"how each score counts unjudged documents: {said}."] if said else []
+
+
 def conventions(reports: Iterable[Any], names: Iterable[str] | None = None) -> dict[str, str]:
     """``{score: convention}`` (``"nonrelevant"``, ``"condensed"`` or ``"relevant"``) for the
     scores of ``reports`` (only ``names`` when given) that have one: read from the evaluator

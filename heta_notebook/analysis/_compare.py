@@ -31,10 +31,12 @@ from heta_notebook._util.formatting import format_delta, format_p
 from heta_notebook.analysis import _options as options_
 from heta_notebook.analysis import _stats as stats
 from heta_notebook.analysis._alignment import Aligned, Variant, align
+from heta_notebook.analysis._bounds import bounds_notes, comparison_bounds
 from heta_notebook.analysis._compare_frames import (
     SUMMARY_COLUMNS,
     describe_test,
     flatten,
+    missing_notes,
     significance_frame,
     summary_stats,
 )
@@ -43,6 +45,7 @@ from heta_notebook.analysis._compare_stats import ComparisonStatistics
 from heta_notebook.analysis._effects import with_statistics as _with_statistics
 from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
+from heta_notebook.analysis._judged import judged_notes
 from heta_notebook.analysis._pairing import (
     comparison_pairs,
     pair_name,
@@ -342,29 +345,10 @@ class Comparison(ComparisonStatistics):
         return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
     def bounds(self) -> pd.DataFrame:
-        """Per variant, each compared score shown with its upper bound: ``score``,
-        ``upper_score``, ``lower`` (trec_eval's mean, unjudged as non-relevant), ``upper``
-        (unjudged as relevant), ``condensed`` (NaN without it); as ``report.frames().bounds()``.
-        Empty without upper bounds (docs/labels.md)."""
-        from heta_notebook.analysis._bounds import BOUNDS_COLUMNS, bounds_frame, condensed_of
-
-        pairs = self.bound_pairs()
-        keys = ["variant", "report", "query_mode"]
-        if not pairs:
-            return pd.DataFrame(columns=[*keys, *BOUNDS_COLUMNS])
-        known = set(self.aligned.score_names)
-        twins = [n for lo, up in pairs.items() for n in (up, condensed_of(lo)) if n in known]
-        wider = self.select(scores=list(dict.fromkeys([*self._scores, *twins])))
-        return bounds_frame(wider.summary(), pairs, keys)
-
-    def bound_pairs(self) -> dict[str, str]:
-        """``{lower: upper}``: the compared scores whose upper bound the reports hold, shown as
-        one interval on every surface (``analysis._bounds``)."""
-        from heta_notebook.analysis._bounds import bound_pairs, conventions
-
-        names = list(self.aligned.score_names)
-        pairs = bound_pairs(names, conventions(self.reports.values(), names))
-        return {lower: upper for lower, upper in pairs.items() if lower in self._scores}
+        """Per variant, each compared score with its upper bound: ``score``, ``upper_score``,
+        ``lower`` (trec_eval's mean), ``upper`` (unjudged as relevant), ``condensed``; as
+        ``report.frames().bounds()``. Empty without upper bounds (docs/labels.md)."""
+        return comparison_bounds(self)
 
     def table(self, stat: str = "mean") -> pd.DataFrame:
         """Scores × variants of one summary statistic (``mean``, ``n``, ``ci_low``, ...)."""
@@ -673,17 +657,7 @@ class Comparison(ComparisonStatistics):
         """Plain-language caveats: missing cases, failed queries, modes not run, text scores,
         scores cut deeper than their run retrieved, how scores count unjudged documents
         (when condensed scores or bounds are compared), benchmarks that do not pair."""
-        notes = []
-        missing = self._missing_cases(queries=False)
-        same: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one note per identical case set
-        for (variant, status), group in missing.groupby(["variant", "status"], sort=False):
-            same.setdefault((status, tuple(group["case_id"])), []).append(variant)
-        for (status, ids), variants in same.items():
-            example = ", ".join(map(str, ids[:3])) + (", …" if len(ids) > 3 else "")
-            notes.append(
-                f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
-                "left out of the paired tests."
-            )
+        notes = missing_notes(self._missing_cases(queries=False))
         one_mode = any(len(self._variants_of(label)) == 1 for label in self.labels)
         for label in self.labels:
             absent = [m for m in self.modes if Variant(label, m) not in self._variants]
@@ -693,14 +667,8 @@ class Comparison(ComparisonStatistics):
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
         notes += self.depth_notes()
         notes += pairing_notes(self._variants, self.baseline, self.pairs())
-        from heta_notebook.analysis._judged import judged_notes
-
         notes += judged_notes(self.reports)  # judged@k differences bias a comparison
-        from heta_notebook.analysis._bounds import unjudged_sentence
-
-        conventions = unjudged_sentence(self.reports.values(), self._scores)
-        if conventions:  # condensed scores or bounds: each score's convention, as captions do
-            notes.append(f"how each score counts unjudged documents: {conventions}.")
+        notes += bounds_notes(self)  # condensed scores or bounds: each score's convention
         from heta_notebook.analysis._corrected import corrected_notes
 
         notes += corrected_notes(self)  # people's labels: corrected means per variant

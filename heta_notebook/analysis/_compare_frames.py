@@ -189,3 +189,19 @@ def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
             out.update(flatten(value, f"{prefix}[{i}]"))
         return out
     return {prefix or "value": list(data) if isinstance(data, tuple) else data}
+
+
+def missing_notes(missing: pd.DataFrame) -> list[str]:
+    """``Comparison.notes``' lines on cases a variant lacks (``_missing_cases`` rows): one
+    line per identical set of cases and status, naming its variants."""
+    same: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (variant, status), group in missing.groupby(["variant", "status"], sort=False):
+        same.setdefault((status, tuple(group["case_id"])), []).append(variant)
+    notes = []
+    for (status, ids), variants in same.items():
+        example = ", ".join(map(str, ids[:3])) + (", …" if len(ids) > 3 else "")
+        notes.append(
+            f"{', '.join(variants)}: {len(ids)} case(s) {status} ({example}); "
+            "left out of the paired tests."
+        )
+    return notes

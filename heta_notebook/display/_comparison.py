@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook._util.formatting import format_delta, format_p, significance_mark
-from heta_notebook.analysis._bounds import bounds_text, folded, hint
+from heta_notebook.analysis._bounds import bounds_text, comparison_bound_pairs, folded, hint
 from heta_notebook.display._html import Markup, badge, details, join, panel, raw, style, tag
 from heta_notebook.display._theme import BAD, MUTED, OK, color_map, fmt_ci, fmt_int, fmt_num
 
@@ -188,7 +188,7 @@ def _bounds(
     ``(lower, variant)``, and every compared score's convention (``analysis._bounds``)."""
     from heta_notebook.analysis._bounds import conventions
 
-    pairs = comparison.bound_pairs()
+    pairs = comparison_bound_pairs(comparison)
     frame = comparison.bounds() if pairs else None
     rows = [] if frame is None else frame.itertuples(index=False)
     uppers = {(r.score, r.variant): float(r.upper) for r in rows}

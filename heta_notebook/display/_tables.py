@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.analysis._bounds import bound_pairs, bounds_text, conventions, folded
+from heta_notebook.analysis._bounds import (
+    bound_pairs,
+    bounds_text,
+    comparison_bound_pairs,
+    conventions,
+    folded,
+)
 from heta_notebook.analysis._judged import judged_caption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -294,7 +300,9 @@ def comparison_table(
     footnotes: list[str] = []
     scores = list(scores or comparison.score_names)
     chosen = comparison.select(scores=scores)
-    scores = folded(scores, chosen.bound_pairs())  # an upper bound goes in its lower's cell
+    scores = folded(
+        scores, comparison_bound_pairs(chosen)
+    )  # an upper bound goes in its lower's cell
     chosen = comparison.select(scores=scores)
     variants = [v.name for v in chosen.variants]
     means = chosen.table("mean").reindex(index=scores, columns=variants)
