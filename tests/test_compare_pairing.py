@@ -61,6 +61,28 @@ def test_multi_mode_reports_pair_by_mode_name_or_say_what_to_choose() -> None:
     assert len(chosen.pairs()) == 3  # everything against that variant
 
 
+def test_partly_matching_modes_say_what_paired_with_nothing_and_how_to_choose() -> None:
+    a = scored_report("a", BASE, modes=("bm25", "dense"))
+    b = scored_report("b", UP, modes=("bm25", "sparse"))
+    c = compare([a, b])
+    assert [(x.name, y.name) for x, y in c.pairs()] == [("a · bm25", "b · bm25")]
+    note = (
+        "b · sparse paired with nothing (a has no mode sparse; b has no mode dense); "
+        "to compare it, choose baseline='a · dense' (everything against that variant)."
+    )
+    mode_notes = [n for n in c.notes() if "mode" in n]
+    assert mode_notes == [note]  # one line, not one "did not run" per report
+    assert f"note: {note}" in repr(c) and escape(note) in c._repr_html_()
+    chosen = compare([a, b], baseline="a · dense")  # the choice the note names is accepted
+    assert ("a · dense", "b · sparse") in [(x.name, y.name) for x, y in chosen.pairs()]
+    # every mode of b matched, the baseline ran one more: said as a mode b did not run
+    fewer = scored_report("b", UP, modes=("bm25", "dense"))
+    more = scored_report("a", BASE, modes=("bm25", "dense", "hybrid"))
+    assert [n for n in compare([more, fewer]).notes() if "mode" in n] == [
+        "b did not run mode(s) hybrid."
+    ]
+
+
 def test_settings_a_mode_does_not_read_never_lead_and_values_are_never_cut() -> None:
     long = {"template": "x" * 80, "stopwords": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]}
     a = scored_report("a", BASE, modes=("full_text_search",), recipe={"dense": {"dims": 128}})
