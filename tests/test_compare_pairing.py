@@ -104,24 +104,27 @@ def test_settings_a_mode_does_not_read_never_lead_and_values_are_never_cut() -> 
 
 
 def test_mine_against_embedded_runs_shows_paired_significance_by_label() -> None:
-    """compare({"mine": my_run, **embedded_runs}): paired significance for mine against each
-    embedded mode, in a terminal and in HTML, headlines by label."""
+    """compare({"mine": my_run, **embedded_runs}) with the embedded recipe's default three
+    modes: paired significance for mine against each embedded mode, in a terminal and in HTML,
+    headlines by label (20 Cranfield queries keep it quick)."""
     options = {"evaluators": [BeirRetrievalMetric("ndcg", 10)], "progress": False, "limit": 20}
     mine = run_benchmark(
         benchmark=BeirBenchmark.cranfield(), recipe=lambda t: ranked_ids(t), **options
     ).report
     embedded = run_benchmark(
-        benchmark=BeirBenchmark.cranfield(),
-        recipes={"bm25": Recipe(name="bm25", dense=None, hybrid=None, answer=None)},
-        query_modes=["full_text_search"],
-        **options,
+        benchmark=BeirBenchmark.cranfield(), recipes={"kb": Recipe(name="kb")}, **options
     )
     embedded_runs = dict(embedded.reports)
+    modes = ["full_text_search", "vector_search", "hybrid_search"]
+    assert list(embedded_runs["kb"].query_modes) == modes  # the default recipe's three modes
     c = compare({"mine": mine, **embedded_runs})
     sig = c.significance()
-    assert list(sig["baseline"]) == ["mine · default"]
-    assert list(sig["n_pairs"]) == [20]
-    [line] = c.headline()
-    assert line.startswith("mine · default → bm25 · full_text_search: beir_ndcg@10")
-    assert "function" not in line and "chunking" not in line
-    assert line in repr(c) and line.replace("→", "→") in c._repr_html_()
+    assert list(sig["baseline"]) == ["mine · default"] * 3
+    assert list(sig["variant"]) == [f"kb · {m}" for m in modes]
+    assert list(sig["n_pairs"]) == [20, 20, 20] and sig["p_value"].notna().all()
+    lines = c.headline()
+    assert [line.split(":")[0] for line in lines] == [f"mine · default → kb · {m}" for m in modes]
+    assert all("(p=" in line for line in lines)  # each headline carries its paired test
+    assert not any("function" in line or "chunking" in line for line in lines)
+    text, html = repr(c), c._repr_html_()
+    assert all(line in text and line in html for line in lines)
