@@ -219,6 +219,38 @@ def test_redirects_are_refused_by_default_and_never_cross_hosts_unless_allowed()
         assert "x-api-key" not in service.headers[-1]  # credentials stay with their host
 
 
+def test_a_redirect_to_an_allowed_other_host_carries_no_credentials() -> None:
+    """``auth=``, cookies and secret headers go to the service's own host only: the client
+    must not re-apply its ``auth`` on the hop, as browsers and requests do not."""
+    with Flaky().running() as service:
+        service.redirect = f"http://localhost:{service.port}/elsewhere"  # another host name
+        system = HttpSystem(
+            service.url,
+            body={"q": "{query}"},
+            headers={"X-Api-Key": "key-123456", "Accept": "application/json"},
+            cookies={"session": "cookie-998877"},
+            auth=("me", "pw-445566"),
+            follow_redirects=True,
+            allowed_hosts=["localhost"],
+        )
+        assert asyncio.run(system.query("q"))["results"][0]["text"] == "one redirected"
+        first, hop = service.headers[-2], service.headers[-1]
+        assert first["path"] == "/search" and hop["path"] == "/elsewhere"
+        assert first["authorization"].startswith("Basic ")  # the service itself gets them
+        assert first["x-api-key"] == "key-123456" and "cookie-998877" in first["cookie"]
+        assert hop["host"].startswith("localhost:")
+        assert not {"authorization", "x-api-key", "cookie"} & set(hop)  # the other host: none
+        assert hop["accept"] == "application/json"  # plain headers still travel
+        sent = json.dumps(hop)
+        assert "key-123456" not in sent and "cookie-998877" not in sent and "pw-445566" not in sent
+        # the same host on another port is another origin too (as requests has it)
+        with Flaky().running() as other:
+            service.redirect = f"http://127.0.0.1:{other.port}/elsewhere"
+            asyncio.run(system.query("q"))
+        assert other.headers[-1]["path"] == "/elsewhere"
+        assert not {"authorization", "x-api-key", "cookie"} & set(other.headers[-1])
+
+
 def test_the_manifest_states_the_client_policy() -> None:
     system = HttpSystem("http://h/x", retries=1, follow_redirects=True, allowed_hosts=["b"])
     manifest = system.manifest()
