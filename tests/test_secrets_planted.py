@@ -51,6 +51,7 @@ PLANTED = {
     "function metadata api_key": "fnkey-PLANT-1013",
     "function metadata token": "fntok-PLANT-1014",
     "function error bearer": "fnbearer9PLANT1015",
+    "object manifest key": "objkey-PLANT-1016",
 }
 _BASICS = {  # what HTTP clients build from user:password
     "Basic (url)": ("svc", PLANTED["url password"]),
@@ -157,6 +158,17 @@ def _function(text: str) -> QueryResponse:
     )
 
 
+class _ObjectSystem:
+    """A user's own object system whose ``manifest()`` holds a bare ``key``: stored under the
+    same configuration policy as ``HttpSystem``'s."""
+
+    def manifest(self) -> dict:
+        return {"index": "bm25", "body": {"key": PLANTED["object manifest key"]}}
+
+    def query(self, text: str) -> list[dict]:
+        return [{"id": "d1", "text": "Paris is the capital of France."}]
+
+
 BENCH_MODULE = """
 from heta_notebook import HttpSystem, RecordsBenchmark
 BENCH = RecordsBenchmark(
@@ -206,7 +218,11 @@ def planted(tmp_path_factory):
             warnings.simplefilter("always")
             runs = run_benchmark(
                 benchmark=BENCH,
-                recipes={"service": _service(host), "function": _function},
+                recipes={
+                    "service": _service(host),
+                    "function": _function,
+                    "object": _ObjectSystem(),
+                },
                 evaluators=judges,
                 store=store,
                 progress=False,
@@ -290,7 +306,7 @@ def planted(tmp_path_factory):
 @pytest.mark.slow  # one shared run with every secret planted (~10 s)
 def test_the_run_really_met_every_planted_secret(planted):
     """Not a test that cannot fail: the service, the judges and the errors all took part."""
-    service, function = planted["reports"]
+    service, function, own = planted["reports"]
     assert planted["codes"] == [0, 0, 0, 0, 0]
     errors = [r.error.message for r in service.case_results if r.error]
     assert len(errors) == 1 and "backend down" in errors[0] and "X-Api-Key" in errors[0]
@@ -299,6 +315,8 @@ def test_the_run_really_met_every_planted_secret(planted):
     assert any("grounded" in reason for reason in reasons)
     assert mark(PLANTED["declared"]) in service.case_results[0].response.answer
     assert service.recipe_manifest["headers"]["Accept"] == "application/json"  # plain stays
+    assert own.recipe_manifest["index"] == "bm25"  # the object's own manifest() was stored
+    assert own.recipe_manifest["body"]["key"] == mark(PLANTED["object manifest key"])
     files = [p for p in planted["root"].rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"report.json", "header.json", "summary.json", "cli.html", "comparison.html"} <= names

@@ -218,24 +218,22 @@ def redact_config(config: Any, secrets: Iterable[str] = ()) -> Any:
     return config
 
 
-def config_secrets(config: Any, *, strict: bool = True) -> tuple[str, ...]:
+def config_secrets(config: Any) -> tuple[str, ...]:
     """The values :func:`redact_config` hides in ``config`` (as text), to declare them secret
-    so that their echoes (an error reply quoting a header) are hidden too; ``strict=False``:
-    the values :func:`redact` hides (secret key names only)."""
-    secret_name = is_config_secret if strict else is_secret_key
+    so that their echoes (an error reply quoting a header) are hidden too."""
     found: list[str] = []
 
     def walk(value: Any, secret: bool) -> None:
         if isinstance(value, Mapping):
             for key, item in value.items():
-                headers = strict and str(key).lower() == "headers" and isinstance(item, Mapping)
+                headers = str(key).lower() == "headers" and isinstance(item, Mapping)
                 if headers:  # a secret-named header, or a long value of an unknown one
                     for name, v in item.items():
                         plain = is_plain_header(name)
-                        named = secret_name(name)
+                        named = is_config_secret(name)
                         walk(v, secret or named or (not plain and len(str(v)) >= 12))
                 else:
-                    walk(item, secret or secret_name(key))
+                    walk(item, secret or is_config_secret(key))
         elif isinstance(value, (list, tuple)):
             for item in value:
                 walk(item, secret)
