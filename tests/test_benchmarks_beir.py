@@ -147,8 +147,10 @@ def test_duplicate_qrels_pair(tmp_path):
     ("row", "fragment"),
     [
         ("1\ta", "3 tab-separated fields"),
-        ("1\ta\thigh", "not a number"),
-        ("1\ta\t1.5", "integer grade"),
+        ("1\ta\thigh", "relevance grade 'high' is not an integer"),
+        ("1\ta\t1.5", "relevance grade '1.5' is not an integer"),
+        ("1\ta\t1e3", "relevance grade '1e3' is not an integer"),  # float() read 1000
+        ("1\ta\t1_0", "relevance grade '1_0' is not an integer"),  # float() read 10
         ("\ta\t1", "empty"),
     ],
 )

@@ -27,6 +27,8 @@ class Flaky:
 
     def __init__(self) -> None:
         self.drop_every, self.fail_first, self.status = 0, 0, 503
+        self.fail_body = b'{"error": "busy"}'
+        self.refused: set[str] = set()  # queries always answered `status` with `fail_body`
         self.redirect: str | None = None
         self.huge, self.chunked = 0, False
         self.requests = self.drops = 0
@@ -62,8 +64,8 @@ class Flaky:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                if n <= flaky.fail_first:
-                    return self._send(flaky.status, b'{"error": "busy"}')
+                if n <= flaky.fail_first or body.get("q") in flaky.refused:
+                    return self._send(flaky.status, flaky.fail_body)
                 if flaky.redirect and self.path == "/search":
                     self.send_response(302)
                     self.send_header("Location", flaky.redirect)
@@ -217,6 +219,55 @@ def test_redirects_are_refused_by_default_and_never_cross_hosts_unless_allowed()
         asyncio.run(allowed.query("q"))
         assert service.headers[-1]["path"] == "/elsewhere"
         assert "x-api-key" not in service.headers[-1]  # credentials stay with their host
+
+
+def test_a_redirect_to_an_allowed_other_host_carries_no_credentials() -> None:
+    """``auth=``, cookies and secret headers go to the service's own host only: the client
+    must not re-apply its ``auth`` on the hop, as browsers and requests do not."""
+    with Flaky().running() as service:
+        service.redirect = f"http://localhost:{service.port}/elsewhere"  # another host name
+        system = HttpSystem(
+            service.url,
+            body={"q": "{query}"},
+            headers={"X-Api-Key": "key-123456", "Accept": "application/json"},
+            cookies={"session": "cookie-998877"},
+            auth=("me", "pw-445566"),
+            follow_redirects=True,
+            allowed_hosts=["localhost"],
+        )
+        assert asyncio.run(system.query("q"))["results"][0]["text"] == "one redirected"
+        first, hop = service.headers[-2], service.headers[-1]
+        assert first["path"] == "/search" and hop["path"] == "/elsewhere"
+        assert first["authorization"].startswith("Basic ")  # the service itself gets them
+        assert first["x-api-key"] == "key-123456" and "cookie-998877" in first["cookie"]
+        assert hop["host"].startswith("localhost:")
+        assert not {"authorization", "x-api-key", "cookie"} & set(hop)  # the other host: none
+        assert hop["accept"] == "application/json"  # plain headers still travel
+        sent = json.dumps(hop)
+        assert "key-123456" not in sent and "cookie-998877" not in sent and "pw-445566" not in sent
+        # the same host on another port is another origin too (as requests has it)
+        with Flaky().running() as other:
+            service.redirect = f"http://127.0.0.1:{other.port}/elsewhere"
+            asyncio.run(system.query("q"))
+        assert other.headers[-1]["path"] == "/elsewhere"
+        assert not {"authorization", "x-api-key", "cookie"} & set(other.headers[-1])
+
+
+@pytest.mark.parametrize("status", [300, 302, 307, 399])
+def test_a_redirect_without_a_location_is_that_cases_error_not_its_answer(status: int) -> None:
+    """A 3xx with no ``Location`` is not followed anywhere; its body, however much it looks
+    like an answer, is never taken as one: only a 2xx reply answers."""
+    with Flaky().running() as service:
+        service.fail_first, service.status = 100, status
+        service.fail_body = json.dumps({"results": [{"id": "d1", "text": "a lure"}]}).encode()
+        system = HttpSystem(service.url, body={"q": "{query}"}, follow_redirects=True)
+        with pytest.raises(HttpSystemError, match=f"answered HTTP {status}.*no Location"):
+            asyncio.run(system.query("q"))
+        service.fail_first, service.refused = 0, {"q3", "q4"}  # in a run: two such cases
+        report = _run(system, 6)
+    failed = {r.case_id: r for r in report.case_results if r.error}
+    assert sorted(failed) == ["c3", "c4"] and not any(r.response for r in failed.values())
+    assert all(f"answered HTTP {status}" in r.error.message for r in failed.values() if r.error)
 
 
 def test_the_manifest_states_the_client_policy() -> None:

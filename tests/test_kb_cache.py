@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -92,3 +97,68 @@ async def test_a_corrupt_cache_entry_is_rebuilt_with_a_warning(tmp_path, documen
         )
     assert again.manifest()["cache"]["hit"] is False
     assert KnowledgeBase.load(folder).manifest()["documents"] == len(documents)
+
+
+def _flip_one_bit(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def _flip_a_digit(path: Path) -> None:
+    """Change one digit inside kb.json's documents list: the file still parses."""
+    text = path.read_text("utf-8")
+    at = next(i for i in range(text.index('"documents"'), len(text)) if text[i].isdigit())
+    path.write_text(text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1 :], "utf-8")
+    json.loads(path.read_text("utf-8"))  # still JSON: only its sums can tell
+
+
+def test_a_flipped_byte_in_any_kb_file_is_named_on_load(tmp_path, documents):
+    """Every array a KB maps (chunks, BM25 scores, embeddings) and kb.json carry sums: a
+    flip that still parses (an array's last data byte, a digit of a document id) would
+    change retrieval silently; it is a ValueError naming the file instead."""
+    recipe = Recipe(name="w50", chunking=Chunking(unit="words", size=50, overlap=10))
+    kb = KnowledgeBase.build_sync(recipe, documents, name="kb1")
+    clean, folder = tmp_path / "clean", tmp_path / "kb"
+    kb.save(clean)
+    files = sorted(p.relative_to(clean) for p in clean.rglob("*") if p.is_file())
+    parts = {f.parts[0] for f in files}
+    assert {"kb.json", "chunks", "bm25", "dense"} <= parts
+    for name in files:
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(clean, folder)
+        if name.name == "kb.json":
+            _flip_a_digit(folder / name)
+        else:
+            _flip_one_bit(folder / name, (folder / name).stat().st_size - 1)
+        if name.suffix == ".npy":
+            np.load(folder / name, allow_pickle=False)  # still a valid array
+        with pytest.raises(ValueError, match=re.escape(str(folder / name))):
+            KnowledgeBase.load(folder)
+    assert answers(KnowledgeBase.load(clean)) == answers(kb)  # the clean copy still loads
+
+
+async def test_a_cache_entry_failing_its_sums_is_rebuilt_with_a_warning(tmp_path, documents):
+    recipe = Recipe(name="docs", hybrid=None, dense=None)
+    kb = await recipe.build_knowledge_base(documents, knowledge_base_name="a", workspace=tmp_path)
+    folder = tmp_path / kb.manifest()["cache"]["key"]
+    scores = next((folder / "bm25").glob("*data*.npy"))
+    _flip_one_bit(scores, scores.stat().st_size - 1)  # one BM25 score changed
+    with pytest.warns(UserWarning, match=rf"rebuilding unreadable cached KB.*{scores.name}"):
+        again = await recipe.build_knowledge_base(
+            documents, knowledge_base_name="a", workspace=tmp_path
+        )
+    assert again.manifest()["cache"]["hit"] is False
+    assert answers(KnowledgeBase.load(folder)) == answers(kb)  # rebuilt, sums hold again
+
+
+def test_a_kb_saved_before_sums_still_loads(tmp_path, documents):
+    """kb.json without "files" and "_sha256" (written before this version): read unchecked,
+    never rebuilt for that alone."""
+    recipe = Recipe(name="docs", hybrid=None, dense=None)
+    kb = KnowledgeBase.build_sync(recipe, documents, name="kb1")
+    kb.save(tmp_path / "kb")
+    header = json.loads((tmp_path / "kb" / "kb.json").read_text("utf-8"))
+    assert set(header["files"]) and header.pop("_sha256") and header.pop("files")
+    (tmp_path / "kb" / "kb.json").write_text(json.dumps(header), "utf-8")
+    assert answers(KnowledgeBase.load(tmp_path / "kb")) == answers(kb)

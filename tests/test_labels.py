@@ -76,7 +76,7 @@ def test_tampered_files_are_refused_naming_the_file_and_field(tmp_path: Path) ->
     with pytest.raises(BenchmarkFormatError, match=r"labels\.json.*added\[0\].*grade"):
         LabelSet.load(tmp_path / "set")
     qrels_file.write_text("q1 0 d1\n")
-    with pytest.raises(BenchmarkFormatError, match=r"set\.qrels:1: expected 4 fields"):
+    with pytest.raises(BenchmarkFormatError, match=r"set\.qrels:1: a TREC qrels line has 4 fields"):
         read_trec_qrels(qrels_file)
 
 

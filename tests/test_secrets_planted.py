@@ -18,6 +18,8 @@ import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote, quote_plus
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from heta_notebook import (
@@ -27,6 +29,7 @@ from heta_notebook import (
     HttpSystem,
     QueryResponse,
     QueryResult,
+    RecordsBenchmark,
     ReportStore,
     compare,
     run_benchmark,
@@ -51,6 +54,7 @@ PLANTED = {
     "function metadata api_key": "fnkey-PLANT-1013",
     "function metadata token": "fntok-PLANT-1014",
     "function error bearer": "fnbearer9PLANT1015",
+    "object manifest key": "objkey-PLANT-1016",
 }
 _BASICS = {  # what HTTP clients build from user:password
     "Basic (url)": ("svc", PLANTED["url password"]),
@@ -157,6 +161,58 @@ def _function(text: str) -> QueryResponse:
     )
 
 
+class _ObjectSystem:
+    """A user's own object system whose ``manifest()`` holds a bare ``key``: stored under the
+    same configuration policy as ``HttpSystem``'s."""
+
+    def manifest(self) -> dict:
+        return {"index": "bm25", "body": {"key": PLANTED["object manifest key"]}}
+
+    def query(self, text: str) -> list[dict]:
+        return [{"id": "d1", "text": "Paris is the capital of France."}]
+
+
+class _Stopping:
+    """The planted service, stopped (as by the notebook's stop button) after ``after`` queries:
+    its run is left partial, so its checkpoint files stay on disk to be grepped."""
+
+    def __init__(self, service: HttpSystem, after: int) -> None:
+        self.service, self.after, self.calls = service, after, 0
+
+    def manifest(self) -> dict:
+        return self.service.manifest()
+
+    async def query(self, text: str) -> dict:
+        self.calls += 1
+        if self.calls > self.after:
+            raise KeyboardInterrupt
+        return await self.service.query(text)
+
+
+def _partial_bench() -> RecordsBenchmark:
+    """12 cases, one failing (its 500 reply echoes every header): a run past the dry run."""
+    cases = [
+        {"id": f"c{i}", "query": "fail now" if i == 3 else "capital of France?", "answer": "Paris"}
+        for i in range(12)
+    ]
+    documents = [{"id": "d1", "text": "Paris is the capital of France."}]
+    return RecordsBenchmark([{**c, "evidence": ["d1"]} for c in cases], documents=documents)
+
+
+def _file_text(path) -> str:
+    """A written file as text: its bytes, and for Parquet and Arrow files (compressed pages)
+    also their rows decoded, so a secret in a compressed column cannot hide from the grep."""
+    text = path.read_bytes().decode("utf-8", "replace")
+    if path.suffix == ".parquet":
+        rows = pq.read_table(path).to_pylist()
+    elif path.suffix == ".arrows":
+        with pa.ipc.open_stream(path) as reader:
+            rows = reader.read_all().to_pylist()
+    else:
+        return text
+    return text + json.dumps(rows, ensure_ascii=False, default=str)
+
+
 BENCH_MODULE = """
 from heta_notebook import HttpSystem, RecordsBenchmark
 BENCH = RecordsBenchmark(
@@ -206,13 +262,26 @@ def planted(tmp_path_factory):
             warnings.simplefilter("always")
             runs = run_benchmark(
                 benchmark=BENCH,
-                recipes={"service": _service(host), "function": _function},
+                recipes={
+                    "service": _service(host),
+                    "function": _function,
+                    "object": _ObjectSystem(),
+                },
                 evaluators=judges,
                 store=store,
                 progress=False,
             )
+            stopped = run_benchmark(  # left partial: its checkpoint stays on disk
+                benchmark=_partial_bench(),
+                recipe=_Stopping(_service(host), after=8),
+                evaluators=judges,
+                store=ReportStore(root / "partial-store"),
+                config={"checkpoint_every": 1, "max_concurrent_queries": 1},
+                progress=False,
+            ).report
         reports = [r.report for r in runs.results.values()]
         shown["warnings"] = "\n".join(str(w.message) for w in caught)
+        shown["to_html partial"] = str(stopped.to_html())
         for report in reports:
             label = report.metadata.get("label", report.report_id)
             shown[f"to_html {label}"] = str(report.to_html())
@@ -276,6 +345,7 @@ def planted(tmp_path_factory):
         yield {
             "root": root,
             "reports": reports,
+            "stopped": stopped,
             "reloaded": reloaded,
             "shown": shown,
             "codes": codes,
@@ -290,7 +360,7 @@ def planted(tmp_path_factory):
 @pytest.mark.slow  # one shared run with every secret planted (~10 s)
 def test_the_run_really_met_every_planted_secret(planted):
     """Not a test that cannot fail: the service, the judges and the errors all took part."""
-    service, function = planted["reports"]
+    service, function, own = planted["reports"]
     assert planted["codes"] == [0, 0, 0, 0, 0]
     errors = [r.error.message for r in service.case_results if r.error]
     assert len(errors) == 1 and "backend down" in errors[0] and "X-Api-Key" in errors[0]
@@ -299,21 +369,29 @@ def test_the_run_really_met_every_planted_secret(planted):
     assert any("grounded" in reason for reason in reasons)
     assert mark(PLANTED["declared"]) in service.case_results[0].response.answer
     assert service.recipe_manifest["headers"]["Accept"] == "application/json"  # plain stays
+    assert own.recipe_manifest["index"] == "bm25"  # the object's own manifest() was stored
+    assert own.recipe_manifest["body"]["key"] == mark(PLANTED["object manifest key"])
     files = [p for p in planted["root"].rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"report.json", "header.json", "summary.json", "cli.html", "comparison.html"} <= names
     assert "gate.xml" in names and any(p.parent.name == "gate-pages" for p in files)
+    # a run left partial: its checkpoint is among the files grepped, and holds the service's
+    # replies (the 500 echoing every header included), not an empty stream
+    assert planted["stopped"].is_partial
+    checkpoint = [p for p in files if p.name == "cases.arrows"]
+    assert len(checkpoint) == 1 and {"cases.arrows.sums", "checkpoint.json"} <= names
+    held = _file_text(checkpoint[0])
+    assert "backend down" in held and mark(PLANTED["declared"]) in held  # hidden, not lost
 
 
 @pytest.mark.slow  # one shared run with every secret planted (~10 s)
 def test_no_file_the_project_wrote_holds_a_secret(planted):
     files = [p for p in planted["root"].rglob("*") if p.is_file() and p.suffix != ".py"]
     assert len(files) > 20
-    found = {
-        str(p.relative_to(planted["root"])): leaks(p.read_bytes().decode("utf-8", "replace"))
-        for p in files
-    }
+    found = {str(p.relative_to(planted["root"])): leaks(_file_text(p)) for p in files}
     assert {k: v for k, v in found.items() if v} == {}
+    grepped = {p.name for p in files}  # checkpoints included (a run was left partial)
+    assert {"cases.arrows", "cases.arrows.sums", "checkpoint.json"} <= grepped
 
 
 @pytest.mark.slow  # one shared run with every secret planted (~10 s)

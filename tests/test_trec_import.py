@@ -27,6 +27,8 @@ from heta_notebook import (
     reports_from_trec,
     run_benchmark,
 )
+from heta_notebook.benchmarks import BenchmarkFormatError
+from heta_notebook.labels import read_trec_qrels as labels_qrels
 from tests._compare_helpers import scored_report
 
 CRANFIELD_QRELS = Path("/work/shared/data/cranfield/qrels/test.tsv")
@@ -151,12 +153,67 @@ def test_run_scores_are_read_as_trec_eval_reads_them(tmp_path, line, problem):
         read_trec_run(path)
 
 
-@pytest.mark.parametrize("grade", ["1e3", "1_0", "1.0", "one", "+"])
-def test_qrels_grades_are_integers(tmp_path, grade):
+def _beir_qrels(tmp_path: Path, grade: str) -> Path:
+    """A BEIR folder whose qrels TSV grades document 30 ``grade`` (on line 3)."""
+    (tmp_path / "qrels").mkdir()
+    docs = [f'{{"_id": "{d}", "text": "doc {d}"}}' for d in ("29", "30")]
+    (tmp_path / "corpus.jsonl").write_text("\n".join(docs) + "\n")
+    (tmp_path / "queries.jsonl").write_text('{"_id": "1", "text": "q"}\n')
+    qrels = tmp_path / "qrels" / "test.tsv"
+    qrels.write_text(f"query-id\tcorpus-id\tscore\n1\t29\t1\n1\t30\t{grade}\n", "utf-8")
+    return qrels
+
+
+# every qrels reader, with the file it reads and the line it must name: one grade rule
+QRELS_READERS = {
+    "read_trec_qrels": lambda tmp, grade: _trec_file(tmp, grade, read_trec_qrels),
+    "labels.read_trec_qrels": lambda tmp, grade: _trec_file(tmp, grade, labels_qrels),
+    "BeirBenchmark": lambda tmp, grade: (
+        _beir_qrels(tmp, grade),
+        3,
+        lambda: BeirBenchmark.from_folder(tmp, evaluators=()).load(),
+    ),
+}
+
+
+def _trec_file(tmp_path: Path, grade: str, read):
     path = tmp_path / "bad.qrels"
-    path.write_text(f"1 0 29 1\n1 0 30 {grade}\n")
-    with pytest.raises(TrecFormatError, match=r"bad.qrels:2: relevance grade .* is not an integer"):
-        read_trec_qrels(path)
+    path.write_text(f"1 0 29 1\n1 0 30 {grade}\n", "utf-8")
+    return path, 2, lambda: read(path)
+
+
+@pytest.mark.parametrize("reader", sorted(QRELS_READERS))
+@pytest.mark.parametrize("grade", ["1e3", "1_0", "1.0", "one", "+", "\u0661", "0x1"])
+def test_qrels_grades_are_integers(tmp_path, grade, reader):
+    """``1_0`` (Python's int: 10), ``\u0661`` (an Arabic-Indic digit: 1) and ``1e3`` are
+    refused by every qrels reader, naming the file and line, as trec_eval reads grades."""
+    path, line, read = QRELS_READERS[reader](tmp_path, grade)
+    with pytest.raises(BenchmarkFormatError) as info:
+        read()
+    assert isinstance(info.value, TrecFormatError)
+    assert (info.value.file, info.value.line) == (str(path), line)
+    assert re.search(
+        rf"{re.escape(path.name)}:{line}: relevance grade .* is not an integer", str(info.value)
+    )
+
+
+@pytest.mark.parametrize("reader", sorted(QRELS_READERS))
+def test_integer_grades_still_load_in_every_qrels_reader(tmp_path, reader):
+    path, _, read = QRELS_READERS[reader](tmp_path, "-1")
+    loaded = read()
+    if reader == "BeirBenchmark":
+        assert loaded.cases[0].expected.metadata["judged_nonrelevant"] == {"30": -1}
+    else:
+        assert loaded == {"1": {"29": 1, "30": -1}}
+
+
+def test_a_label_sets_qrels_file_that_is_not_utf8_names_the_file_and_line(tmp_path):
+    path = tmp_path / "set.qrels"
+    path.write_bytes(b"q1 0 d1 1\nq1 0 caf\xe9 1\n")
+    with pytest.raises(BenchmarkFormatError, match=r"set\.qrels:2: the line is not UTF-8"):
+        labels_qrels(path)
+    path.write_bytes(b"")
+    assert labels_qrels(path) == {}  # a set with no labels yet
 
 
 def test_bytes_that_are_not_utf8_name_the_file_and_line(tmp_path):

@@ -11,7 +11,11 @@ retries with backoff, a reply size limit, and redirects refused unless allowed.
 - **Size.** A reply longer than ``max_reply_bytes`` is an error, read no further than the limit.
 - **Redirects.** Not followed by default (a 3xx is an error saying where it pointed); with
   ``follow_redirects=True`` at most 5 hops, never to another host unless it is in
-  ``allowed_hosts``, and headers other than plain ones are dropped when the host changes.
+  ``allowed_hosts``. From the first hop to another origin (host, port or scheme) on, no
+  credentials travel: no ``auth`` (the client would re-apply it to every request it sends)
+  and no header but plain ones (``redaction.is_plain_header``): ``Authorization``,
+  ``Cookie``, ``X-Api-Key`` and any other header that may carry a secret are dropped, as
+  browsers and requests do.
 """
 
 from __future__ import annotations
@@ -26,13 +30,12 @@ from typing import Any
 import httpx
 
 from heta_notebook._util.chat import retry_after, ssl_context
-from heta_notebook._util.redaction import redact_text
+from heta_notebook._util.redaction import is_plain_header, redact_text
 
 RETRY_STATUS = frozenset({502, 503, 504})
 MAX_REDIRECTS = 5
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 _RETRY_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeout)
-_PLAIN = frozenset({"accept", "accept-encoding", "accept-language", "content-type", "user-agent"})
 
 
 class HttpReplyError(RuntimeError):
@@ -134,8 +137,9 @@ class HttpClient:
 
     async def _follow(self, request: httpx.Request) -> Reply:
         origin = request.url.host
+        credentials = True  # until the first hop to another origin, then never again
         for _ in range(MAX_REDIRECTS + 1):
-            reply = await self._read(request)
+            reply = await self._read(request, credentials)
             location = reply.headers.get("location")
             if not (300 <= reply.status < 400 and location):
                 return reply
@@ -152,8 +156,11 @@ class HttpClient:
                     f"add {target.host!r} to allowed_hosts to follow it"
                 )
             headers = request.headers
-            if target.host != request.url.host:  # credentials never travel to another host
-                headers = httpx.Headers({k: v for k, v in headers.items() if k.lower() in _PLAIN})
+            if _origin(target) != _origin(request.url):  # credentials stay with their origin
+                credentials = False
+                headers = httpx.Headers(
+                    {k: v for k, v in headers.items() if is_plain_header(k) and k.lower() != "host"}
+                )
             keep_body = reply.status in (307, 308)
             if not keep_body:  # 301/302/303: the body is not sent again
                 body_headers = ("content-length", "content-type", "transfer-encoding")
@@ -167,8 +174,13 @@ class HttpClient:
             f"{redact_text(str(request.url))}: more than {MAX_REDIRECTS} redirects"
         )
 
-    async def _read(self, request: httpx.Request) -> Reply:
-        response = await self._client().send(request, stream=True, follow_redirects=False)
+    async def _read(self, request: httpx.Request, credentials: bool = True) -> Reply:
+        """Send ``request`` and read its reply within the size limit; with ``credentials``
+        False the client's ``auth`` is not applied."""
+        auth = httpx.USE_CLIENT_DEFAULT if credentials else None
+        response = await self._client().send(
+            request, stream=True, follow_redirects=False, auth=auth
+        )
         try:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.max_reply_bytes:
@@ -187,6 +199,12 @@ class HttpClient:
             f"{redact_text(str(request.url))} replied with more than max_reply_bytes="
             f"{self.max_reply_bytes:,} bytes{size}; raise the limit to accept larger replies"
         )
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    """A URL's origin: scheme, host and port (the default port spelled out)."""
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 __all__ = [

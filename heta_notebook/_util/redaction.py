@@ -177,6 +177,13 @@ _HEADER_SECRETS = frozenset({"x-functions-key", "x-api-token", "x-amz-security-t
 _CONFIG_KEY = re.compile(r"(^|[_-])(key|auth)$", re.IGNORECASE)  # a template's key, auth=
 
 
+def is_plain_header(name: Any) -> bool:
+    """Whether a header's value is a plain setting (``Accept``, ``Content-Type``...): shown in a
+    system's configuration, and the only kind sent on a redirect to another origin; any other
+    header may carry a credential."""
+    return str(name).lower() in _PLAIN_HEADERS
+
+
 def is_config_secret(key: Any) -> bool:
     """Whether a key of a system's configuration holds a secret: a secret key name, a bare or
     suffixed ``key`` (``key``, ``x-functions-key``), ``auth``."""
@@ -198,7 +205,7 @@ def redact_config(config: Any, secrets: Iterable[str] = ()) -> Any:
                 out[key] = mark(item)
             elif str(key).lower() == "headers" and isinstance(item, Mapping):
                 out[key] = {
-                    name: value if str(name).lower() in _PLAIN_HEADERS else mark(value)
+                    name: value if is_plain_header(name) else mark(value)
                     for name, value in item.items()
                 }
             else:
@@ -211,24 +218,22 @@ def redact_config(config: Any, secrets: Iterable[str] = ()) -> Any:
     return config
 
 
-def config_secrets(config: Any, *, strict: bool = True) -> tuple[str, ...]:
+def config_secrets(config: Any) -> tuple[str, ...]:
     """The values :func:`redact_config` hides in ``config`` (as text), to declare them secret
-    so that their echoes (an error reply quoting a header) are hidden too; ``strict=False``:
-    the values :func:`redact` hides (secret key names only)."""
-    secret_name = is_config_secret if strict else is_secret_key
+    so that their echoes (an error reply quoting a header) are hidden too."""
     found: list[str] = []
 
     def walk(value: Any, secret: bool) -> None:
         if isinstance(value, Mapping):
             for key, item in value.items():
-                headers = strict and str(key).lower() == "headers" and isinstance(item, Mapping)
+                headers = str(key).lower() == "headers" and isinstance(item, Mapping)
                 if headers:  # a secret-named header, or a long value of an unknown one
                     for name, v in item.items():
-                        plain = str(name).lower() in _PLAIN_HEADERS
-                        named = secret_name(name)
+                        plain = is_plain_header(name)
+                        named = is_config_secret(name)
                         walk(v, secret or named or (not plain and len(str(v)) >= 12))
                 else:
-                    walk(item, secret or secret_name(key))
+                    walk(item, secret or is_config_secret(key))
         elif isinstance(value, (list, tuple)):
             for item in value:
                 walk(item, secret)

@@ -6,6 +6,9 @@ when the sum holds, ``(obj, NO_SUM)`` for an object written before sums (uncheck
 decides), or ``(None, problem)`` naming what is wrong (not JSON, not an object, a wrong sum).
 A reader then rebuilds the file from its source (the report) instead of trusting it.
 
+Files of other kinds (a knowledge base's ``.npy`` arrays) are summed whole
+(:func:`file_sha256`); the sums go into a sealed JSON object that names them.
+
 Large JSON texts (heta's ``report.json``) are sealed as bytes, without parsing them again:
 ``seal_text`` appends a last member ``"_sha256"`` holding the sha256 of the text without it,
 and ``unseal_text`` checks and removes it. Readers that ignore unknown keys (heta-framework
@@ -18,6 +21,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 SUM_KEY = "_sha256"
@@ -50,6 +54,15 @@ def unseal(text: str | bytes) -> tuple[dict[str, Any] | None, str | None]:
     if given != _digest(obj):
         return None, "its checksum does not match its content"
     return obj, None
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes (read in 1 MiB blocks: a large array is never held)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 # the last member; what follows its closing brace is not data (a newline), so not checked
@@ -88,4 +101,13 @@ def unseal_text(data: bytes) -> tuple[bytes, str | None]:
     return body, None
 
 
-__all__ = ["NO_SUM", "SUM_KEY", "seal", "damaged_sum_key", "seal_text", "unseal", "unseal_text"]
+__all__ = [
+    "NO_SUM",
+    "SUM_KEY",
+    "damaged_sum_key",
+    "file_sha256",
+    "seal",
+    "seal_text",
+    "unseal",
+    "unseal_text",
+]

@@ -12,9 +12,11 @@ How BEIR data becomes documents and cases (the same choices heta-framework's ada
   (grade ≤ 0 is "judged, not relevant": not evidence, but kept as judged in
   ``expected.metadata.judged_nonrelevant`` ``{document id: grade}`` and counted in ``judged``).
 - **Bad input** raises ``BenchmarkFormatError`` (file, line, problem): missing files, malformed
-  lines, duplicate ``_id``\\ s, duplicate qrels pairs, non-integer grades. **Qrels rows naming
-  an unknown query or document are dropped with one ``BenchmarkWarning`` giving the count**
-  (BEIR's own loader tolerates them; the counts are in ``prepared.metadata``).
+  lines, duplicate ``_id``\\ s, duplicate qrels pairs, grades that are not integers as
+  trec_eval reads them (``1e3``, ``1.0``, ``1_0``: ``_trec_read.qrels_grade``, the one grade
+  rule). **Qrels rows naming an unknown query or document are dropped with one
+  ``BenchmarkWarning`` giving the count** (BEIR's own loader tolerates them; the counts are in
+  ``prepared.metadata``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from heta_notebook.benchmarks._io import (
     text_field,
 )
 from heta_notebook.benchmarks._labels import LabelSource, read_labels
+from heta_notebook.benchmarks._trec_read import qrels_grade
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkDocument,
@@ -265,15 +268,7 @@ def _qrels_row(parts: list[str], path: Path, line: int) -> tuple[str, str, int]:
     query_id, beir_id, score = (part.strip() for part in parts)
     if not query_id or not beir_id:
         raise BenchmarkFormatError("empty query-id or corpus-id", file=path, line=line)
-    try:
-        grade = float(score)
-    except ValueError:
-        raise BenchmarkFormatError(
-            f"score {score!r} is not a number", file=path, line=line
-        ) from None
-    if not grade.is_integer():
-        raise BenchmarkFormatError(f"score {score!r} is not an integer grade", file=path, line=line)
-    return query_id, beir_id, int(grade)
+    return query_id, beir_id, qrels_grade(score, path, line)  # an integer, as trec_eval reads
 
 
 def _is_header(parts: list[str]) -> bool:

@@ -15,8 +15,10 @@ Reading rule (what trec_eval's C reader accepts, minus what it would silently mi
   would read 1);
 - a document listed twice for one query is an error (pytrec_eval refuses it too).
 
-Every refusal is a ``TrecFormatError`` (a ValueError) whose message starts ``file:line:``;
-a file in another layout is named as such ("looks like a TREC run file").
+Every refusal is a ``TrecFormatError`` (a ``BenchmarkFormatError``, so a ValueError with
+``file`` and ``line``) whose message starts ``file:line:``; a file in another layout is named
+as such ("looks like a TREC run file"). The grade rule (:func:`qrels_grade`) is the one every
+qrels reader uses: this one, BEIR's loader and the label sets' ``.qrels`` files.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+
+from heta_notebook.benchmarks._io import BenchmarkFormatError
 
 PathArg = str | os.PathLike[str]
 SCORE = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -38,7 +42,7 @@ _LAYOUTS = {
 }
 
 
-class TrecFormatError(ValueError):
+class TrecFormatError(BenchmarkFormatError):
     """A TREC (or BEIR qrels) file that cannot be read as its format says; names file:line."""
 
 
@@ -48,7 +52,7 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
     run: dict[str, dict[str, float]] = {}
     for number, fields in _fields(file, "TREC run"):
         if len(fields) != 6:
-            raise TrecFormatError(_layout(file, number, fields, 6, "a TREC run line"))
+            raise TrecFormatError(_layout(fields, 6, "a TREC run line"), file=file, line=number)
         qid, _, doc, _, score, _ = fields
         value = _score(file, number, score)
         query = _text(file, number, qid)
@@ -56,18 +60,24 @@ def read_trec_run(path: PathArg) -> dict[str, dict[str, float]]:
         name = _text(file, number, doc)
         if name in docs:
             raise TrecFormatError(
-                f"{file}:{number}: document {name!r} listed twice for query {query!r}"
+                f"document {name!r} listed twice for query {query!r}", file=file, line=number
             )
         docs[name] = value
     if not run:
-        raise TrecFormatError(f"{file}: the TREC run file has no lines")
+        raise TrecFormatError("the TREC run file has no lines", file=file)
     return run
 
 
-def read_trec_qrels(path: PathArg, format: str = "auto") -> dict[str, dict[str, int]]:  # noqa: A002
+def read_trec_qrels(
+    path: PathArg,
+    format: str = "auto",  # noqa: A002
+    *,
+    allow_empty: bool = False,
+) -> dict[str, dict[str, int]]:
     """Read qrels into ``{query id: {document id: grade}}``: TREC (``qid iter doc grade``) or
     BEIR TSV (``query-id corpus-id score``, optional header); ``format="auto"`` tells them
-    apart by the first line, and a file of another layout is an error naming it."""
+    apart by the first line, and a file of another layout is an error naming it. A file with
+    no judgments is an error unless ``allow_empty`` (a label set with no labels yet)."""
     if format not in QRELS_FORMATS:
         raise ValueError(f"format must be one of {', '.join(QRELS_FORMATS)} (got {format!r})")
     file = Path(path)
@@ -83,18 +93,18 @@ def read_trec_qrels(path: PathArg, format: str = "auto") -> dict[str, dict[str, 
             width = len(fields) if len(fields) in (3, 4) else 4
         if len(fields) != width:
             what = "a TREC qrels line" if width == 4 else "a BEIR qrels line"
-            raise TrecFormatError(_layout(file, number, fields, width, what))
+            raise TrecFormatError(_layout(fields, width, what), file=file, line=number)
         qid, doc, grade = (fields[0], fields[2], fields[3]) if width == 4 else fields
         query = _text(file, number, qid)
         docs = qrels.setdefault(query, {})
         name = _text(file, number, doc)
         if name in docs:
             raise TrecFormatError(
-                f"{file}:{number}: document {name!r} judged twice for query {query!r}"
+                f"document {name!r} judged twice for query {query!r}", file=file, line=number
             )
-        docs[name] = _grade(file, number, grade)
-    if not qrels:
-        raise TrecFormatError(f"{file}: the qrels file has no judgments")
+        docs[name] = qrels_grade(grade, file, number)
+    if not qrels and not allow_empty:
+        raise TrecFormatError("the qrels file has no judgments", file=file)
     return qrels
 
 
@@ -108,7 +118,7 @@ def _fields(file: Path, what: str) -> Iterator[tuple[int, list[bytes]]]:
     except FileNotFoundError:
         raise FileNotFoundError(f"no {what} file at {file}") from None
     except IsADirectoryError:
-        raise TrecFormatError(f"{file}: is a folder, not a {what} file") from None
+        raise TrecFormatError(f"is a folder, not a {what} file", file=file) from None
     for number, line in enumerate(data.split(b"\n"), start=1):
         line = line.removesuffix(b"\r")
         fields = line.split()
@@ -117,8 +127,10 @@ def _fields(file: Path, what: str) -> Iterator[tuple[int, list[bytes]]]:
                 line.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise TrecFormatError(
-                    f"{file}:{number}: the line is not UTF-8 (byte 0x{line[exc.start]:02x} at "
-                    f"column {exc.start + 1}): {line[:80]!r}"
+                    f"the line is not UTF-8 (byte 0x{line[exc.start]:02x} at "
+                    f"column {exc.start + 1}): {line[:80]!r}",
+                    file=file,
+                    line=number,
                 ) from None
             yield number, fields
 
@@ -128,43 +140,53 @@ def _text(file: Path, number: int, field: bytes) -> str:
         return field.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TrecFormatError(
-            f"{file}:{number}: field {field[:40]!r} is not UTF-8 "
-            f"(byte 0x{field[exc.start]:02x} at position {exc.start + 1} of the field)"
+            f"field {field[:40]!r} is not UTF-8 "
+            f"(byte 0x{field[exc.start]:02x} at position {exc.start + 1} of the field)",
+            file=file,
+            line=number,
         ) from None
 
 
 def _score(file: Path, number: int, field: bytes) -> float:
     if not SCORE.fullmatch(field):
         raise TrecFormatError(
-            f"{file}:{number}: score {_shown(field)} is not a number as trec_eval reads one "
-            "(a decimal: digits, an optional '.', an optional exponent)"
+            f"score {_shown(field)} is not a number as trec_eval reads one "
+            "(a decimal: digits, an optional '.', an optional exponent)",
+            file=file,
+            line=number,
         )
     value = float(field)
     if not math.isfinite(value):
-        raise TrecFormatError(f"{file}:{number}: score {_shown(field)} is not finite")
+        raise TrecFormatError(f"score {_shown(field)} is not finite", file=file, line=number)
     return value
 
 
-def _grade(file: Path, number: int, field: bytes) -> int:
-    if not GRADE.fullmatch(field):
+def qrels_grade(field: bytes | str, file: str | Path, line: int) -> int:
+    """A qrels grade read as trec_eval reads one, in full: ``[+-]`` ASCII digits; ``1e3``,
+    ``1.0``, ``1_0`` and non-ASCII digits are a ``TrecFormatError`` naming file and line
+    (Python's ``int``/``float`` would take some of them, ``atol`` reads them otherwise)."""
+    raw = field.encode("utf-8", "surrogatepass") if isinstance(field, str) else field
+    if not GRADE.fullmatch(raw):
         raise TrecFormatError(
-            f"{file}:{number}: relevance grade {_shown(field)} is not an integer "
-            "(qrels grades are whole numbers such as 0, 1, 2)"
+            f"relevance grade {_shown(raw)} is not an integer "
+            "(qrels grades are whole numbers such as 0, 1, 2)",
+            file=file,
+            line=line,
         )
-    return int(field)
+    return int(raw)
 
 
 def _shown(field: bytes) -> str:
     return repr(field[:40].decode("utf-8", "backslashreplace"))
 
 
-def _layout(file: Path, number: int, fields: list[bytes], width: int, what: str) -> str:
+def _layout(fields: list[bytes], width: int, what: str) -> str:
     looks = _LAYOUTS.get(len(fields))
     if len(fields) == 3 and not (_beir_like(fields) or _is_beir_header(fields)):
         looks = None
     hint = f"; the line looks like {looks}" if looks and len(fields) != width else ""
     text = b" ".join(fields)[:80].decode("utf-8", "backslashreplace")
-    return f"{file}:{number}: {what} has {width} fields, got {len(fields)}{hint}: {text!r}"
+    return f"{what} has {width} fields, got {len(fields)}{hint}: {text!r}"
 
 
 def _beir_like(fields: list[bytes]) -> bool:
@@ -176,4 +198,4 @@ def _is_beir_header(fields: list[bytes]) -> bool:
     return names == [b"query-id", b"corpus-id", b"score"]
 
 
-__all__ = ["QRELS_FORMATS", "TrecFormatError", "read_trec_qrels", "read_trec_run"]
+__all__ = ["QRELS_FORMATS", "TrecFormatError", "qrels_grade", "read_trec_qrels", "read_trec_run"]

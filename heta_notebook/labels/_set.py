@@ -32,7 +32,8 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from heta_notebook._util.paths import atomic_write_text
-from heta_notebook.benchmarks._io import BenchmarkFormatError
+from heta_notebook.benchmarks._io import BenchmarkFormatError, require_file
+from heta_notebook.benchmarks._trec_read import read_trec_qrels as strict_qrels
 
 Qrels = dict[str, dict[str, int]]
 Source = Literal["human", "judge"]
@@ -276,30 +277,12 @@ def _json_line(raw: str, path: Path, line: int) -> Any:
 
 
 def read_trec_qrels(path: str | Path) -> Qrels:
-    """TREC qrels (``query 0 doc grade``, whitespace-separated) → ``{query: {doc: grade}}``."""
-    path = Path(path)
-    if not path.is_file():
-        raise BenchmarkFormatError("qrels file not found", file=path)
-    qrels: Qrels = {}
-    for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        parts = raw.split()
-        if not parts:
-            continue
-        if len(parts) != 4:
-            problem = f"expected 4 fields (query_id iteration doc_id grade), got {len(parts)}"
-            raise BenchmarkFormatError(problem, file=path, line=line)
-        try:
-            grade = int(parts[3])
-        except ValueError:
-            raise BenchmarkFormatError(
-                f"grade {parts[3]!r} is not an integer", file=path, line=line
-            ) from None
-        docs = qrels.setdefault(parts[0], {})
-        if parts[2] in docs:
-            problem = f"duplicate pair {parts[0]!r} → {parts[2]!r}"
-            raise BenchmarkFormatError(problem, file=path, line=line)
-        docs[parts[2]] = grade
-    return qrels
+    """A label set's TREC qrels (``query 0 doc grade``) → ``{query: {doc: grade}}``, read by
+    the one strict qrels reader (``benchmarks._trec_read``: bytes checked as UTF-8, grades
+    whole numbers as trec_eval reads them); an empty file is an empty set. Any refusal is a
+    ``BenchmarkFormatError`` (its ``TrecFormatError``) naming the file and line."""
+    path = require_file(Path(path), "qrels")
+    return strict_qrels(path, format="trec", allow_empty=True)
 
 
 def _read_sidecar(path: Path) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from heta_notebook._util.loop import in_daemon_thread
-from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
+from heta_notebook._util.redaction import config_secrets, declare_secrets, redact_config
 from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
 from heta_notebook.schema._records import QueryResponse, QueryResult
@@ -62,9 +62,10 @@ class System:
         self.query_modes = tuple(query_modes) or (DEFAULT_MODE,)
         # a system that names no modes answers any mode it is asked (its default: "default")
         self.any_mode = self.query_modes == (DEFAULT_MODE,)
-        # its configuration stored redacted; the secrets in it hidden wherever they are echoed
-        self._manifest = redact(manifest or {"name": name})
-        declare_secrets(*config_secrets(manifest or {}, strict=False))
+        # its configuration (its own manifest() included) stored under the one policy for a
+        # system's configuration, as HttpSystem's; the secrets in it hidden wherever echoed
+        self._manifest = redact_config(manifest or {"name": name})
+        declare_secrets(*config_secrets(manifest or {}))
         self.document_id, self.id_key = document_id, id_key
         self.benchmark_documents = frozenset(benchmark_documents)
         self._keywords = accepted_keywords(call)

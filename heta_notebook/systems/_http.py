@@ -10,7 +10,9 @@
 Placeholders ``{query}``, ``{top_k}`` and ``{mode}`` are filled anywhere in ``body`` (a value that
 is exactly ``"{top_k}"`` stays a number); with ``method="GET"`` the filled template is the query
 string. A reply whose ``abstain`` value is true (or a reason text) is an abstention: no answer,
-flagged, with the reply's ``abstain_reason`` (see ``Abstain``). A reply status >= 400 or a timeout fails that case with an error naming the URL.
+flagged, with the reply's ``abstain_reason`` (see ``Abstain``). A reply status other than
+2xx (an error, or a redirect with no ``Location``) or a timeout fails that case with an error
+naming the URL and the status.
 
 Like a production client (``heta_notebook._util.http``): one connection pool per system,
 ``retries`` on connection failures and 502/503/504 (counted in each response's
@@ -135,9 +137,10 @@ class HttpSystem:
             raise TimeoutError(f"{self.shown_url} did not answer within {self.timeout} s") from exc
         except httpx.HTTPError as exc:
             raise HttpSystemError(f"{self.shown_url}: {type(exc).__name__}: {exc}") from exc
-        if reply.status >= 400:
+        if not 200 <= reply.status < 300:  # only a 2xx reply is an answer
             raise HttpSystemError(
-                f"{self.shown_url} answered HTTP {reply.status}: {_head(reply.text)!r}"
+                f"{self.shown_url} answered HTTP {reply.status}{_not_an_answer(reply.status)}: "
+                f"{_head(reply.text)!r}"
                 + (f" (after {reply.retries} retries)" if reply.retries else "")
             )
         try:
@@ -210,6 +213,14 @@ class HttpSystem:
 
     def __repr__(self) -> str:
         return f"HttpSystem({self.shown_url!r}, method={self.method!r})"
+
+
+def _not_an_answer(status: int) -> str:
+    """Why a non-error status other than 2xx is refused (a 3xx that still reaches here had no
+    ``Location``: the client follows or refuses the others)."""
+    if 300 <= status < 400:
+        return ", a redirect with no Location header (its body is not an answer)"
+    return ""
 
 
 def _head(text: str) -> str:
