@@ -183,3 +183,28 @@ def test_names_are_listed_with_their_cutoffs_and_metrics_together() -> None:
     names = ["beir_ndcg@1", "beir_ndcg@10", "beir_map@1", "beir_map@10", "beir_ndcg_condensed@10"]
     assert name_list(names) == "beir_ndcg/map@1/10, beir_ndcg_condensed@10"
     assert name_list(["nDCG@10", "R@10", "judged"]) == "nDCG@10, R@10, judged"
+
+
+def test_conventions_without_evaluator_manifests_read_score_metadata_and_build_no_record(
+    reports, tmp_path, monkeypatch
+) -> None:
+    """A report that recorded no evaluator list (an older or hand-made one) has its scores'
+    conventions read from the first case results' score metadata: for a stored report, from
+    the scores table alone, with no case record built (the card built 50 for it before)."""
+    from heta_notebook.reports import _stored
+
+    whole, _, _ = reports
+    metadata = {k: v for k, v in whole.metadata.items() if k != "evaluators"}
+    bare = whole.model_copy(update={"metadata": metadata})
+    stored = EvaluationReport.load(bare.save(tmp_path / "bare.out", format="columnar"))
+    built: list[int] = []
+    build = _stored._build_rows  # every record of a stored report is built here
+    monkeypatch.setattr(
+        _stored, "_build_rows", lambda c, a, b, *k: built.append(b - a) or build(c, a, b, *k)
+    )
+    assert conventions([stored]) == conventions([bare]) == conventions([whole])
+    assert "condensed" in conventions([stored]).values()
+    assert unjudged_sentence([stored], [NDCG, CONDENSED]) == unjudged_sentence(
+        [whole], [NDCG, CONDENSED]
+    )
+    assert sum(built) == 0

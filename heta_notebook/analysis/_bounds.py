@@ -23,7 +23,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from pydantic_core import from_json
 
 from heta_notebook.labels._holes import CONDENSED_NOTE, UNJUDGED
 
@@ -183,11 +185,12 @@ def _recorded(report: Any) -> dict[str, str]:
             found[described["name"]] = unjudged
     if found:
         return found
-    for result in report.case_results[:MAX_RESULTS]:  # reports that recorded no manifests
-        for score in result.scores:
-            unjudged = (score.metadata or {}).get("unjudged")
-            if unjudged in PHRASES:
-                found.setdefault(score.name, unjudged)
+    sample = min(MAX_RESULTS, len(report.case_results))  # reports that recorded no manifests
+    for name, meta in report.frames().columns.score_metadata(np.arange(sample, dtype=np.int64)):
+        parsed = from_json(meta) if meta and "unjudged" in meta else None
+        unjudged = parsed.get("unjudged") if isinstance(parsed, dict) else None
+        if unjudged in PHRASES:
+            found.setdefault(name, unjudged)
     return found
 
 

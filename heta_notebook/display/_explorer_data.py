@@ -357,16 +357,8 @@ def judge_scores(report: EvaluationReport, sample: int = 50) -> list[str]:
     sample = min(sample, len(report.case_results))
     if sample <= 0:
         return []
-    rows = np.arange(sample, dtype=np.int64)  # their score rows' names and metadata only
-    columns = report.frames().columns
-    table = columns.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
-    names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
-    found = {
-        name
-        for name, meta in zip(names, metadata, strict=True)
-        if meta and "prompt_version" in json.loads(meta)
-    }
-    return sorted(found)
+    scores = report.frames().columns.score_metadata(np.arange(sample, dtype=np.int64))
+    return sorted({name for name, meta in scores if meta and "prompt_version" in json.loads(meta)})
 
 
 def is_judge(described: dict[str, Any]) -> bool:

@@ -363,6 +363,14 @@ class ReportColumns:
                 parts.append(data.filter(pa.array(np.isin(data.column("row").to_numpy(), mine))))
         return pa.concat_tables(parts) if parts else SCHEMAS[table].empty_table().select(columns)
 
+    def score_metadata(self, rows: np.ndarray) -> list[tuple[str, str | None]]:
+        """``(name, metadata JSON)`` of every score of the ascending report ``rows``, read
+        from the scores table's two columns (what a score's convention or judge is read from,
+        when a report recorded no evaluator list), no record built."""
+        table = self.read_rows("scores", rows, ("row", "name", "metadata"), one_per_row=False)
+        names, metadata = table.column("name").to_pylist(), table.column("metadata").to_pylist()
+        return list(zip(names, metadata, strict=True))
+
     def _read_groups(
         self, table: str, lo: int, hi: int, columns: Sequence[str] | None = None
     ) -> pa.Table:
