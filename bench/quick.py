@@ -109,6 +109,23 @@ def explorer_payload(work: Path, scale: int = 1, rounds: int = 3) -> Ratio:
     return Ratio("explorer_payload", t["payload"], t["floor"])
 
 
+def open_card(work: Path, scale: int = 1, rounds: int = 3) -> Ratio:
+    """A stored report opened and its card rendered (what a notebook shows first) vs the
+    same report opened and its summary frame built (each round opens it afresh)."""
+    store = synthetic_store(work / f"cmp-{1500 * scale}", cases=1500 * scale)
+
+    def floor() -> None:
+        store.load("synthetic-kb", "recipe-0").frames().summary()
+
+    def card() -> None:
+        store.load("synthetic-kb", "recipe-0")._repr_html_()
+
+    floor()
+    card()  # imports (plotly, the card's modules), untimed
+    t = best_of(rounds, floor=floor, card=card)
+    return Ratio("open_card", t["card"], t["floor"])
+
+
 def synthetic_store(folder: Path, cases: int) -> Any:
     """Three columnar reports of ``cases`` case results × 20 results × 25 scores (bench/reports)."""
     from bench.reports import write_synthetic
@@ -199,6 +216,7 @@ CHECKS: dict[str, Callable[..., Ratio]] = {
     "comparison_html": comparison_html,
     "explorer_payload": explorer_payload,
     "metrics": metrics,
+    "open_card": open_card,
     "plain_function_run": plain_function_run,
     "report_size": report_size,
 }

@@ -190,7 +190,8 @@ def test_conventions_without_evaluator_manifests_read_score_metadata_and_build_n
 ) -> None:
     """A report that recorded no evaluator list (an older or hand-made one) has its scores'
     conventions read from the first case results' score metadata: for a stored report, from
-    the scores table alone, with no case record built (the card built 50 for it before)."""
+    the scores table alone, with no case record built (the card built 50 for it before, and
+    every record of a labelled report for a corrected mean it then could not give)."""
     from heta_notebook.reports import _stored
 
     whole, _, _ = reports
@@ -207,4 +208,5 @@ def test_conventions_without_evaluator_manifests_read_score_metadata_and_build_n
     assert unjudged_sentence([stored], [NDCG, CONDENSED]) == unjudged_sentence(
         [whole], [NDCG, CONDENSED]
     )
+    stored._repr_html_()  # its label set has no human label: no corrected mean to read runs for
     assert sum(built) == 0

@@ -223,6 +223,7 @@ def corrected_report_score(
     labels = report_labels(report, labels)
     mode = _one_mode(report, mode)
     touched, labelled = split = touched_queries(labels)
+    _check_enough(labels, sorted(labelled))  # before the runs are read (every record)
     f, y = per_query(report, labels, score, mode, split)
     lab = sorted(q for q in y if q in labelled)
     exact = sum(1 for q in f if q not in touched)
