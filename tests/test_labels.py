@@ -69,6 +69,10 @@ def test_tampered_files_are_refused_naming_the_file_and_field(tmp_path: Path) ->
     qrels_file.write_text(qrels_file.read_text().replace("d9 1", "d9 2"))
     with pytest.raises(BenchmarkFormatError, match=r"set\.qrels.*does not match its sidecar"):
         LabelSet.load(tmp_path / "set")
+    with pytest.raises(FileExistsError, match=r"set\.qrels.*does not match its sidecar"):
+        labels.save(tmp_path / "set")  # a hand-edited file is not silently written over
+    qrels_file.unlink()
+    sidecar.unlink()
     labels.save(tmp_path / "set")
     meta = json.loads(sidecar.read_text())
     meta["added"][0]["grade"] = "high"
@@ -93,6 +97,52 @@ def test_an_open_set_journals_every_label_so_a_restart_loses_nothing(tmp_path: P
         handle.write('{"query_id": "q2", "doc_id"')  # a torn last line
     with pytest.raises(BenchmarkFormatError, match=r"mine\.journal\.jsonl:2: not JSON"):
         LabelSet.load(tmp_path / "mine")
+
+
+CRANFIELD_QRELS = Path("/work/shared/data/cranfield/qrels/test.tsv")
+
+
+def _cranfield_trec_qrels(folder: Path) -> Path:
+    """Cranfield's qrels as a benchmark ships TREC qrels: ``cranfield.qrels``, ``Q0`` column."""
+    rows = [line.split("\t") for line in CRANFIELD_QRELS.read_text().splitlines()[1:]]
+    target = folder / "cranfield.qrels"
+    target.write_text("".join(f"{q} Q0 {d} {g.strip()}\n" for q, d, g in rows))
+    return target
+
+
+def test_saving_over_original_qrels_refuses_and_leaves_their_bytes_unchanged(
+    tmp_path: Path,
+) -> None:
+    original = _cranfield_trec_qrels(tmp_path)
+    before = original.read_bytes()
+    plain = LabelSet(read_trec_qrels(original))  # no origin known: the sidecar rule refuses
+    for labels in (LabelSet.from_qrels(original), plain):
+        labels.add(Label("1", "999", 2, "human", "ana"))
+        with pytest.raises(FileExistsError, match=r"cranfield\.qrels.*choose another path"):
+            labels.save(tmp_path / "cranfield")
+    with pytest.raises(FileExistsError, match=r"cranfield\.qrels.*choose another path"):
+        LabelSet.open(tmp_path / "cranfield", plain.original)
+    assert original.read_bytes() == before
+    assert not files_of(tmp_path / "cranfield")[1].exists()  # no sidecar left behind either
+
+
+def test_a_set_resaves_to_its_own_path_but_never_over_another_sets_or_its_origin(
+    tmp_path: Path,
+) -> None:
+    labels = _set()
+    labels.save(tmp_path / "set")
+    labels.add(Label("q2", "d8", 1, "human", "ana"))
+    labels.save(tmp_path / "set")  # saving as labels are made: the same path again
+    assert LabelSet.load(tmp_path / "set").added == labels.added
+    other = LabelSet({"q1": {"d1": 1}}, name="other")
+    with pytest.raises(FileExistsError, match=r"set\.labels\.json: .*other original qrels"):
+        other.save(tmp_path / "set")
+    assert LabelSet.load(tmp_path / "set").added == labels.added
+    qrels_file, _ = files_of(tmp_path / "set")
+    from_file = LabelSet.from_qrels(qrels_file)  # a set whose original is that saved file
+    with pytest.raises(FileExistsError, match=r"set\.qrels: is the file .* read from"):
+        from_file.save(tmp_path / "set")
+    assert from_file.save(tmp_path / "copy") == files_of(tmp_path / "copy")[0]
 
 
 def _case(qrels: dict[str, int], nonrelevant: dict[str, int] | None = None) -> BenchmarkCase:
