@@ -8,11 +8,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import pytrec_eval
 
 from heta_notebook.benchmarks import BeirBenchmark
 from heta_notebook.benchmarks._io import BenchmarkFormatError
+from heta_notebook.evaluators._matching import document_scores
 from heta_notebook.evaluators._retrieval import BeirRetrievalMetric, evaluate_run
 from heta_notebook.labels import (
     HoleAwareMetric,
@@ -29,8 +31,17 @@ from heta_notebook.labels import (
     pool,
     score_with_labels,
 )
+from heta_notebook.labels._pool import rankings_of
 from heta_notebook.labels._set import files_of, journal_of, read_trec_qrels
-from heta_notebook.schema._records import BenchmarkCase, QueryResponse, QueryResult
+from heta_notebook.schema._records import (
+    BenchmarkCase,
+    BenchmarkManifest,
+    EvaluationCaseResult,
+    EvaluationError,
+    EvaluationReport,
+    QueryResponse,
+    QueryResult,
+)
 
 ORIGINAL = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
 
@@ -264,6 +275,87 @@ def test_pool_lists_unjudged_pairs_by_how_many_systems_ranked_them_then_best_ran
     assert both.pairs()[:2] == [("q1", "d1"), ("q1", "d3")]  # ranked by both systems
     with pytest.raises(TypeError, match="pool\\(\\) takes reports"):
         pool([3])
+
+
+def _hit(rid: str, score: float | None, **where: object) -> QueryResult:
+    source = {k: v for k, v in where.items() if k != "metadata"}
+    return QueryResult(id=rid, score=score, source=source, metadata=where.get("metadata") or {})
+
+
+def _pool_report(seed: int) -> EvaluationReport:
+    """Two modes over 40 cases: chunks of one document, ids named in metadata or a raw key,
+    results naming no document, tied scores, an unscored case, errors, empty responses."""
+    rng = random.Random(seed)
+    results = []
+    for i in range(40):
+        for mode in ("bm25", "dense"):
+            if i == 3 and mode == "dense":
+                error = EvaluationError(message="timed out", error_type="TimeoutError")
+                results.append(
+                    EvaluationCaseResult(case_id=f"q{i}", query="x", query_mode=mode, error=error)
+                )
+                continue
+            hits = []
+            for r in range(rng.randint(0, 14)):
+                doc, score = f"d{rng.randint(0, 25)}", round(rng.random(), 1)  # ties
+                kind = rng.randint(0, 5)
+                if kind == 0:
+                    hits.append(_hit(f"{doc}#{r}", score, benchmark_document_id=doc))
+                elif kind == 1:
+                    hits.append(_hit(f"c{r}", score, metadata={"document_id": doc}))
+                elif kind == 2:
+                    hits.append(_hit(f"c{r}", score, source_key=f"raw/benchmarks/b/test/{doc}/f"))
+                elif kind == 3:
+                    hits.append(_hit(f"c{r}", score, title="names no document"))
+                else:
+                    hits.append(_hit(f"{doc}#{r}", score, benchmark_document_id=doc, page=r % 2))
+            if i == 5 and hits:
+                hits[-1] = hits[-1].model_copy(update={"score": None})  # the case is unscored
+            response = QueryResponse(mode=mode, results=tuple(hits))
+            results.append(
+                EvaluationCaseResult(case_id=f"q{i}", query="x", query_mode=mode, response=response)
+            )
+    return EvaluationReport(
+        report_id=f"r{seed}",
+        benchmark=BenchmarkManifest(name="toy", version="1", split="test"),
+        knowledge_base_name=f"kb{seed}",
+        case_results=tuple(results),
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z",
+    )
+
+
+def _record_runs(report: EvaluationReport) -> list[dict[str, object]]:
+    """Each mode of ``report`` as a plain run, one record at a time by the metrics' own
+    collapse (``document_scores``); an unscored case as its ranked list."""
+    runs: dict[str, dict[str, object]] = {}
+    for result in report.case_results:
+        if result.response is not None:
+            ids, scores = document_scores(result.response.results)
+            run = ids if scores is None else dict(zip(ids, scores, strict=True))
+            runs.setdefault(result.query_mode, {})[result.case_id] = run
+    return list(runs.values())
+
+
+def test_pool_of_reports_equals_the_pool_of_their_runs_in_memory_and_stored(
+    tmp_path: Path,
+) -> None:
+    reports = [_pool_report(seed) for seed in range(3)]
+    stored = [
+        EvaluationReport.load(r.save(tmp_path / r.report_id, format="columnar")) for r in reports
+    ]
+    runs = [run for r in reports for run in _record_runs(r)]
+    labels = {"q1": {"d1": 1, "d2": 0}, "q7": {"d3": 2}}
+    for depth in (1, 3, 10):
+        expected = pool(runs, depth=depth, labels=labels)
+        for given in (reports, stored):
+            found = pool(given, depth=depth, labels=labels)
+            pd.testing.assert_frame_equal(found.frame, expected.frame)  # order included
+            assert found.pairs() == expected.pairs() and len(found.systems) == 6
+    for depth in (None, 4):
+        expected_rankings = list(rankings_of(runs, depth).values())
+        assert list(rankings_of(stored, depth).values()) == expected_rankings
+        assert list(rankings_of(reports, depth).values()) == expected_rankings
 
 
 def test_kappa_matches_statsmodels_plain_and_weighted() -> None:
