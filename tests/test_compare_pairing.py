@@ -61,6 +61,28 @@ def test_multi_mode_reports_pair_by_mode_name_or_say_what_to_choose() -> None:
     assert len(chosen.pairs()) == 3  # everything against that variant
 
 
+def test_partly_matching_modes_say_what_paired_with_nothing_and_how_to_choose() -> None:
+    a = scored_report("a", BASE, modes=("bm25", "dense"))
+    b = scored_report("b", UP, modes=("bm25", "sparse"))
+    c = compare([a, b])
+    assert [(x.name, y.name) for x, y in c.pairs()] == [("a · bm25", "b · bm25")]
+    note = (
+        "b · sparse paired with nothing (a has no mode sparse; b has no mode dense); "
+        "to compare it, choose baseline='a · dense' (everything against that variant)."
+    )
+    mode_notes = [n for n in c.notes() if "mode" in n]
+    assert mode_notes == [note]  # one line, not one "did not run" per report
+    assert f"note: {note}" in repr(c) and escape(note) in c._repr_html_()
+    chosen = compare([a, b], baseline="a · dense")  # the choice the note names is accepted
+    assert ("a · dense", "b · sparse") in [(x.name, y.name) for x, y in chosen.pairs()]
+    # every mode of b matched, the baseline ran one more: said as a mode b did not run
+    fewer = scored_report("b", UP, modes=("bm25", "dense"))
+    more = scored_report("a", BASE, modes=("bm25", "dense", "hybrid"))
+    assert [n for n in compare([more, fewer]).notes() if "mode" in n] == [
+        "b did not run mode(s) hybrid."
+    ]
+
+
 def test_settings_a_mode_does_not_read_never_lead_and_values_are_never_cut() -> None:
     long = {"template": "x" * 80, "stopwords": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]}
     a = scored_report("a", BASE, modes=("full_text_search",), recipe={"dense": {"dims": 128}})
@@ -82,24 +104,27 @@ def test_settings_a_mode_does_not_read_never_lead_and_values_are_never_cut() -> 
 
 
 def test_mine_against_embedded_runs_shows_paired_significance_by_label() -> None:
-    """compare({"mine": my_run, **embedded_runs}): paired significance for mine against each
-    embedded mode, in a terminal and in HTML, headlines by label."""
+    """compare({"mine": my_run, **embedded_runs}) with the embedded recipe's default three
+    modes: paired significance for mine against each embedded mode, in a terminal and in HTML,
+    headlines by label (20 Cranfield queries keep it quick)."""
     options = {"evaluators": [BeirRetrievalMetric("ndcg", 10)], "progress": False, "limit": 20}
     mine = run_benchmark(
         benchmark=BeirBenchmark.cranfield(), recipe=lambda t: ranked_ids(t), **options
     ).report
     embedded = run_benchmark(
-        benchmark=BeirBenchmark.cranfield(),
-        recipes={"bm25": Recipe(name="bm25", dense=None, hybrid=None, answer=None)},
-        query_modes=["full_text_search"],
-        **options,
+        benchmark=BeirBenchmark.cranfield(), recipes={"kb": Recipe(name="kb")}, **options
     )
     embedded_runs = dict(embedded.reports)
+    modes = ["full_text_search", "vector_search", "hybrid_search"]
+    assert list(embedded_runs["kb"].query_modes) == modes  # the default recipe's three modes
     c = compare({"mine": mine, **embedded_runs})
     sig = c.significance()
-    assert list(sig["baseline"]) == ["mine · default"]
-    assert list(sig["n_pairs"]) == [20]
-    [line] = c.headline()
-    assert line.startswith("mine · default → bm25 · full_text_search: beir_ndcg@10")
-    assert "function" not in line and "chunking" not in line
-    assert line in repr(c) and line.replace("→", "→") in c._repr_html_()
+    assert list(sig["baseline"]) == ["mine · default"] * 3
+    assert list(sig["variant"]) == [f"kb · {m}" for m in modes]
+    assert list(sig["n_pairs"]) == [20, 20, 20] and sig["p_value"].notna().all()
+    lines = c.headline()
+    assert [line.split(":")[0] for line in lines] == [f"mine · default → kb · {m}" for m in modes]
+    assert all("(p=" in line for line in lines)  # each headline carries its paired test
+    assert not any("function" in line or "chunking" in line for line in lines)
+    text, html = repr(c), c._repr_html_()
+    assert all(line in text and line in html for line in lines)

@@ -243,5 +243,30 @@ def test_stored_keys_read_metadata_naming_no_key_as_absent():
     for source in sources:
         for metadata in metadatas:
             assert m.stored_keys(source, metadata) == m._stored_keys.__wrapped__(source, metadata)
-    assert m._names_no_key(metadatas[1]) and not any(map(m._names_no_key, metadatas[2:]))
+    assert not m.names_a_key(metadatas[1]) and all(map(m.names_a_key, metadatas[2:]))
     assert "escaped" in m.stored_keys(None, metadatas[-1])[1]
+
+
+def test_key_positions_find_each_text_that_names_a_key_in_a_joined_search():
+    """A report's metadata texts are searched joined (``key_positions``, a few C-level
+    scans); the texts found are exactly those ``names_a_key`` accepts one by one, whatever
+    the order, repeats, empty texts or a raw separator inside a text."""
+    import random
+
+    import numpy as np
+
+    from heta_notebook.analysis._miss_facts import _keyed_only
+    from heta_notebook.evaluators import _matching as m
+
+    pieces = ['"rank": 1', '"document_id": "d"', '"source_keys": []', '"object_key": "k"']
+    pieces += ['"\\u0064ocument_id": 1', '"title": "a\nb"', '"t": "document_i"', ""]
+    rng = random.Random(7)
+    for _ in range(200):
+        metas = [
+            None if rng.random() < 0.1 else "{" + ", ".join(rng.sample(pieces, 2)) + "}"
+            for _ in range(rng.randint(0, 12))
+        ]
+        codes = np.asarray([rng.randint(-1, len(metas) - 1) for _ in range(20)], np.int64)
+        kept = _keyed_only(codes, metas)
+        expected = [c if c >= 0 and m.names_a_key(metas[c] or "") else -1 for c in codes]
+        assert kept.tolist() == expected

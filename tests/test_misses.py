@@ -150,6 +150,38 @@ def test_a_two_stage_system_shows_lost_at_stage_rerank() -> None:
     assert rows["d"]["miss_class"] == "unknown depth"  # never in any stage, depth unknown
 
 
+def test_a_stage_loses_evidence_it_drops_or_demotes_past_k_and_beyond_k_is_the_rest() -> None:
+    """docs/misses.md's rows: ``lost at stage S`` is evidence listed before S and dropped at S,
+    or inside k before S and outside k after it; ``beyond k`` is a rank past k (here the last
+    stage's) where no stage lost it."""
+    stages = [
+        {"stage": "retrieve", "ids": ["a", "b", "c", "d", "e"]},
+        {"stage": "rerank", "ids": ["a", "d", "c", "b"]},  # b demoted 2 -> 4, e dropped
+    ]
+    case = _case(
+        ["b", "c", "e"], [_result("a"), _result("d")], top_k=2, metadata={"stages": stages}
+    )
+    rows = {r["label"]: r for r in classify_case(case)}
+    assert (rows["b"]["miss_class"], rows["b"]["stage"]) == ("lost at stage", "rerank")
+    assert (rows["b"]["rank"], rows["b"]["rank_source"]) == (4, "stage:rerank")  # where S put it
+    assert (rows["e"]["miss_class"], rows["e"]["stage"]) == ("lost at stage", "rerank")
+    assert (rows["e"]["rank"], rows["e"]["rank_source"]) == (5, "stage:retrieve")  # dropped
+    # c: outside k at every stage, never inside k before: depth, not a stage, is to blame
+    assert (rows["c"]["miss_class"], rows["c"]["stage"]) == ("beyond k", None)
+    assert (rows["c"]["rank"], rows["c"]["rank_source"]) == (3, "stage:rerank")
+
+
+def test_the_docs_table_names_every_class() -> None:
+    from pathlib import Path
+
+    from heta_notebook.analysis._misses import CLASSES, LOST_AT
+
+    table = Path(__file__).parents[1].joinpath("docs", "misses.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in row.split("|")[1].strip().strip("`").split("` / `")}
+    assert named == {c if c != LOST_AT else f"{LOST_AT} S" for c in CLASSES}
+
+
 def test_stages_can_come_from_trace_events() -> None:
     trace = (
         QueryTraceEvent(stage="retrieve", message="bm25", metadata={"ids": ["b", "a"]}),

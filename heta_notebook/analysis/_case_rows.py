@@ -217,23 +217,21 @@ def report_evidence_rows(columns: ReportColumns) -> list[tuple]:
     ``reference_id`` alone is matched on each result's stored keys
     (``matching.match_stored``, the rule ``case_evidence`` applies), so a stored report
     builds no record for it; a case with a locator or a text to match, or no expected
-    evidence (its score metadata may name some), is read as a record by ``case_evidence``,
-    as are in-memory records (at hand: cheaper than building their results table)."""
+    evidence (its score metadata may name some), is read as a record by ``case_evidence``.
+    In-memory and stored reports take the same path."""
     n = columns.n_rows
     case_ids, modes = columns.numpy("cases", "case_id"), columns.numpy("cases", "query_mode")
     meta_codes, meta_values = columns.codes("cases", "metadata")
     expected = [expected_in(v) for v in meta_values] + [None]  # code -1: no metadata
-    at_hand = columns.records is not None
-    if not at_hand:
-        ends = columns.numpy("results", "row").astype(np.int64)
-        bounds = np.searchsorted(ends, np.arange(n + 1))
-        hits = [_decoded(*columns.codes("results", name)) for name in ("id", "source", "metadata")]
+    ends = columns.numpy("results", "row").astype(np.int64)
+    bounds = np.searchsorted(ends, np.arange(n + 1))
+    hits = [_decoded(*columns.codes("results", name)) for name in ("id", "source", "metadata")]
     out: list[tuple] = []
     slow: list[int] = []
     for row, code in enumerate(meta_codes.tolist()):
         found = expected[code]
         items = found.evidence if found is not None else ()
-        if at_hand or not items or any(item.locator or item.text is not None for item in items):
+        if not items or any(item.locator or item.text is not None for item in items):
             slow.append(row)
             continue
         a, b = int(bounds[row]), int(bounds[row + 1])
@@ -244,7 +242,7 @@ def report_evidence_rows(columns: ReportColumns) -> list[tuple]:
     for row, record in zip(slow, columns.records_at(np.asarray(slow, dtype=np.int64)), strict=True):
         head = (row, record.case_id, record.query_mode)
         out += [(*head, *e.values()) for e in case_evidence(record, expected[meta_codes[row]])]
-    if slow and not at_hand:
+    if slow:
         out.sort(key=_first)  # stable: each case's items keep their order
     return out
 

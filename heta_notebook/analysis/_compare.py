@@ -658,15 +658,10 @@ class Comparison(ComparisonStatistics):
         scores cut deeper than their run retrieved, how scores count unjudged documents
         (when condensed scores or bounds are compared), benchmarks that do not pair."""
         notes = missing_notes(self._missing_cases(queries=False))
-        one_mode = any(len(self._variants_of(label)) == 1 for label in self.labels)
-        for label in self.labels:
-            absent = [m for m in self.modes if Variant(label, m) not in self._variants]
-            if absent and not one_mode:  # a one-mode report pairs across modes (_pairing)
-                notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
+        notes += pairing_notes(self._variants, self.baseline, self.pairs())  # modes not paired
         if self.aligned.text_scores:
             notes.append(f"text-valued scores not compared: {', '.join(self.aligned.text_scores)}.")
         notes += self.depth_notes()
-        notes += pairing_notes(self._variants, self.baseline, self.pairs())
         notes += judged_notes(self.reports)  # judged@k differences bias a comparison
         notes += bounds_notes(self)  # condensed scores or bounds: each score's convention
         from heta_notebook.analysis._corrected import corrected_notes

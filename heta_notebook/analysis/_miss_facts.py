@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,7 +26,6 @@ from pydantic_core import from_json
 from heta_notebook.analysis._case_rows import expected_of
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._columns import ReportColumns
-from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.schema._records import evidence_grade
 
 
@@ -93,6 +91,9 @@ def _plain_items(data: Any) -> Items | None:
         refs.append(ref.strip())
         grades.append(evidence_grade(meta))
     return Items(refs, grades, True, bool(answers) or data.get("value") is not None)  # type: ignore[arg-type]
+
+
+_STR = frozenset((str,))
 
 
 def _json_dict(value: Any) -> bool:
@@ -223,41 +224,20 @@ def report_facts(columnar: ReportColumns) -> MissFacts:
         metadata=metadata,
         n_results=columnar.numpy("cases", "n_results").astype(np.int64),
         fast=fast,
-        firsts=_firsts(columnar, fast, expected),
+        firsts=_firsts(columnar),
         case_metadata=case_metadata,
     )
 
 
-def _firsts(columns: ReportColumns, fast: np.ndarray, expected: list[Items | None]) -> FirstRanks:
-    """``FirstRanks`` of the results of the rows the facts decide. In-memory records are
-    read for this one fact, for speed: their array results give each hit's reference keys
-    in one pass (``LazyResults.reference_keys``), while the ``results`` table holds one
-    metadata JSON per hit (its rank differs), so its keys would be read once per hit (the
-    table's path measured 2x slower on a Cranfield run). Both apply the reference rule of
-    ``evaluators._matching`` and give the same ranks (tests/test_misses_fast.py)."""
-    records = columns.records
-    if records is None:
-        return _columnar_firsts(columns)
-    memo: dict[Any, tuple] = {}
-    keyed, counts, per_result = [], [], []
-    for row in np.flatnonzero(fast).tolist():
-        response = records[row].response
-        if response is not None and expected[row] is not None and expected[row].refs:
-            keys = _result_keys(response.results, memo)
-            keyed.append(row)
-            counts.append(len(keys))
-            per_result += keys
-    return _spread(keyed, counts, per_result)
-
-
-def _columnar_firsts(columnar: ReportColumns) -> FirstRanks:
-    """``FirstRanks`` of the results table: each distinct (source, metadata) JSON pair's
+def _firsts(columnar: ReportColumns) -> FirstRanks:
+    """``FirstRanks`` of the results table of any report (in memory or stored): each distinct (source, metadata) JSON pair's
     reference keys read once (``matching.stored_keys``), spread to its rows by numpy."""
     rows = columnar.numpy("results", "row").astype(np.int64)
     ranks = columnar.numpy("results", "rank").astype(np.int64)
     id_codes, ids = columnar.codes("results", "id")
     src_codes, sources = columnar.codes("results", "source")
     meta_codes, metas = columnar.codes("results", "metadata")
+    meta_codes = _keyed_only(meta_codes, metas)
     pairs, pair_of = np.unique(
         (src_codes.astype(np.int64) + 1) * (len(metas) + 1) + meta_codes + 1, return_inverse=True
     )
@@ -286,77 +266,19 @@ def _columnar_firsts(columnar: ReportColumns) -> FirstRanks:
     )
 
 
-def _spread(keyed: list[int], counts: list[int], per_result: list[tuple[str, ...]]) -> FirstRanks:
-    """``FirstRanks`` of the keys of each result of the ``keyed`` rows (``counts`` results
-    each, in rank order): rows and ranks repeated by numpy, each key string coded once."""
-    sizes = np.asarray(counts, dtype=np.int64)
-    result_rows = np.repeat(np.asarray(keyed, dtype=np.int64), sizes)
-    result_ranks = np.arange(len(result_rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes) + 1
-    widths = np.fromiter(map(len, per_result), np.int64, len(per_result))
-    codes: dict[str, int] = {}
-    code = codes.setdefault
-    flat = list(chain.from_iterable(per_result))
-    return FirstRanks(
-        np.repeat(result_rows, widths),
-        np.repeat(result_ranks, widths),
-        np.fromiter((code(k, len(codes)) for k in flat), np.int64, len(flat)),
-        codes,
-    )
-
-
-def _result_keys(results: Sequence[Any], memo: dict[Any, tuple]) -> list[tuple[str, ...]]:
-    """Per result, in rank order, every key it matches a reference id by: its id, the keys
-    it names directly, its documents, else the ``doc`` of a ``doc#n`` id."""
-    if isinstance(results, LazyResults):
-        triples = results.columns.reference_keys()
-        pairs = (((*direct, *named), bool(named)) for _, direct, named in triples)
-        ids = [rid for rid, _, _ in triples]
-    else:
-        pairs = (_reference_keys(r, memo) for r in results)
-        ids = [r.id for r in results]
-    out = []
-    for rid, (keys, named) in zip(ids, pairs, strict=True):
-        head, sep, _ = rid.rpartition("#") if not named else ("", "", "")
-        out.append((rid, *keys, head) if sep else (rid, *keys))
-    return out
-
-
-def _reference_keys(result: Any, memo: dict[Any, tuple]) -> tuple[tuple[str, ...], bool]:
-    """``matching.reference_keys`` as (keys a reference id equals or names, whether it names
-    a document), once per distinct source and metadata content (all the rule reads):
-    records loaded from JSON repeat a chunk's source in every case."""
-    try:
-        key = (_frozen(result.source), _frozen(result.metadata))
-    except TypeError:  # a nested value: not worth a key
-        direct, named = matching.reference_keys(result)
-        return (*direct, *named), bool(named)
-    found = memo.get(key)
-    if found is None:
-        direct, named = matching.reference_keys(result)
-        found = memo[key] = ((*direct, *named), bool(named))
-    return found
-
-
-def _frozen(fields: Mapping[str, Any]) -> tuple:
-    """A hashable copy of a flat dict of JSON scalars and lists, types kept (``1``, ``1.0``
-    and ``True`` are equal keys but not equal texts); TypeError for any other value."""
-    if set(map(type, fields.values())) <= _STR:  # the common case, checked in C
-        return tuple(fields.items())
-    return tuple((k, _typed(v)) for k, v in fields.items())
-
-
-_SCALARS = frozenset((int, float, bool, type(None)))
-
-
-def _typed(value: Any) -> Any:
-    kind = type(value)
-    if kind is str:
-        return value
-    if kind is list:
-        return (list, tuple(map(_typed, value)))
-    if kind in _SCALARS:
-        return (kind, value)
-    raise TypeError(f"not a JSON scalar or list: {kind.__name__}")
+def _keyed_only(codes: np.ndarray, metas: Sequence[str | None]) -> np.ndarray:
+    """Metadata codes with each text naming no key the reference rules read set to -1 (no
+    metadata, as ``matching.stored_keys`` reads it): hits whose metadata differs only in a
+    rank or a title then share one (source, metadata) pair, read once. The texts are searched
+    joined, by ``matching.key_positions`` (a call per text was most of this step's time)."""
+    if not len(metas):
+        return codes
+    texts = ["" if m is None else m for m in metas]
+    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)) + 1)
+    found = matching.key_positions("\n".join(texts))
+    named = np.zeros(len(texts), dtype=bool)
+    named[np.searchsorted(ends, found, side="right")] = True
+    return np.where((codes >= 0) & named[np.maximum(codes, 0)], codes, -1)
 
 
 def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -368,9 +290,6 @@ def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.n
     positions = np.repeat(np.arange(len(which)), counts)
     within = np.arange(len(positions)) - np.repeat(np.cumsum(counts) - counts, counts)
     return positions, flat[offsets[which][positions] + within] if len(positions) else flat[:0]
-
-
-_STR = frozenset((str,))
 
 
 __all__ = [

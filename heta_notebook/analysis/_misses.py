@@ -9,16 +9,18 @@ found, not cited       found, the case expects an answer, the run has an answer 
 found, answer wrong    found and cited, but the case's answer score failed
 not indexed            the recipe did not index the document (not in the KB: filtered
                        out; or no word in any of its chunks: empty text)
-lost at stage S        in the previous stage's list and absent after stage S, or inside k
-                       at the previous stage and outside k after S (a rerank demoting
-                       it: the stage, not the depth, takes the blame)
+lost at stage S        at the first recorded stage S that loses it: listed by the stage
+                       before S and absent after S, or inside k at the stage before S and
+                       outside k after S (a rerank demoting it: the stage, not the depth,
+                       takes the blame); rank: where S put it (dropped: the stage before)
 split                  the recipe cut the document into several chunks, and either none
                        ranked high enough (ranked at r > k), or the evidence text spans
                        a chunk boundary: no one chunk holds it whole (``cut``: SQuAD's
                        answer at its offset or the evidence's own text, checked by the
                        embedded KB), ranked or not
-beyond k               ranked at r > k (the system returned deeper results, a later
-                       stage listed it, or the embedded KB's exact deep rank)
+beyond k               no stage lost it, and it has a rank past k, from the first of:
+                       the results the system returned (deeper than k), the last recorded
+                       stage's list, the embedded KB's exact deep rank
 not retrieved          no rank at any depth the system exposes (the KB's exact ranks, or
                        the system returned fewer results than asked and not this one)
 unknown depth          missing from the top k and nothing says how deep it is (a system

@@ -7,7 +7,9 @@ benchmark's query ids, never across benchmarks, and variants pair as a user mean
   report's variants pair with it, whatever their mode;
 - another report has one mode and the baseline several: it pairs with each baseline mode;
 - both have several: **mode by mode where the names match**; modes without a match pair with
-  nothing, and a note says so and how to choose (``baseline="label · mode"``).
+  nothing, and one note per report says which (``b · sparse paired with nothing (a has no
+  mode sparse; b has no mode dense)``) and how to choose (``baseline='a · dense'``); a report
+  that matched every mode it ran but not every baseline mode gets "did not run mode(s) …".
 
 With a variant as the baseline, everything pairs with it. Pairs across modes are said in one
 note (text and HTML read the same ``Comparison.notes()``).
@@ -64,35 +66,84 @@ def _modes(variants: Sequence[Variant]) -> dict[str, list[str]]:
 def pairing_notes(
     variants: Sequence[Variant], baseline: Variant | str, pairs: Sequence[tuple[Variant, Variant]]
 ) -> list[str]:
-    """One line per report whose pairing is not mode by mode: what was paired, how to choose."""
-    if isinstance(baseline, Variant):
-        return []
+    """The comparison's notes on modes: one line per report whose variants do not all pair mode
+    by mode (what was paired, or paired with nothing, and how to choose), and one per report
+    that did not run a mode it would have been paired on."""
     modes = _modes(variants)
-    base_modes = modes.get(baseline, [])
+    if isinstance(baseline, Variant):
+        return _absent_notes(modes)
     notes = []
     for label, own in modes.items():
-        if label == baseline:
-            continue
-        mine = [(a, b) for a, b in pairs if b.report == label]
-        if mine and all(a.mode == b.mode for a, b in mine):
-            continue
-        if not mine:
-            notes.append(
-                f"{label}'s modes ({', '.join(own)}) share no name with {baseline}'s "
-                f"({', '.join(base_modes)}): nothing paired; choose a pair with "
-                f"baseline='{baseline} · {base_modes[0]}' (everything against that variant)."
-            )
-            continue
+        if label != baseline:
+            mine = [(a, b) for a, b in pairs if b.report == label]
+            note = _report_note(label, own, baseline, modes.get(baseline, []), mine)
+            if note:
+                notes.append(note)
+    return notes
+
+
+def _report_note(
+    label: str,
+    own: list[str],
+    baseline: str,
+    base_modes: list[str],
+    mine: list[tuple[Variant, Variant]],
+) -> str | None:
+    """The one line on how report ``label``'s variants paired with the baseline report's."""
+    if not mine:
+        return (
+            f"{label}'s modes ({', '.join(own)}) share no name with {baseline}'s "
+            f"({', '.join(base_modes)}): nothing paired; choose a pair with "
+            f"baseline='{baseline} · {base_modes[0]}' (everything against that variant)."
+        )
+    if any(a.mode != b.mode for a, b in mine):
         if len(base_modes) == 1:
             said = (
                 f"{label}'s modes ({', '.join(own)}) each paired with {baseline} · {base_modes[0]}"
             )
         else:
             said = f"{label} · {own[0]} paired with each of {baseline}'s modes ({', '.join(base_modes)})"
-        notes.append(
+        return (
             f"{said}, case by case by query id; to pair otherwise pass "
             f"baseline='label · mode' or select(modes=[...])."
         )
+    alone = [m for m in own if m not in base_modes]
+    lacking = [m for m in base_modes if m not in own]
+    if alone:
+        return _unpaired_note(label, alone, baseline, base_modes, lacking)
+    if lacking:
+        return f"{label} did not run mode(s) {', '.join(lacking)}."
+    return None
+
+
+def _unpaired_note(
+    label: str, alone: list[str], baseline: str, base_modes: list[str], lacking: list[str]
+) -> str:
+    """Modes of ``label`` that matched no baseline mode by name (the others did): which ones,
+    why, and the baseline variant to choose to compare them (one of the baseline's modes
+    ``label`` did not run, when there is one)."""
+    names = ", ".join(f"{label} · {m}" for m in alone)
+    why = f"{baseline} has no mode {', '.join(alone)}"
+    if lacking:
+        why += f"; {label} has no mode {', '.join(lacking)}"
+    choice = lacking[0] if lacking else base_modes[0]
+    return (
+        f"{names} paired with nothing ({why}); to compare {'it' if len(alone) == 1 else 'them'}, "
+        f"choose baseline='{baseline} · {choice}' (everything against that variant)."
+    )
+
+
+def _absent_notes(modes: dict[str, list[str]]) -> list[str]:
+    """With a variant as the baseline: reports that did not run a mode the others ran (none
+    when a report has one mode: it pairs across modes)."""
+    if any(len(own) == 1 for own in modes.values()):
+        return []
+    every = list(dict.fromkeys(m for own in modes.values() for m in own))
+    notes = []
+    for label, own in modes.items():
+        absent = [m for m in every if m not in own]
+        if absent:
+            notes.append(f"{label} did not run mode(s) {', '.join(absent)}.")
     return notes
 
 

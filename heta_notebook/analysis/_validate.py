@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from heta_notebook._util.warn import user_stacklevel
+
 DEFAULT_SCORES = ("beir_ndcg@10", "beir_recall@100", "beir_mrr@10")
 _BEIR_SCORE = re.compile(r"^beir_(ndcg|map|recall|precision|mrr)@(\d+)$")
 
@@ -131,7 +133,7 @@ def validation_from_matrices(
     agreement = pd.DataFrame(rows).set_index("score") if rows else pd.DataFrame()
     notes = tuple(_notes(saturation))
     if notes:
-        warnings.warn("; ".join(notes), SaturationWarning, stacklevel=3)
+        warnings.warn("; ".join(notes), SaturationWarning, stacklevel=user_stacklevel())
     flip_columns = ["score", "system_a", "system_b", "generated_delta", "reference_delta"]
     return BenchmarkValidation(
         agreement=agreement,

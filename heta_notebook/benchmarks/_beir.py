@@ -26,6 +26,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.benchmarks._base import InMemoryBenchmark, Parsed
 from heta_notebook.benchmarks._io import (
     BenchmarkFormatError,
@@ -247,7 +248,9 @@ def read_qrels(
         qrels.setdefault(query_id, {})[beir_id] = grade
     if rows == 0:
         warnings.warn(
-            f"{path}: no qrels rows, so no query is judged", BenchmarkWarning, stacklevel=4
+            f"{path}: no qrels rows, so no query is judged",
+            BenchmarkWarning,
+            stacklevel=user_stacklevel(),
         )
     _warn_unknown(path, unknown)
     return qrels, {f"unknown_{kind}": len(lines) for kind, lines in unknown.items()}
@@ -287,7 +290,7 @@ def _warn_unknown(path: Path, unknown: dict[str, list[int]]) -> None:
         if lines
     ]
     message = f"{path}: dropped qrels rows: {'; '.join(pieces)}"
-    warnings.warn(message, BenchmarkWarning, stacklevel=4)
+    warnings.warn(message, BenchmarkWarning, stacklevel=user_stacklevel())
 
 
 def warn_unjudged(
@@ -300,7 +303,7 @@ def warn_unjudged(
             f"{queries_path}: {count} of {len(queries)} queries have no judgments in "
             f"{qrels_path.name} and were left out (keep_unjudged=True keeps them)"
         )
-        warnings.warn(message, BenchmarkWarning, stacklevel=5)
+        warnings.warn(message, BenchmarkWarning, stacklevel=user_stacklevel())
     return count
 
 

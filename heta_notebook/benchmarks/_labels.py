@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.benchmarks._io import (
     BenchmarkFormatError,
     BenchmarkWarning,
@@ -52,7 +53,7 @@ def read_labels(source: LabelSource, known: Collection[str] | None = None) -> La
                 f"{where}: dropped labels of {len(unknown)} unknown quer"
                 f"{'y' if len(unknown) == 1 else 'ies'} ({example})",
                 BenchmarkWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             labels = {q: v for q, v in labels.items() if q in known}
     return labels

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from heta_notebook._util.paths import safe_join, safe_name
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.kb._corpus import corpus_hash
 from heta_notebook.kb._storage import KB_FORMAT
 from heta_notebook.schema._records import BenchmarkDocument
@@ -55,7 +56,9 @@ async def build_or_load(
         try:
             kb = KnowledgeBase.load(folder, name=knowledge_base_name)
         except (OSError, ValueError, KeyError) as exc:
-            warnings.warn(f"rebuilding unreadable cached KB at {folder}: {exc}", stacklevel=2)
+            warnings.warn(
+                f"rebuilding unreadable cached KB at {folder}: {exc}", stacklevel=user_stacklevel()
+            )
         else:
             kb.recipe = recipe
             kb.facts.update(cache={"key": key, "hit": True})

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._matching import document_scores, qrels_of
 from heta_notebook.evaluators._protocol import EvaluatorSettings
 from heta_notebook.evaluators._retrieval import make_score, ranked_by_rule
@@ -65,7 +66,7 @@ def warn_unjudged(count: int, total: int, k: int, where: str = "") -> None:
             f"unjudged documents in their top {k} (counted as non-relevant unless a score says "
             f"otherwise; see judged@{k})",
             UnjudgedWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

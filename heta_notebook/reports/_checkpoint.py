@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.reports._folder import TableWriter
 from heta_notebook.reports._stored import LazyCaseResults
@@ -390,7 +391,7 @@ def _warn_cut(path: Any, problem: str, reader: _StreamChecker, spans: Any) -> No
         f"{path}: {problem}; the checkpoint is cut there like a torn tail, dropping "
         f"{count} (they run again on resume)",
         CheckpointWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from heta_notebook._util.paths import atomic_write_text, safe_join, safe_name
 from heta_notebook._util.redaction import redact_strings
 from heta_notebook._util.sums import seal, unseal
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.reports import _checkpoint as checkpoints
 from heta_notebook.reports import _folder as folders
 from heta_notebook.reports._run import (
@@ -417,7 +418,7 @@ class ReportStore:
                     warnings.warn(
                         f"{summary}: {problem}; listed from the report itself",
                         ReportWarning,
-                        stacklevel=3,
+                        stacklevel=user_stacklevel(),
                     )
                 if problem is None:
                     return row
@@ -426,7 +427,7 @@ class ReportStore:
             if self._fs is None and folders.is_columnar(report_dir):
                 return _header(folders.open_report(report_dir))
         except ReportFormatError as exc:
-            warnings.warn(f"skipped a report: {exc}", ReportWarning, stacklevel=3)
+            warnings.warn(f"skipped a report: {exc}", ReportWarning, stacklevel=user_stacklevel())
         return None
 
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from heta_notebook._util.loop import cancelled_with
+from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.runner._executors import RecipeRun
 from heta_notebook.runner._plan import (
     CaseGroup,
@@ -233,7 +234,9 @@ class _RecipeOnRay:
         else:
             report = await self._execute_held(spec, None, context_ref, names, started_at, clock)
         if report.is_partial:
-            warnings.warn(_resume_hint(spec, report, persist), RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                _resume_hint(spec, report, persist), RuntimeWarning, stacklevel=user_stacklevel()
+            )
         return report
 
     async def _execute_held(
