@@ -299,8 +299,9 @@ def _pool_report(seed: int) -> EvaluationReport:
             for r in range(rng.randint(0, 14)):
                 doc, score = f"d{rng.randint(0, 25)}", round(rng.random(), 1)  # ties
                 kind = rng.randint(0, 5)
-                if kind == 0:
-                    hits.append(_hit(f"{doc}#{r}", score, benchmark_document_id=doc))
+                if kind == 0:  # metadata naming no document key: read as none
+                    meta = {"rank": r, "title": f"t{r}"}
+                    hits.append(_hit(f"{doc}#{r}", score, benchmark_document_id=doc, metadata=meta))
                 elif kind == 1:
                     hits.append(_hit(f"c{r}", score, metadata={"document_id": doc}))
                 elif kind == 2:

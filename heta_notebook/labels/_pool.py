@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.evaluators._matching import stored_keys
+from heta_notebook.evaluators._matching import keyed_only, stored_keys
 from heta_notebook.evaluators._retrieval import ranked_by_rule
 from heta_notebook.reports._columns import ReportColumns, report_columns
 
@@ -183,12 +183,14 @@ class _Documents:
 def _documents(columns: ReportColumns) -> _Documents:
     """The results table collapsed to documents (see ``_Documents``): a result's documents
     are what ``matching.stored_keys`` reads from its source and metadata, each distinct pair
-    read once; a result naming no document is left out."""
+    read once (metadata that names no key the rule reads counts as none, so hits differing
+    only in a rank or a title share a pair); a result naming no document is left out."""
     rows = columns.numpy("results", "row").astype(np.int64)
     ranks = columns.numpy("results", "rank").astype(np.int64)
     scores = columns.numpy("results", "score").astype(np.float64)  # NaN: no score
     src_of, sources = columns.codes("results", "source")
     meta_of, metas = columns.codes("results", "metadata")
+    meta_of = keyed_only(meta_of, metas)  # metadata naming no document key: read as none
     unscored = np.zeros(columns.n_rows, dtype=bool)
     unscored[rows[np.isnan(scores)]] = True
     order = np.lexsort((ranks, rows))  # each case's results in rank order
