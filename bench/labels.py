@@ -1,18 +1,25 @@
 """Pools (issue 35): ``pool()`` over 3 systems × 10,000 queries × 100 results.
 
-Two inputs: plain runs ``{query: {doc: score}}`` (the issue's size), and reports built from
-records (3 × 2,000 queries × 100 results: 600,000 result records; the record path costs per
-result, so it scales linearly). Half of each query's documents are judged. Prints seconds.
+Three inputs at the issue's size: plain runs ``{query: {doc: score}}``, reports in memory
+(3 × 1,000,000 result records; the first pool builds each report's column view, later ones
+reuse it) and the same reports saved as columnar folders and opened again (their Parquet
+tables read, no record built). Half of each query's documents are judged. Prints wall and
+CPU seconds.
 
     PYTHONPATH=$PWD .venv/bin/python bench/labels.py
 """
 
 from __future__ import annotations
 
+import os
 import random
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from heta_notebook import pool
+from heta_notebook.labels import Pool
 from heta_notebook.schema._records import (
     BenchmarkManifest,
     EvaluationCaseResult,
@@ -75,31 +82,50 @@ def report(run: dict[str, dict[str, float]], label: str) -> EvaluationReport:
         knowledge_base_name=label,
         query_modes=("hybrid",),
         case_results=results,
+        started_at="2026-12-07T00:00:00Z",
+        finished_at="2026-12-07T00:00:00Z",
         metadata={"label": label},
     )
 
 
-def timed(what: str, thunk) -> None:
-    start = time.perf_counter()
+def timed(what: str, thunk: Callable[[], Pool]) -> Pool:
+    start, cpu = time.perf_counter(), time.process_time()
     result = thunk()
-    print(f"{what}: {time.perf_counter() - start:.2f} s ({len(result):,} unjudged pairs)")
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"{what}: {wall:.2f} s wall, {cpu:.2f} s CPU ({len(result):,} unjudged pairs)")
+    return result
 
 
 def main() -> None:
+    print(f"load average {os.getloadavg()[0]:.1f}")
     big = runs(3, 10_000, 100)
     labels = judged(10_000)
-    for depth in (10, 100):
-        timed(
-            f"runs 3 × 10,000 × 100, depth {depth}",
-            lambda depth=depth: pool(big, depth=depth, labels=labels),
+    size = "3 × 10,000 × 100"
+    by_runs = {
+        depth: timed(
+            f"runs {size}, depth {depth}",
+            lambda d=depth, given=big: pool(given, depth=d, labels=labels),
         )
-    small = runs(3, 2_000, 100, seed=1)
-    reports = [report(r, f"system{i}") for i, r in enumerate(small)]
-    for depth in (10, 100):
-        timed(
-            f"reports 3 × 2,000 × 100 (600k records), depth {depth}",
-            lambda depth=depth: pool(reports, depth=depth, labels=judged(2_000)),
+        for depth in (10, 100)
+    }
+    reports = [report(r, f"system{i}") for i, r in enumerate(big)]
+    del big
+    for depth, note in ((10, " (first pool: builds the column views)"), (10, " again"), (100, "")):
+        found = timed(
+            f"reports in memory {size}, depth {depth}{note}",
+            lambda d=depth, given=reports: pool(given, depth=d, labels=labels),
         )
+        assert found.frame.equals(by_runs[depth].frame)
+    with tempfile.TemporaryDirectory() as folder:
+        paths = [r.save(Path(folder) / r.report_id, format="columnar") for r in reports]
+        del reports
+        for depth in (10, 100):
+            stored = [EvaluationReport.load(p) for p in paths]  # opened afresh: tables unread
+            found = timed(
+                f"reports stored {size}, depth {depth} (opened, tables read)",
+                lambda d=depth, given=stored: pool(given, depth=d, labels=labels),
+            )
+            assert found.frame.equals(by_runs[depth].frame)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ message handling (outputs, ``clear_output``, display updates, widget comms: what
 keeps, through the same library), and after the last cell exports the notebook with
 ``export_html`` as ``run-notebook`` does. The page must stay within ``HETA_NOTEBOOK_EXPORT_BYTES``
 (6 MB) and carry plotly.js once, compressed (issues 34 / 38); a page over budget fails the last
-cell with the notebook's name and size. Executing each notebook a second time for this check
+cell with the notebook's name and size. A notebook with a ``Labeler`` (07) must export its
+read-only static view counting the labels its widget holds at the end (issue 35). Executing each notebook a second time for this check
 cost ~55 CPU s of the suite.
 """
 
@@ -20,6 +21,8 @@ from typing import Any
 MAX_HTML_BYTES = 6_000_000
 BUDGET_ENV = "HETA_NOTEBOOK_EXPORT_BYTES"  # a test lowers it to see the check bite
 KEEP_ENV = "HETA_NOTEBOOK_EXPORT_DIR"  # set: each checked page is also written there, to look at
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+LABELER_VIEW = "Labeling: {made} of {pairs} pairs labelled"  # Labeler.static_html's count
 
 
 class NotebookRecorder:
@@ -71,11 +74,26 @@ class NotebookRecorder:
             Path(os.environ[KEEP_ENV], f"{self.path.stem}.html").write_text(html, encoding="utf-8")
         size, budget = len(html.encode("utf-8")), int(os.environ.get(BUDGET_ENV, MAX_HTML_BYTES))
         copies = plotly_js_copies(html)
+        unseen = labeler_views_missing(self.nb, html)
+        if unseen:
+            return f"{self.path.name}'s export lacks its Labeler's read-only view: {unseen}"
         if size > budget:
             return f"{self.path.name} exports to {size / 1e6:.2f} MB, over the {budget / 1e6:g} MB budget"
         if copies["raw"] or copies["compressed"] > 1:
             return f"{self.path.name}'s export carries plotly.js more than once: {copies}"
         return None
+
+
+def labeler_views_missing(nb: Any, html: str) -> list[str]:
+    """The static views ("Labeling: 150 of 150 pairs labelled") that the exported ``html``
+    should hold, one per Labeler widget in ``nb``'s saved widget state, and does not."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    expected = [
+        LABELER_VIEW.format(made=len(fields["made"]), pairs=len(fields["items"]))
+        for fields in (model.get("state", {}) for model in state.values())
+        if {"items", "made", "position", "blind"} <= set(fields)
+    ]
+    return [view for view in expected if view not in html]
 
 
 def record_exports(items: list[Any]) -> None:
@@ -128,7 +146,7 @@ def _wrap(item: Any, recorder: NotebookRecorder, *, is_last: bool) -> None:
         if is_last and not recorder.failed:
             problem = recorder.check_export()
             if problem:
-                item.raise_cell_error("the notebook's shared export is over budget", problem)
+                item.raise_cell_error("the notebook's shared export fails its check", problem)
 
     item.runtest = runtest
 

@@ -255,7 +255,6 @@ def test_key_positions_find_each_text_that_names_a_key_in_a_joined_search():
 
     import numpy as np
 
-    from heta_notebook.analysis._miss_facts import _keyed_only
     from heta_notebook.evaluators import _matching as m
 
     pieces = ['"rank": 1', '"document_id": "d"', '"source_keys": []', '"object_key": "k"']
@@ -267,6 +266,6 @@ def test_key_positions_find_each_text_that_names_a_key_in_a_joined_search():
             for _ in range(rng.randint(0, 12))
         ]
         codes = np.asarray([rng.randint(-1, len(metas) - 1) for _ in range(20)], np.int64)
-        kept = _keyed_only(codes, metas)
+        kept = m.keyed_only(codes, metas)
         expected = [c if c >= 0 and m.names_a_key(metas[c] or "") else -1 for c in codes]
         assert kept.tolist() == expected

@@ -8,11 +8,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import pytrec_eval
 
 from heta_notebook.benchmarks import BeirBenchmark
 from heta_notebook.benchmarks._io import BenchmarkFormatError
+from heta_notebook.evaluators._matching import document_scores
 from heta_notebook.evaluators._retrieval import BeirRetrievalMetric, evaluate_run
 from heta_notebook.labels import (
     HoleAwareMetric,
@@ -29,8 +31,17 @@ from heta_notebook.labels import (
     pool,
     score_with_labels,
 )
+from heta_notebook.labels._pool import rankings_of
 from heta_notebook.labels._set import files_of, journal_of, read_trec_qrels
-from heta_notebook.schema._records import BenchmarkCase, QueryResponse, QueryResult
+from heta_notebook.schema._records import (
+    BenchmarkCase,
+    BenchmarkManifest,
+    EvaluationCaseResult,
+    EvaluationError,
+    EvaluationReport,
+    QueryResponse,
+    QueryResult,
+)
 
 ORIGINAL = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
 
@@ -69,6 +80,10 @@ def test_tampered_files_are_refused_naming_the_file_and_field(tmp_path: Path) ->
     qrels_file.write_text(qrels_file.read_text().replace("d9 1", "d9 2"))
     with pytest.raises(BenchmarkFormatError, match=r"set\.qrels.*does not match its sidecar"):
         LabelSet.load(tmp_path / "set")
+    with pytest.raises(FileExistsError, match=r"set\.qrels.*does not match its sidecar"):
+        labels.save(tmp_path / "set")  # a hand-edited file is not silently written over
+    qrels_file.unlink()
+    sidecar.unlink()
     labels.save(tmp_path / "set")
     meta = json.loads(sidecar.read_text())
     meta["added"][0]["grade"] = "high"
@@ -93,6 +108,52 @@ def test_an_open_set_journals_every_label_so_a_restart_loses_nothing(tmp_path: P
         handle.write('{"query_id": "q2", "doc_id"')  # a torn last line
     with pytest.raises(BenchmarkFormatError, match=r"mine\.journal\.jsonl:2: not JSON"):
         LabelSet.load(tmp_path / "mine")
+
+
+CRANFIELD_QRELS = Path("/work/shared/data/cranfield/qrels/test.tsv")
+
+
+def _cranfield_trec_qrels(folder: Path) -> Path:
+    """Cranfield's qrels as a benchmark ships TREC qrels: ``cranfield.qrels``, ``Q0`` column."""
+    rows = [line.split("\t") for line in CRANFIELD_QRELS.read_text().splitlines()[1:]]
+    target = folder / "cranfield.qrels"
+    target.write_text("".join(f"{q} Q0 {d} {g.strip()}\n" for q, d, g in rows))
+    return target
+
+
+def test_saving_over_original_qrels_refuses_and_leaves_their_bytes_unchanged(
+    tmp_path: Path,
+) -> None:
+    original = _cranfield_trec_qrels(tmp_path)
+    before = original.read_bytes()
+    plain = LabelSet(read_trec_qrels(original))  # no origin known: the sidecar rule refuses
+    for labels in (LabelSet.from_qrels(original), plain):
+        labels.add(Label("1", "999", 2, "human", "ana"))
+        with pytest.raises(FileExistsError, match=r"cranfield\.qrels.*choose another path"):
+            labels.save(tmp_path / "cranfield")
+    with pytest.raises(FileExistsError, match=r"cranfield\.qrels.*choose another path"):
+        LabelSet.open(tmp_path / "cranfield", plain.original)
+    assert original.read_bytes() == before
+    assert not files_of(tmp_path / "cranfield")[1].exists()  # no sidecar left behind either
+
+
+def test_a_set_resaves_to_its_own_path_but_never_over_another_sets_or_its_origin(
+    tmp_path: Path,
+) -> None:
+    labels = _set()
+    labels.save(tmp_path / "set")
+    labels.add(Label("q2", "d8", 1, "human", "ana"))
+    labels.save(tmp_path / "set")  # saving as labels are made: the same path again
+    assert LabelSet.load(tmp_path / "set").added == labels.added
+    other = LabelSet({"q1": {"d1": 1}}, name="other")
+    with pytest.raises(FileExistsError, match=r"set\.labels\.json: .*other original qrels"):
+        other.save(tmp_path / "set")
+    assert LabelSet.load(tmp_path / "set").added == labels.added
+    qrels_file, _ = files_of(tmp_path / "set")
+    from_file = LabelSet.from_qrels(qrels_file)  # a set whose original is that saved file
+    with pytest.raises(FileExistsError, match=r"set\.qrels: is the file .* read from"):
+        from_file.save(tmp_path / "set")
+    assert from_file.save(tmp_path / "copy") == files_of(tmp_path / "copy")[0]
 
 
 def _case(qrels: dict[str, int], nonrelevant: dict[str, int] | None = None) -> BenchmarkCase:
@@ -214,6 +275,88 @@ def test_pool_lists_unjudged_pairs_by_how_many_systems_ranked_them_then_best_ran
     assert both.pairs()[:2] == [("q1", "d1"), ("q1", "d3")]  # ranked by both systems
     with pytest.raises(TypeError, match="pool\\(\\) takes reports"):
         pool([3])
+
+
+def _hit(rid: str, score: float | None, **where: object) -> QueryResult:
+    source = {k: v for k, v in where.items() if k != "metadata"}
+    return QueryResult(id=rid, score=score, source=source, metadata=where.get("metadata") or {})
+
+
+def _pool_report(seed: int) -> EvaluationReport:
+    """Two modes over 40 cases: chunks of one document, ids named in metadata or a raw key,
+    results naming no document, tied scores, an unscored case, errors, empty responses."""
+    rng = random.Random(seed)
+    results = []
+    for i in range(40):
+        for mode in ("bm25", "dense"):
+            if i == 3 and mode == "dense":
+                error = EvaluationError(message="timed out", error_type="TimeoutError")
+                results.append(
+                    EvaluationCaseResult(case_id=f"q{i}", query="x", query_mode=mode, error=error)
+                )
+                continue
+            hits = []
+            for r in range(rng.randint(0, 14)):
+                doc, score = f"d{rng.randint(0, 25)}", round(rng.random(), 1)  # ties
+                kind = rng.randint(0, 5)
+                if kind == 0:  # metadata naming no document key: read as none
+                    meta = {"rank": r, "title": f"t{r}"}
+                    hits.append(_hit(f"{doc}#{r}", score, benchmark_document_id=doc, metadata=meta))
+                elif kind == 1:
+                    hits.append(_hit(f"c{r}", score, metadata={"document_id": doc}))
+                elif kind == 2:
+                    hits.append(_hit(f"c{r}", score, source_key=f"raw/benchmarks/b/test/{doc}/f"))
+                elif kind == 3:
+                    hits.append(_hit(f"c{r}", score, title="names no document"))
+                else:
+                    hits.append(_hit(f"{doc}#{r}", score, benchmark_document_id=doc, page=r % 2))
+            if i == 5 and hits:
+                hits[-1] = hits[-1].model_copy(update={"score": None})  # the case is unscored
+            response = QueryResponse(mode=mode, results=tuple(hits))
+            results.append(
+                EvaluationCaseResult(case_id=f"q{i}", query="x", query_mode=mode, response=response)
+            )
+    return EvaluationReport(
+        report_id=f"r{seed}",
+        benchmark=BenchmarkManifest(name="toy", version="1", split="test"),
+        knowledge_base_name=f"kb{seed}",
+        case_results=tuple(results),
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:00Z",
+    )
+
+
+def _record_runs(report: EvaluationReport) -> list[dict[str, object]]:
+    """Each mode of ``report`` as a plain run, one record at a time by the metrics' own
+    collapse (``document_scores``); an unscored case as its ranked list."""
+    runs: dict[str, dict[str, object]] = {}
+    for result in report.case_results:
+        if result.response is not None:
+            ids, scores = document_scores(result.response.results)
+            run = ids if scores is None else dict(zip(ids, scores, strict=True))
+            runs.setdefault(result.query_mode, {})[result.case_id] = run
+    return list(runs.values())
+
+
+def test_pool_of_reports_equals_the_pool_of_their_runs_in_memory_and_stored(
+    tmp_path: Path,
+) -> None:
+    reports = [_pool_report(seed) for seed in range(3)]
+    stored = [
+        EvaluationReport.load(r.save(tmp_path / r.report_id, format="columnar")) for r in reports
+    ]
+    runs = [run for r in reports for run in _record_runs(r)]
+    labels = {"q1": {"d1": 1, "d2": 0}, "q7": {"d3": 2}}
+    for depth in (1, 3, 10):
+        expected = pool(runs, depth=depth, labels=labels)
+        for given in (reports, stored):
+            found = pool(given, depth=depth, labels=labels)
+            pd.testing.assert_frame_equal(found.frame, expected.frame)  # order included
+            assert found.pairs() == expected.pairs() and len(found.systems) == 6
+    for depth in (None, 4):
+        expected_rankings = list(rankings_of(runs, depth).values())
+        assert list(rankings_of(stored, depth).values()) == expected_rankings
+        assert list(rankings_of(reports, depth).values()) == expected_rankings
 
 
 def test_kappa_matches_statsmodels_plain_and_weighted() -> None:

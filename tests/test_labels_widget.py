@@ -66,3 +66,31 @@ def test_the_static_view_lists_labels_escaped(tmp_path: Path) -> None:
     labeler.label(2)
     html = labeler.static_html()
     assert "&lt;q&gt;" in html and "<q>" not in html and "1 of 1 pairs labelled" in html
+
+
+def test_the_static_view_shown_counts_the_labels_made_after_it(tmp_path: Path, monkeypatch) -> None:
+    """An exported notebook keeps the last static view: shown before labelling (notebook 07),
+    it is updated in place as each label is made or undone."""
+    from types import SimpleNamespace
+
+    from tests._nbval_export import labeler_views_missing
+
+    shown: list = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append((obj, kw)))
+    monkeypatch.setattr("IPython.display.update_display", lambda obj, **kw: shown.append((obj, kw)))
+    labels, labeler, _ = _labeler(tmp_path)
+    labeler.label(2)  # not shown yet: nothing to update
+    assert shown == []
+    labeler._ipython_display_()
+    view_id = shown[0][1]["display_id"]
+    labeler.label(1)
+    labeler._on_message(labeler.widget, {"type": "undo"}, [])
+    updates = [(obj["text/html"], kw) for obj, kw in shown[2:]]
+    assert [kw["display_id"] for _, kw in updates] == [view_id, view_id]
+    assert "2 of 3 pairs labelled" in updates[0][0] and "1 of 3 pairs labelled" in updates[1][0]
+    state = {"m": {"state": {"items": [{}] * 3, "made": [{}], "position": 1, "blind": False}}}
+    saved = {"application/vnd.jupyter.widget-state+json": {"state": state}}  # as nbclient saves
+    nb = SimpleNamespace(metadata={"widgets": saved})
+    assert labeler_views_missing(nb, updates[1][0]) == []  # the export check: the count shown
+    stale = updates[1][0].replace("1 of 3 pairs", "0 of 3 pairs")  # as shown before labels
+    assert labeler_views_missing(nb, stale) == ["Labeling: 1 of 3 pairs labelled"]

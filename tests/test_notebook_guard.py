@@ -103,12 +103,18 @@ def test_ruff_keeps_the_names_shell_lines_use(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_nbval_run_is_exported_with_its_widgets_and_held_to_the_budget(tmp_path: Path) -> None:
     """CI executes each notebook once: nbval's run is exported as ``run-notebook`` shares it
-    (widget state included) and a page over budget fails the last cell, naming the notebook."""
+    (widget state included) and a page over budget fails the last cell, naming the notebook.
+    A Labeler shown before its labels are made (as in notebook 07) exports a read-only view
+    counting them: the check that runs first passes, so the budget's is the one reported."""
     _notebook(
         tmp_path / "slider.ipynb",
         "import ipywidgets as w",
         "w.IntSlider(value=7, description='sevens')",
-        "print('done')",
+        "from heta_notebook import Labeler, LabelSet\n"
+        "labeler = Labeler(LabelSet({}), [('q1', 'd1'), ('q1', 'd2')], queries={'q1': 'x'},"
+        " documents={'d1': 'one', 'd2': 'two'})\n"
+        "labeler",
+        "labeler.label(2)\nprint('done')",
     )
     pages = tmp_path / "pages"
     pages.mkdir()
@@ -128,6 +134,7 @@ def test_the_nbval_run_is_exported_with_its_widgets_and_held_to_the_budget(tmp_p
     )
     assert run.returncode == 1, run.stdout
     assert "slider.ipynb exports to" in run.stdout and "over the 0.001 MB budget" in run.stdout
-    assert "2 passed" in run.stdout  # the first cells pass; the last one carries the check
+    assert "3 passed" in run.stdout  # the first cells pass; the last one carries the check
     page = (pages / "slider.html").read_text(encoding="utf-8")
     assert "IntSliderModel" in page and '"sevens"' in page and "done" in page
+    assert "Labeling: 1 of 2 pairs labelled" in page and "Labeling: 0 of 2" not in page

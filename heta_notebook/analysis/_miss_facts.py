@@ -237,7 +237,7 @@ def _firsts(columnar: ReportColumns) -> FirstRanks:
     id_codes, ids = columnar.codes("results", "id")
     src_codes, sources = columnar.codes("results", "source")
     meta_codes, metas = columnar.codes("results", "metadata")
-    meta_codes = _keyed_only(meta_codes, metas)
+    meta_codes = matching.keyed_only(meta_codes, metas)
     pairs, pair_of = np.unique(
         (src_codes.astype(np.int64) + 1) * (len(metas) + 1) + meta_codes + 1, return_inverse=True
     )
@@ -264,21 +264,6 @@ def _firsts(columnar: ReportColumns) -> FirstRanks:
         np.concatenate([own, keys[1], head_code[id_codes][heads_at]]),
         codes,
     )
-
-
-def _keyed_only(codes: np.ndarray, metas: Sequence[str | None]) -> np.ndarray:
-    """Metadata codes with each text naming no key the reference rules read set to -1 (no
-    metadata, as ``matching.stored_keys`` reads it): hits whose metadata differs only in a
-    rank or a title then share one (source, metadata) pair, read once. The texts are searched
-    joined, by ``matching.key_positions`` (a call per text was most of this step's time)."""
-    if not len(metas):
-        return codes
-    texts = ["" if m is None else m for m in metas]
-    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)) + 1)
-    found = matching.key_positions("\n".join(texts))
-    named = np.zeros(len(texts), dtype=bool)
-    named[np.searchsorted(ends, found, side="right")] = True
-    return np.where((codes >= 0) & named[np.maximum(codes, 0)], codes, -1)
 
 
 def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

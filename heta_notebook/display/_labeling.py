@@ -5,7 +5,7 @@ highlighted, and the judge's grade and reason when there is one (hideable, for b
 labeling). Keys ``0``-``3`` label, ``s`` skips, ``u`` undoes; a progress count shows. Every
 label goes to the label set at once (journaled on disk when the set has a path), so a kernel
 restart loses nothing. Without a kernel (an exported notebook) the widget shows the labels
-made, read-only; so does the static HTML view.
+made, read-only; so does the static HTML view, updated in place as labels are made.
 
 All text reaches the page through text nodes in ``assets/labeling.js``; nothing from a
 document, a query or a judge is parsed as HTML.
@@ -57,6 +57,8 @@ class LabelingWidget(anywidget.AnyWidget):
 
 class Labeler(StaticFallback):
     """Walk ``pairs`` (a pool or ``(query_id, doc_id)`` pairs) and label them into ``labels``."""
+
+    refreshed = True  # the static view counts the labels made as they are made
 
     def __init__(
         self,
@@ -122,6 +124,8 @@ class Labeler(StaticFallback):
             self.labels.undo(label)
             self.widget.made = self.widget.made[:-1]
             self.widget.position = self._pairs.index(label.pair)
+        if kind in ("label", "undo"):
+            self.refresh_static()  # an exported notebook's read-only view: the labels made
         self.widget.send({"type": "ready"})
 
     def label(self, grade: int) -> None:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Literal
 
+import numpy as np
+
 from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.schema._records import BenchmarkEvidence, QueryResult
 
@@ -432,6 +434,21 @@ def key_positions(texts: str, sep: str = "\n") -> list[int]:
             end = texts.find(sep, at)  # the rest of this text is decided
             at = texts.find(part, end) if end >= 0 else -1
     return found
+
+
+def keyed_only(codes: np.ndarray, metas: Sequence[str | None]) -> np.ndarray:
+    """Metadata codes with each text naming no key the reference rules read set to -1 (no
+    metadata, as ``stored_keys`` reads it): hits whose metadata differs only in a
+    rank or a title then share one (source, metadata) pair, read once. The texts are searched
+    joined, by ``key_positions`` (a call per text was most of this step's time)."""
+    if not len(metas):
+        return codes
+    texts = ["" if m is None else m for m in metas]
+    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)) + 1)
+    found = key_positions("\n".join(texts))
+    named = np.zeros(len(texts), dtype=bool)
+    named[np.searchsorted(ends, found, side="right")] = True
+    return np.where((codes >= 0) & named[np.maximum(codes, 0)], codes, -1)
 
 
 @functools.lru_cache(maxsize=1 << 17)

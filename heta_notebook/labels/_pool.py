@@ -2,7 +2,9 @@
 
 ``pool(sources, depth=10, labels=...)`` takes reports (every query mode is a system), run
 results, plain runs ``{query: {doc: score}}`` or ranked lists ``{query: [doc, ...]}``; each
-ranking is cut at ``depth`` under trec_eval's tie rule. The priority order: pairs more systems
+ranking is cut at ``depth`` under trec_eval's tie rule. A report is read from its column view
+(``report.frames().columns``), in memory or stored alike, its results collapsed to documents
+by the metrics' rule: the same rankings as ``document_scores`` of each record gives. The priority order: pairs more systems
 ranked first, then the best (smallest) rank any system gave, then the mean rank, then query
 and document id (so the order never depends on input order).
 """
@@ -12,13 +14,16 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from heta_notebook.evaluators._matching import document_scores
+from heta_notebook.evaluators._matching import keyed_only, stored_keys
 from heta_notebook.evaluators._retrieval import ranked_by_rule
+from heta_notebook.reports._columns import ReportColumns, report_columns
 
 Ranked = dict[str, list[str]]
 
@@ -119,15 +124,98 @@ def _systems_of(item: Any, default: str, depth: int | None) -> list[tuple[str, R
 
 
 def _report_systems(report: Any, depth: int | None) -> list[tuple[str, Ranked]]:
+    """Every query mode of ``report`` as a system, read from the report's column view (in
+    memory or stored alike: no record built). A result is the documents the metrics' rule
+    names (``matching.stored_keys``, as ``document_scores`` reads a record), a document is
+    scored by its best result and ranked in ``_top``'s order; a case with a result lacking a
+    score keeps the order its documents first appear in, as ``document_scores`` says."""
+    has_frames = hasattr(report, "frames")
+    columns = report.frames().columns if has_frames else report_columns(report.case_results)
+    found = _documents(columns)
+    unscored = found.unscored[found.rows]
+    order = np.lexsort((found.first, np.where(unscored, 0.0, -found.best), found.rows))
+    rows, best, unscored = found.rows[order], found.best[order], unscored[order]
+    docs = np.asarray(found.names, dtype=object)[found.docs[order]]
+    starts = np.searchsorted(rows, np.arange(columns.n_rows + 1))
+    place = np.arange(len(rows)) - starts[rows]  # 0-based place in the case's ranking
+    limit = len(rows) if depth is None else depth
+    tie = (rows[1:] == rows[:-1]) & (best[1:] == best[:-1]) & (place[:-1] < limit)
+    tied = set(rows[:-1][tie & ~unscored[:-1]].tolist())  # _top's full rule decides these
+    kept = (place < limit) | unscored
+    heads = docs[kept].tolist()
+    head_starts = (starts - np.searchsorted(np.flatnonzero(~kept), starts)).tolist()
+    modes_of, modes = columns.codes("cases", "query_mode")
+    cases = zip(
+        columns.numpy("cases", "case_id").tolist(),
+        modes_of.tolist(),
+        columns.numpy("cases", "has_response").astype(bool).tolist(),
+        strict=True,
+    )
     by_mode: dict[str, Ranked] = {}
-    for result in report.case_results:
-        if result.response is None:
+    for row, (case_id, mode, answered) in enumerate(cases):
+        if not answered:
             continue
-        ids, scores = document_scores(result.response.results)
-        ranked = ids if scores is None else _top(dict(zip(ids, scores, strict=True)), depth)
-        by_mode.setdefault(result.query_mode, {})[result.case_id] = ranked
+        if row in tied:
+            lo, hi = int(starts[row]), int(starts[row + 1])
+            run = dict(zip(docs[lo:hi].tolist(), best[lo:hi].tolist(), strict=True))
+            ranked = _top(run, depth)
+        else:
+            ranked = heads[head_starts[row] : head_starts[row + 1]]
+        by_mode.setdefault(modes[mode], {})[case_id] = ranked
     label = getattr(report, "label", None) or "report"
     return [(f"{label} · {mode}", ranked) for mode, ranked in by_mode.items()]
+
+
+@dataclass(frozen=True)
+class _Documents:
+    """Each (case row, document) of a results table once: ``rows``, ``docs`` (codes into
+    ``names``), ``best`` (its best result's score) and ``first`` (where it is first seen);
+    ``unscored[row]``: a result of that case has no score."""
+
+    rows: np.ndarray
+    docs: np.ndarray
+    best: np.ndarray
+    first: np.ndarray
+    names: list[str]
+    unscored: np.ndarray
+
+
+def _documents(columns: ReportColumns) -> _Documents:
+    """The results table collapsed to documents (see ``_Documents``): a result's documents
+    are what ``matching.stored_keys`` reads from its source and metadata, each distinct pair
+    read once (metadata that names no key the rule reads counts as none, so hits differing
+    only in a rank or a title share a pair); a result naming no document is left out."""
+    rows = columns.numpy("results", "row").astype(np.int64)
+    ranks = columns.numpy("results", "rank").astype(np.int64)
+    scores = columns.numpy("results", "score").astype(np.float64)  # NaN: no score
+    src_of, sources = columns.codes("results", "source")
+    meta_of, metas = columns.codes("results", "metadata")
+    meta_of = keyed_only(meta_of, metas)  # metadata naming no document key: read as none
+    unscored = np.zeros(columns.n_rows, dtype=bool)
+    unscored[rows[np.isnan(scores)]] = True
+    order = np.lexsort((ranks, rows))  # each case's results in rank order
+    rows, scores = rows[order], scores[order]
+    pair_keys = (src_of[order].astype(np.int64) + 1) * (len(metas) + 1) + meta_of[order] + 1
+    pairs, pair_of = np.unique(pair_keys, return_inverse=True)
+    pair_of = pair_of.reshape(-1)
+    codes: dict[str, int] = {}
+    named = []
+    for value in pairs.tolist():
+        s, m = divmod(value, len(metas) + 1)
+        documents, _ = stored_keys(sources[s - 1] if s else None, metas[m - 1] if m else None)
+        named.append([codes.setdefault(doc, len(codes)) for doc in documents])
+    widths = np.fromiter(map(len, named), np.int64, len(named))
+    flat = np.fromiter(chain.from_iterable(named), np.int64, int(widths.sum()))
+    counts = widths[pair_of]
+    entry = np.repeat(np.arange(len(rows)), counts)  # one per (result, document it names)
+    within = np.arange(len(entry)) - np.repeat(np.cumsum(counts) - counts, counts)
+    docs = flat[np.repeat((np.cumsum(widths) - widths)[pair_of], counts) + within]
+    key = rows[entry] * max(len(codes), 1) + docs
+    grouped = np.argsort(key, kind="stable")  # stable: each group's first entry is seen first
+    starts = np.flatnonzero(np.r_[True, key[grouped][1:] != key[grouped][:-1]])[: len(key)]
+    firsts = grouped[starts]
+    best = np.fmax.reduceat(scores[entry][grouped], starts) if len(key) else np.zeros(0, np.float64)
+    return _Documents(rows[entry][firsts], docs[firsts], best, firsts, list(codes), unscored)
 
 
 def _ranked(docs: Any, depth: int | None) -> list[str]:

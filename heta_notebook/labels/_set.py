@@ -16,7 +16,11 @@ crash or a kernel restart loses nothing; ``save`` folds the journal into the two
 Rules: an added label never replaces an original one in the labels in force (it is kept, for
 agreement); among added labels for one pair a human's wins over a judge's, then the later
 one. Loading checks the qrels file against the sidecar (the original's hash, every label in
-force) and names the file, line and field of anything that does not fit.
+force) and names the file, line and field of anything that does not fit. ``save`` writes only
+over a label set's own files: where ``{path}.qrels`` or the sidecar exists, they must be a
+save (sidecar and qrels agreeing) of a set on the same original qrels, else it refuses naming
+the file; and never over the file the original was read from (``LabelSet.from_qrels``). So
+the original qrels (a benchmark's, anyone's) are never overwritten.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ class LabelSet:
         *,
         name: str = "labels",
         path: str | Path | None = None,
+        origin: str | Path | None = None,
     ) -> None:
         frozen = {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in original.items()}
         self._original = MappingProxyType({q: MappingProxyType(d) for q, d in frozen.items()})
@@ -94,8 +99,18 @@ class LabelSet:
         self._winner: dict[tuple[str, str], Label] = {}
         self.name = name
         self.path = None if path is None else Path(path)
+        self.origin = None if origin is None else Path(origin)  # the original's file, never written
         for label in added:
             self._add(label)
+
+    @classmethod
+    def from_qrels(cls, path: str | Path, **kw: Any) -> LabelSet:
+        """A set whose original is the qrels file at ``path`` (TREC, or BEIR TSV); the set
+        remembers the file as its ``origin`` and never saves over it."""
+        from heta_notebook.benchmarks._trec_read import read_trec_qrels as read_qrels
+
+        kw.setdefault("name", Path(path).stem)
+        return cls(read_qrels(path), origin=path, **kw)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -197,8 +212,11 @@ class LabelSet:
     # -- files -----------------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
-        """Write ``{path}.qrels`` and ``{path}.labels.json`` (see the module docstring)."""
+        """Write ``{path}.qrels`` and ``{path}.labels.json`` (see the module docstring); refuse
+        (``FileExistsError`` naming the file) to write over files that are not a save of a set
+        on the same original qrels, or over the file the original was read from."""
         qrels_path, sidecar = files_of(path)
+        self._check_target(qrels_path, sidecar)
         lines = [f"{q} 0 {d} {g}\n" for q, docs in self._force.items() for d, g in docs.items()]
         atomic_write_text(qrels_path, "".join(lines))
         meta = {
@@ -218,12 +236,7 @@ class LabelSet:
     @classmethod
     def load(cls, path: str | Path, *, autosave: bool = False) -> LabelSet:
         """Read a saved set; ``autosave=True`` saves every later ``add`` to the same files."""
-        qrels_path, sidecar = files_of(path)
-        meta = _read_sidecar(sidecar)
-        original = _original_of(meta, sidecar)
-        added = [_label_of(row, sidecar, i) for i, row in enumerate(meta["added"])]
-        labels = cls(original, added, name=str(meta.get("name") or "labels"))
-        _check_qrels(read_trec_qrels(qrels_path), labels, qrels_path)
+        labels = _read_saved(*files_of(path))
         journal = journal_of(path)
         if journal.exists():
             for line, raw in enumerate(journal.read_text(encoding="utf-8").splitlines(), 1):
@@ -237,7 +250,8 @@ class LabelSet:
         cls, path: str | Path, original: Mapping[str, Mapping[str, int]], **kw: Any
     ) -> LabelSet:
         """The set saved at ``path`` if it exists (its original must be ``original``), else a
-        new one there; every ``add`` is saved as it is made."""
+        new one there (refused when a ``{path}.qrels`` that no set saved is in the way); every
+        ``add`` is saved as it is made."""
         if files_of(path)[1].exists():
             labels = cls.load(path, autosave=True)
             if labels.original_fingerprint() != _hash(original):
@@ -246,6 +260,51 @@ class LabelSet:
         labels = cls(original, path=path, **kw)
         labels.save(path)
         return labels
+
+    def _check_target(self, qrels_path: Path, sidecar: Path) -> None:
+        """Raise unless ``save`` may write ``qrels_path`` and ``sidecar``: both absent, or a
+        save of a set on this set's original qrels; never the file the original came from."""
+        advice = "label sets never write over qrels they did not save: choose another path"
+        for target in (qrels_path, sidecar):
+            if self.origin is not None and _same_file(target, self.origin):
+                raise FileExistsError(
+                    f"{target}: is the file this label set's original qrels were read from; "
+                    f"the original is never overwritten: choose another path"
+                )
+        if not qrels_path.exists() and not sidecar.exists():
+            return
+        if not sidecar.exists():
+            raise FileExistsError(
+                f"{qrels_path}: exists and no {sidecar.name} says a label set saved it "
+                f"(the benchmark's original qrels?); {advice}"
+            )
+        try:
+            saved = _read_saved(qrels_path, sidecar)
+        except BenchmarkFormatError as exc:
+            raise FileExistsError(f"{exc} (it is not a label set's save); {advice}") from None
+        if saved.original_fingerprint() != self.original_fingerprint():
+            raise FileExistsError(
+                f"{sidecar}: a label set saved for other original qrels; {advice}"
+            )
+
+
+def _read_saved(qrels_path: Path, sidecar: Path) -> LabelSet:
+    """The set saved in ``qrels_path`` and ``sidecar`` (journal not replayed), each file
+    checked against the other."""
+    meta = _read_sidecar(sidecar)
+    original = _original_of(meta, sidecar)
+    added = [_label_of(row, sidecar, i) for i, row in enumerate(meta["added"])]
+    labels = LabelSet(original, added, name=str(meta.get("name") or "labels"))
+    _check_qrels(read_trec_qrels(qrels_path), labels, qrels_path)
+    return labels
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (a path that does not exist names none)."""
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
 
 
 def _rank(label: Label) -> int:
