@@ -230,8 +230,9 @@ def report_facts(columnar: ReportColumns) -> MissFacts:
 
 
 def _firsts(columnar: ReportColumns) -> FirstRanks:
-    """``FirstRanks`` of the results table of any report (in memory or stored): each distinct (source, metadata) JSON pair's
-    reference keys read once (``matching.stored_keys``), spread to its rows by numpy."""
+    """``FirstRanks`` of the results table of any report (in memory or stored): each
+    distinct (source, metadata) JSON pair's reference keys read once
+    (``matching.stored_keys``), spread to its rows by numpy."""
     rows = columnar.numpy("results", "row").astype(np.int64)
     ranks = columnar.numpy("results", "rank").astype(np.int64)
     id_codes, ids = columnar.codes("results", "id")
