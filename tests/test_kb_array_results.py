@@ -169,6 +169,7 @@ async def test_cranfield_reports_from_arrays_equal_the_record_path(tmp_path, top
     same_cases(*loaded)
 
 
+@pytest.mark.filterwarnings("ignore::heta_notebook.DepthWarning")  # shallow on purpose
 @pytest.mark.parametrize("top_k", [10, 50])
 async def test_synthetic_reports_with_ties_chunks_and_titles_equal_the_record_path(tmp_path, top_k):
     benchmark = synthetic_corpus()

@@ -162,6 +162,7 @@ def test_answers_and_citations_are_kept() -> None:
     assert response.citations[0].result_id == response.results[0].id
 
 
+@pytest.mark.filterwarnings("ignore::heta_notebook.DepthWarning")  # shallow on purpose
 def test_mode_and_top_k_reach_the_function() -> None:
     seen = []
 

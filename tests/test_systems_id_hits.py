@@ -104,6 +104,7 @@ def runs(tmp_path_factory) -> tuple:
     return store, _run(ranked_ids, store, "ids"), _run(_ranked_records, store, "records")
 
 
+@pytest.mark.filterwarnings("ignore::heta_notebook.DepthWarning")  # shallow on purpose
 def test_a_run_of_ids_builds_no_record_and_equals_the_records_run(runs) -> None:
     store, ids, records = runs
     lazy = [r.response.results for r in ids.case_results]
