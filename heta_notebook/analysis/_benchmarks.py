@@ -25,7 +25,6 @@ from heta_notebook.analysis._headline import headline_score
 from heta_notebook.schema._records import EvaluationReport
 
 MEAN = "Mean"
-ALPHA = 0.05
 
 
 def compare_benchmarks(

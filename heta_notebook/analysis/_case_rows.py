@@ -13,7 +13,6 @@ import numpy as np
 
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._columns import ReportColumns
-from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
     BenchmarkExpected,
@@ -53,12 +52,6 @@ def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
         return BenchmarkExpected.from_dict(data)
     except ValueError:
         return None
-
-
-def expects_abstention(result: EvaluationCaseResult) -> bool:
-    """Whether the case's right answer is to abstain (SQuAD 2.0's unanswerable questions:
-    ``expected.metadata["abstain"]``)."""
-    return bool(abstention_expected(result.metadata.get("expected")))
 
 
 def case_evidence(
@@ -271,5 +264,4 @@ __all__ = [
     "expected_in",
     "expected_of",
     "report_evidence_rows",
-    "expects_abstention",
 ]

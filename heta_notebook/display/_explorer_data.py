@@ -51,7 +51,6 @@ from heta_notebook.schema._status import STATUSES
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_CASES = 20_000
-STATUS_CODES = {"scored": 0, "skipped": 1, "error": 2}
 
 
 def case_labels(result: EvaluationCaseResult) -> list[str]:
@@ -100,7 +99,6 @@ def embedded_rows(
     return np.sort(informative_order(report, priority)[: max(0, int(max_cases))])
 
 
-INDEX_COLUMNS = ("case_id", "mode", "query", "latency", "error", "labels")
 DETAIL_COLUMNS = (
     "answer",
     "abstained",
