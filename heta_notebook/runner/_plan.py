@@ -39,7 +39,6 @@ from heta_notebook.schema._records import (
     BenchmarkManifest,
     EvaluationCaseResult,
     EvaluationReport,
-    report_key,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -190,7 +189,8 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
             progress.close()
         results = _ordered_results(spec, finished, execution, columns)
         seconds = time.perf_counter() - clock
-        report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
+        resumed = len(finished)
+        report = _report(spec, run, results, columns, execution, started_at, seconds, resumed)
     if run is not None:
         spec.report_path = run.save(report)
         run.drop_shards()  # an interrupted Ray run's shards: the saved report holds them
@@ -298,6 +298,7 @@ def _ordered_results(
 
 def _report(
     spec: RunSpec,
+    run: RunHandle | None,
     results: list[EvaluationCaseResult],
     columns: ScoreColumns,
     execution: Execution,
@@ -331,10 +332,9 @@ def _report(
         "environment": environment(),
         "duration_s": round(seconds, 3),
     }
-    persisted = spec.store is not None and spec.config.persist_report
     report = EvaluationReport(
         report_id=spec.report_id,
-        report_key=report_key(spec.knowledge_base_name, spec.report_id) if persisted else None,
+        report_key=run.report_key if run is not None else None,  # None: the report is not saved
         benchmark=spec.benchmark,
         knowledge_base_name=spec.knowledge_base_name,
         knowledge_base_manifest=spec.knowledge_base_manifest,
