@@ -86,8 +86,7 @@ DOORS = {
     ("heta_notebook.analysis._validate", "heta_notebook.runner"),
     # a comparison's pairing notes read which settings each embedded-recipe mode reads
     ("heta_notebook.analysis._pairing", "heta_notebook.kb._recipe"),
-    # a run's progress line and live card follow the card's headline score and show the card
-    ("heta_notebook.runner._plan", "heta_notebook.analysis._headline"),
+    # a run in a notebook shows its live card
     ("heta_notebook.runner._progress", "heta_notebook.display._live_card"),
 }
 

@@ -27,7 +27,6 @@ import numpy as np
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._case_rows import case_evidence, expected_in
-from heta_notebook.analysis._headline import headline_score
 from heta_notebook.display._explorer_cells import (
     MAX_TEXT,
     StringTable,
@@ -42,6 +41,7 @@ from heta_notebook.display._explorer_details import (
     score_notes,
 )
 from heta_notebook.reports._columns import ReportColumns
+from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationError,

@@ -34,6 +34,7 @@ from heta_notebook.runner._pool import (
 )
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._statistics import ScoreColumns, environment, latency_statistics, utc_now
+from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkManifest,
@@ -125,8 +126,6 @@ def deep_enough(config: BenchmarkRunConfig, evaluators: Sequence[Any]) -> Benchm
 
 def headline_of(evaluators: Sequence[Any]) -> str | None:
     """The score the progress bar and the live card follow (the card's headline rule)."""
-    from heta_notebook.analysis._headline import headline_score
-
     return headline_score([str(ev.name) for ev in evaluators])
 
 
