@@ -10,7 +10,7 @@ it lives beside the records so that each of them, the runner included, can impor
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 _AT_K = re.compile(r"^(?P<metric>.+?)(?:@|_cut_|_at_)(?P<k>\d+)$")
 PREFERRED_AT_10 = ("evidence_recall", "map", "mrr")
@@ -44,4 +44,15 @@ def headline_score(names: Sequence[str]) -> str | None:
     return names[0] if names else None
 
 
-__all__ = ["PREFERRED_AT_10", "headline_score", "parse_at_k"]
+def headline_first(summary: Mapping[str, float]) -> list[tuple[str, float]]:
+    """A score summary's ``mode.score`` entries, the headline score's first (in every mode),
+    the rest in their order: what a report's repr shows."""
+
+    def score(key: str) -> str:
+        return key.partition(".")[2] or key
+
+    headline = headline_score(list(dict.fromkeys(map(score, summary))))
+    return sorted(summary.items(), key=lambda kv: score(kv[0]) != headline)
+
+
+__all__ = ["PREFERRED_AT_10", "headline_first", "headline_score", "parse_at_k"]

@@ -37,7 +37,7 @@ from pydantic_core import to_json as dump_json
 from heta_notebook._util.redaction import redact, redact_strings, redact_text
 from heta_notebook._util.sums import seal_text
 from heta_notebook.schema._abstain import ABSTAIN_REASON, ABSTAINED, abstention_of
-from heta_notebook.schema._headline import headline_score
+from heta_notebook.schema._headline import headline_first
 from heta_notebook.schema._status import judge_reason, status_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -714,7 +714,7 @@ class EvaluationReport(Record):
     def __repr__(self) -> str:
         modes = ", ".join(self.query_modes) or "-"
         errors = self.frames().case_counts()["n_errors"]
-        items = _headline_first(self.score_summary)
+        items = headline_first(self.score_summary)
         head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])
         partial = " PARTIAL" if self.is_partial else ""
         return (
@@ -724,17 +724,6 @@ class EvaluationReport(Record):
         )
 
     __str__ = __repr__
-
-
-def _headline_first(summary: Mapping[str, float]) -> list[tuple[str, float]]:
-    """A score summary's ``mode.score`` entries, the headline score's first (the card's
-    rule, ``schema._headline``), the rest in their order."""
-
-    def score(key: str) -> str:
-        return key.partition(".")[2] or key
-
-    headline = headline_score(list(dict.fromkeys(map(score, summary))))
-    return sorted(summary.items(), key=lambda kv: score(kv[0]) != headline)
 
 
 class ReportFormatError(ValueError):
