@@ -41,8 +41,9 @@ from heta_notebook.analysis._misses import (  # noqa: E402
     evidence_misses,
     requested_top_k,
 )
-from heta_notebook.reports._folder import TableWriter, report_header, write_report  # noqa: E402
+from heta_notebook.reports._folder import report_header, write_report  # noqa: E402
 from heta_notebook.schema import EvaluationCaseResult, EvaluationReport  # noqa: E402
+from tests._report_helpers import GroupWriter  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 GROUP = 1000
@@ -146,7 +147,7 @@ def group(start: int, n: int, n_docs: int, rng: np.random.Generator) -> dict[str
 def synthetic_report(folder: Path, n_cases: int, n_docs: int = 5000) -> EvaluationReport:
     """Write a columnar report of ``n_cases`` case results into ``folder`` and open it."""
     rng = np.random.default_rng(7)
-    writer = TableWriter(folder)
+    writer = GroupWriter(folder)
     writer.text_id("a chunk text")
     for start in range(0, n_cases, GROUP):
         writer.add_group(group(start, min(GROUP, n_cases - start), n_docs, rng))

@@ -40,10 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore  # noqa: E402
 from heta_notebook._util.paths import atomic_write_text  # noqa: E402
-from heta_notebook.reports._folder import TableWriter  # noqa: E402
 from heta_notebook.reports._store import _header  # noqa: E402
 from heta_notebook.reports._stored import _HEADER_DIGEST, header_digest  # noqa: E402
 from heta_notebook.schema import EvaluationReport  # noqa: E402
+from tests._report_helpers import GroupWriter  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 WORDS = [
@@ -186,7 +186,7 @@ def write_synthetic(
     if args.reuse and (folder / "header.json").exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    writer = TableWriter(folder)
+    writer = GroupWriter(folder)
     for text in text_pool(args.docs, np.random.default_rng(0)):
         writer.text_id(text)
     names = score_names(args.scores)

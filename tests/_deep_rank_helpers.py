@@ -148,7 +148,7 @@ def _hybrid_orders(
     depth = max(int(options.get("candidates", kb.recipe.hybrid.candidates)), top_k)
     rrf_k = int(options.get("rrf_k", kb.recipe.hybrid.rrf_k))
     layout = _layout(kb)
-    keys = {"keys": layout.keys} if layout.has_keys else {}
+    keys = {"keys": layout.keys} if getattr(kb.chunks, "tie_keys", None) is not None else {}
     lexical = kb.bm25.search(queries, depth, **keys)
     dense = kb.dense.search(queries, depth, **keys)
     return [

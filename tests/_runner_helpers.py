@@ -12,18 +12,32 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from heta_notebook.evaluators._protocol import EvaluatorSettings
+from heta_notebook.runner._config import BenchmarkRunConfig
+from heta_notebook.runner._statistics import ScoreColumns
 from heta_notebook.schema import (
     BenchmarkCase,
     BenchmarkDocument,
     BenchmarkEvidence,
     BenchmarkExpected,
     BenchmarkManifest,
+    EvaluationCaseResult,
     EvaluationScore,
     QueryResponse,
     QueryResult,
 )
 
 MODES = ("alpha", "beta")
+
+
+def score_statistics(
+    results: Sequence[EvaluationCaseResult], config: BenchmarkRunConfig
+) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+    """``score_summary`` and per-key stats of ``results`` added in order, one at a time (the
+    reference the runner's out-of-order and checkpoint-fed columns are checked against)."""
+    columns = ScoreColumns()
+    for position, result in enumerate(results):
+        columns.add(position, result)
+    return columns.statistics(config)
 
 
 def make_documents(n: int = 20) -> list[BenchmarkDocument]:

@@ -18,11 +18,11 @@ from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.reports._checkpoint import (
     CHECKPOINT_SCHEMA,
     CaseBatches,
-    read_checkpoint_stream,
     records_of,
+    scan_checkpoint,
 )
 from heta_notebook.reports._folder import TableWriter, open_report, write_report
-from heta_notebook.reports._stored import table_paths
+from tests._report_helpers import table_paths
 from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
 from tests.test_store_columnar import synthetic_report
 
@@ -71,13 +71,12 @@ def test_the_stream_round_trips_and_a_torn_last_batch_is_dropped(tmp_path):
     for start in range(0, 60, 20):
         data += batches.add(records[start : start + 20]).serialize().to_pybytes()
         sizes.append(len(data))
-    tables, texts, good = read_checkpoint_stream(data, "x")
-    assert good == len(data) and records_of(tables, texts) == records
+    scan = scan_checkpoint(data, "x")
+    assert scan.good == len(data) and records_of(scan.tables, scan.texts) == records
     for cut in (sizes[1] + 1, sizes[1] + 9, len(data) - 1):  # inside the third batch
-        tables, texts, good = read_checkpoint_stream(data[:cut], "x")
-        assert good == sizes[1] and records_of(tables, texts) == records[:40]
-    _, _, good = read_checkpoint_stream(data[:5], "x")  # inside the schema: nothing
-    assert good == 0
+        scan = scan_checkpoint(data[:cut], "x")
+        assert scan.good == sizes[1] and records_of(scan.tables, scan.texts) == records[:40]
+    assert scan_checkpoint(data[:5], "x").good == 0  # inside the schema: nothing
 
 
 def test_a_newer_or_foreign_stream_is_refused_with_its_name(tmp_path):
@@ -85,10 +84,10 @@ def test_a_newer_or_foreign_stream_is_refused_with_its_name(tmp_path):
         {"format": "heta-notebook-checkpoint", "format_version": "99"}
     )
     with pytest.raises(ValueError, match=r"cases.arrows: checkpoint format version '99' is newer"):
-        read_checkpoint_stream(newer.serialize().to_pybytes(), "cases.arrows")
+        scan_checkpoint(newer.serialize().to_pybytes(), "cases.arrows")
     other = pa.schema([("x", pa.int32())])
     with pytest.raises(ValueError, match=r"cases.arrows: not a heta-notebook-checkpoint stream"):
-        read_checkpoint_stream(other.serialize().to_pybytes(), "cases.arrows")
+        scan_checkpoint(other.serialize().to_pybytes(), "cases.arrows")
 
 
 def test_a_symlinked_stream_is_refused_on_read_and_write(tmp_path):

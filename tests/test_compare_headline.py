@@ -65,3 +65,9 @@ def test_manifest_diff_keeps_nulls_as_none_not_nan():
     assert diff.loc["chunking.size", "chunks"] == 9
     assert "NaN" not in diff.to_string()
     assert flatten({"a": {"b": None}}) == {"a.b": None}
+
+
+def test_a_recipe_without_a_manifest_records_an_empty_one():
+    """The runner's manifests follow the systems' rule, with ``{}`` when an object has none."""
+    assert json_manifest(object()) == {}
+    assert json_manifest(Recipe(name="whole-docs"))["name"] == "whole-docs"

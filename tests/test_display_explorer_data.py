@@ -140,8 +140,8 @@ def test_informative_order_from_frames_matches_the_records(tmp_path):
     """The vectorised order (frames) is the rule spelled out on records."""
     import math
 
-    from heta_notebook.analysis._headline import headline_score
     from heta_notebook.display._explorer_data import informative_order
+    from heta_notebook.schema._headline import headline_score
 
     report = make_report(40)
     headline = headline_score(report.score_names)

@@ -8,13 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from heta_notebook.display._figures import (
-    at_k_frame,
-    bar_figure,
-    headline_score,
-    parse_at_k,
-)
+from heta_notebook.display._figures import at_k_frame, bar_figure
 from heta_notebook.display._theme import color_for, color_map
+from heta_notebook.schema._headline import headline_score, parse_at_k
 from tests._display_helpers import make_report
 
 
@@ -126,8 +122,6 @@ def test_comparison_charts_escape_quotes_like_report_charts():
 
 
 def test_one_headline_rule_for_charts_and_comparisons():
-    from heta_notebook.analysis._headline import headline_score
-
     assert headline_score(["map@10", "beir_ndcg@10"]) == "beir_ndcg@10"
     assert headline_score(["precision@10", "mrr@10", "map@10"]) == "map@10"
     assert headline_score(["recall@1", "recall@5"]) == "recall@5"

@@ -171,3 +171,20 @@ def test_a_records_benchmark_works_as_dataset_and_config_concurrency_is_kept():
         and report.metadata["config"]["max_concurrent_queries"] == 3
     )
     assert report.score_summary["capital.exact"] == pytest.approx(2 / 3)
+
+
+class Capitals:
+    """A callable object as the function under test."""
+
+    def __call__(self, inputs):
+        return capital(inputs)
+
+
+@pytest.mark.parametrize(
+    ("function", "name"), [(capital, f"{__name__}.capital"), (Capitals(), f"{__name__}.Capitals")]
+)
+def test_the_report_names_the_function_it_ran(function, name):
+    """A function by its module and name, a callable object by its class (the systems' rule)."""
+    report = evaluate(function=function, dataset=DATASET, evaluators=[exact], progress=False)
+    assert report.recipe_manifest["function"] == name
+    assert report.metadata["function"] == name

@@ -8,7 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from heta_notebook.analysis._case_rows import case_evidence, case_results
+from heta_notebook.analysis._case_rows import (
+    RESULT_FIELDS,
+    case_evidence,
+    case_results,
+    expected_of,
+)
 from heta_notebook.analysis._frames import ReportFrames
 from heta_notebook.evaluators._aggregation import summarize
 from heta_notebook.schema import EvaluationReport
@@ -283,3 +288,83 @@ def test_a_stored_reports_evidence_comes_from_its_columns(tmp_path, odd, monkeyp
     }
     assert by_reference and not by_reference & set(built)
     assert set(built) | by_reference == set(range(len(report.case_results)))
+
+
+def _results_by_records(report: EvaluationReport) -> pd.DataFrame:
+    """``frames.results()`` as it was built before: ``case_results`` of every record (the
+    expected data of each case id's first record), in report order."""
+    rows, parsed = [], {}
+    for row, result in enumerate(report.case_results):
+        if result.case_id not in parsed:
+            parsed[result.case_id] = expected_of(result)
+        for item in case_results(result, parsed[result.case_id]):
+            rows.append((row, result.case_id, result.query_mode, *item.values()))
+    frame = pd.DataFrame.from_records(
+        rows, columns=["row", "case_id", "query_mode", *RESULT_FIELDS]
+    )
+    frame["relevance"] = frame["relevance"].astype("Int64")
+    return frame
+
+
+@pytest.mark.parametrize("kind", ["plain", "odd evidence", "no expected data"])
+def test_the_results_frame_comes_from_the_columns(tmp_path, kind, monkeypatch):
+    """``frames.results()`` of an in-memory and of a stored report equals the rows of its
+    records exactly; a stored report builds a record only for a case whose evidence the
+    columns cannot decide (a text or locator to match, or none: score metadata may name it)."""
+    from heta_notebook.reports._stored import LazyCaseResults
+    from tests.test_display_explorer_data import _columnar_copy, _with_odd_evidence
+
+    report = make_report(14, expected_metadata=kind != "no expected data")
+    report = _with_odd_evidence(report) if kind == "odd evidence" else report
+    expected = _results_by_records(report)
+    assert len(expected) and expected["relevant"].any()
+    pd.testing.assert_frame_equal(report.frames().results(), expected)
+    built: list[int] = []
+    take = LazyCaseResults.take
+    monkeypatch.setattr(
+        LazyCaseResults, "take", lambda self, rows: built.extend(rows) or take(self, rows)
+    )
+    stored = _columnar_copy(report, tmp_path / "rep")
+    pd.testing.assert_frame_equal(stored.frames().results(), expected)
+    first: dict[str, dict] = {}  # a case's expected data: its first row's, as before
+    for r in report.case_results:
+        first.setdefault(r.case_id, r.metadata.get("expected") or {})
+    decided = {  # what the columns decide: reference ids alone
+        i
+        for i, r in enumerate(report.case_results)
+        if (items := first[r.case_id].get("evidence"))
+        and not any(item.get("text") or item.get("locator") for item in items)
+    }
+    with_results = {
+        i for i, r in enumerate(report.case_results) if r.response and r.response.results
+    }
+    assert (kind == "no expected data") == (not decided)
+    assert set(built) == with_results - decided
+
+
+@pytest.fixture(scope="module")
+def cranfield_chunks(tmp_path_factory) -> EvaluationReport:
+    """A Cranfield run of chunked documents (``doc#n`` results, graded qrels)."""
+    from heta_notebook import BeirBenchmark, Chunking, Recipe, run_benchmark
+
+    recipe = Recipe(name="chunks", chunking=Chunking(unit="words", size=100, overlap=20))
+    return run_benchmark(
+        benchmark=BeirBenchmark.cranfield(),
+        recipe=recipe,
+        query_modes=["full_text_search"],
+        workspace=str(tmp_path_factory.mktemp("cranfield")),
+        progress=False,
+    ).report
+
+
+def test_a_cranfield_runs_results_frame_is_the_same_in_memory_and_stored(
+    cranfield_chunks, tmp_path
+):
+    from heta_notebook.reports._folder import write_report
+
+    expected = _results_by_records(cranfield_chunks)
+    assert expected["document_id"].notna().all() and expected["relevant"].any()
+    pd.testing.assert_frame_equal(cranfield_chunks.frames().results(), expected)
+    write_report(tmp_path / "saved", cranfield_chunks)
+    stored = EvaluationReport.load(tmp_path / "saved")
+    pd.testing.assert_frame_equal(stored.frames().results(), expected)

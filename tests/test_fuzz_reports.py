@@ -16,8 +16,9 @@ import pytest
 
 from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.reports._folder import open_report, write_report
-from heta_notebook.reports._stored import read_header, table_paths
+from heta_notebook.reports._stored import read_header
 from heta_notebook.reports._tables import HEADER, TABLES, CorruptReportError
+from tests._report_helpers import table_paths
 from tests.test_store_columnar import synthetic_report
 
 FLIPS = 250  # seeded bit flips per file per run of the default suite

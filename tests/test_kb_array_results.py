@@ -24,9 +24,9 @@ from heta_notebook.kb._answer import answer_response_sync
 from heta_notebook.kb._knowledge_base import KnowledgeBase
 from heta_notebook.kb._recipe import Chunking
 from heta_notebook.reports._lazy_results import LazyResults
-from heta_notebook.reports._stored import table_paths
 from heta_notebook.schema import BenchmarkEvidence, EvaluationScore, QueryResponse
 from tests._kb_helpers import cranfield
+from tests._report_helpers import table_paths
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 

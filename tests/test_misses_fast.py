@@ -30,7 +30,7 @@ from heta_notebook.analysis._misses import (
 )
 from heta_notebook.display import _card as card
 from heta_notebook.display._explorer_data import encode_report
-from heta_notebook.reports._folder import TableWriter, report_header, write_report
+from heta_notebook.reports._folder import report_header, write_report
 from heta_notebook.reports._tables import SCORES_SCHEMA
 from heta_notebook.schema import (
     BenchmarkEvidence,
@@ -40,6 +40,7 @@ from heta_notebook.schema import (
     QueryCitation,
     QueryTraceEvent,
 )
+from tests._report_helpers import GroupWriter
 from tests.test_misses import DEEP_RANKS, _case, _report, _result
 
 RECIPES = {
@@ -188,7 +189,7 @@ def _large_report(folder: Path, n: int) -> EvaluationReport:
     documents per case, 10 results, top_k 10, deep ranks for every other case."""
     rng = np.random.default_rng(3)
     folder.mkdir(parents=True)
-    writer = TableWriter(folder)
+    writer = GroupWriter(folder)
     writer.text_id("a chunk")
     for start in range(0, n, 1000):
         rows = np.arange(start, min(start + 1000, n))

@@ -52,6 +52,7 @@ async def test_report_has_every_case_in_benchmark_order_and_honest_summary(tmp_p
     assert result.report_path.exists()
     assert ReportStore(tmp_path).load("kb", report.report_id).case_results == report.case_results
     assert report.report_key.endswith(f"/evaluations/{report.report_id}/report.json")
+    assert ReportStore(tmp_path).load("kb", report.report_id).report_key == report.report_key
 
 
 async def test_skipped_scores_are_excluded_from_means_and_counted():
@@ -67,6 +68,7 @@ async def test_skipped_scores_are_excluded_from_means_and_counted():
     ).report
     stats = report.metadata["score_stats"]["alpha.top_hit"]
     assert (stats["n"], stats["n_skipped"]) == (3, 1)
+    assert report.report_key is None  # no store: the report is not saved, so it has no key
     assert report.score_summary["alpha.top_hit"] == 1.0  # not 0.75: the skipped case is not a zero
 
 

@@ -11,14 +11,22 @@ import pytest
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
 from heta_notebook.evaluators._aggregation import summarize
 from heta_notebook.reports._checkpoint import CaseBatches
-from heta_notebook.runner._statistics import ScoreColumns, score_statistics
+from heta_notebook.runner._statistics import ScoreColumns
 from heta_notebook.schema import (
     EvaluationCaseResult,
     EvaluationError,
     EvaluationScore,
     QueryResponse,
 )
-from tests._runner_helpers import MODES, AnswerMatch, Broken, ListBenchmark, TopHit, ToyKB
+from tests._runner_helpers import (
+    MODES,
+    AnswerMatch,
+    Broken,
+    ListBenchmark,
+    TopHit,
+    ToyKB,
+    score_statistics,
+)
 from tests._store_kinds import file_size_limit
 
 

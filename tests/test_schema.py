@@ -177,6 +177,26 @@ def test_plain_repr_is_short_and_useful() -> None:
     assert "PARTIAL" in text and len(text) < 300
 
 
+@pytest.mark.parametrize(
+    ("summary", "first"),
+    [
+        ({"m.map@10": 0.1, "m.ndcg_cut_10": 0.2}, "m.ndcg_cut_10=0.2000"),
+        (
+            {"m.beir_map@1": 0.1, "m.judge": 0.5, "m.evidence_recall@10": 0.4},
+            "m.evidence_recall@10",
+        ),
+        (
+            {"m.recall@1": 0.1, "m.recall@5": 0.5, "n.recall@5": 0.6},
+            "m.recall@5=0.5000, n.recall@5",
+        ),
+    ],
+)
+def test_repr_leads_with_the_cards_headline_score(summary, first) -> None:
+    """The plain repr follows the one headline rule (the card's, the charts'), in every mode."""
+    text = repr(make_report(score_summary=summary))
+    assert text[text.index("errors=") :].split(" ", 1)[1].startswith(first), text
+
+
 def test_repr_leads_with_ndcg_at_10_when_present() -> None:
     summary = {"m.beir_map@1": 0.1, "m.beir_ndcg@1": 0.2, "m.beir_ndcg@10": 0.3}
     assert "<EvaluationReport 'r1' " in repr(make_report(score_summary=summary))

@@ -19,7 +19,7 @@ from heta_notebook.evaluators._retrieval import (
     beir_default_metrics,
     evaluate_batch_columns,
 )
-from heta_notebook.reports._checkpoint import CHECKPOINT, read_checkpoint_stream, records_of
+from heta_notebook.reports._checkpoint import CHECKPOINT, records_of, scan_checkpoint
 from heta_notebook.reports._run import RunHandle
 from heta_notebook.reports._tables import _score_arrays, case_columns, score_table
 from heta_notebook.schema import BenchmarkCase, BenchmarkExpected, EvaluationScore
@@ -110,7 +110,8 @@ async def test_a_checkpointed_beir_run_writes_the_score_rows_its_records_hold(
         progress=False,
     )
     data = (store.report_dir("kb", "r") / CHECKPOINT).read_bytes()
-    tables, texts, _ = read_checkpoint_stream(data, CHECKPOINT)
+    scan = scan_checkpoint(data, CHECKPOINT)
+    tables, texts = scan.tables, scan.texts
     by_key = {(r.case_id, r.query_mode): r for r in result.report.case_results}
     written = records_of(tables, texts)
     assert len(written) == len(by_key) == 82

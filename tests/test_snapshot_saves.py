@@ -19,9 +19,9 @@ import pytest
 
 from heta_notebook import ReportStore
 from heta_notebook.reports._folder import open_report
-from heta_notebook.reports._stored import table_paths
 from heta_notebook.reports._tables import HEADER, TABLES
 from tests._kill_helpers import KB, REPORT_ID, versions
+from tests._report_helpers import table_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 KILLS = 50

@@ -17,7 +17,7 @@ from heta_notebook import ReportStore
 from heta_notebook._util.paths import UnsafeNameError
 from heta_notebook.reports._folder import write_report
 from heta_notebook.reports._run import ReportIdCollisionError
-from heta_notebook.reports._stored import LazyCaseResults, table_paths
+from heta_notebook.reports._stored import LazyCaseResults
 from heta_notebook.reports._tables import CorruptReportError
 from heta_notebook.schema import (
     EvaluationCaseResult,
@@ -28,6 +28,7 @@ from heta_notebook.schema import (
     QueryResult,
 )
 from tests._heta_helpers import REPORT_JSON
+from tests._report_helpers import table_paths
 from tests.test_schema import make_report
 
 

@@ -21,10 +21,10 @@ from heta_notebook._util import redaction
 from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import document_scores, reference_keys
 from heta_notebook.reports._lazy_results import LazyResults
-from heta_notebook.reports._stored import table_paths
 from heta_notebook.reports._tables import _record_hit_fields
 from heta_notebook.systems._adapt import stamp_documents
 from heta_notebook.systems._check import id_coverage
+from tests._report_helpers import table_paths
 from tests._systems_helpers import ranked_ids
 
 DOCS = frozenset({"d1", "d2", "d3", "d4"})

@@ -21,11 +21,10 @@ import pandas as pd
 from heta_notebook.analysis._alignment import SEPARATOR, Variant
 from heta_notebook.analysis._compare import Comparison
 from heta_notebook.analysis._compare_inputs import collect_reports
-from heta_notebook.analysis._headline import headline_score
+from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import EvaluationReport
 
 MEAN = "Mean"
-ALPHA = 0.05
 
 
 def compare_benchmarks(

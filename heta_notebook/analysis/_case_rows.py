@@ -13,7 +13,6 @@ import numpy as np
 
 from heta_notebook.evaluators import _matching as matching
 from heta_notebook.reports._columns import ReportColumns
-from heta_notebook.schema._abstain import abstention_expected
 from heta_notebook.schema._records import (
     BenchmarkEvidence,
     BenchmarkExpected,
@@ -53,12 +52,6 @@ def expected_of(result: EvaluationCaseResult) -> BenchmarkExpected | None:
         return BenchmarkExpected.from_dict(data)
     except ValueError:
         return None
-
-
-def expects_abstention(result: EvaluationCaseResult) -> bool:
-    """Whether the case's right answer is to abstain (SQuAD 2.0's unanswerable questions:
-    ``expected.metadata["abstain"]``)."""
-    return bool(abstention_expected(result.metadata.get("expected")))
 
 
 def case_evidence(
@@ -247,6 +240,69 @@ def report_evidence_rows(columns: ReportColumns) -> list[tuple]:
     return out
 
 
+def report_result_rows(columns: ReportColumns) -> list[tuple]:
+    """``(row, case_id, query_mode, *RESULT_FIELDS)`` of every ranked result of a report, in
+    report order, from its columns: each result's documents come from its stored keys
+    (``matching.stored_keys``) and evidence named by ``reference_id`` alone is matched on
+    them (``matching.match_stored``), as ``case_results`` does on records, so a stored
+    report builds no record for it. A case whose evidence has a locator or a text to match,
+    or that has no expected evidence (its score metadata may name matched items), is read
+    as a record by ``case_results``. A case's expected data is its first row's (per case id)."""
+    n = columns.n_rows
+    case_ids, modes = columns.numpy("cases", "case_id"), columns.numpy("cases", "query_mode")
+    meta_codes, meta_values = columns.codes("cases", "metadata")
+    first_code: dict[str, int] = {}
+    for case_id, code in zip(case_ids.tolist(), meta_codes.tolist(), strict=True):
+        first_code.setdefault(case_id, code)
+    parsed: dict[int, BenchmarkExpected | None] = {}
+    bounds = np.searchsorted(columns.numpy("results", "row").astype(np.int64), np.arange(n + 1))
+    hits = [_decoded(*columns.codes("results", name)) for name in ("id", "source", "metadata")]
+    kinds = _decoded(*columns.codes("results", "kind"))
+    scores = columns.column("results", "score").to_pylist()
+    texts = columns.texts().to_pylist()
+    text_ids = columns.numpy("results", "text").tolist()
+    out: list[tuple] = []
+    slow: list[int] = []
+    for row in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():  # cases with results
+        code = first_code[case_ids[row]]
+        if code not in parsed:
+            parsed[code] = expected_in(meta_values[code]) if code >= 0 else None
+        found = parsed[code]
+        items = found.evidence if found is not None else ()
+        if not items or any(item.locator or item.text is not None for item in items):
+            slow.append(row)
+            continue
+        a, b = int(bounds[row]), int(bounds[row + 1])
+        ids, sources, metas = (column[a:b].tolist() for column in hits)
+        by_result: dict[str, list[str]] = {}
+        for m in matching.match_stored(items, ids, sources, metas):
+            if m.matched and m.result_id is not None:
+                by_result.setdefault(m.result_id, []).append(m.label)
+        qrels = matching.qrels_of(items)
+        for at, (hit, source, metadata) in enumerate(zip(ids, sources, metas, strict=True)):
+            docs = matching.stored_keys(source, metadata)[0]
+            grades = [qrels[d] for d in docs if d in qrels]
+            grade = max(grades) if grades else 0
+            matched = by_result.get(hit, [])
+            i = a + at
+            out.append(
+                (
+                    *(row, case_ids[row], modes[row], at + 1, hit, docs[0] if docs else None),
+                    *(scores[i], kinds[i], texts[text_ids[i]], grade, grade > 0 or bool(matched)),
+                    matched,
+                )
+            )
+    records = columns.records_at(np.asarray(slow, dtype=np.int64))
+    for row, record in zip(slow, records, strict=True):
+        head = (row, record.case_id, record.query_mode)
+        code = first_code[record.case_id]
+        expected = parsed[code]
+        out += [(*head, *item.values()) for item in case_results(record, expected)]
+    if slow:
+        out.sort(key=_first)  # stable: each case's results keep their rank order
+    return out
+
+
 def expected_in(metadata: str | None) -> BenchmarkExpected | None:
     """``expected_of`` for a case's metadata JSON, as a report's columns hold it (parsed
     only when it names ``expected``)."""
@@ -271,5 +327,5 @@ __all__ = [
     "expected_in",
     "expected_of",
     "report_evidence_rows",
-    "expects_abstention",
+    "report_result_rows",
 ]

@@ -44,7 +44,7 @@ from heta_notebook.analysis._compare_inputs import check_benchmarks, collect_rep
 from heta_notebook.analysis._compare_stats import ComparisonStatistics
 from heta_notebook.analysis._effects import with_statistics as _with_statistics
 from heta_notebook.analysis._frames import ReportFrames
-from heta_notebook.analysis._headline import headline_score, setting_changes, setting_text
+from heta_notebook.analysis._headline import setting_changes, setting_text
 from heta_notebook.analysis._judged import judged_notes
 from heta_notebook.analysis._pairing import (
     comparison_pairs,
@@ -53,6 +53,7 @@ from heta_notebook.analysis._pairing import (
     relevant_changes,
 )
 from heta_notebook.analysis._slices import SliceKey, case_slices
+from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import EvaluationCaseResult, EvaluationReport
 
 _IGNORED_MANIFEST_KEYS = ("name", "created_at", "updated_at", "manifest_hash", "hash")

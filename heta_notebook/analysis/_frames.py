@@ -27,9 +27,8 @@ import pandas as pd
 from heta_notebook.analysis._case_rows import (
     EVIDENCE_FIELDS,
     RESULT_FIELDS,
-    case_results,
-    expected_of,
     report_evidence_rows,
+    report_result_rows,
 )
 from heta_notebook.evaluators._aggregation import (
     ScoreAggregate,
@@ -45,7 +44,7 @@ from heta_notebook.schema._abstain import (
     abstention_expected,
     abstention_of,
 )
-from heta_notebook.schema._records import BenchmarkExpected, EvaluationReport
+from heta_notebook.schema._records import EvaluationReport
 from heta_notebook.schema._status import SKIPPED, STATUSES
 
 CASE_COLUMNS = (
@@ -428,13 +427,7 @@ class ReportFrames:
         return frame
 
     def _build_results(self) -> pd.DataFrame:
-        rows: list[tuple] = []
-        parsed: dict[str, BenchmarkExpected | None] = {}
-        for row, result in enumerate(self.case_results):
-            if result.case_id not in parsed:
-                parsed[result.case_id] = expected_of(result)
-            for item in case_results(result, parsed[result.case_id]):
-                rows.append((row, result.case_id, result.query_mode, *item.values()))
+        rows = report_result_rows(self.columns)  # from columns: no record per case
         columns = ["row", "case_id", "query_mode", *RESULT_FIELDS]
         frame = pd.DataFrame.from_records(rows, columns=columns)
         frame["relevance"] = frame["relevance"].astype("Int64")

@@ -1,9 +1,6 @@
-"""What a headline shows: the score to show first, and the settings that changed.
+"""What a comparison's headline says beside its score: the settings that changed.
 
-The score (card, charts, explorers, comparison headlines): nDCG@10 when a report has it (under
-any of its spellings: ``ndcg@10``, ``beir_ndcg@10``, ``ndcg_cut_10``), else a preferred @10
-score (evidence recall, MAP, MRR), else any @10 score, else the first ``metric@k`` at its
-largest k, else the first score.
+(The score a headline shows first is ``schema._headline.headline_score``, the one rule.)
 
 The settings (``setting_changes``): of two flattened recipe manifests, the keys whose values
 differ, leaving out names, hashes and timestamps. Keys both recipes set come first; keys only
@@ -16,41 +13,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
-
-_AT_K = re.compile(r"^(?P<metric>.+?)(?:@|_cut_|_at_)(?P<k>\d+)$")
-PREFERRED_AT_10 = ("evidence_recall", "map", "mrr")
-
-
-def parse_at_k(name: str) -> tuple[str, int] | None:
-    """``"ndcg@10"`` → ``("ndcg", 10)`` (also ``ndcg_cut_10``, ``recall_at_5``); else None."""
-    match = _AT_K.match(str(name))
-    return (match["metric"], int(match["k"])) if match else None
-
-
-def headline_score(names: Sequence[str]) -> str | None:
-    """The score to show first among ``names`` (see the module docstring); None if empty."""
-    names = list(names)
-    if "ndcg@10" in names:
-        return "ndcg@10"
-    at_k = [(n, p) for n in names if (p := parse_at_k(n))]
-    ten = [(n, p[0]) for n, p in at_k if p[1] == 10]
-    for name, metric in ten:
-        if metric.endswith("ndcg"):
-            return name
-    for wanted in PREFERRED_AT_10:
-        for name, metric in ten:
-            if metric == wanted or metric.endswith(f"_{wanted}"):
-                return name
-    if ten:
-        return ten[0][0]
-    if at_k:
-        metric = at_k[0][1][0]
-        return max((p[1], n) for n, p in at_k if p[0] == metric)[1]
-    return names[0] if names else None
-
 
 IDENTITY_KEYS = ("name", "type", "kind", "created_at", "updated_at", "manifest_hash", "hash")
 UNSET = object()  # a key the manifest does not have
@@ -98,4 +62,4 @@ def _is_null(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-__all__ = ["headline_score", "parse_at_k", "setting_changes", "setting_text"]
+__all__ = ["setting_changes", "setting_text"]

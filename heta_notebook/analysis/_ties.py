@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.analysis._headline import headline_score
+from heta_notebook.schema._headline import headline_score
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.analysis._frames import ReportFrames
@@ -77,7 +77,7 @@ def notable_ties(effects: pd.DataFrame) -> pd.DataFrame:
 def tie_line(row: Any) -> str:
     """One row of :func:`notable_ties` in words (the card and the CLI say the same)."""
     from heta_notebook._util.formatting import fmt_int, fmt_num
-    from heta_notebook.analysis._headline import parse_at_k
+    from heta_notebook.schema._headline import parse_at_k
 
     parsed = parse_at_k(row.score)
     cutoff = str(parsed[1]) if parsed else "k"

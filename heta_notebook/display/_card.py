@@ -13,7 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from heta_notebook.analysis._headline import headline_score
 from heta_notebook.display._html import Cell, Markup, badge, join, panel, style, table, tag, td
 from heta_notebook.display._theme import (
     color_map,
@@ -24,6 +23,7 @@ from heta_notebook.display._theme import (
     fmt_num,
     fmt_pct,
 )
+from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import EvaluationReport
 
 MAX_MANIFEST_ITEMS = 10

@@ -27,7 +27,6 @@ import numpy as np
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._case_rows import case_evidence, expected_in
-from heta_notebook.analysis._headline import headline_score
 from heta_notebook.display._explorer_cells import (
     MAX_TEXT,
     StringTable,
@@ -42,6 +41,7 @@ from heta_notebook.display._explorer_details import (
     score_notes,
 )
 from heta_notebook.reports._columns import ReportColumns
+from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationError,
@@ -51,7 +51,6 @@ from heta_notebook.schema._status import STATUSES
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_CASES = 20_000
-STATUS_CODES = {"scored": 0, "skipped": 1, "error": 2}
 
 
 def case_labels(result: EvaluationCaseResult) -> list[str]:
@@ -100,7 +99,6 @@ def embedded_rows(
     return np.sort(informative_order(report, priority)[: max(0, int(max_cases))])
 
 
-INDEX_COLUMNS = ("case_id", "mode", "query", "latency", "error", "labels")
 DETAIL_COLUMNS = (
     "answer",
     "abstained",

@@ -22,9 +22,10 @@ from typing import Any
 from heta_notebook._util.paths import atomic_write_text
 from heta_notebook.display._card import report_card_html
 from heta_notebook.display._explorer_data import DEFAULT_MAX_CASES
-from heta_notebook.display._figures import ReportPlots, headline_score, parse_at_k
+from heta_notebook.display._figures import ReportPlots
 from heta_notebook.display._html import Markup, join, raw, tag
 from heta_notebook.display._theme import CSS
+from heta_notebook.schema._headline import headline_score, parse_at_k
 from heta_notebook.schema._records import EvaluationReport
 
 PAGE_CSS = (

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from heta_notebook.analysis._headline import headline_score, parse_at_k
 from heta_notebook.display._html import esc as _html_esc
 from heta_notebook.display._html import truncate
 from heta_notebook.display._theme import color_map, fit_title, fmt_ci, fmt_int, plotly_template
+from heta_notebook.schema._headline import parse_at_k
 from heta_notebook.schema._records import EvaluationReport
 
 MAX_HOVER_POINTS = 5000
@@ -379,6 +379,4 @@ __all__ = [
     "distribution_figure",
     "latency_figure",
     "misses_figure",
-    "headline_score",
-    "parse_at_k",
 ]

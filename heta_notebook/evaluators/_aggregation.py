@@ -176,19 +176,6 @@ def _common_name(items: list[ScoreLike]) -> str:
 
 # --------------------------------------------------------------------------- vectorised statistics
 
-STAT_FIELDS = (
-    "n",
-    "n_scored",
-    "n_skipped",
-    "n_error",
-    "n_passed",
-    "n_judged",
-    "mean",
-    "std",
-    "ci_low",
-    "ci_high",
-)
-
 
 def grouped_stats(
     groups: np.ndarray,

@@ -82,7 +82,6 @@ class _Layout:
         self.one_chunk_each = self.n == len(self.ids)  # document ranks are chunk ranks
         keys = getattr(chunks, "tie_keys", None)  # the KB's tie order when it declares one
         self.keys = np.arange(self.n) if keys is None else np.asarray(keys)
-        self.has_keys = keys is not None
         self.key_list = self.keys.tolist()  # for comparisons in Python (a few rows a query)
         self.document_list = self.document.tolist()
         held = [i for i, (start, end) in enumerate(self.rows) if end > start]

@@ -203,15 +203,6 @@ class CheckpointScan(NamedTuple):
     counts: list[int]
 
 
-def read_checkpoint_stream(
-    data: bytes | pa.Buffer, path: Any, sums: bytes | None = None
-) -> tuple[dict[str, pa.Table], list[str], int]:
-    """Parse a checkpoint stream: its tables, texts and the byte length of its kept batches
-    (see :func:`scan_checkpoint`)."""
-    scan = scan_checkpoint(data, path, sums)
-    return scan.tables, scan.texts, scan.good
-
-
 def scan_checkpoint(
     data: bytes | pa.Buffer, path: Any, sums: bytes | None = None
 ) -> CheckpointScan:

@@ -118,7 +118,7 @@ class ReportColumns:
         assert tables is not None
         if table not in tables:
             assert self.records is not None  # a subset's tables are all there
-            built = record_tables(self.records)
+            built = record_tables(self.records, scores=tables.get("scores"))
             tables.update({name: data for name, data in built.items() if name not in tables})
         return tables[table]
 

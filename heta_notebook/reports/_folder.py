@@ -84,8 +84,8 @@ if TYPE_CHECKING:  # pragma: no cover
 class TableWriter:
     """Collects rows of one report's tables and writes them as Parquet, texts deduplicated.
 
-    ``add(result)`` takes one ``EvaluationCaseResult``; bench scripts may also call the
-    ``add_*_columns`` methods with ready columns. ``finish()`` writes the header last.
+    ``add(result)`` takes one ``EvaluationCaseResult``, ``add_tables`` a checkpoint's ready
+    tables. ``finish()`` writes the header last.
     """
 
     def __init__(self, folder: Path, cases_per_group: int = CASES_PER_GROUP) -> None:
@@ -97,10 +97,6 @@ class TableWriter:
         self._pending: list[EvaluationCaseResult] = []
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._tmp: dict[str, str] = {}  # table -> its file of this save (immutable once named)
-
-    def text_id(self, text: str) -> int:
-        """The index of ``text`` in the texts table (added once)."""
-        return self._text_ids.setdefault(text, len(self._text_ids))
 
     def add(self, result: EvaluationCaseResult) -> None:
         """Append one case result (its columns are built a row group at a time)."""
@@ -137,15 +133,6 @@ class TableWriter:
         with ThreadPoolExecutor(len(bounds)) as pool:
             list(pool.map(write, bounds))
         self.rows = len(cases)
-
-    def add_group(self, tables: dict[str, pa.Table]) -> None:
-        """Write ready ``cases``/``results``/``scores`` tables of the next case results as one
-        row group (bulk writers, e.g. bench); ``row`` columns count from this writer's rows."""
-        self.flush()
-        for name in ("cases", "results", "scores"):
-            if len(tables[name]):
-                self._write(name, tables[name].select(SCHEMAS[name].names).cast(SCHEMAS[name]))
-        self.rows += len(tables["cases"])
 
     def flush(self) -> None:
         """Write the pending case results as one row group per table."""

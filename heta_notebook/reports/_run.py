@@ -1,8 +1,8 @@
 """One run's handle on its report id: folder, lock, fingerprint, checkpoint and shards.
 
 The runner holds only this handle (``store.run(kb, report_id, fingerprint=...)``): the
-previous report and the fingerprint check, appends, the save, the report's key and path,
-and the Ray shard checkpoints all go through it.
+previous report and the fingerprint check, appends, the save (which returns the report's
+path), the report's key and the Ray shard checkpoints all go through it.
 """
 
 from __future__ import annotations
@@ -132,11 +132,6 @@ class RunHandle:
     def report_key(self) -> str:
         """heta-framework's key of the report this run saves."""
         return report_key(self.kb, self.report_id)
-
-    @property
-    def report_path(self) -> Path:
-        """The main file of the saved report (``header.json`` or ``report.json``)."""
-        return self.store.report_path(self.kb, self.report_id)
 
     def previous(self) -> EvaluationReport | None:
         """The report an earlier run of this id saved (None if none), refused when a run

@@ -376,9 +376,6 @@ class ReportStore:
 
     # -- file system access ---------------------------------------------------------------
 
-    def _root_path(self) -> Path:
-        return Path(self._url_root) if self._fs is not None else self.root
-
     def _write(self, path: Path, text: str) -> None:
         if self._fs is None:
             _refuse_symlink(path)

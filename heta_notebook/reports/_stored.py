@@ -1,7 +1,7 @@
 """A stored report's header and its case results built lazily from its columns.
 
-``read_header`` checks a report folder's header (format, version, digest) and names its
-table files; ``LazyCaseResults`` is ``report.case_results`` of an opened report: records
+``read_header`` checks a report folder's header (format, version, digest) and
+``_checked_name`` each table file it names; ``LazyCaseResults`` is ``report.case_results`` of an opened report: records
 built on access from the row groups of its ``ReportColumns`` (``reports._columns``).
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,7 +25,6 @@ from heta_notebook.reports._tables import (
     FORMAT,
     FORMAT_VERSION,
     HEADER,
-    TABLES,
     TEXT,
     CorruptReportError,
 )
@@ -62,13 +60,6 @@ def _checked_name(header: dict[str, Any], table: str, folder: Path) -> str:
     if match is None or match.group(1) != table:
         raise CorruptReportError(folder / HEADER, f"names no valid file for the {table} table")
     return str(name)
-
-
-def table_paths(folder: str | os.PathLike[str]) -> dict[str, Path]:
-    """The file of each table of the report committed in ``folder`` (its header names them)."""
-    folder = Path(folder)
-    header = read_header(folder)
-    return {table: folder / _checked_name(header, table, folder) for table in TABLES}
 
 
 def read_header(folder: Path) -> dict[str, Any]:

@@ -193,15 +193,20 @@ def case_batches(
 
 
 def record_tables(
-    results: Sequence[EvaluationCaseResult], *, with_hits: bool = True
+    results: Sequence[EvaluationCaseResult],
+    *,
+    with_hits: bool = True,
+    scores: pa.Table | None = None,
 ) -> dict[str, pa.Table]:
     """The tables of in-memory records (``ReportColumns.of_records``): ``case_batches``
     without its storing step, so the columns hold what the records hold (what a system said
     was redacted when it entered the report; nothing here is stored). ``with_hits=False``: only
-    ``cases`` and ``scores`` (a response's results are most of the work; frames need none)."""
+    ``cases`` and ``scores`` (a response's results are most of the work; frames need none).
+    ``scores``: these records' scores table, built before (its columns are reused)."""
     text_ids: dict[str, int] = {}
+    reused = None if scores is None else scores.drop_columns(["row"])
     with paused_gc():
-        batches = _case_batches(results, 0, text_ids, with_hits=with_hits)
+        batches = _case_batches(results, 0, text_ids, reused, with_hits=with_hits)
     tables = {name: pa.Table.from_batches([batch]) for name, batch in batches.items()}
     if not with_hits:
         return {name: tables[name] for name in ("cases", "scores")}

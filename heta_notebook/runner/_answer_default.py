@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from heta_notebook.schema._abstain import ABSTAIN_EXPECTED
 from heta_notebook.schema._records import BenchmarkCase
 
 
@@ -21,7 +22,7 @@ def expects_answers(cases: Iterable[BenchmarkCase]) -> bool:
     return any(
         case.expected.answers
         or case.expected.value is not None
-        or "abstain" in case.expected.metadata
+        or ABSTAIN_EXPECTED in case.expected.metadata
         for case in cases
     )
 

@@ -41,7 +41,7 @@ from heta_notebook.schema._records import (
     QueryResponse,
     QueryResult,
 )
-from heta_notebook.systems._adapt import as_system, stamp_documents
+from heta_notebook.systems._adapt import as_system, qualified_name, stamp_documents
 from heta_notebook.systems._check import preflight
 from heta_notebook.systems._normalize import normalize_response
 
@@ -99,13 +99,13 @@ async def aevaluate(
     identity = fingerprint(
         dataset=manifest.key,
         mode=mode,
-        function=_qualified_name(function),
+        function=qualified_name(function),
         evaluators=[str(ev.name) for ev in chosen],
         config=active.fingerprint_fields(),
         **({"subset": subset.describe()} if subset.active else {}),
         **run_identity(manifest),  # a generated benchmark: its manifest's hash
     )
-    extra: dict[str, Any] = {"function": _qualified_name(function), "fingerprint": identity}
+    extra: dict[str, Any] = {"function": qualified_name(function), "fingerprint": identity}
     if subset.active:
         extra["subset"] = subset.describe()
     if project:
@@ -123,7 +123,7 @@ async def aevaluate(
         label=mode,
         store=report_store,
         progress=progress,
-        recipe_manifest={"name": mode, "function": _qualified_name(function)},
+        recipe_manifest={"name": mode, "function": qualified_name(function)},
         metadata=extra,
     )
     if documents and not (report_store and spec.report_id in report_store.report_ids(mode)):
@@ -352,9 +352,3 @@ def _as_evaluator(candidate: Any) -> Any:
 
     wrap = aevaluator if inspect.iscoroutinefunction(candidate) else evaluator
     return wrap(candidate)
-
-
-def _qualified_name(function: Any) -> str:
-    module = getattr(function, "__module__", None) or ""
-    qualname = getattr(function, "__qualname__", None) or type(function).__qualname__
-    return f"{module}.{qualname}" if module else qualname

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from heta_notebook._util.paths import temp_folder
 from heta_notebook.benchmarks._loader import adapt_heta
 from heta_notebook.evaluators._protocol import check_unique_names, settings_of
+from heta_notebook.systems._adapt import own_manifest
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_notebook.reports._store import ReportStore
@@ -45,16 +46,9 @@ def label_of(recipe: Any, default: str) -> str:
 
 
 def json_manifest(obj: Any) -> dict[str, Any] | list[dict[str, Any]]:
-    """``obj.manifest()`` as JSON-friendly data (foreign records through ``to_dict``)."""
-    manifest = getattr(obj, "manifest", None)
-    if manifest is None:
-        return {}
-    value = manifest() if callable(manifest) else manifest
-    if hasattr(value, "to_dict"):
-        value = value.to_dict()
-    if hasattr(value, "model_dump"):
-        value = value.model_dump(mode="json")
-    return value if isinstance(value, (dict, list)) else {"value": str(value)}
+    """``obj.manifest()`` as JSON-friendly data (``systems``' one rule), ``{}`` when it has none."""
+    value = own_manifest(obj)
+    return {} if value is None else value
 
 
 def named_recipes(recipes: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:

@@ -34,12 +34,12 @@ from heta_notebook.runner._pool import (
 )
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._statistics import ScoreColumns, environment, latency_statistics, utc_now
+from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import (
     BenchmarkCase,
     BenchmarkManifest,
     EvaluationCaseResult,
     EvaluationReport,
-    report_key,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -126,8 +126,6 @@ def deep_enough(config: BenchmarkRunConfig, evaluators: Sequence[Any]) -> Benchm
 
 def headline_of(evaluators: Sequence[Any]) -> str | None:
     """The score the progress bar and the live card follow (the card's headline rule)."""
-    from heta_notebook.analysis._headline import headline_score
-
     return headline_score([str(ev.name) for ev in evaluators])
 
 
@@ -190,7 +188,8 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
             progress.close()
         results = _ordered_results(spec, finished, execution, columns)
         seconds = time.perf_counter() - clock
-        report = _report(spec, results, columns, execution, started_at, seconds, len(finished))
+        resumed = len(finished)
+        report = _report(spec, run, results, columns, execution, started_at, seconds, resumed)
     if run is not None:
         spec.report_path = run.save(report)
         run.drop_shards()  # an interrupted Ray run's shards: the saved report holds them
@@ -298,6 +297,7 @@ def _ordered_results(
 
 def _report(
     spec: RunSpec,
+    run: RunHandle | None,
     results: list[EvaluationCaseResult],
     columns: ScoreColumns,
     execution: Execution,
@@ -331,10 +331,9 @@ def _report(
         "environment": environment(),
         "duration_s": round(seconds, 3),
     }
-    persisted = spec.store is not None and spec.config.persist_report
     report = EvaluationReport(
         report_id=spec.report_id,
-        report_key=report_key(spec.knowledge_base_name, spec.report_id) if persisted else None,
+        report_key=run.report_key if run is not None else None,  # None: the report is not saved
         benchmark=spec.benchmark,
         knowledge_base_name=spec.knowledge_base_name,
         knowledge_base_manifest=spec.knowledge_base_manifest,

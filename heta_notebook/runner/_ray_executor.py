@@ -277,7 +277,7 @@ class _RecipeOnRay:
                 finished.setdefault((result.case_id, result.query_mode), result)
         if failure is not None:
             raise failure
-        report = self._report(spec, finished, resumed, started_at, clock)
+        report = self._report(spec, run, finished, resumed, started_at, clock)
         if run is not None:
             spec.report_path = run.save(report)
             run.drop_shards()  # the saved report holds them now
@@ -339,6 +339,7 @@ class _RecipeOnRay:
     def _report(
         self,
         spec: RunSpec,
+        run: RunHandle | None,
         finished: dict[tuple[str, str], EvaluationCaseResult],
         resumed: int,
         started_at: str,
@@ -350,7 +351,7 @@ class _RecipeOnRay:
         execution = Execution(results=self.results, interrupted=self.interrupted)
         results = _ordered_results(spec, finished, execution, columns)
         seconds = time.perf_counter() - clock
-        return _report(spec, results, columns, execution, started_at, seconds, resumed)
+        return _report(spec, run, results, columns, execution, started_at, seconds, resumed)
 
 
 async def _checked_on_worker(

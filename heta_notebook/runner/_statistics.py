@@ -50,16 +50,6 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def score_statistics(
-    results: Sequence[EvaluationCaseResult], config: BenchmarkRunConfig
-) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
-    """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
-    columns = ScoreColumns()
-    for position, result in enumerate(results):
-        columns.add(position, result)
-    return columns.statistics(config)
-
-
 class _Cells:
     """One ``mode.score`` column while results arrive: values keyed by report position."""
 
@@ -101,9 +91,9 @@ class ScoreColumns:
 
     The runner adds each result as it is delivered (a few microseconds, while the loop waits
     for queries) instead of walking every score of every result after the last case; the
-    statistics are the same as ``score_statistics`` over the results in position order
-    (``aggregation.summarize``'s rules: skipped and failed scores counted, never averaged;
-    a failed query counts as an error for every score of its mode).
+    statistics are those of the results in position order, by ``aggregation.summarize``'s
+    rules (skipped and failed scores counted, never averaged; a failed query counts as an
+    error for every score of its mode).
     """
 
     def __init__(self, batches: Any = None) -> None:

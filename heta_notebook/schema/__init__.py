@@ -4,7 +4,8 @@
 which field is wrong), ``_status`` (scored / skipped / error and the one reason rule) and
 ``_construct`` (scores built in bulk) and ``_abstain`` (``Abstain``, what a system returns to
 abstain). A report's stored forms live in ``reports/``;
-``CheckpointWarning``, ``CorruptReportError`` and ``from_heta_report`` are named here too.
+``CheckpointWarning``, ``CorruptReportError`` and ``from_heta_report`` are still named here, as
+the last version named them (lazily: declared doors of docs/architecture.md's import table).
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from pydantic_core import to_json as dump_json
 from heta_notebook._util.redaction import redact, redact_strings, redact_text
 from heta_notebook._util.sums import seal_text
 from heta_notebook.schema._abstain import ABSTAIN_REASON, ABSTAINED, abstention_of
+from heta_notebook.schema._headline import headline_first
 from heta_notebook.schema._status import judge_reason, status_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -713,8 +714,8 @@ class EvaluationReport(Record):
     def __repr__(self) -> str:
         modes = ", ".join(self.query_modes) or "-"
         errors = self.frames().case_counts()["n_errors"]
-        items = sorted(self.score_summary.items(), key=lambda kv: not kv[0].endswith("ndcg@10"))
-        head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])  # nDCG@10 first when present
+        items = headline_first(self.score_summary)
+        head = ", ".join(f"{k}={v:.4f}" for k, v in items[:3])
         partial = " PARTIAL" if self.is_partial else ""
         return (
             f"<EvaluationReport {self.report_id!r}{partial} benchmark={self.benchmark.key} "

@@ -80,7 +80,6 @@ class IdCoverage:
     results: int
     queries: int
     unmatched_examples: tuple[str, ...] = ()
-    made_up_ids: bool = False  # every unmatched result had no id of the system's own
     empty_queries: int = 0  # dry-run answers that held no result
 
     @property
@@ -269,7 +268,6 @@ def id_coverage(
         results=n_results,
         queries=len(responses),
         unmatched_examples=tuple(dict.fromkeys(own))[:5],
-        made_up_ids=bool(unmatched) and not own,
         empty_queries=sum(map(is_empty, responses)),
     )
 
