@@ -5,6 +5,7 @@ its details are embedded or not, and give Python's count (``Comparison.evidence_
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from heta_notebook import compare
 from heta_notebook.display._explorer_data import encode_report
@@ -79,6 +80,7 @@ def _tiny_beir(folder):
     return folder
 
 
+@pytest.mark.filterwarnings("ignore::heta_notebook.DepthWarning")  # shallow on purpose
 def test_a_stored_report_gives_the_same_found_index_without_building_records(
     tmp_path, monkeypatch
 ) -> None:
