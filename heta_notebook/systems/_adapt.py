@@ -25,6 +25,7 @@ from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact
 from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
+from heta_notebook.evaluators._record_hits import record_results
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
     NO_RESULTS,
@@ -102,6 +103,10 @@ class System:
             document_id=self.document_id,
             id_key=self.id_key,
         )
+        if self.benchmark_documents:  # records naming benchmark documents: read as columns
+            records = record_results(response, self.benchmark_documents)
+            if records is not None:  # the records themselves, checked in one pass each
+                return response.model_copy(update={"results": records})
         return stamp_documents(_noting_emptiness(response, value), self.benchmark_documents)
 
     def bound(self, benchmark_documents: Collection[str]) -> System:

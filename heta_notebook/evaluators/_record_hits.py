@@ -1,0 +1,151 @@
+"""``RecordHits``: a system's ``QueryResult`` records read once into columns, no pass per
+consumer.
+
+A user's system (an object with ``query``, a function returning records) answers with
+``QueryResult``s that usually name their benchmark document already
+(``source.benchmark_document_id``). Each of them used to be read three times in Python per
+case: by the stamping check (``systems._adapt.stamp_documents``: does it name a benchmark
+document?), by the redaction check (``schema._redact``: would a credential be hidden?) and
+by the metrics (``evaluators._matching.document_scores``: which document, at which score?).
+:func:`record_results` reads their fields once, in C-level passes over the whole list, and
+answers the three questions from those columns: the response then holds a ``LazyResults``
+whose records are the system's own records, unchanged (neither stamping nor redaction
+changes them on this path, or the path is not taken). The metrics read
+``document_scores()``, the checkpoint ``hit_columns()``, the miss classes
+``reference_keys()`` (see ``reports._lazy_results``).
+
+Only the clear case takes this path: every result a plain ``QueryResult`` (no subclass, no
+extra field) of one kind, whose only document reference is a ``benchmark_document_id`` in
+its source naming one of the benchmark's documents (``_matching._only_document_id``), with
+no metadata, and nothing in the response that redaction would change
+(``schema._redact.unchanged_by_redaction``). Anything else (an unknown document, metadata,
+a secret-looking source value, a declared secret) is read record by record as before, so
+every number and every stored byte stays the same. Nothing is kept between calls: the
+columns are read from each response's own records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from itertools import chain
+from operator import attrgetter, itemgetter
+from typing import Any
+
+import numpy as np
+
+from heta_notebook.evaluators._matching import _OTHER_ID_FIELDS, reference_keys
+from heta_notebook.reports._lazy_results import HitColumns, LazyResults
+from heta_notebook.schema._records import QueryResponse, QueryResult
+from heta_notebook.schema._redact import unchanged_by_redaction
+
+_DICT = attrgetter("__dict__")
+_EXTRA = attrgetter("__pydantic_extra__")
+_ID, _TEXT_FIELD, _SCORE, _KIND, _SOURCE, _METADATA = map(
+    itemgetter, ("id", "text", "score", "kind", "source", "metadata")
+)
+_NAMED = itemgetter("benchmark_document_id")
+_PLAIN, _TEXT = {QueryResult}, {str}
+
+
+class RecordHits:
+    """One response's ``QueryResult`` records with their fields as columns and the benchmark
+    document each names."""
+
+    __slots__ = ("results", "fields", "kind", "docs")
+
+    def __init__(
+        self,
+        results: tuple[QueryResult, ...],
+        fields: list[dict[str, Any]],
+        kind: str,
+        docs: list[str],
+    ) -> None:
+        self.results, self.fields, self.kind, self.docs = results, fields, kind, docs
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def records(self, part: slice = slice(None)) -> tuple[QueryResult, ...]:
+        """The system's own records (stamping and redaction leave them as they are)."""
+        return self.results[part]
+
+    def document_scores(self) -> tuple[list[str], list[float] | None]:
+        """``_matching.document_scores`` of the records: each document once, in order of
+        first appearance, with its best score (None when a result has no score)."""
+        docs, scores = self.docs, list(map(_SCORE, self.fields))
+        scored = None not in scores
+        if len(set(docs)) == len(docs):  # the usual case: one result per document
+            return list(docs), scores if scored else None
+        best: dict[str, float] = {}
+        get = best.get
+        for doc, score in zip(docs, scores, strict=True):
+            value = -math.inf if score is None else score
+            previous = get(doc)
+            if previous is None or value > previous:
+                best[doc] = value
+        return list(best), (list(best.values()) if scored else None)
+
+    def reference_keys(self) -> list[tuple[str, frozenset[str], tuple[str, ...]]]:
+        """Per result: its id, direct keys and documents (``_matching.reference_keys``)."""
+        return [(r.id, *reference_keys(r)) for r in self.results]
+
+    def hit_columns(self) -> HitColumns:
+        """The report's ``results`` columns, as written from the records."""
+        from heta_notebook.reports._tables import _json
+
+        fields, n = self.fields, len(self.results)
+        return HitColumns(
+            ids=list(map(_ID, fields)),
+            texts=list(map(_TEXT_FIELD, fields)),
+            scores=np.array(list(map(_SCORE, fields)), dtype=np.float64),  # None: NaN, a null
+            kind=self.kind,
+            sources=[_json(field["source"]) for field in fields],
+            metadata=[None] * n,  # this path takes results without metadata only
+        )
+
+
+def record_results(
+    response: QueryResponse, documents: Collection[str]
+) -> Sequence[QueryResult] | None:
+    """``response``'s results as lazy columns over its records; None when any result is not
+    plainly a record naming one of ``documents`` (then the records path reads them)."""
+    results = response.results
+    if type(results) is not tuple or not results or not isinstance(documents, frozenset):
+        return None
+    if set(map(type, results)) != _PLAIN or any(map(_EXTRA, results)):
+        return None
+    fields = list(map(_DICT, results))
+    if any(map(_METADATA, fields)):  # may name a document: the records path reads it
+        return None
+    kinds = set(map(_KIND, fields))
+    sources = list(map(_SOURCE, fields))
+    docs = _named_documents(sources, documents)
+    if docs is None or len(kinds) != 1:
+        return None
+    # each distinct value once is enough for the check: kinds, no metadata
+    if not unchanged_by_redaction(response, {"kind": kinds, "source": sources, "metadata": ()}):
+        return None
+    return LazyResults(RecordHits(results, fields, kinds.pop(), docs))
+
+
+def _named_documents(sources: list[dict[str, Any]], documents: frozenset[str]) -> list[str] | None:
+    """Each result's document when every one names a benchmark document only by
+    ``source.benchmark_document_id`` (``_matching._only_document_id`` over columns: a str, no
+    other id field; metadata checked by the caller) and it is one of ``documents``: what
+    ``stamp_documents`` keeps as it is and ``document_scores`` reads. None otherwise."""
+    if not _OTHER_ID_FIELDS.isdisjoint(chain.from_iterable(sources)):
+        return None
+    try:
+        named = list(map(_NAMED, sources))
+    except KeyError:  # a source without one: the records path
+        return None
+    if set(map(type, named)) != _TEXT:
+        return None
+    docs = list(map(str.strip, named))
+    if not all(docs) or not documents.issuperset(docs):
+        return None
+    return docs
+
+
+__all__ = ["RecordHits", "record_results"]
