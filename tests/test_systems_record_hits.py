@@ -144,6 +144,18 @@ def test_a_declared_secret_takes_the_records_path(monkeypatch) -> None:
     assert _slow(PLAIN[0]).results[0].text != "text d1#0"
 
 
+def test_sources_checked_before_are_known_by_content_not_by_object() -> None:
+    record = QueryResult(id="d2#0", score=1.0, source={"benchmark_document_id": "d2"})
+    assert _fast([record]) is not None  # checked, then remembered by content
+    equal = QueryResult(id="d2#1", score=0.5, source={"benchmark_document_id": "d2"})
+    assert _fast([equal]) is not None  # a new record, an equal source: known
+    more = {"benchmark_document_id": "d2", "url": "https://u:pw@h/"}  # the same document
+    assert _fast([QueryResult(id="d2#2", source=more)]) is None  # checked again: redacted
+    record.source["url"] = "https://u:pw@h/"  # the checked dict changed afterwards
+    assert _fast([record]) is None
+    assert _fast([QueryResult(id="d2#3", source={"benchmark_document_id": " d2"})]) is not None
+
+
 def test_the_system_takes_the_columns_path_and_otherwise_stamps() -> None:
     replies = {"plain": PLAIN[1], "other": OTHER[2]}
     system = as_system(lambda text: replies[text], benchmark_documents=DOCS)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter, eq, itemgetter
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,8 @@ _ID, _TEXT_FIELD, _SCORE, _KIND, _SOURCE, _METADATA = map(
     itemgetter, ("id", "text", "score", "kind", "source", "metadata")
 )
 _NAMED = itemgetter("benchmark_document_id")
-_PLAIN, _TEXT = {QueryResult}, {str}
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_PLAIN, _TEXT, _DICTS = {QueryResult}, {str}, {dict}
 
 
 class RecordHits:
@@ -120,32 +121,74 @@ def record_results(
         return None
     kinds = set(map(_KIND, fields))
     sources = list(map(_SOURCE, fields))
-    docs = _named_documents(sources, documents)
-    if docs is None or len(kinds) != 1:
+    if len(kinds) != 1 or set(map(type, sources)) != _DICTS:
         return None
-    # each distinct value once is enough for the check: kinds, no metadata
-    if not unchanged_by_redaction(response, {"kind": kinds, "source": sources, "metadata": ()}):
+    found = _named_documents(sources, documents)
+    if found is None:
         return None
+    docs, unseen = found
+    # each distinct value once is enough for the check: kinds, no metadata, and of the
+    # sources those whose content was not checked before
+    if not unchanged_by_redaction(response, {"kind": kinds, "source": unseen, "metadata": ()}):
+        return None
+    if unseen:
+        _remember(unseen, docs, documents)
     return LazyResults(RecordHits(results, fields, kinds.pop(), docs))
 
 
-def _named_documents(sources: list[dict[str, Any]], documents: frozenset[str]) -> list[str] | None:
+def _named_documents(
+    sources: list[dict[str, Any]], documents: frozenset[str]
+) -> tuple[list[str], list[dict[str, Any]]] | None:
     """Each result's document when every one names a benchmark document only by
     ``source.benchmark_document_id`` (``_matching._only_document_id`` over columns: a str, no
     other id field; metadata checked by the caller) and it is one of ``documents``: what
-    ``stamp_documents`` keeps as it is and ``document_scores`` reads. None otherwise."""
-    if not _OTHER_ID_FIELDS.isdisjoint(chain.from_iterable(sources)):
-        return None
+    ``stamp_documents`` keeps as it is and ``document_scores`` reads. With them, the sources
+    redaction must still check: none when every source equals one checked before. None
+    otherwise."""
     try:
         named = list(map(_NAMED, sources))
     except KeyError:  # a source without one: the records path
         return None
     if set(map(type, named)) != _TEXT:
         return None
+    checked: list[Any] = list(map(_checked(documents).get, named))  # None: not seen
+    if None not in checked and all(map(eq, map(_FIRST, checked), sources)):
+        return list(map(_SECOND, checked)), []  # the same contents as before: known
+    if not _OTHER_ID_FIELDS.isdisjoint(chain.from_iterable(sources)):
+        return None
     docs = list(map(str.strip, named))
     if not all(docs) or not documents.issuperset(docs):
         return None
-    return docs
+    return docs, sources
+
+
+# Sources checked before, by content, per documents collection (by id()): the raw
+# ``benchmark_document_id`` -> (a copy of the last clean source naming it, its document). A
+# run's results name the same few thousand documents with the same source fields again and
+# again (new dicts each time: equal contents, compared in C, stand for the checks).
+_SOURCES: dict[int, tuple[Collection[str], dict[str, tuple[dict[str, str], str]]]] = {}
+_KEEP_SOURCES = 200_000  # per collection; then it starts again
+
+
+def _checked(documents: Collection[str]) -> dict[str, tuple[dict[str, str], str]]:
+    """The checked sources of this documents collection (see ``_SOURCES``)."""
+    entry = _SOURCES.get(id(documents))
+    if entry is None or entry[0] is not documents:
+        if len(_SOURCES) >= 8:  # a few live runs at most: forget the oldest
+            _SOURCES.pop(next(iter(_SOURCES)))
+        entry = _SOURCES[id(documents)] = (documents, {})
+    return entry[1]
+
+
+def _remember(sources: list[dict[str, Any]], docs: list[str], documents: Collection[str]) -> None:
+    """Keep a copy of each of these sources (checked: clean, naming ``docs``) whose values
+    are all text, so a copy cannot change under the memo."""
+    checked = _checked(documents)
+    if len(checked) + len(sources) > _KEEP_SOURCES:
+        checked.clear()
+    for source, doc in zip(sources, docs, strict=True):
+        if set(map(type, source.values())) == _TEXT:
+            checked[source["benchmark_document_id"]] = (dict(source), doc)
 
 
 __all__ = ["RecordHits", "record_results"]
