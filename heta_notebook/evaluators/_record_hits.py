@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from itertools import chain
-from operator import attrgetter, eq, itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,6 @@ _ID, _TEXT_FIELD, _SCORE, _KIND, _SOURCE, _METADATA = map(
     itemgetter, ("id", "text", "score", "kind", "source", "metadata")
 )
 _NAMED = itemgetter("benchmark_document_id")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _PLAIN, _TEXT, _DICTS = {QueryResult}, {str}, {dict}
 
 
@@ -151,9 +150,8 @@ def _named_documents(
         return None
     if set(map(type, named)) != _TEXT:
         return None
-    checked: list[Any] = list(map(_checked(documents).get, named))  # None: not seen
-    if None not in checked and all(map(eq, map(_FIRST, checked), sources)):
-        return list(map(_SECOND, checked)), []  # the same contents as before: known
+    if list(map(_checked(documents).get, named)) == sources:  # compared in C, None unequal
+        return named, []  # the same contents as before: known, naming their documents as is
     if not _OTHER_ID_FIELDS.isdisjoint(chain.from_iterable(sources)):
         return None
     docs = list(map(str.strip, named))
@@ -162,15 +160,15 @@ def _named_documents(
     return docs, sources
 
 
-# Sources checked before, by content, per documents collection (by id()): the raw
-# ``benchmark_document_id`` -> (a copy of the last clean source naming it, its document). A
-# run's results name the same few thousand documents with the same source fields again and
-# again (new dicts each time: equal contents, compared in C, stand for the checks).
-_SOURCES: dict[int, tuple[Collection[str], dict[str, tuple[dict[str, str], str]]]] = {}
+# Sources checked before, by content, per documents collection (by id()): the
+# ``benchmark_document_id`` -> a copy of the last clean source naming it. A run's results
+# name the same few thousand documents with the same source fields again and again (new
+# dicts each time: equal contents, compared in C, stand for the checks).
+_SOURCES: dict[int, tuple[Collection[str], dict[str, dict[str, str]]]] = {}
 _KEEP_SOURCES = 200_000  # per collection; then it starts again
 
 
-def _checked(documents: Collection[str]) -> dict[str, tuple[dict[str, str], str]]:
+def _checked(documents: Collection[str]) -> dict[str, dict[str, str]]:
     """The checked sources of this documents collection (see ``_SOURCES``)."""
     entry = _SOURCES.get(id(documents))
     if entry is None or entry[0] is not documents:
@@ -182,13 +180,14 @@ def _checked(documents: Collection[str]) -> dict[str, tuple[dict[str, str], str]
 
 def _remember(sources: list[dict[str, Any]], docs: list[str], documents: Collection[str]) -> None:
     """Keep a copy of each of these sources (checked: clean, naming ``docs``) whose values
-    are all text, so a copy cannot change under the memo."""
+    are all text (so a copy cannot change under the memo) and whose document is its
+    ``benchmark_document_id`` as it is (no spaces stripped)."""
     checked = _checked(documents)
     if len(checked) + len(sources) > _KEEP_SOURCES:
         checked.clear()
     for source, doc in zip(sources, docs, strict=True):
-        if set(map(type, source.values())) == _TEXT:
-            checked[source["benchmark_document_id"]] = (dict(source), doc)
+        if source["benchmark_document_id"] == doc and set(map(type, source.values())) == _TEXT:
+            checked[doc] = dict(source)
 
 
 __all__ = ["RecordHits", "record_results"]
