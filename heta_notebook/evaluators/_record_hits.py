@@ -20,8 +20,10 @@ its source naming one of the benchmark's documents (``_matching._only_document_i
 no metadata, and nothing in the response that redaction would change
 (``schema._redact.unchanged_by_redaction``). Anything else (an unknown document, metadata,
 a secret-looking source value, a declared secret) is read record by record as before, so
-every number and every stored byte stays the same. Nothing is kept between calls: the
-columns are read from each response's own records.
+every number and every stored byte stays the same. Nothing of the records is kept between
+calls (the columns are read from each response's own records); only copies of the clean
+sources seen, so that an equal source, compared by content, is not checked again
+(``_SOURCES``).
 """
 
 from __future__ import annotations
@@ -109,7 +111,9 @@ def record_results(
     response: QueryResponse, documents: Collection[str]
 ) -> Sequence[QueryResult] | None:
     """``response``'s results as lazy columns over its records; None when any result is not
-    plainly a record naming one of ``documents`` (then the records path reads them)."""
+    plainly a record naming one of ``documents`` (then the records path reads them).
+    ``documents``: the benchmark's document ids as a frozenset, as a ``System`` holds them
+    (any other collection: None)."""
     results = response.results
     if type(results) is not tuple or not results or not isinstance(documents, frozenset):
         return None
@@ -163,16 +167,17 @@ def _named_documents(
 # Sources checked before, by content, per documents collection (by id()): the
 # ``benchmark_document_id`` -> a copy of the last clean source naming it. A run's results
 # name the same few thousand documents with the same source fields again and again (new
-# dicts each time: equal contents, compared in C, stand for the checks).
+# dicts each time: equal contents, compared in C, stand for the checks). At most 4
+# collections (a system bound to a benchmark has its own) of 100,000 sources.
 _SOURCES: dict[int, tuple[Collection[str], dict[str, dict[str, str]]]] = {}
-_KEEP_SOURCES = 200_000  # per collection; then it starts again
+_KEEP_SOURCES = 100_000  # per collection (~25 MB); then it starts again
 
 
 def _checked(documents: Collection[str]) -> dict[str, dict[str, str]]:
     """The checked sources of this documents collection (see ``_SOURCES``)."""
     entry = _SOURCES.get(id(documents))
     if entry is None or entry[0] is not documents:
-        if len(_SOURCES) >= 8:  # a few live runs at most: forget the oldest
+        if len(_SOURCES) >= 4:  # a few live systems at most: forget the oldest
             _SOURCES.pop(next(iter(_SOURCES)))
         entry = _SOURCES[id(documents)] = (documents, {})
     return entry[1]
