@@ -12,7 +12,9 @@ always returns a ``QueryResponse``:
 
 Returned values are read by ``_normalize``; results whose id (or ``doc#n`` chunk id) names a
 benchmark document are stamped with ``source.benchmark_document_id`` so every metric maps
-them the same way (:func:`stamp_documents`).
+them the same way (:func:`stamp_documents`). Bare ids, and records that already name a
+benchmark document that way, are held as columns instead (``evaluators._id_hits``,
+``evaluators._record_hits``): the records they stand for are the stamped ones.
 """
 
 from __future__ import annotations
