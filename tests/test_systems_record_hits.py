@@ -1,9 +1,9 @@
-"""A system's ``QueryResult`` records naming benchmark documents are read once into columns
-(``RecordHits``): the records, the metrics' documents and scores, the miss classes' keys, the
-redaction and every stored table are those of the records path (stamping, the redaction pass,
-``document_scores``, the tables written from records); anything not plainly such a record
-(a secret-looking value, an unknown document, metadata, an extra field, a declared secret)
-takes the records path."""
+"""A system's ``QueryResult`` records naming benchmark documents (by their source, or by their
+id as stamping reads it) are read once into columns (``RecordHits``): the records, the
+metrics' documents and scores, the miss classes' keys, the redaction and every stored table
+are those of the records path (stamping, the redaction pass, ``document_scores``, the tables
+written from records); anything not plainly such a record (a secret-looking value, an
+unknown document, metadata, an extra field, a declared secret) takes the records path."""
 
 from __future__ import annotations
 
@@ -54,6 +54,9 @@ PLAIN = [  # each takes the columns path
     [_result("d1#0", "d1", None), _result("d2#0", "d2", 2.0)],  # a result without a score
     [_result("a", "d4", None), _result("b", "d4", None)],  # no scores, one document twice
     [_result("x", " d2 ", 0.5)],  # a document id with spaces, as _only_document_id strips
+    # records naming no document by their source: stamped with the one their id names
+    [QueryResult(id="d3"), QueryResult(id="d1#2", text="t", score=2.0), QueryResult(id="d3#1")],
+    [_result("d1#0", "d1", 3.0), _result("d2#0", None, 2.0), _result("d4", None, None)],
     [
         QueryResult(
             id="d1#0", kind="page", source={"benchmark_document_id": "d1", "document_id": "d1"}
@@ -63,7 +66,8 @@ PLAIN = [  # each takes the columns path
 OTHER = [  # each takes the records path
     [_result("d1#0", "d1"), _result("d2#0", "d2", source_url="x")],  # an extra field
     [_result("d1#0", "d1"), _result("zz#0", "zz")],  # a document not in the benchmark
-    [_result("d1#0", "d1"), _result("d2#0")],  # a result naming no document (stamped)
+    [_result("d1#0", "d1"), _result("x9")],  # an id naming no document (left unstamped)
+    [_result("d1#0", "d1"), _result("#0")],  # an id naming no document (an empty head)
     [_result("d1#0", "d1"), _result("q", "d2", metadata={"page": 3})],  # metadata
     [_result("d1#0", "d1"), QueryResult(id="d2#0", source={"benchmark_document_ids": ["d2"]})],
     [_result("d1#0", "d1"), QueryResult(id="q", source={"benchmark_document_id": "d2",
@@ -121,7 +125,9 @@ def test_records_naming_documents_stand_for_the_records_path(results) -> None:
     fast = _fast(results)
     assert fast is not None
     _assert_same(fast, _slow(results))
-    assert fast.results.records() == tuple(results)  # type: ignore[attr-defined]  # no copy
+    built = fast.results.records()  # type: ignore[attr-defined]
+    for mine, given in zip(built, results, strict=True):  # a copy only where stamped
+        assert (mine is given) == bool(given.source)
 
 
 def test_a_response_that_says_more_keeps_it() -> None:
@@ -157,14 +163,14 @@ def test_sources_checked_before_are_known_by_content_not_by_object() -> None:
 
 
 def test_the_system_takes_the_columns_path_and_otherwise_stamps() -> None:
-    replies = {"plain": PLAIN[1], "other": OTHER[2]}
+    replies = {"plain": PLAIN[1], "other": OTHER[1]}
     system = as_system(lambda text: replies[text], benchmark_documents=DOCS)
     plain = asyncio.run(system.query("plain"))
     assert isinstance(plain.results, LazyResults)
     assert plain == _slow(PLAIN[1]).model_copy(update={"mode": plain.mode})
     other = asyncio.run(system.query("other"))
     assert type(other.results) is tuple
-    assert other.results == _slow(OTHER[2]).results
+    assert other.results == _slow(OTHER[1]).results
 
 
 # --------------------------------------------------------------------------- whole runs
@@ -192,6 +198,7 @@ class Search:
             for rank, (doc, score) in enumerate(rankings()[text][:top_k])
         ]
         hits.append(QueryResult(id="dup", score=0.0, source=dict(hits[0].source)))  # its doc
+        hits.append(QueryResult(id=f"{hits[1].source['document_id']}#7", score=0.0))  # bare
         if self.every and len(text) % self.every == 0:
             hits.insert(2, QueryResult(id="zz#0", source={"benchmark_document_id": "zz"}))
             hits.insert(4, QueryResult(id="p", source={"url": "https://u:pw@h/"}))

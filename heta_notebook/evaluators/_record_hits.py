@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from heta_notebook.evaluators._matching import _OTHER_ID_FIELDS, reference_keys
+from heta_notebook.evaluators._matching import _OTHER_ID_FIELDS, id_document, reference_keys
 from heta_notebook.reports._lazy_results import HitColumns, LazyResults
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.schema._redact import unchanged_by_redaction
@@ -54,7 +54,7 @@ class RecordHits:
     """One response's ``QueryResult`` records with their fields as columns and the benchmark
     document each names."""
 
-    __slots__ = ("results", "fields", "kind", "docs")
+    __slots__ = ("results", "fields", "kind", "docs", "stamped")
 
     def __init__(
         self,
@@ -62,15 +62,28 @@ class RecordHits:
         fields: list[dict[str, Any]],
         kind: str,
         docs: list[str],
+        stamped: dict[int, dict[str, str]] | None = None,
     ) -> None:
         self.results, self.fields, self.kind, self.docs = results, fields, kind, docs
+        self.stamped = stamped or {}  # position -> the source stamping gives a bare record
 
     def __len__(self) -> int:
         return len(self.results)
 
     def records(self, part: slice = slice(None)) -> tuple[QueryResult, ...]:
-        """The system's own records (stamping and redaction leave them as they are)."""
-        return self.results[part]
+        """The records as ``stamp_documents`` leaves them: the system's own, but for a
+        record naming no document by its source, its copy stamped with the document its id
+        names (redaction leaves them as they are)."""
+        if not self.stamped:
+            return self.results[part]
+        from heta_notebook.systems._adapt import _with_source
+
+        stamped = self.stamped
+        rows = range(len(self.results))[part]
+        return tuple(
+            _with_source(self.results[row], stamped[row]) if row in stamped else self.results[row]
+            for row in rows
+        )
 
     def document_scores(self) -> tuple[list[str], list[float] | None]:
         """``_matching.document_scores`` of the records: each document once, in order of
@@ -90,7 +103,7 @@ class RecordHits:
 
     def reference_keys(self) -> list[tuple[str, frozenset[str], tuple[str, ...]]]:
         """Per result: its id, direct keys and documents (``_matching.reference_keys``)."""
-        return [(r.id, *reference_keys(r)) for r in self.results]
+        return [(r.id, *reference_keys(r)) for r in self.records()]
 
     def hit_columns(self) -> HitColumns:
         """The report's ``results`` columns, as written from the records."""
@@ -102,7 +115,9 @@ class RecordHits:
             texts=list(map(_TEXT_FIELD, fields)),
             scores=np.array(list(map(_SCORE, fields)), dtype=np.float64),  # None: NaN, a null
             kind=self.kind,
-            sources=[_json(field["source"]) for field in fields],
+            sources=[
+                _json(self.stamped.get(row) or field["source"]) for row, field in enumerate(fields)
+            ],
             metadata=[None] * n,  # this path takes results without metadata only
         )
 
@@ -126,17 +141,22 @@ def record_results(
     sources = list(map(_SOURCE, fields))
     if len(kinds) != 1 or set(map(type, sources)) != _DICTS:
         return None
-    found = _named_documents(sources, documents)
+    stamped: dict[int, dict[str, str]] = {}
+    if all(sources):
+        found = _named_documents(sources, documents)
+    else:  # records naming no document by their source: stamped with the one their id names
+        found = _id_documents(fields, sources, documents, stamped)
     if found is None:
         return None
     docs, unseen = found
     # each distinct value once is enough for the check: kinds, no metadata, and of the
-    # sources those whose content was not checked before
-    if not unchanged_by_redaction(response, {"kind": kinds, "source": unseen, "metadata": ()}):
+    # sources (as stamped) those whose content was not checked before
+    checked = [*unseen, *stamped.values()]
+    if not unchanged_by_redaction(response, {"kind": kinds, "source": checked, "metadata": ()}):
         return None
     if unseen:
-        _remember(unseen, docs, documents)
-    return LazyResults(RecordHits(results, fields, kinds.pop(), docs))
+        _remember(unseen, [d for row, d in enumerate(docs) if row not in stamped], documents)
+    return LazyResults(RecordHits(results, fields, kinds.pop(), docs, stamped))
 
 
 def _named_documents(
@@ -162,6 +182,45 @@ def _named_documents(
     if not all(docs) or not documents.issuperset(docs):
         return None
     return docs, sources
+
+
+def _id_documents(
+    fields: list[dict[str, Any]],
+    sources: list[dict[str, Any]],
+    documents: frozenset[str],
+    stamped: dict[int, dict[str, str]],
+) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """``_named_documents`` for a list where some records have an empty source: each of
+    those names the document its id names (``stamp_documents``' rule for a bare id,
+    looked up once per distinct id), and gets its stamped source in ``stamped``; None when
+    such an id names none (``stamp_documents`` would leave it for the metrics to read) or a
+    document that ``document_scores`` would read otherwise (empty, padded)."""
+    from heta_notebook.systems._adapt import _id_documents as known_ids
+
+    named_rows = [row for row, source in enumerate(sources) if source]
+    found = (
+        _named_documents([sources[row] for row in named_rows], documents)
+        if named_rows
+        else ([], [])
+    )
+    if found is None:
+        return None
+    named_docs, unseen = found
+    docs: list[str] = [""] * len(sources)
+    for row, doc in zip(named_rows, named_docs, strict=True):
+        docs[row] = doc
+    known = known_ids(documents)
+    for row, source in enumerate(sources):
+        if source:
+            continue
+        rid = fields[row]["id"]
+        found_doc = (
+            known[rid] if rid in known else known.setdefault(rid, id_document(rid, documents))
+        )
+        if not found_doc or found_doc.strip() != found_doc:
+            return None
+        docs[row], stamped[row] = found_doc, {"benchmark_document_id": found_doc}
+    return docs, unseen
 
 
 # Sources checked before, by content, per documents collection (by id()): the
