@@ -15,9 +15,11 @@ changes them on this path, or the path is not taken). The metrics read
 ``reference_keys()`` (see ``reports._lazy_results``).
 
 Only the clear case takes this path: every result a plain ``QueryResult`` (no subclass, no
-extra field) of one kind, whose only document reference is a ``benchmark_document_id`` in
-its source naming one of the benchmark's documents (``_matching._only_document_id``), with
-no metadata, and nothing in the response that redaction would change
+extra field) of one kind, with no metadata, whose only document reference is a
+``benchmark_document_id`` in its source naming one of the benchmark's documents
+(``_matching._only_document_id``), or whose source is empty and whose id names one (then
+its record is stamping's copy, built when read), and nothing in the response that
+redaction would change
 (``schema._redact.unchanged_by_redaction``). Anything else (an unknown document, metadata,
 a secret-looking source value, a declared secret) is read record by record as before, so
 every number and every stored byte stays the same. Nothing of the records is kept between
