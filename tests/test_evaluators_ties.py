@@ -4,6 +4,7 @@ query sets (missing="drop" / "zero"), checked against pytrec_eval and brute forc
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from pathlib import Path
 
@@ -13,9 +14,11 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from heta_notebook.evaluators._retrieval import (  # noqa: E402
     BeirRetrievalMetric,
+    _decreasing,
     beir_default_metrics,
     evaluate_batch,
     evaluate_run,
+    ranked_by_rule,
 )
 from tests._evaluators_helpers import chunk, qrels_case, response  # noqa: E402
 
@@ -305,3 +308,21 @@ def test_scores_apart_only_past_float32_are_ordered_as_float64_like_trec_eval():
     assert ours_rounded == pytrec(qrels, rounded)["q"]["P_1"] == 0.0  # a tie: "b" first
     # pytrec_eval 0.5 reads floats (0.0 here, as ours rounded); a later one may read doubles
     assert pytrec(qrels, run)["q"]["P_1"] in (ours_rounded, ours)
+
+
+def test_the_trec_eval_order_is_score_then_id_as_bytes_both_descending():
+    """``ranked_by_rule`` (triples sorted in C) ranks as a sort keyed by ``(score, id as
+    UTF-8 bytes)``, descending, does: ties, repeated ids, non-ASCII ids, NaN, infinities."""
+    rng = random.Random(7)
+    for n in range(2000):
+        ids = [rng.choice(["d1", "d2", "Z", "a", "é", "d10", "d1#0", ""]) + str(rng.randint(0, 30))
+               for _ in range(rng.randint(2, 40))]  # fmt: skip
+        if n % 3:
+            ids = list(dict.fromkeys(ids))
+        scores = [rng.choice([1.0, 2.0, 0.5, 3, rng.random(), math.nan, -math.inf]) for _ in ids]
+        keyed = sorted(
+            zip(ids, scores, strict=True), key=lambda it: (it[1], it[0].encode()), reverse=True
+        )
+        got_ids, got_scores = ranked_by_rule(ids, scores, "trec_eval")
+        assert got_ids == [d for d, _ in keyed] or _decreasing(scores)
+        assert list(map(repr, got_scores)) == [repr(v) for _, v in keyed] or _decreasing(scores)

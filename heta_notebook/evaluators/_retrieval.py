@@ -212,16 +212,17 @@ def ranked_by_rule(
     descending, ties by id descending as bytes) unless ``"as_returned"`` or unscored."""
     if scores is None or ties == "as_returned" or _decreasing(scores):
         return ids, scores
-    pairs = sorted(zip(ids, scores, strict=True), key=_trec_key, reverse=True)
-    return [d for d, _ in pairs], [v for _, v in pairs]
+    # sorted by (score, id as bytes), compared in C; the id itself decides only between two
+    # equal keys (the same id twice), which a stable sort keeps in order either way
+    ranked = sorted(zip(scores, map(str.encode, ids), ids, strict=True), reverse=True)
+    return list(map(_THIRD, ranked)), list(map(_FIRST, ranked))
+
+
+_FIRST, _THIRD = operator.itemgetter(0), operator.itemgetter(2)
 
 
 def _decreasing(scores: list[float]) -> bool:
     return all(map(operator.gt, scores, scores[1:]))
-
-
-def _trec_key(item: tuple[str, float]) -> tuple[float, bytes]:
-    return item[1], item[0].encode()
 
 
 def _first_tie(scores: list[float] | None) -> int | None:

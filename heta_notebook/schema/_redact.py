@@ -9,6 +9,7 @@ for values the user declared secret (``redaction.declare_secrets``), hidden ever
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -64,21 +65,47 @@ def _redacted_lazy(response: QueryResponse) -> QueryResponse:
 def _clean(response: QueryResponse) -> bool:
     """Whether ``redact`` would leave the dumped response as it is (no declared secrets):
     a check without copies or a dump of the results. Their fields outside the data are
-    read as they are, column by column, and checked at once (distinct keys, values joined);
+    read as they are, column by column, and checked at once (:func:`_columns_clean`);
     anything it cannot tell at a glance (an extra field, another type) takes the full pass."""
-    outside = response.model_dump(mode="json", exclude={"results"})
-    if not all(is_clean(v) for k, v in outside.items() if k not in _RESPONSE_DATA):
+    if not _outside_clean(response):
         return False
-    fields = list(map(_FIELDS, response.results))
-    if not fields:
-        return True
     results = response.results
+    if not results:
+        return True
     if set(map(type, results)) != {QueryResult} or any(map(_EXTRA, results)):
         return False
+    fields = list(map(_FIELDS, results))
+    return _columns_clean({name: list(map(itemgetter(name), fields)) for name in _RESULT_OUTSIDE})
+
+
+def unchanged_by_redaction(response: QueryResponse, columns: Mapping[str, Collection[Any]]) -> bool:
+    """Whether :func:`redacted_response` returns ``response`` itself, read from its results'
+    ``columns`` (kind, source, metadata: every distinct value of each field at least once)
+    instead of its records: the check of a producer of array results
+    (``evaluators._record_hits``), whose results must all be plain ``QueryResult`` records
+    without extra fields. False may be a false alarm (the producer then keeps the records
+    path)."""
+    return not declared_secrets() and _outside_clean(response) and _columns_clean(columns)
+
+
+def _outside_clean(response: QueryResponse) -> bool:
+    """Whether the response's own fields outside its data (citations, trace, metadata,
+    extra fields) are left as they are by ``redact``."""
+    fields = response.__dict__
+    said = fields["citations"] or fields["trace"] or fields["metadata"]
+    if not said and not response.__pydantic_extra__:
+        return True  # nothing but mode, answer and results: all data
+    outside = response.model_dump(mode="json", exclude={"results"})
+    return all(is_clean(v) for k, v in outside.items() if k not in _RESPONSE_DATA)
+
+
+def _columns_clean(columns: Mapping[str, Collection[Any]]) -> bool:
+    """Whether ``redact`` leaves the results' fields outside the data as they are, given as
+    one column per field: the distinct keys of dict columns and all values checked at once."""
     keys: list[Any] = []
     values: list[Any] = []
     for name in _RESULT_OUTSIDE:
-        column = list(map(itemgetter(name), fields))
+        column = columns[name]
         if set(map(type, column)) == {dict}:
             keys += set(chain.from_iterable(column))
             values += chain.from_iterable(map(dict.values, column))
@@ -99,4 +126,4 @@ def _result(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["redacted_response"]
+__all__ = ["redacted_response", "unchanged_by_redaction"]

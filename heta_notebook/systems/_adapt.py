@@ -12,7 +12,9 @@ always returns a ``QueryResponse``:
 
 Returned values are read by ``_normalize``; results whose id (or ``doc#n`` chunk id) names a
 benchmark document are stamped with ``source.benchmark_document_id`` so every metric maps
-them the same way (:func:`stamp_documents`).
+them the same way (:func:`stamp_documents`). Bare ids, and records that already name a
+benchmark document that way, are held as columns instead (``evaluators._id_hits``,
+``evaluators._record_hits``): the records they stand for are the stamped ones.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact_config
 from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
+from heta_notebook.evaluators._record_hits import record_results
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
     NO_RESULTS,
@@ -103,6 +106,10 @@ class System:
             document_id=self.document_id,
             id_key=self.id_key,
         )
+        if self.benchmark_documents:  # records naming benchmark documents: read as columns
+            records = record_results(response, self.benchmark_documents)
+            if records is not None:  # the records themselves, checked in one pass each
+                return response.model_copy(update={"results": records})
         return stamp_documents(_noting_emptiness(response, value), self.benchmark_documents)
 
     def bound(self, benchmark_documents: Collection[str]) -> System:

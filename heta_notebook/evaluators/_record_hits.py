@@ -1,0 +1,259 @@
+"""``RecordHits``: a system's ``QueryResult`` records read once into columns, no pass per
+consumer.
+
+A user's system (an object with ``query``, a function returning records) answers with
+``QueryResult``s that usually name their benchmark document already
+(``source.benchmark_document_id``). Each of them used to be read three times in Python per
+case: by the stamping check (``systems._adapt.stamp_documents``: does it name a benchmark
+document?), by the redaction check (``schema._redact``: would a credential be hidden?) and
+by the metrics (``evaluators._matching.document_scores``: which document, at which score?).
+:func:`record_results` reads their fields once, in C-level passes over the whole list, and
+answers the three questions from those columns: the response then holds a ``LazyResults``
+whose records are the system's own records, unchanged (neither stamping nor redaction
+changes them on this path, or the path is not taken). The metrics read
+``document_scores()``, the checkpoint ``hit_columns()``, the miss classes
+``reference_keys()`` (see ``reports._lazy_results``).
+
+Only the clear case takes this path: every result a plain ``QueryResult`` (no subclass, no
+extra field) of one kind, with no metadata, whose only document reference is a
+``benchmark_document_id`` in its source naming one of the benchmark's documents
+(``_matching._only_document_id``), or whose source is empty and whose id names one (then
+its record is stamping's copy, built when read), and nothing in the response that
+redaction would change
+(``schema._redact.unchanged_by_redaction``). Anything else (an unknown document, metadata,
+a secret-looking source value, a declared secret) is read record by record as before, so
+every number and every stored byte stays the same. Nothing of the records is kept between
+calls (the columns are read from each response's own records); only copies of the clean
+sources seen, so that an equal source, compared by content, is not checked again
+(``_SOURCES``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from itertools import chain
+from operator import attrgetter, itemgetter
+from typing import Any
+
+import numpy as np
+
+from heta_notebook.evaluators._matching import _OTHER_ID_FIELDS, id_document, reference_keys
+from heta_notebook.reports._lazy_results import HitColumns, LazyResults
+from heta_notebook.schema._records import QueryResponse, QueryResult
+from heta_notebook.schema._redact import unchanged_by_redaction
+
+_DICT = attrgetter("__dict__")
+_EXTRA = attrgetter("__pydantic_extra__")
+_ID, _TEXT_FIELD, _SCORE, _KIND, _SOURCE, _METADATA = map(
+    itemgetter, ("id", "text", "score", "kind", "source", "metadata")
+)
+_NAMED = itemgetter("benchmark_document_id")
+_PLAIN, _TEXT, _DICTS = {QueryResult}, {str}, {dict}
+
+
+class RecordHits:
+    """One response's ``QueryResult`` records with their fields as columns and the benchmark
+    document each names."""
+
+    __slots__ = ("results", "fields", "kind", "docs", "stamped")
+
+    def __init__(
+        self,
+        results: tuple[QueryResult, ...],
+        fields: list[dict[str, Any]],
+        kind: str,
+        docs: list[str],
+        stamped: dict[int, dict[str, str]] | None = None,
+    ) -> None:
+        self.results, self.fields, self.kind, self.docs = results, fields, kind, docs
+        self.stamped = stamped or {}  # position -> the source stamping gives a bare record
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def records(self, part: slice = slice(None)) -> tuple[QueryResult, ...]:
+        """The records as ``stamp_documents`` leaves them: the system's own, but for a
+        record naming no document by its source, its copy stamped with the document its id
+        names (redaction leaves them as they are)."""
+        if not self.stamped:
+            return self.results[part]
+        from heta_notebook.systems._adapt import _with_source
+
+        stamped = self.stamped
+        rows = range(len(self.results))[part]
+        return tuple(
+            _with_source(self.results[row], stamped[row]) if row in stamped else self.results[row]
+            for row in rows
+        )
+
+    def document_scores(self) -> tuple[list[str], list[float] | None]:
+        """``_matching.document_scores`` of the records: each document once, in order of
+        first appearance, with its best score (None when a result has no score)."""
+        docs, scores = self.docs, list(map(_SCORE, self.fields))
+        scored = None not in scores
+        if len(set(docs)) == len(docs):  # the usual case: one result per document
+            return list(docs), scores if scored else None
+        best: dict[str, float] = {}
+        get = best.get
+        for doc, score in zip(docs, scores, strict=True):
+            value = -math.inf if score is None else score
+            previous = get(doc)
+            if previous is None or value > previous:
+                best[doc] = value
+        return list(best), (list(best.values()) if scored else None)
+
+    def reference_keys(self) -> list[tuple[str, frozenset[str], tuple[str, ...]]]:
+        """Per result: its id, direct keys and documents (``_matching.reference_keys``)."""
+        return [(r.id, *reference_keys(r)) for r in self.records()]
+
+    def hit_columns(self) -> HitColumns:
+        """The report's ``results`` columns, as written from the records."""
+        from heta_notebook.reports._tables import _json
+
+        fields, n = self.fields, len(self.results)
+        return HitColumns(
+            ids=list(map(_ID, fields)),
+            texts=list(map(_TEXT_FIELD, fields)),
+            scores=np.array(list(map(_SCORE, fields)), dtype=np.float64),  # None: NaN, a null
+            kind=self.kind,
+            sources=[
+                _json(self.stamped.get(row) or field["source"]) for row, field in enumerate(fields)
+            ],
+            metadata=[None] * n,  # this path takes results without metadata only
+        )
+
+
+def record_results(
+    response: QueryResponse, documents: Collection[str]
+) -> Sequence[QueryResult] | None:
+    """``response``'s results as lazy columns over its records; None when any result is not
+    plainly a record naming one of ``documents`` (then the records path reads them).
+    ``documents``: the benchmark's document ids as a frozenset, as a ``System`` holds them
+    (any other collection: None)."""
+    results = response.results
+    if type(results) is not tuple or not results or not isinstance(documents, frozenset):
+        return None
+    if set(map(type, results)) != _PLAIN or any(map(_EXTRA, results)):
+        return None
+    fields = list(map(_DICT, results))
+    if any(map(_METADATA, fields)):  # may name a document: the records path reads it
+        return None
+    kinds = set(map(_KIND, fields))
+    sources = list(map(_SOURCE, fields))
+    if len(kinds) != 1 or set(map(type, sources)) != _DICTS:
+        return None
+    stamped: dict[int, dict[str, str]] = {}
+    if all(sources):
+        found = _named_documents(sources, documents)
+    else:  # records naming no document by their source: stamped with the one their id names
+        found = _id_documents(fields, sources, documents, stamped)
+    if found is None:
+        return None
+    docs, unseen = found
+    # each distinct value once is enough for the check: kinds, no metadata, and of the
+    # sources (as stamped) those whose content was not checked before
+    checked = [*unseen, *stamped.values()]
+    if not unchanged_by_redaction(response, {"kind": kinds, "source": checked, "metadata": ()}):
+        return None
+    if unseen:
+        _remember(unseen, [d for row, d in enumerate(docs) if row not in stamped], documents)
+    return LazyResults(RecordHits(results, fields, kinds.pop(), docs, stamped))
+
+
+def _named_documents(
+    sources: list[dict[str, Any]], documents: frozenset[str]
+) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """Each result's document when every one names a benchmark document only by
+    ``source.benchmark_document_id`` (``_matching._only_document_id`` over columns: a str, no
+    other id field; metadata checked by the caller) and it is one of ``documents``: what
+    ``stamp_documents`` keeps as it is and ``document_scores`` reads. With them, the sources
+    redaction must still check: none when every source equals one checked before. None
+    otherwise."""
+    try:
+        named = list(map(_NAMED, sources))
+    except KeyError:  # a source without one: the records path
+        return None
+    if set(map(type, named)) != _TEXT:
+        return None
+    if list(map(_checked(documents).get, named)) == sources:  # compared in C, None unequal
+        return named, []  # the same contents as before: known, naming their documents as is
+    if not _OTHER_ID_FIELDS.isdisjoint(chain.from_iterable(sources)):
+        return None
+    docs = list(map(str.strip, named))
+    if not all(docs) or not documents.issuperset(docs):
+        return None
+    return docs, sources
+
+
+def _id_documents(
+    fields: list[dict[str, Any]],
+    sources: list[dict[str, Any]],
+    documents: frozenset[str],
+    stamped: dict[int, dict[str, str]],
+) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """``_named_documents`` for a list where some records have an empty source: each of
+    those names the document its id names (``stamp_documents``' rule for a bare id,
+    looked up once per distinct id), and gets its stamped source in ``stamped``; None when
+    such an id names none (``stamp_documents`` would leave it for the metrics to read) or a
+    document that ``document_scores`` would read otherwise (empty, padded)."""
+    from heta_notebook.systems._adapt import _id_documents as known_ids
+
+    named_rows = [row for row, source in enumerate(sources) if source]
+    found = (
+        _named_documents([sources[row] for row in named_rows], documents)
+        if named_rows
+        else ([], [])
+    )
+    if found is None:
+        return None
+    named_docs, unseen = found
+    docs: list[str] = [""] * len(sources)
+    for row, doc in zip(named_rows, named_docs, strict=True):
+        docs[row] = doc
+    known = known_ids(documents)
+    for row, source in enumerate(sources):
+        if source:
+            continue
+        rid = fields[row]["id"]
+        found_doc = (
+            known[rid] if rid in known else known.setdefault(rid, id_document(rid, documents))
+        )
+        if not found_doc or found_doc.strip() != found_doc:
+            return None
+        docs[row], stamped[row] = found_doc, {"benchmark_document_id": found_doc}
+    return docs, unseen
+
+
+# Sources checked before, by content, per documents collection (by id()): the
+# ``benchmark_document_id`` -> a copy of the last clean source naming it. A run's results
+# name the same few thousand documents with the same source fields again and again (new
+# dicts each time: equal contents, compared in C, stand for the checks). At most 4
+# collections (a system bound to a benchmark has its own) of 100,000 sources.
+_SOURCES: dict[int, tuple[Collection[str], dict[str, dict[str, str]]]] = {}
+_KEEP_SOURCES = 100_000  # per collection (~25 MB); then it starts again
+
+
+def _checked(documents: Collection[str]) -> dict[str, dict[str, str]]:
+    """The checked sources of this documents collection (see ``_SOURCES``)."""
+    entry = _SOURCES.get(id(documents))
+    if entry is None or entry[0] is not documents:
+        if len(_SOURCES) >= 4:  # a few live systems at most: forget the oldest
+            _SOURCES.pop(next(iter(_SOURCES)))
+        entry = _SOURCES[id(documents)] = (documents, {})
+    return entry[1]
+
+
+def _remember(sources: list[dict[str, Any]], docs: list[str], documents: Collection[str]) -> None:
+    """Keep a copy of each of these sources (checked: clean, naming ``docs``) whose values
+    are all text (so a copy cannot change under the memo) and whose document is its
+    ``benchmark_document_id`` as it is (no spaces stripped)."""
+    checked = _checked(documents)
+    if len(checked) + len(sources) > _KEEP_SOURCES:
+        checked.clear()
+    for source, doc in zip(sources, docs, strict=True):
+        if source["benchmark_document_id"] == doc and set(map(type, source.values())) == _TEXT:
+            checked[doc] = dict(source)
+
+
+__all__ = ["RecordHits", "record_results"]
