@@ -25,11 +25,11 @@ from heta_notebook._util import redaction
 from heta_notebook.evaluators._matching import document_scores, reference_keys
 from heta_notebook.evaluators._record_hits import record_results
 from heta_notebook.reports._lazy_results import LazyResults
-from heta_notebook.reports._stored import table_paths
 from heta_notebook.reports._tables import _lazy_hit_fields, _record_hit_fields
 from heta_notebook.schema._redact import redacted_response
 from heta_notebook.systems import _adapt
 from heta_notebook.systems._adapt import stamp_documents
+from tests._report_helpers import table_paths
 from tests._systems_helpers import rankings
 
 DOCS = frozenset({"d1", "d2", "d3", "d4"})
@@ -230,6 +230,8 @@ def runs(request, tmp_path_factory) -> tuple:
     return store, fast, slow, request.param
 
 
+@pytest.mark.filterwarnings("ignore::heta_notebook.DepthWarning")  # top 10 on purpose
+@pytest.mark.filterwarnings("ignore:only .* map to a benchmark document:UserWarning")  # mixed
 def test_a_run_of_records_equals_the_records_run(runs) -> None:
     store, fast, slow, every = runs
     lazy = [isinstance(r.response.results, LazyResults) for r in fast.case_results]

@@ -78,12 +78,10 @@ class RecordHits:
         names (redaction leaves them as they are)."""
         if not self.stamped:
             return self.results[part]
-        from heta_notebook.systems._adapt import _with_source
-
         stamped = self.stamped
         rows = range(len(self.results))[part]
         return tuple(
-            _with_source(self.results[row], stamped[row]) if row in stamped else self.results[row]
+            with_source(self.results[row], stamped[row]) if row in stamped else self.results[row]
             for row in rows
         )
 
@@ -197,8 +195,6 @@ def _id_documents(
     looked up once per distinct id), and gets its stamped source in ``stamped``; None when
     such an id names none (``stamp_documents`` would leave it for the metrics to read) or a
     document that ``document_scores`` would read otherwise (empty, padded)."""
-    from heta_notebook.systems._adapt import _id_documents as known_ids
-
     named_rows = [row for row, source in enumerate(sources) if source]
     found = (
         _named_documents([sources[row] for row in named_rows], documents)
@@ -211,7 +207,7 @@ def _id_documents(
     docs: list[str] = [""] * len(sources)
     for row, doc in zip(named_rows, named_docs, strict=True):
         docs[row] = doc
-    known = known_ids(documents)
+    known = id_documents(documents)
     for row, source in enumerate(sources):
         if source:
             continue
@@ -256,4 +252,29 @@ def _remember(sources: list[dict[str, Any]], docs: list[str], documents: Collect
             checked[doc] = dict(source)
 
 
-__all__ = ["RecordHits", "record_results"]
+_ID_DOCUMENTS: dict[int, tuple[Collection[str], dict[str, str | None]]] = {}  # by documents' id()
+
+
+def id_documents(documents: Collection[str]) -> dict[str, str | None]:
+    """The document each result id names among ``documents`` (``id_document``), memoised for
+    that collection: a run asks the same few thousand ids thousands of times."""
+    entry = _ID_DOCUMENTS.get(id(documents))
+    if entry is None or entry[0] is not documents:
+        if len(_ID_DOCUMENTS) >= 8:  # a few live runs at most: forget the oldest
+            _ID_DOCUMENTS.pop(next(iter(_ID_DOCUMENTS)))
+        entry = _ID_DOCUMENTS[id(documents)] = (documents, {})
+    return entry[1]
+
+
+def with_source(result: QueryResult, source: dict[str, Any]) -> QueryResult:
+    """``result`` with ``source`` replaced: a frozen record's shallow copy (what ``model_copy``
+    does, without its generic copying), every other field shared."""
+    new = object.__new__(QueryResult)
+    object.__setattr__(new, "__dict__", {**result.__dict__, "source": source})
+    object.__setattr__(new, "__pydantic_fields_set__", result.__pydantic_fields_set__ | {"source"})
+    object.__setattr__(new, "__pydantic_extra__", result.__pydantic_extra__)
+    object.__setattr__(new, "__pydantic_private__", result.__pydantic_private__)
+    return new
+
+
+__all__ = ["RecordHits", "id_documents", "record_results", "with_source"]

@@ -27,7 +27,7 @@ from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact_config
 from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
-from heta_notebook.evaluators._record_hits import record_results
+from heta_notebook.evaluators._record_hits import id_documents, record_results, with_source
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
     NO_RESULTS,
@@ -219,7 +219,7 @@ def stamp_documents(response: QueryResponse, benchmark_documents: Collection[str
     (or ``doc#n`` chunk id) does, get ``source.benchmark_document_id``: the one matching rule."""
     if not benchmark_documents or not response.results:
         return response
-    named = _id_documents(benchmark_documents)
+    named = id_documents(benchmark_documents)
     stamped = []
     changed = False
     for result in response.results:
@@ -235,37 +235,12 @@ def stamp_documents(response: QueryResponse, benchmark_documents: Collection[str
                 if rid in named
                 else named.setdefault(rid, id_document(rid, benchmark_documents))
             )
-            new = result if doc is None else _with_source(result, {"benchmark_document_id": doc})
+            new = result if doc is None else with_source(result, {"benchmark_document_id": doc})
         changed |= new is not result
         stamped.append(new)
     if not changed:
         return response
     return response.model_copy(update={"results": tuple(stamped)})
-
-
-_NAMED: dict[int, tuple[Collection[str], dict[str, str | None]]] = {}  # by documents' id()
-
-
-def _id_documents(documents: Collection[str]) -> dict[str, str | None]:
-    """The document each result id names among ``documents`` (``id_document``), memoised for
-    that collection: a run asks the same few thousand ids thousands of times."""
-    entry = _NAMED.get(id(documents))
-    if entry is None or entry[0] is not documents:
-        if len(_NAMED) >= 8:  # a few live runs at most: forget the oldest
-            _NAMED.pop(next(iter(_NAMED)))
-        entry = _NAMED[id(documents)] = (documents, {})
-    return entry[1]
-
-
-def _with_source(result: QueryResult, source: dict[str, Any]) -> QueryResult:
-    """``result`` with ``source`` replaced: a frozen record's shallow copy (what ``model_copy``
-    does, without its generic copying), every other field shared."""
-    new = object.__new__(QueryResult)
-    object.__setattr__(new, "__dict__", {**result.__dict__, "source": source})
-    object.__setattr__(new, "__pydantic_fields_set__", result.__pydantic_fields_set__ | {"source"})
-    object.__setattr__(new, "__pydantic_extra__", result.__pydantic_extra__)
-    object.__setattr__(new, "__pydantic_private__", result.__pydantic_private__)
-    return new
 
 
 def _stamped(result: QueryResult, known: Collection[str]) -> QueryResult:
