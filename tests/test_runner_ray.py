@@ -196,6 +196,7 @@ def _checkpointed(root: Path) -> int:
     return cases
 
 
+@pytest.mark.filterwarnings("ignore::heta_notebook.DepthWarning")  # top 10: other settings
 def test_a_killed_driver_loses_no_finished_case(cluster, cranfield, local, tmp_path):
     """SIGKILL the driver process mid-run; ``resume=True`` from another driver finishes it."""
     script = tmp_path / "driver.py"
