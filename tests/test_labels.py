@@ -13,6 +13,7 @@ import pytest
 import pytrec_eval
 
 from heta_notebook.benchmarks import BeirBenchmark
+from heta_notebook.benchmarks._beir import cranfield_folder
 from heta_notebook.benchmarks._io import BenchmarkFormatError
 from heta_notebook.evaluators._matching import document_scores
 from heta_notebook.evaluators._retrieval import BeirRetrievalMetric, evaluate_run
@@ -110,7 +111,7 @@ def test_an_open_set_journals_every_label_so_a_restart_loses_nothing(tmp_path: P
         LabelSet.load(tmp_path / "mine")
 
 
-CRANFIELD_QRELS = Path("/work/shared/data/cranfield/qrels/test.tsv")
+CRANFIELD_QRELS = cranfield_folder() / "qrels" / "test.tsv"  # the package's copy
 
 
 def _cranfield_trec_qrels(folder: Path) -> Path:

@@ -28,10 +28,11 @@ from heta_notebook import (
     run_benchmark,
 )
 from heta_notebook.benchmarks import BenchmarkFormatError
+from heta_notebook.benchmarks._beir import cranfield_folder
 from heta_notebook.labels import read_trec_qrels as labels_qrels
 from tests._compare_helpers import scored_report
 
-CRANFIELD_QRELS = Path("/work/shared/data/cranfield/qrels/test.tsv")
+CRANFIELD_QRELS = cranfield_folder() / "qrels" / "test.tsv"  # the package's copy
 K = (1, 3, 5, 10, 100)
 MEASURES = {f"{m}.{','.join(map(str, K))}" for m in ("ndcg_cut", "map_cut", "recall", "P")}
 OURS = {"ndcg_cut": "ndcg", "map_cut": "map", "recall": "recall", "P": "precision"}
