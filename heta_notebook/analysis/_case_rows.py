@@ -222,9 +222,8 @@ def report_evidence_rows(columns: ReportColumns) -> list[tuple]:
     out: list[tuple] = []
     slow: list[int] = []
     for row, code in enumerate(meta_codes.tolist()):
-        found = expected[code]
-        items = found.evidence if found is not None else ()
-        if not items or any(item.locator or item.text is not None for item in items):
+        items = _matchable(expected[code])
+        if items is None:
             slow.append(row)
             continue
         a, b = int(bounds[row]), int(bounds[row + 1])
@@ -238,6 +237,16 @@ def report_evidence_rows(columns: ReportColumns) -> list[tuple]:
     if slow:
         out.sort(key=_first)  # stable: each case's items keep their order
     return out
+
+
+def _matchable(found: BenchmarkExpected | None) -> Sequence[BenchmarkEvidence] | None:
+    """A case's expected evidence when its columns can match it (every item named by
+    ``reference_id`` alone), else None: a locator or a text to match, or no expected
+    evidence (its score metadata may name matched items), is read from the record."""
+    items = found.evidence if found is not None else ()
+    if not items or any(item.locator or item.text is not None for item in items):
+        return None
+    return items
 
 
 def report_result_rows(columns: ReportColumns) -> list[tuple]:
@@ -267,9 +276,8 @@ def report_result_rows(columns: ReportColumns) -> list[tuple]:
         code = first_code[case_ids[row]]
         if code not in parsed:
             parsed[code] = expected_in(meta_values[code]) if code >= 0 else None
-        found = parsed[code]
-        items = found.evidence if found is not None else ()
-        if not items or any(item.locator or item.text is not None for item in items):
+        items = _matchable(parsed[code])
+        if items is None:
             slow.append(row)
             continue
         a, b = int(bounds[row]), int(bounds[row + 1])
