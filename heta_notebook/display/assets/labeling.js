@@ -21,6 +21,7 @@ const CSS = `
 .hnl .hnl-judge b{color:#111827}
 .hnl .hnl-made{margin-top:8px;color:#374151}
 .hnl .hnl-made table{border-collapse:collapse}
+.hnl .hnl-all{max-height:320px;overflow:auto}
 .hnl .hnl-made td,.hnl .hnl-made th{border-bottom:1px solid #E5E7EB;padding:2px 8px;text-align:left}
 .hnl .hnl-readonly{color:#92400E}
 .hnl button{font:inherit;margin-left:6px}
@@ -96,8 +97,12 @@ function render({ model, el }) {
     } else if (live) {
       root.append(h("div", { class: "hnl-query" }, "Every pair has been seen."));
     }
-    const rows = made.slice(-10).reverse().map((m) => h("tr", {}, h("td", {}, m.query_id), h("td", {}, m.doc_id), h("td", {}, String(m.grade)), h("td", {}, m.who)));
-    root.append(h("div", { class: "hnl-made" }, h("div", {}, live ? "last labels:" : `labels made (${made.length}):`),
+    // live: the last 10; read-only: every label made (the last 500), newest first, scrolling
+    const shown = made.slice(live ? -10 : -500).reverse();
+    const rows = shown.map((m) => h("tr", {}, h("td", {}, m.query_id), h("td", {}, m.doc_id), h("td", {}, String(m.grade)), h("td", {}, m.who)));
+    const title = live ? "last labels:"
+      : `labels made (${made.length}${shown.length < made.length ? `; the last ${shown.length} shown` : ""}), newest first:`;
+    root.append(h("div", { class: live ? "hnl-made" : "hnl-made hnl-all" }, h("div", {}, title),
       h("table", {}, h("tr", {}, h("th", {}, "query"), h("th", {}, "document"), h("th", {}, "grade"), h("th", {}, "who")), ...rows)));
   }
 
