@@ -232,11 +232,20 @@ _KEEP_SOURCES = 100_000  # per collection (~25 MB); then it starts again
 
 def _checked(documents: Collection[str]) -> dict[str, dict[str, str]]:
     """The checked sources of this documents collection (see ``_SOURCES``)."""
-    entry = _SOURCES.get(id(documents))
+    return _memo_of(_SOURCES, documents, 4)  # a few live systems at most
+
+
+def _memo_of(
+    memos: dict[int, tuple[Collection[str], Any]], documents: Collection[str], most: int
+) -> Any:
+    """The memo ``memos`` keeps for this documents collection (by identity: a run holds its
+    collection for its whole length), made empty when first asked; past ``most``
+    collections the oldest is forgotten."""
+    entry = memos.get(id(documents))
     if entry is None or entry[0] is not documents:
-        if len(_SOURCES) >= 4:  # a few live systems at most: forget the oldest
-            _SOURCES.pop(next(iter(_SOURCES)))
-        entry = _SOURCES[id(documents)] = (documents, {})
+        if len(memos) >= most:
+            memos.pop(next(iter(memos)))
+        entry = memos[id(documents)] = (documents, {})
     return entry[1]
 
 
@@ -258,12 +267,7 @@ _ID_DOCUMENTS: dict[int, tuple[Collection[str], dict[str, str | None]]] = {}  # 
 def id_documents(documents: Collection[str]) -> dict[str, str | None]:
     """The document each result id names among ``documents`` (``id_document``), memoised for
     that collection: a run asks the same few thousand ids thousands of times."""
-    entry = _ID_DOCUMENTS.get(id(documents))
-    if entry is None or entry[0] is not documents:
-        if len(_ID_DOCUMENTS) >= 8:  # a few live runs at most: forget the oldest
-            _ID_DOCUMENTS.pop(next(iter(_ID_DOCUMENTS)))
-        entry = _ID_DOCUMENTS[id(documents)] = (documents, {})
-    return entry[1]
+    return _memo_of(_ID_DOCUMENTS, documents, 8)  # a few live runs at most
 
 
 def with_source(result: QueryResult, source: dict[str, Any]) -> QueryResult:
