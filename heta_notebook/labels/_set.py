@@ -107,10 +107,8 @@ class LabelSet:
     def from_qrels(cls, path: str | Path, **kw: Any) -> LabelSet:
         """A set whose original is the qrels file at ``path`` (TREC, or BEIR TSV); the set
         remembers the file as its ``origin`` and never saves over it."""
-        from heta_notebook.benchmarks._trec_read import read_trec_qrels as read_qrels
-
         kw.setdefault("name", Path(path).stem)
-        return cls(read_qrels(path), origin=path, **kw)
+        return cls(strict_qrels(path), origin=path, **kw)
 
     # -- reading ---------------------------------------------------------------------
 
