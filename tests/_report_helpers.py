@@ -12,14 +12,28 @@ from pathlib import Path
 import pyarrow as pa
 
 from heta_notebook.reports._columns import ReportColumns
-from heta_notebook.reports._folder import TableWriter
+from heta_notebook.reports._folder import TableWriter, _file_entry
 from heta_notebook.reports._tables import SCHEMAS, TABLES
 
 
 def table_paths(folder: str | os.PathLike[str]) -> dict[str, Path]:
-    """The file of each table of the report saved in ``folder``, as its header names them."""
+    """The file of each table of the report saved in ``folder``, as its header names them
+    (the optional ones its save wrote too)."""
     columns = ReportColumns(folder)
-    return {table: columns.path(table) for table in TABLES}
+    return {table: columns.path(table) for table in (*TABLES, *columns.optional_tables())}
+
+
+def add_saved_misses(folder: Path, header: dict, columns: dict | None) -> None:
+    """Write the ``misses`` table of the save ``header`` commits (its generation) and name
+    it in the header's files, as ``write_report`` does: for reports written by hand (a
+    ``GroupWriter``), whose miss rows are classified only once their tables are readable.
+    The caller writes the header again (with its digest)."""
+    writer = TableWriter(Path(folder))
+    writer.generation = header["generation"]
+    writer.add_misses(columns)
+    if "misses" in writer._writers:
+        writer._writers["misses"].close()
+        header["files"]["misses"] = _file_entry(Path(writer._tmp["misses"]))
 
 
 class GroupWriter(TableWriter):

@@ -17,7 +17,7 @@ import pytest
 from heta_notebook.reports._columns import ReportColumns
 from heta_notebook.reports._folder import open_report, write_report
 from heta_notebook.reports._stored import read_header
-from heta_notebook.reports._tables import HEADER, TABLES, CorruptReportError
+from heta_notebook.reports._tables import HEADER, OPTIONAL_TABLES, TABLES, CorruptReportError
 from tests._report_helpers import table_paths
 from tests.test_store_columnar import synthetic_report
 
@@ -33,9 +33,12 @@ def saved(tmp_path_factory):
 
 
 def _read_everything(folder):
-    """Open the report and read every table (records need all four)."""
+    """Open the report and read every table (records need all four; the explorer reads
+    the saved miss rows)."""
     report = open_report(folder)
-    return report, list(report.case_results)
+    records = list(report.case_results)
+    report.frames().columns.saved_misses()  # None for a save that kept none
+    return report, records
 
 
 def _bits(size: int, budget: int | None, seed: int) -> list[int]:
@@ -46,7 +49,7 @@ def _bits(size: int, budget: int | None, seed: int) -> list[int]:
 
 
 @pytest.mark.parametrize("budget", [FLIPS, pytest.param(None, marks=pytest.mark.soak)])
-@pytest.mark.parametrize("table", [*TABLES, "header"])
+@pytest.mark.parametrize("table", [*TABLES, *OPTIONAL_TABLES, "header"])
 def test_every_flipped_bit_is_refused_naming_the_file(saved, tmp_path, table, budget):
     folder, records, report = saved
     work = tmp_path / "r"

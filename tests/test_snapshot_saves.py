@@ -19,7 +19,7 @@ import pytest
 
 from heta_notebook import ReportStore
 from heta_notebook.reports._folder import open_report
-from heta_notebook.reports._tables import HEADER, TABLES
+from heta_notebook.reports._tables import HEADER
 from tests._kill_helpers import KB, REPORT_ID, versions
 from tests._report_helpers import table_paths
 
@@ -91,7 +91,7 @@ def test_a_save_killed_anywhere_leaves_the_old_or_the_new_report(tmp_path, repor
             zygote.kill(pid)
             held = _which(folder, reports)
             seen.add(held)
-            leftovers += len(_our_files(folder)) > 1 + len(TABLES)
+            leftovers += len(_our_files(folder)) > 1 + len(table_paths(folder))
     finally:
         zygote.close()
     assert seen == {"A", "B"}  # kills landed before and after commits
@@ -147,4 +147,4 @@ def test_leftovers_of_dead_saves_are_removed_only_when_safe(tmp_path, reports):
         os.utime(path, (old, old))
     report.save(folder, format="columnar")
     assert not any(p.exists() for p in stray)
-    assert len(_our_files(folder)) == 1 + len(TABLES)
+    assert len(_our_files(folder)) == 1 + len(table_paths(folder))

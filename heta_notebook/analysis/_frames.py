@@ -37,7 +37,7 @@ from heta_notebook.evaluators._aggregation import (
     text_counts,
 )
 from heta_notebook.reports._columns import ReportColumns, report_columns, saved_views
-from heta_notebook.reports._tables import CorruptReportError
+from heta_notebook.reports._tables import SAVED_MISS_COLUMNS, CorruptReportError
 from heta_notebook.schema._abstain import (
     ABSTAIN_EXPECTED,
     ABSTAINED,
@@ -186,12 +186,34 @@ class ReportFrames:
         saved = self.saved_miss_counts() if level == "class" else None
         if saved is not None:
             return saved
-        evidence = self._cached(  # classified once: the counts are read from these rows
-            "misses:evidence", lambda: report_misses(self.report, level="evidence")
-        )
+        evidence = self._cached("misses:evidence", self._classified_misses)
         if level == "evidence":
             return evidence.copy()
         return self._cached("misses:class", lambda: class_counts(evidence)).copy()
+
+    def _classified_misses(self) -> pd.DataFrame:
+        """``misses(level="evidence")``, classified once (the counts are read from these
+        rows), each row's report row kept for a save (``saved_miss_rows``)."""
+        from heta_notebook.analysis._misses import evidence_with_rows
+
+        frame, self._cache["misses:rows"] = evidence_with_rows(self.report)
+        return frame
+
+    def miss_rows_to_save(self) -> dict[str, list[Any]] | None:
+        """What a save keeps of ``misses(level="evidence")`` beside the counts, so an
+        explorer of the saved report reads its miss classes instead of classifying again:
+        per evidence row its report ``row`` and the columns the explorer shows
+        (``reports.SAVED_MISS_COLUMNS``; ``stage_ranks`` as JSON). None unless these frames
+        classified the report (a save never classifies only for this)."""
+        evidence = self._cache.get("misses:evidence")
+        if evidence is None:
+            return None
+        out: dict[str, list[Any]] = {"row": self._cache["misses:rows"].tolist()}
+        for name in SAVED_MISS_COLUMNS:  # no value: None (pandas may hold NA or NaN)
+            values = evidence[name].astype(object).tolist()
+            out[name] = [None if v is pd.NA or v != v else v for v in values]
+        out["stage_ranks"] = [None if v is None else json.dumps(v) for v in out["stage_ranks"]]
+        return out
 
     def saved_miss_counts(self) -> pd.DataFrame | None:
         """``misses()``'s counts as a saved report's header keeps them (computed when it was

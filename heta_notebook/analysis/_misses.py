@@ -307,6 +307,14 @@ def evidence_misses(
     report: their row groups only, ``ROWS_PER_PART`` at a time to bound memory), with the
     same rows for them.
     """
+    frame = _evidence_frame(report, k=k, by=by, rows=rows)
+    return frame.drop(columns="_row")
+
+
+def _evidence_frame(
+    report: EvaluationReport, *, k: int | None, by: SliceKey | None, rows: np.ndarray | None
+) -> pd.DataFrame:
+    """:func:`evidence_misses`'s frame with ``_row``: each item's report row."""
     requested = requested_top_k(report)
     with paused_gc():  # parsed JSON, records and row lists are acyclic: nothing to rescan
         if rows is None:
@@ -318,7 +326,6 @@ def evidence_misses(
         frame = _merged(fast, slow)
     if by is not None:
         frame[slice_name(by)] = _slices(report, facts, by)[frame["_row"].to_numpy(dtype=np.int64)]
-    frame = frame.drop(columns="_row")
     for column in ("rank", "document_rank", "chunks", "k"):
         frame[column] = frame[column].astype("Int64")
     return frame
@@ -500,6 +507,17 @@ def report_misses(
     return evidence if level == "evidence" else class_counts(evidence, by)
 
 
+def evidence_with_rows(
+    report: EvaluationReport, recipe: str | None = None
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """``report_misses(level="evidence")`` and the report row of each of its rows (what a
+    save keeps beside the counts: ``ReportFrames.miss_rows_to_save``)."""
+    frame = _evidence_frame(report, k=None, by=None, rows=None)
+    rows = frame.pop("_row").to_numpy(dtype=np.int64)
+    frame.insert(0, "recipe", recipe or recipe_name(report))
+    return frame, rows
+
+
 def class_counts(evidence: pd.DataFrame, by: SliceKey | None = None) -> pd.DataFrame:
     """``report.misses()``'s counts per recipe × mode (× slice) × class, from its evidence rows."""
     return miss_counts(evidence, ["recipe", "query_mode", *([slice_name(by)] if by else [])])
@@ -634,6 +652,7 @@ __all__ = [
     "comparison_misses",
     "delta_sentence",
     "evidence_misses",
+    "evidence_with_rows",
     "miss_counts",
     "miss_line",
     "report_misses",

@@ -29,6 +29,8 @@ from heta_notebook.reports._stored import (
 )
 from heta_notebook.reports._tables import (
     HEADER,
+    MISSES_SCHEMA,
+    OPTIONAL_TABLES,
     SCHEMAS,
     TABLES,
     CorruptReportError,
@@ -191,8 +193,30 @@ class ReportColumns:
         """Open every table file now: a later save removes the files, not these handles."""
         if self._tables is not None:
             return
-        for table in TABLES:
+        for table in (*TABLES, *self.optional_tables()):
             self.source(table)
+
+    def optional_tables(self) -> list[str]:
+        """The optional tables (``OPTIONAL_TABLES``) this stored report's save wrote."""
+        files = self.header.get("files") if self._tables is None else None
+        return [t for t in OPTIONAL_TABLES if isinstance(files, dict) and t in files]
+
+    def saved_misses(self, rows: np.ndarray | None = None) -> dict[str, list[Any]] | None:
+        """The miss rows its save kept (the ``misses`` table: ``MISSES_SCHEMA``'s columns as
+        lists), of the ascending report ``rows`` only when given; None when the save kept
+        none (in memory, saved before this table or by a save that had not classified)."""
+        if "misses" not in self.optional_tables():
+            return None
+        try:
+            table = self.file("misses").read(use_threads=False)
+        except (OSError, pa.ArrowException) as exc:
+            raise CorruptReportError(self.path("misses"), f"cannot read: {exc}") from exc
+        if not table.schema.remove_metadata().equals(MISSES_SCHEMA):
+            return None  # another layout (a later version's): classified again instead
+        if rows is not None:
+            keep = np.isin(table.column("row").to_numpy(), np.asarray(rows, dtype=np.int64))
+            table = table.filter(pa.array(keep))
+        return {name: table.column(name).to_pylist() for name in MISSES_SCHEMA.names}
 
     def source(self, table: str) -> pa.NativeFile:
         """The open file of ``table`` (opened once; read with positional reads)."""

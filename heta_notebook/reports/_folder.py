@@ -19,6 +19,10 @@ Layout of one report folder (beside heta-framework's ``report.json`` key)::
     texts.{generation}.parquet    each distinct chunk/document text once per report
     scores.{generation}.parquet   one row per score: row, name, value, text value, kind,
                      passed, status, reason, metadata (JSON)
+    misses.{generation}.parquet   optional: one row per expected evidence item, its miss
+                     class as the save classified it for the header's counts (what the
+                     explorer shows: ``MISSES_SCHEMA``); named in ``files`` like the others
+                     when written, absent from older saves (then classified when explored)
 
 Saves are snapshots (as in Delta Lake or Iceberg): a save writes a new generation of
 immutable table files and commits it with one atomic rename of the header; the previous
@@ -66,6 +70,8 @@ from heta_notebook.reports._tables import (
     FORMAT,
     FORMAT_VERSION,
     HEADER,
+    MISSES_SCHEMA,
+    OPTIONAL_TABLES,
     SCHEMAS,
     TABLES,
     TEXTS_PER_GROUP,
@@ -133,6 +139,18 @@ class TableWriter:
         with ThreadPoolExecutor(len(bounds)) as pool:
             list(pool.map(write, bounds))
         self.rows = len(cases)
+
+    def add_misses(self, columns: dict[str, list[Any]] | None) -> None:
+        """Keep the classified miss rows (``ReportFrames.miss_rows_to_save``) as the optional
+        ``misses`` table of this save; nothing when None or when a value does not fit its
+        column (a save never fails for what only spares an explorer some work)."""
+        if columns is None:
+            return
+        try:
+            table = pa.table(columns, schema=MISSES_SCHEMA)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            return
+        self._write("misses", table)
 
     def flush(self) -> None:
         """Write the pending case results as one row group per table."""
@@ -221,7 +239,9 @@ def table_file(table: str, generation: str) -> str:
     return f"{table}.{generation}.parquet"
 
 
-_TEMPORARY = re.compile(r"^\.(cases|results|texts|scores|(header|summary|report)\.json)\..*\.tmp$")
+_TEMPORARY = re.compile(
+    r"^\.(cases|results|texts|scores|misses|(header|summary|report)\.json)\..*\.tmp$"
+)
 
 
 def _file_entry(path: Path) -> dict[str, Any]:
@@ -239,7 +259,8 @@ def committed_files(folder: Path) -> set[str]:
     """The table files the folder's current header names (none without a readable one)."""
     try:
         header = json.loads((folder / HEADER).read_bytes())
-        return {_checked_name(header, table, folder) for table in TABLES}
+        tables = [*TABLES, *(t for t in OPTIONAL_TABLES if t in (header.get("files") or {}))]
+        return {_checked_name(header, table, folder) for table in tables}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return set()
 
@@ -313,10 +334,21 @@ def write_report(
             for result in source.iter_batches() if isinstance(source, LazyCaseResults) else source:
                 writer.add(result)
         header = {**report_header(report), "views": report.frames().views()}
+        writer.add_misses(_miss_rows(report))
         writer.finish(header, exclusive=exclusive)
     except BaseException:
         writer.abort()
         raise
+
+
+def _miss_rows(report: EvaluationReport) -> dict[str, list[Any]] | None:
+    """The miss rows a save keeps: those its frames classified for the header's counts, else
+    (a stored report saved again) the ones its own save kept; None when neither."""
+    rows = report.frames().miss_rows_to_save()
+    source = report.case_results
+    if rows is None and isinstance(source, LazyCaseResults):
+        rows = source.columnar.saved_misses()
+    return rows
 
 
 # --------------------------------------------------------------------------- checkpoints

@@ -36,7 +36,7 @@ _CASE_TABLES = ("cases", "results", "scores")  # one row group each per case gro
 CASES_PER_GROUP = 1000  # case results per Parquet row group: the unit of lazy reads
 TEXTS_PER_GROUP = 8192  # texts per row group: one record reads only the groups it needs
 _COMPRESSION = "zstd"
-_TABLE_FILE = re.compile(r"^(cases|results|texts|scores)(\.[0-9a-f]{16})?\.parquet$")
+_TABLE_FILE = re.compile(r"^(cases|results|texts|scores|misses)(\.[0-9a-f]{16})?\.parquet$")
 
 CASES_SCHEMA = pa.schema(
     [
@@ -85,11 +85,31 @@ SCORES_SCHEMA = pa.schema(
         ("extra", pa.string()),
     ]
 )
+# An optional table (format version 2 readers that predate it ignore it): what the explorer
+# reads of ``misses(level="evidence")``, kept by a save that classified the report anyway
+# (for the miss counts of the header), so opening a large report's explorer reads it instead
+# of classifying its evidence again. ``row``: the case result; ``stage_ranks``: JSON.
+SAVED_MISS_COLUMNS = ("label", "matched", "miss_class", "stage", "rank", "document_rank")
+SAVED_MISS_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
+MISSES_SCHEMA = pa.schema(
+    [
+        ("row", pa.int32()),
+        ("label", pa.string()),
+        ("matched", pa.bool_()),
+        ("miss_class", pa.string()),
+        ("stage", pa.string()),
+        ("rank", pa.int64()),
+        ("document_rank", pa.int64()),
+        ("stage_ranks", pa.string()),
+    ]
+)
+OPTIONAL_TABLES = ("misses",)
 SCHEMAS = {
     "cases": CASES_SCHEMA,
     "results": RESULTS_SCHEMA,
     "texts": TEXTS_SCHEMA,
     "scores": SCORES_SCHEMA,
+    "misses": MISSES_SCHEMA,
 }
 FLOAT, BOOL, TEXT = 0, 1, 2  # scores.kind: how ``value`` was typed
 
