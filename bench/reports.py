@@ -43,7 +43,7 @@ from heta_notebook._util.paths import atomic_write_text  # noqa: E402
 from heta_notebook.reports._store import _header  # noqa: E402
 from heta_notebook.reports._stored import _HEADER_DIGEST, header_digest  # noqa: E402
 from heta_notebook.schema import EvaluationReport  # noqa: E402
-from tests._report_helpers import GroupWriter  # noqa: E402
+from tests._report_helpers import GroupWriter, add_saved_misses  # noqa: E402
 
 MODES = ("full_text_search", "vector_search", "hybrid_search")
 WORDS = [
@@ -210,6 +210,7 @@ def write_synthetic(
     frames = report.frames()  # the header carries summary and views, as a real save's does
     data = json.loads((folder / "header.json").read_text())
     data["views"] = frames.views()
+    add_saved_misses(folder, data, frames.miss_rows_to_save())  # as a save keeps them
     data["score_summary"] = {
         f"{m}.{s}": float(v)
         for m, s, v in frames.summary()[["query_mode", "score", "mean"]].itertuples(index=False)

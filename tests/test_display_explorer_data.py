@@ -570,3 +570,96 @@ def test_a_large_reports_explorer_classifies_only_its_embedded_rows(tmp_path, mo
     fresh = _columnar_copy(report, tmp_path / "again")
     assert encode_report(fresh, max_cases=12, details=[0, 1, 2]) == whole
     assert len(asked) == 1 and len(asked[0]) == 12  # once, for the embedded rows
+
+
+def _without_saved_misses(folder):
+    """The report saved in ``folder`` as a save before the ``misses`` table left it (no
+    such table, a header that names none), opened again."""
+    import json
+
+    from heta_notebook.reports._folder import open_report
+    from heta_notebook.reports._stored import _HEADER_DIGEST, header_digest
+
+    header = json.loads((folder / "header.json").read_text())
+    (folder / header["files"].pop("misses")["name"]).unlink()
+    header[_HEADER_DIGEST] = header_digest(header)
+    (folder / "header.json").write_text(json.dumps(header))
+    return open_report(folder)
+
+
+def _every_class_report():
+    """The constructed cases of every miss class (stages, deep ranks, answer step, texts)."""
+    from tests.test_misses import _report
+    from tests.test_misses_fast import _every_class
+
+    cases = [
+        case.model_copy(update={"case_id": f"{case.case_id}-{copy}"})
+        for copy in range(3)  # row groups of 7 cases: several, and a cap leaves some out
+        for case in _every_class()
+    ]
+    return _report("every-class", cases)
+
+
+@pytest.mark.parametrize("build", [make_report, _every_class_report])
+def test_a_saved_report_keeps_its_miss_rows_and_its_explorer_reads_them(
+    tmp_path, monkeypatch, build
+):
+    """A save keeps the miss rows it classified for the header's counts (the ``misses``
+    table): they equal ``misses(level="evidence")``'s, and the explorer of the saved report
+    reads them (nothing classified), whole or for a capped subset, giving the payload of
+    the records."""
+    import json
+
+    import pandas as pd
+
+    from heta_notebook.analysis import _misses
+    from heta_notebook.display import _explorer_details as explorer_details
+    from heta_notebook.reports._tables import SAVED_MISS_COLUMNS
+
+    report = build()
+    lazy = _columnar_copy(report, tmp_path / "rep")
+    evidence = report.frames().misses(level="evidence")
+    saved = lazy.frames().columns.saved_misses()
+    assert saved is not None and len(saved["row"]) == len(evidence)
+    for name in SAVED_MISS_COLUMNS:
+        got = saved[name]
+        if name == "stage_ranks":
+            got = [None if v is None else json.loads(v) for v in got]
+        assert got == [None if pd.isna(v) else v for v in evidence[name].astype(object)], name
+    ids = report.frames().case_column("case_id")[saved["row"]].tolist()
+    assert ids == evidence["case_id"].tolist()
+
+    expected = {cap: encode_report(report, max_cases=cap) for cap in (None, 5, 12)}
+
+    def refused(*_, **__):
+        raise AssertionError("the explorer classified a report whose save kept its miss rows")
+
+    monkeypatch.setattr(_misses, "_evidence_frame", refused)
+    monkeypatch.setattr(explorer_details, "WHOLE_MISSES", 4)  # the subset path too
+    for cap, payload in expected.items():
+        fresh = _columnar_copy(report, tmp_path / f"cap{cap}")
+        assert encode_report(fresh, max_cases=cap) == payload
+
+
+def test_an_older_saved_report_without_miss_rows_explores_the_same(tmp_path, monkeypatch):
+    """A report saved before the ``misses`` table (or by a save that had not classified)
+    is classified when explored, with the same payload; saving it again keeps no rows
+    (its header's counts spare the classification), saving a report that has them copies
+    them."""
+    from heta_notebook.display import _explorer_details as explorer_details
+    from heta_notebook.reports._folder import open_report, write_report
+
+    report = _every_class_report()
+    monkeypatch.setattr(explorer_details, "WHOLE_MISSES", 4)
+    for cap in (None, 12):
+        _columnar_copy(report, tmp_path / f"old{cap}")
+        old = _without_saved_misses(tmp_path / f"old{cap}")
+        assert old.frames().columns.saved_misses() is None
+        assert encode_report(old, max_cases=cap) == encode_report(report, max_cases=cap)
+    write_report(tmp_path / "again", open_report(tmp_path / "oldNone"))
+    assert open_report(tmp_path / "again").frames().columns.saved_misses() is None
+    kept = _columnar_copy(report, tmp_path / "kept")
+    write_report(tmp_path / "copied", kept)
+    rows = kept.frames().columns.saved_misses()
+    assert rows is not None
+    assert open_report(tmp_path / "copied").frames().columns.saved_misses() == rows

@@ -108,7 +108,9 @@ def miss_rows(report: EvaluationReport, rows: np.ndarray) -> MissRows | None:
     order (``analysis._misses``), for at least the report ``rows``; None for a report too
     large to classify here. A report past ``WHOLE_MISSES`` case results of which ``rows``
     are under half has only those rows classified (an explorer embeds a capped subset:
-    their row groups only), kept with the frames for the next call on the same rows."""
+    their row groups only), kept with the frames for the next call on the same rows. A
+    stored report whose save kept its miss rows (``ReportColumns.saved_misses``) is read,
+    not classified."""
     n = len(report.case_results)
     if n > MAX_MISS_CASES:
         return None
@@ -125,11 +127,27 @@ def miss_rows(report: EvaluationReport, rows: np.ndarray) -> MissRows | None:
 def _miss_rows_of(report: EvaluationReport, rows: np.ndarray | None) -> MissRows:
     from heta_notebook.analysis._misses import evidence_misses
 
+    saved = report.frames().columns.saved_misses(rows)
+    if saved is not None:  # kept by its save: the rows classifying gives (not classified again)
+        return MissRows(_saved_frame(report, saved))
     if rows is None:
         frame = report.frames().misses(level="evidence")
     else:
         frame = evidence_misses(report, rows=rows)
     return MissRows(frame[list(_MISS_CELL_COLUMNS)])
+
+
+def _saved_frame(report: EvaluationReport, saved: dict[str, list[Any]]) -> pd.DataFrame:
+    """The saved miss rows as ``_miss_rows_of``'s frame (case ids and modes from their rows)."""
+    rows = np.asarray(saved["row"], dtype=np.int64)
+    frames = report.frames()
+    data = {
+        "case_id": frames.case_column("case_id")[rows],
+        "query_mode": frames.case_column("query_mode")[rows],
+        **saved,
+        "stage_ranks": [None if v is None else json.loads(v) for v in saved["stage_ranks"]],
+    }
+    return pd.DataFrame({name: data[name] for name in _MISS_CELL_COLUMNS}, dtype=object)
 
 
 class MissRows:
