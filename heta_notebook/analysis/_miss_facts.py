@@ -224,15 +224,28 @@ def report_facts(columnar: ReportColumns) -> MissFacts:
         metadata=metadata,
         n_results=columnar.numpy("cases", "n_results").astype(np.int64),
         fast=fast,
-        firsts=_firsts(columnar),
+        firsts=_firsts(columnar, _references(distinct)),
         case_metadata=case_metadata,
     )
 
 
-def _firsts(columnar: ReportColumns) -> FirstRanks:
-    """``FirstRanks`` of the results table of any report (in memory or stored): each
-    distinct (source, metadata) JSON pair's reference keys read once
-    (``matching.stored_keys``), spread to its rows by numpy."""
+def _references(expected: list[Items | None]) -> dict[str, int]:
+    """Each reference id the expected evidence names, numbered in first-seen order: the
+    only keys whose first ranks are ever looked up."""
+    codes: dict[str, int] = {}
+    for items in expected:
+        for ref in items.refs if items is not None else ():
+            if ref is not None:
+                codes.setdefault(ref, len(codes))
+    return codes
+
+
+def _firsts(columnar: ReportColumns, codes: dict[str, int]) -> FirstRanks:
+    """``FirstRanks`` of the results table of any report (in memory or stored), for the
+    reference ids ``codes`` only: each distinct (source, metadata) JSON pair's reference
+    keys read once (``matching.stored_keys``), spread to its rows by numpy; a key no
+    evidence names is dropped at once, so only the results matching some evidence are
+    ranked."""
     rows = columnar.numpy("results", "row").astype(np.int64)
     ranks = columnar.numpy("results", "rank").astype(np.int64)
     id_codes, ids = columnar.codes("results", "id")
@@ -242,11 +255,10 @@ def _firsts(columnar: ReportColumns) -> FirstRanks:
     pairs, pair_of = np.unique(
         (src_codes.astype(np.int64) + 1) * (len(metas) + 1) + meta_codes + 1, return_inverse=True
     )
-    codes: dict[str, int] = {}
-    code = codes.setdefault
-    id_code = np.asarray([code(i, len(codes)) for i in ids], dtype=np.int64)
+    code = codes.get
+    id_code = np.fromiter((code(i, -1) for i in ids), np.int64, len(ids))
     heads = [i.rpartition("#") for i in ids]
-    head_code = np.asarray([code(h, len(codes)) if s else -1 for h, s, _ in heads], np.int64)
+    head_code = np.asarray([code(h, -1) if s else -1 for h, s, _ in heads], np.int64)
     pair_keys: list[list[int]] = []
     named = np.zeros(len(pairs), dtype=bool)
     for p, value in enumerate(pairs.tolist()):
@@ -255,14 +267,16 @@ def _firsts(columnar: ReportColumns) -> FirstRanks:
             sources[s - 1] if s else None, metas[m - 1] if m else None
         )
         named[p] = bool(documents)
-        pair_keys.append([code(key, len(codes)) for key in dict.fromkeys([*direct, *documents])])
+        found = (code(key, -1) for key in dict.fromkeys([*direct, *documents]))
+        pair_keys.append([c for c in found if c >= 0])
     keys = _ragged(pair_keys, pair_of.reshape(-1))
     own = id_code[id_codes]  # the result's own id (ids are never null)
+    mine = own >= 0
     heads_at = ~named[pair_of.reshape(-1)] & (head_code[id_codes] >= 0)  # ``doc#n`` → doc
     return FirstRanks(
-        np.concatenate([rows, rows[keys[0]], rows[heads_at]]),
-        np.concatenate([ranks, ranks[keys[0]], ranks[heads_at]]),
-        np.concatenate([own, keys[1], head_code[id_codes][heads_at]]),
+        np.concatenate([rows[mine], rows[keys[0]], rows[heads_at]]),
+        np.concatenate([ranks[mine], ranks[keys[0]], ranks[heads_at]]),
+        np.concatenate([own[mine], keys[1], head_code[id_codes][heads_at]]),
         codes,
     )
 
