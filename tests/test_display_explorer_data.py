@@ -663,3 +663,25 @@ def test_an_older_saved_report_without_miss_rows_explores_the_same(tmp_path, mon
     rows = kept.frames().columns.saved_misses()
     assert rows is not None
     assert open_report(tmp_path / "copied").frames().columns.saved_misses() == rows
+
+
+def test_a_run_saved_by_its_store_keeps_its_miss_rows(tmp_path):
+    """A run with a checkpointing store saves the rows (the save from the run's columns)."""
+    from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
+    from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, ToyKB, make_cases
+
+    store = ReportStore(tmp_path / "store")
+    benchmark = ListBenchmark(cases=make_cases(12), evaluators=(TopHit(), AnswerMatch()))
+    run = BenchmarkRunner().run_sync(
+        benchmark=benchmark,
+        recipe=ToyKB(),
+        knowledge_base_name="kb",
+        query_modes=MODES,
+        config=BenchmarkRunConfig(report_id="r", checkpoint_every=5),
+        store=store,
+        progress=False,
+    )
+    loaded = store.load("kb", "r")
+    saved = loaded.frames().columns.saved_misses()
+    assert saved is not None and len(saved["row"]) == len(run.report.frames().misses("evidence"))
+    assert encode_report(loaded) == encode_report(run.report)
