@@ -193,7 +193,7 @@ class ReportFrames:
 
     def _classified_misses(self) -> pd.DataFrame:
         """``misses(level="evidence")``, classified once (the counts are read from these
-        rows), each row's report row kept for a save (``saved_miss_rows``)."""
+        rows), each row's report row kept for a save (``miss_rows_to_save``)."""
         from heta_notebook.analysis._misses import evidence_with_rows
 
         frame, self._cache["misses:rows"] = evidence_with_rows(self.report)

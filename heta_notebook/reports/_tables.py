@@ -89,8 +89,6 @@ SCORES_SCHEMA = pa.schema(
 # reads of ``misses(level="evidence")``, kept by a save that classified the report anyway
 # (for the miss counts of the header), so opening a large report's explorer reads it instead
 # of classifying its evidence again. ``row``: the case result; ``stage_ranks``: JSON.
-SAVED_MISS_COLUMNS = ("label", "matched", "miss_class", "stage", "rank", "document_rank")
-SAVED_MISS_COLUMNS += ("stage_ranks",)  # type: ignore[assignment]
 MISSES_SCHEMA = pa.schema(
     [
         ("row", pa.int32()),
@@ -103,6 +101,7 @@ MISSES_SCHEMA = pa.schema(
         ("stage_ranks", pa.string()),
     ]
 )
+SAVED_MISS_COLUMNS = tuple(MISSES_SCHEMA.names[1:])  # the evidence frame's columns kept
 OPTIONAL_TABLES = ("misses",)
 SCHEMAS = {
     "cases": CASES_SCHEMA,
