@@ -186,3 +186,33 @@ def test_the_tables_of_rows_of_score_columns_are_those_of_the_records(runs) -> N
     mine, theirs = lazy.frames().views(), eager.frames().views()
     mine.pop("latency"), theirs.pop("latency")  # timings differ; all else is equal
     assert mine == theirs
+
+
+def test_a_case_result_built_without_model_construct_is_model_constructs() -> None:
+    from heta_notebook.schema import EvaluationCaseResult
+    from heta_notebook.schema._construct import constructed_record
+
+    fields = {
+        "case_id": "q1",
+        "query": "what?",
+        "query_mode": "a",
+        "scores": (),
+        "response": QueryResponse(mode="a"),
+        "latency_ms": 1.5,
+        "error": None,
+        "metadata": {"expected": {}},
+    }
+    fast = constructed_record(EvaluationCaseResult, dict(fields))
+    slow = EvaluationCaseResult.model_construct(**fields)
+    assert type(fast) is EvaluationCaseResult and fast == slow and repr(fast) == repr(slow)
+    assert fast.__dict__ == slow.__dict__ and list(fast.__dict__) == list(slow.__dict__)
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.__pydantic_extra__ == slow.__pydantic_extra__ == {}
+    assert fast.__pydantic_private__ is slow.__pydantic_private__ is None
+    assert fast.model_dump_json() == slow.model_dump_json()
+    copied = fast.model_copy(update={"latency_ms": 2.0, "note": "x"})
+    assert (
+        copied.latency_ms == 2.0 and copied.model_extra == {"note": "x"} and fast.latency_ms == 1.5
+    )
+    partial = constructed_record(EvaluationCaseResult, {"case_id": "q1", "query": "what?"})
+    assert partial == EvaluationCaseResult.model_construct(case_id="q1", query="what?")

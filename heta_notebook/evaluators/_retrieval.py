@@ -409,8 +409,9 @@ def _values_by_rule(
     out: dict[tuple[MetricName, int], RuleValues] = {}
     for m in metrics:
         pair = (m.metric, m.k)
+        by_rule = [(rule, per_rule[rule][pair].tolist()) for rule in TIES]  # Python floats
         out[pair] = {
-            index: {rule: float(per_rule[rule][pair][n]) for rule in TIES}
+            index: {rule: column[n] for rule, column in by_rule}
             for n, (row, index) in enumerate(zip(rows, indices, strict=True))
             if judged[row].tied(m.k)
         }
@@ -509,7 +510,11 @@ def _judge(
         else:
             by_id = qrels if convention == "trec_eval" else None
             returned = document_scores(response.results, judged=by_id)
-            item = _judged(index, qrels, *ranked_by_rule(*returned, ties), depth, ties)
+            ids, scores = returned
+            if scores is not None and _decreasing(scores):  # no tie: as returned, any rule
+                judged.append(_Judged(index, qrels, ids[:depth]))
+                continue
+            item = _judged(index, qrels, *ranked_by_rule(ids, scores, ties), depth, ties)
             if item.tied(depth):  # kept to rescore it under the other tie rules
                 item.returned = returned
             judged.append(item)

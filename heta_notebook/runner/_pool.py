@@ -23,7 +23,7 @@ from heta_notebook.kb._passages import Judged, Passage
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
-from heta_notebook.schema._construct import LazyScores
+from heta_notebook.schema._construct import LazyScores, constructed_record
 from heta_notebook.schema._records import (
     BenchmarkCase,
     EvaluationCaseResult,
@@ -158,15 +158,18 @@ class Answered:
     def result(self, scores: LazyScores | None = None) -> EvaluationCaseResult:
         """The finished case result (every part already validated: not validated again);
         ``scores``: its row of the batch's score columns, else its own scores."""
-        return EvaluationCaseResult.model_construct(
-            case_id=self.item.case.case_id,
-            query=self.item.case.query,
-            query_mode=self.item.mode,
-            scores=tuple(self.scores) if scores is None else scores,  # type: ignore[arg-type]
-            response=self.response,
-            latency_ms=self.latency_ms,
-            error=None,
-            metadata=dict(self.item.metadata),
+        return constructed_record(
+            EvaluationCaseResult,
+            {
+                "case_id": self.item.case.case_id,
+                "query": self.item.case.query,
+                "query_mode": self.item.mode,
+                "scores": tuple(self.scores) if scores is None else scores,
+                "response": self.response,
+                "latency_ms": self.latency_ms,
+                "error": None,
+                "metadata": dict(self.item.metadata),
+            },
         )
 
 
