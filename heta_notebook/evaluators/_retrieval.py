@@ -24,7 +24,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -282,8 +282,9 @@ class _Judged:
 
     def facts(self) -> _Facts:
         """What this case's metadata says (kept per case; the ranking is not)."""
-        ranks = [rank for rank, g in enumerate(self.grades) if g > 0]
-        relevant = [self.ranked[rank] for rank in ranks]
+        grades = self.grades  # the ranks of grades > 0, then their ids: C-level passes
+        ranks = list(compress(range(len(grades)), map(operator.gt, grades, repeat(0))))
+        relevant = list(map(self.ranked.__getitem__, ranks))
         return _Facts(
             self.index, self.n_relevant, len(self.ranked), self.first_tie, ranks, relevant
         )
