@@ -121,3 +121,19 @@ def test_constructed_scores_are_the_objects_model_construct_builds():
     assert copied.passed is False and copied.model_extra == {"note": "x"}
     assert fast[1].model_fields_set == set(slow[1].model_fields_set)  # the shared set is intact
     assert fast[1].model_extra == {} and fast[1] == slow[1]
+
+
+def test_padded_rows_are_the_rows_cut_and_zero_filled():
+    import numpy as np
+
+    from heta_notebook.evaluators._kernels import padded
+
+    rows = [[3, 0, 1], [], [2, 2, 2, 2, 2], [1], [0, -1, 4, 0]]
+    for depth in (1, 3, 4, 6):
+        expected = np.zeros((len(rows), depth))
+        for i, row in enumerate(rows):
+            expected[i, : len(row[:depth])] = row[:depth]
+        got = padded(rows, depth)
+        assert got.dtype == float and got.shape == (len(rows), depth)
+        assert np.array_equal(got, expected)
+    assert padded([], 5).shape == (0, 5)

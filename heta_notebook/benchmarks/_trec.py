@@ -131,7 +131,7 @@ def report_from_trec(
         )
     responses = [_response(trec_ranking(run.get(c.case_id, {})), run, c, mode) for c in cases]
     chosen = list(evaluators or default_evaluators or beir_default_metrics())
-    columns = evaluate_batch_columns(chosen, cases, responses)
+    columns = [list(c) for c in evaluate_batch_columns(chosen, cases, responses)]  # built once
     results = tuple(
         EvaluationCaseResult(
             case_id=case.case_id,

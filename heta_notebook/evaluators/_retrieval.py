@@ -19,11 +19,12 @@ convention in a single numpy pass.
 
 from __future__ import annotations
 
+import functools
 import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -50,7 +51,7 @@ from heta_notebook.evaluators._matching import (
     qrels_of,
 )
 from heta_notebook.evaluators._protocol import EvaluatorSettings, SyncScorer
-from heta_notebook.schema._construct import constructed_scores
+from heta_notebook.schema._construct import ConstructedScores
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
 NO_QRELS = "case has no qrels (no expected evidence with a reference_id)"
@@ -188,7 +189,7 @@ class BeirRetrievalMetric:
         self, cases: Sequence[BenchmarkCase], responses: Sequence[QueryResponse]
     ) -> list[EvaluationScore]:
         """Score many responses in one numpy pass."""
-        return beir_scores([self], cases, responses)[0]
+        return beir_scores([self], cases, responses)[0].records()
 
 
 def beir_default_metrics(
@@ -248,15 +249,13 @@ def _tie_groups(scores: list[float], depth: int) -> list[tuple[int, int]]:
 
 
 class _Judged:
-    """One scorable case: its qrels, ranked document ids, and where the relevant ones are."""
+    """One scorable case: its qrels, ranked document ids and their grades."""
 
     __slots__ = (
         "index",
         "qrels",
         "ranked",
         "grades",
-        "_ranks",
-        "_relevant",
         "n_relevant",
         "first_tie",
         "groups",
@@ -273,8 +272,6 @@ class _Judged:
     ) -> None:
         self.index, self.qrels, self.ranked = index, qrels, ranked
         self.grades = list(map(qrels.get, ranked, repeat(0)))
-        self._ranks: list[int] | None = None
-        self._relevant: list[str] = []
         self.n_relevant = sum(1 for g in qrels.values() if g > 0)
         self.first_tie, self.groups = first_tie, groups
         self.returned: tuple[list[str], list[float] | None] | None = None
@@ -283,21 +280,93 @@ class _Judged:
         """Whether two of the top ``k`` (or the k-th and the next) have equal scores."""
         return self.first_tie is not None and self.first_tie < k
 
+    def facts(self) -> _Facts:
+        """What this case's metadata says (kept per case; the ranking is not)."""
+        grades = self.grades  # the ranks of grades > 0, then their ids: C-level passes
+        ranks = list(compress(range(len(grades)), map(operator.gt, grades, repeat(0))))
+        relevant = list(map(self.ranked.__getitem__, ranks))
+        return _Facts(
+            self.index, self.n_relevant, len(self.ranked), self.first_tie, ranks, relevant
+        )
+
+
+class _Facts:
+    """What one judged case's BEIR metadata is made of: its case index, R, how many
+    documents it ranked, where its first tie is, and its relevant documents' ranks and ids."""
+
+    __slots__ = ("index", "n_relevant", "n_ranked", "first_tie", "ranks", "relevant")
+
+    def __init__(
+        self,
+        index: int,
+        n_relevant: int,
+        n_ranked: int,
+        first_tie: int | None,
+        ranks: list[int],
+        relevant: list[str],
+    ) -> None:
+        self.index, self.n_relevant, self.n_ranked = index, n_relevant, n_ranked
+        self.first_tie, self.ranks, self.relevant = first_tie, ranks, relevant
+
+    def tied(self, k: int) -> bool:
+        """Whether two of the top ``k`` (or the k-th and the next) have equal scores."""
+        return self.first_tie is not None and self.first_tie < k
+
     def matched(self, k: int) -> list[str]:
         """Relevant documents within the top ``k`` (in rank order)."""
-        if self._ranks is None:
-            self._ranks = [rank for rank, g in enumerate(self.grades) if g > 0]
-            self._relevant = [self.ranked[rank] for rank in self._ranks]
-        return self._relevant[: bisect_left(self._ranks, k)]
+        return self.relevant[: bisect_left(self.ranks, k)]
+
+
+class _BatchFacts:
+    """A batch's per-case facts, skip reasons and tie-rule values: each metric's metadata
+    dicts (and their JSON) are made from them on first request, per cutoff once (the metrics
+    at one cutoff share them), then per metric where ties add ``by_tie_rule``."""
+
+    def __init__(
+        self,
+        judged: list[_Facts],
+        skipped: dict[int, str],
+        tail: dict[str, str],
+        by_rule: dict[tuple[MetricName, int], RuleValues],
+        cutoffs: set[int],
+    ) -> None:
+        self.judged, self.skipped, self.tail, self.by_rule = judged, skipped, tail, by_rule
+        self.cutoffs = cutoffs
+        self.n_cases = len(judged) + len(skipped)
+        self._metadata: dict[Any, list[dict[str, Any]]] = {}
+        self._texts: dict[Any, list[str | None] | None] = {}
+
+    def metadata(self, pair: tuple[MetricName, int]) -> list[dict[str, Any]]:
+        """One metric's metadata per case (read-only: shared with the metrics at its k)."""
+        if pair not in self._metadata:
+            k = pair[1]
+            if k not in self._metadata:
+                base = _beir_metadata(self.judged, k, self.tail)
+                self._metadata[k] = _with_skips(base, self.judged, self.skipped)
+            self._metadata[pair] = _with_rule_values(self._metadata[k], self.by_rule.get(pair))
+        return self._metadata[pair]
+
+    def texts(self, pair: tuple[MetricName, int]) -> list[str | None] | None:
+        """``metadata(pair)`` as compact JSON per case (None when an id is not a string)."""
+        if pair not in self._texts:
+            k = pair[1]
+            if k not in self._texts:  # every cutoff at once: each id quoted once
+                self._texts.update(
+                    _beir_metadata_json(self.judged, self.cutoffs, self.tail, self.skipped)
+                )
+            self._texts[pair] = _with_rule_texts(self._texts[k], self.by_rule.get(pair))
+        return self._texts[pair]
 
 
 def beir_scores(
     metrics: Sequence[BeirRetrievalMetric],
     cases: Sequence[BenchmarkCase],
     responses: Sequence[QueryResponse],
-) -> list[list[EvaluationScore]]:
+) -> list[ConstructedScores]:
     """Scores per metric, per case, for BEIR metrics sharing one convention and tie rule
-    (one kernel pass)."""
+    (one kernel pass), as one column per metric whose records are built when read: values
+    and verdicts as arrays, each case's metadata (and its JSON) made from a few facts per
+    case on first use (a run's statistics and checkpoint read the columns, no record)."""
     rules = {(m.convention, m.ties) for m in metrics}
     if len(rules) != 1:
         raise ValueError(f"beir_scores needs one convention and tie rule per call, got {rules}")
@@ -306,23 +375,16 @@ def beir_scores(
     with paused_gc():
         judged, skipped = _judge(cases, responses, depth, ties, metrics[0].convention)
         values = _kernel_values(metrics, judged, depth)
-        cutoffs = {m.k for m in metrics}
-        tail = _metadata_tail(convention, ties)
-        metadata = {
-            k: _with_skips(_beir_metadata(judged, k, tail), judged, skipped) for k in cutoffs
-        }
-        texts = _beir_metadata_json(judged, cutoffs, tail, skipped)
         by_rule = _values_by_rule(metrics, judged, values, depth)
-        return [
-            _metric_scores(
-                m,
-                values[(m.metric, m.k)],
-                judged,
-                *_with_rule_values(metadata[m.k], texts[m.k], by_rule.get((m.metric, m.k))),
-                skipped,
-            )
-            for m in metrics
-        ]
+        facts = _BatchFacts(
+            [item.facts() for item in judged],
+            skipped,
+            _metadata_tail(convention, ties),
+            by_rule,
+            {m.k for m in metrics},
+        )
+        at = np.fromiter((item.index for item in judged), np.int64, len(judged))
+        return [_metric_column(m, values[(m.metric, m.k)], at, facts) for m in metrics]
 
 
 RuleValues = dict[int, dict[str, float]]  # case index -> {tie rule: value}
@@ -348,8 +410,9 @@ def _values_by_rule(
     out: dict[tuple[MetricName, int], RuleValues] = {}
     for m in metrics:
         pair = (m.metric, m.k)
+        by_rule = [(rule, per_rule[rule][pair].tolist()) for rule in TIES]  # Python floats
         out[pair] = {
-            index: {rule: float(per_rule[rule][pair][n]) for rule in TIES}
+            index: {rule: column[n] for rule, column in by_rule}
             for n, (row, index) in enumerate(zip(rows, indices, strict=True))
             if judged[row].tied(m.k)
         }
@@ -363,22 +426,33 @@ def _rescored(item: _Judged, index: int, rule: Ties, depth: int) -> _Judged:
 
 
 def _with_rule_values(
-    metadata: list[dict[str, Any]], texts: list[str | None] | None, by_rule: RuleValues | None
-) -> tuple[list[dict[str, Any]], list[str | None] | None]:
-    """One metric's metadata (and its JSON) with ``by_tie_rule`` on its tied cases."""
+    metadata: list[dict[str, Any]], by_rule: RuleValues | None
+) -> list[dict[str, Any]]:
+    """One metric's metadata with ``by_tie_rule`` on its tied cases."""
     if not by_rule:
-        return metadata, texts
-    metadata, texts = list(metadata), (list(texts) if texts is not None else None)
+        return metadata
+    metadata = list(metadata)
     for index, rules in by_rule.items():
         metadata[index] = {**metadata[index], "by_tie_rule": rules}
-        text = texts[index] if texts is not None else None
+    return metadata
+
+
+def _with_rule_texts(
+    texts: list[str | None] | None, by_rule: RuleValues | None
+) -> list[str | None] | None:
+    """``_with_rule_values`` on the metadata's JSON."""
+    if not by_rule or texts is None:
+        return texts
+    texts = list(texts)
+    for index, rules in by_rule.items():
+        text = texts[index]
         if text is not None:  # the dict's JSON ends with "}": append the one new field
-            texts[index] = f'{text[:-1]},"by_tie_rule":{to_json(rules).decode()}}}'  # type: ignore[index]
-    return metadata, texts
+            texts[index] = f'{text[:-1]},"by_tie_rule":{to_json(rules).decode()}}}'
+    return texts
 
 
 def _with_skips(
-    metadata: list[dict[str, Any]], judged: list[_Judged], skipped: dict[int, str]
+    metadata: list[dict[str, Any]], judged: list[_Facts], skipped: dict[int, str]
 ) -> list[dict[str, Any]]:
     """Per case (judged or not) its metadata: a skipped case's is ``skipped_score``'s."""
     if not skipped:
@@ -391,28 +465,30 @@ def _with_skips(
     return full
 
 
-def _metric_scores(
-    metric: BeirRetrievalMetric,
-    values: np.ndarray,
-    judged: list[_Judged],
-    metadata: list[dict[str, Any]],
-    metadata_json: list[str | None] | None,
-    skipped: dict[int, str],
-) -> list[EvaluationScore]:
-    """One metric's scores in case order: kernel values for judged cases; a skipped case
-    gets ``EvaluationScore.skipped_score``'s fields (value 0.0, no verdict, the reason)."""
+def _metric_column(
+    metric: BeirRetrievalMetric, values: np.ndarray, at: np.ndarray, facts: _BatchFacts
+) -> ConstructedScores:
+    """One metric's scores in case order: kernel values for judged cases (``at``: their
+    case indices); a skipped case gets ``EvaluationScore.skipped_score``'s fields (value 0.0,
+    no verdict, the reason)."""
     threshold = metric.settings.threshold if metric.settings is not None else None
-    values_list = values.tolist()
-    passed: list[bool | None] = (
-        [None] * len(values_list) if threshold is None else [v >= threshold for v in values_list]
+    n = facts.n_cases
+    full = values if len(at) == n else np.zeros(n)
+    if full is not values:
+        full[at] = values
+    passed: list[bool | None] = [None] * n
+    if threshold is not None:
+        for index, value in zip(at.tolist(), values.tolist(), strict=True):
+            passed[index] = value >= threshold
+    pair = (metric.metric, metric.k)
+    return ConstructedScores(
+        metric.name,
+        full,
+        passed,
+        functools.partial(facts.metadata, pair),
+        functools.partial(facts.texts, pair),
+        skipped=facts.skipped,
     )
-    if skipped:
-        full_values = [0.0] * len(metadata)
-        full_passed: list[bool | None] = [None] * len(metadata)
-        for item, value, ok in zip(judged, values_list, passed, strict=True):
-            full_values[item.index], full_passed[item.index] = value, ok
-        values_list, passed = full_values, full_passed
-    return constructed_scores(metric.name, values_list, passed, metadata, metadata_json)
 
 
 def _judge(
@@ -435,7 +511,11 @@ def _judge(
         else:
             by_id = qrels if convention == "trec_eval" else None
             returned = document_scores(response.results, judged=by_id)
-            item = _judged(index, qrels, *ranked_by_rule(*returned, ties), depth, ties)
+            ids, scores = returned
+            if scores is not None and _decreasing(scores):  # no tie: as returned, any rule
+                judged.append(_Judged(index, qrels, ids[:depth]))
+                continue
+            item = _judged(index, qrels, *ranked_by_rule(ids, scores, ties), depth, ties)
             if item.tied(depth):  # kept to rescore it under the other tie rules
                 item.returned = returned
             judged.append(item)
@@ -491,14 +571,14 @@ def _metadata_tail(convention: Convention, ties: Ties) -> dict[str, str]:
     return {"ties": ties} if ties != "trec_eval" else {}
 
 
-def _beir_metadata(judged: list[_Judged], k: int, tail: dict[str, str]) -> list[dict[str, Any]]:
+def _beir_metadata(judged: list[_Facts], k: int, tail: dict[str, str]) -> list[dict[str, Any]]:
     """heta-framework's BEIR metadata per judged case; one dict per (case, k), shared by the
     metrics at that k (records are frozen: treat metadata as read-only). ``tied`` is set
     (True) only on cases whose top ``k`` holds a tie."""
     return [
         {
             "relevant_documents": item.n_relevant,
-            "retrieved_documents": min(len(item.ranked), k),
+            "retrieved_documents": min(item.n_ranked, k),
             "matched_documents": item.matched(k),
             **tail,
             **({"tied": True} if item.tied(k) else {}),
@@ -508,7 +588,7 @@ def _beir_metadata(judged: list[_Judged], k: int, tail: dict[str, str]) -> list[
 
 
 def _beir_metadata_json(
-    judged: list[_Judged], cutoffs: set[int], tail: dict[str, str], skipped: dict[int, str]
+    judged: list[_Facts], cutoffs: set[int], tail: dict[str, str], skipped: dict[int, str]
 ) -> dict[int, list[str | None] | None]:
     """Per cutoff, ``_beir_metadata`` (with ``_with_skips``) as compact JSON, as
     ``pydantic_core.to_json`` writes it: the numbers formatted, each matched document id
@@ -527,7 +607,7 @@ def _beir_metadata_json(
         head = f'{{"relevant_documents":{item.n_relevant:d},"retrieved_documents":'
         for k, column in texts.items():
             matched = ",".join(quoted[: len(item.matched(k))])
-            retrieved = min(len(item.ranked), k)
+            retrieved = min(item.n_ranked, k)
             tied = ',"tied":true}' if item.tied(k) else "}"
             column[item.index] = f'{head}{retrieved:d},"matched_documents":[{matched}{end}{tied}'
     return texts  # type: ignore[return-value]
@@ -652,13 +732,14 @@ def evaluate_batch_columns(
     evaluators: Sequence[Any],
     cases: Sequence[BenchmarkCase],
     responses: Sequence[QueryResponse],
-) -> list[list[EvaluationScore]]:
+) -> list[Sequence[EvaluationScore]]:
     """``evaluate_batch`` by evaluator: one list of scores (in case order) per evaluator; a
-    BEIR metric's is a :class:`ConstructedScores` that a checkpoint writes as columns."""
+    BEIR metric's is a :class:`ConstructedScores` (records built when read) that a checkpoint
+    writes as columns."""
     unsupported = [e for e in evaluators if not supports_batch(e)]
     if unsupported:
         raise TypeError(f"these evaluators have no evaluate_batch: {unsupported!r}")
-    columns: dict[int, list[EvaluationScore]] = {}
+    columns: dict[int, Sequence[EvaluationScore]] = {}
     beir = [(i, e) for i, e in enumerate(evaluators) if isinstance(e, BeirRetrievalMetric)]
     for rule in dict.fromkeys((e.convention, e.ties) for _, e in beir):
         group = [(i, e) for i, e in beir if (e.convention, e.ties) == rule]

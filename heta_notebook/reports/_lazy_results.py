@@ -13,11 +13,11 @@ A producer passes any object with the ``ResultColumns`` methods.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple, Protocol, overload
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from heta_notebook.schema._lazy_tuple import LazyTuple
 from heta_notebook.schema._records import QueryResult
 
 
@@ -56,78 +56,21 @@ class ResultColumns(Protocol):
         ...
 
 
-class LazyResults(Sequence[QueryResult]):
-    """A tuple of ``QueryResult`` held as columns; records are built once, on first access."""
+class LazyResults(LazyTuple[QueryResult]):
+    """A tuple of ``QueryResult`` held as columns; records are built once, on first access
+    (``schema._lazy_tuple.LazyTuple``: behaves as the tuple it stands for)."""
 
-    __slots__ = ("columns", "_records")
+    __slots__ = ("columns",)
 
     def __init__(self, columns: ResultColumns) -> None:
         self.columns = columns
-        self._records: tuple[QueryResult, ...] | None = None
+        self._records = None
 
-    def records(self) -> tuple[QueryResult, ...]:
-        """The records as a plain tuple (built on the first call, then kept)."""
-        if self._records is None:
-            self._records = self.columns.records()
-        return self._records
+    def _length(self) -> int:
+        return len(self.columns)
 
-    @property
-    def built(self) -> bool:
-        """Whether the records exist yet (a test and debugging aid)."""
-        return self._records is not None
-
-    def __len__(self) -> int:
-        return len(self._records) if self._records is not None else len(self.columns)
-
-    @overload
-    def __getitem__(self, index: int) -> QueryResult: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[QueryResult, ...]: ...
-    def __getitem__(self, index: int | slice) -> Any:
-        if self._records is not None:
-            return self._records[index]
-        if isinstance(index, slice):  # e.g. an answer step reading the top 3: build 3
-            return self.columns.records(index)
-        n = len(self.columns)
-        row = index + n if index < 0 else index
-        if not 0 <= row < n:
-            raise IndexError("tuple index out of range")
-        return self.columns.records(slice(row, row + 1))[0]
-
-    def __iter__(self) -> Iterator[QueryResult]:
-        return iter(self.records())
-
-    def __reversed__(self) -> Iterator[QueryResult]:
-        return reversed(self.records())
-
-    def __contains__(self, value: object) -> bool:
-        return value in self.records()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyResults):
-            other = other.records()
-        if isinstance(other, tuple):
-            return self.records() == other
-        return NotImplemented  # like a tuple: never equal to a list
-
-    def __hash__(self) -> int:
-        return hash(self.records())
-
-    def __add__(self, other: object) -> tuple[QueryResult, ...]:
-        if isinstance(other, (tuple, LazyResults)):
-            return self.records() + tuple(other)
-        return NotImplemented
-
-    def __radd__(self, other: object) -> tuple[QueryResult, ...]:
-        if isinstance(other, tuple):
-            return other + self.records()
-        return NotImplemented
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (tuple, (self.records(),))  # pickles and copies as the tuple it stands for
-
-    def __repr__(self) -> str:
-        return repr(self.records())
+    def _build(self, part: slice) -> tuple[QueryResult, ...]:
+        return self.columns.records(part)
 
 
 __all__ = ["HitColumns", "LazyResults", "ResultColumns"]

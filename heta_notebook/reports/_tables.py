@@ -20,7 +20,7 @@ from pydantic_core import to_json
 
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.reports._lazy_results import LazyResults
-from heta_notebook.schema._construct import ConstructedScores
+from heta_notebook.schema._construct import ConstructedScores, LazyScores
 from heta_notebook.schema._records import (
     EvaluationCaseResult,
     EvaluationScore,
@@ -294,6 +294,8 @@ def _case_batches(
     score_counts = np.fromiter(map(len, score_lists), np.int64, n)
     n_scores = int(score_counts.sum())
     if scores is None or len(scores) != n_scores:
+        scores = _rows_of_batches(score_lists)  # rows of score columns: no record built
+    if scores is None or len(scores) != n_scores:
         score_arrays = _score_arrays(list(chain.from_iterable(score_lists)))
     else:
         (batch,) = scores.combine_chunks().to_batches() if len(scores) else [_empty(_SCORE_COLUMNS)]
@@ -477,6 +479,32 @@ def score_table(columns: Sequence[Sequence[EvaluationScore]]) -> pa.Table:
         place[slow], stride[slow] = len(built) + np.arange(len(slow)), len(slow)
         take = (np.arange(n)[:, None] * stride[None, :] + place[None, :]).ravel()
         return pa.concat_tables([built, read]).take(pa.array(take, pa.int64()))
+
+
+def _rows_of_batches(score_lists: Sequence[Sequence[EvaluationScore]]) -> pa.Table | None:
+    """The ``scores`` rows of case results whose scores are rows of their batches' score
+    columns (``LazyScores``, unbuilt), from each batch's ``score_table`` (written once per
+    batch, as the checkpoint writes it); None when some case holds records."""
+    rows = [s for s in score_lists if isinstance(s, LazyScores) and not s.built]
+    if not rows or len(rows) < len(score_lists):
+        return None
+    tables: dict[int, tuple[int, int, pa.Table]] = {}  # id(columns) -> offset, width, table
+    offset = 0
+    starts, widths = [], []
+    for scores in rows:
+        found = tables.get(id(scores.columns))
+        if found is None:
+            table = score_table(scores.columns)
+            found = tables[id(scores.columns)] = (offset, len(scores.columns), table)
+            offset += len(table)
+        starts.append(found[0] + scores.row * found[1])
+        widths.append(found[1])
+    counts = np.asarray(widths, np.int64)
+    take = np.repeat(np.asarray(starts, np.int64) - (np.cumsum(counts) - counts), counts)
+    take += np.arange(int(counts.sum()))
+    parts = [table for _, _, table in tables.values()]
+    combined = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    return combined.take(pa.array(take, pa.int64()))
 
 
 def equals(column: Any, value: str) -> np.ndarray:

@@ -23,6 +23,7 @@ from heta_notebook.kb._passages import Judged, Passage
 from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._progress import RunProgress
 from heta_notebook.runner._scoring import CaseScorer, with_timeout
+from heta_notebook.schema._construct import LazyScores, constructed_record
 from heta_notebook.schema._records import (
     BenchmarkCase,
     EvaluationCaseResult,
@@ -154,17 +155,21 @@ class Answered:
     latency_ms: float
     scores: list[Any]
 
-    def result(self) -> EvaluationCaseResult:
-        """The finished case result (every part already validated: not validated again)."""
-        return EvaluationCaseResult.model_construct(
-            case_id=self.item.case.case_id,
-            query=self.item.case.query,
-            query_mode=self.item.mode,
-            scores=tuple(self.scores),
-            response=self.response,
-            latency_ms=self.latency_ms,
-            error=None,
-            metadata=dict(self.item.metadata),
+    def result(self, scores: LazyScores | None = None) -> EvaluationCaseResult:
+        """The finished case result (every part already validated: not validated again);
+        ``scores``: its row of the batch's score columns, else its own scores."""
+        return constructed_record(
+            EvaluationCaseResult,
+            {
+                "case_id": self.item.case.case_id,
+                "query": self.item.case.query,
+                "query_mode": self.item.mode,
+                "scores": tuple(self.scores) if scores is None else scores,
+                "response": self.response,
+                "latency_ms": self.latency_ms,
+                "error": None,
+                "metadata": dict(self.item.metadata),
+            },
         )
 
 
@@ -215,7 +220,10 @@ class BatchStage:
             [a.response for a in pending],
             [a.scores for a in pending],
         )
-        results = [answered.result() for answered in pending]
+        if columns is None:  # the batch failed: each case's slots hold its scores
+            results = [answered.result() for answered in pending]
+        else:
+            results = [a.result(LazyScores(columns, row)) for row, a in enumerate(pending)]
         self._deliver([answered.item.index for answered in pending], results, columns)
 
 

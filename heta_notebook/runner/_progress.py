@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_notebook.schema._construct import LazyScores
 from heta_notebook.schema._records import EvaluationCaseResult
 from heta_notebook.schema._status import ERROR, status_code
 
@@ -63,14 +64,16 @@ class RunningScores:
         tally = self.modes.setdefault(result.query_mode, ModeTally())
         tally.done += 1
         failed = result.error is not None
-        for score in result.scores:
-            if not failed and status_code(score.metadata) == ERROR:
-                failed = True
-            if score.name == self.headline:
-                value = score.numeric
-                if value is not None:
-                    tally.scored += 1
-                    tally.total += value
+        scores = result.scores
+        if isinstance(scores, LazyScores):  # a row of its batch's columns: no record built
+            summaries = scores.summaries()
+        else:
+            summaries = ((s.name, s.numeric, status_code(s.metadata) == ERROR) for s in scores)
+        for name, value, error in summaries:
+            failed = failed or error
+            if name == self.headline and value is not None:
+                tally.scored += 1
+                tally.total += value
         tally.errors += failed
         return failed
 

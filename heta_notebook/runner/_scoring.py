@@ -107,9 +107,11 @@ class CaseScorer:
         responses: Sequence[QueryResponse],
         slots: Sequence[list[Any]],
     ) -> list[Sequence[Any]] | None:
-        """Fill the batch slots of ``slots`` (one list per case); a failing batch is redone
-        per case. Returns every slot by evaluator (one list per evaluator, in case order; the
-        batch ones as the batch scorer built them, for ``reports._tables.score_table``), or None."""
+        """Score the batch slots of ``slots`` (one list per case). Returns every slot by
+        evaluator (one list per evaluator, in case order; the batch ones as the batch scorer
+        built them, for ``reports._tables.score_table``): a case's scores are its row of these
+        (``schema._construct.LazyScores``). A failing batch is redone per case, filling the
+        slots, and gives None."""
         from heta_notebook.evaluators._retrieval import evaluate_batch_columns
 
         if not self.batch_indices or not cases:
@@ -125,9 +127,7 @@ class CaseScorer:
             return None
         by_evaluator: list[Sequence[Any]] = [[] for _ in self.evaluators]
         for index, column in zip(self.batch_indices, built, strict=True):
-            by_evaluator[index] = column
-            for scores, score in zip(slots, column, strict=True):
-                scores[index] = score
+            by_evaluator[index] = column  # its records are built when read (LazyScores)
         for index in range(len(self.evaluators)):
             if index not in self.batch_indices:
                 by_evaluator[index] = [scores[index] for scores in slots]

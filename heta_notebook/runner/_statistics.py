@@ -28,7 +28,8 @@ from heta_notebook.evaluators._aggregation import (
 )
 from heta_notebook.reports._tables import TEXT, equals
 from heta_notebook.runner._config import BenchmarkRunConfig
-from heta_notebook.schema._records import EvaluationCaseResult
+from heta_notebook.schema._construct import ConstructedScores, LazyScores
+from heta_notebook.schema._records import EvaluationCaseResult, EvaluationScore
 from heta_notebook.schema._status import ERROR, SKIPPED, status_code
 
 # Libraries whose versions can change a number in a report.
@@ -104,6 +105,7 @@ class ScoreColumns:
             batches  # a checkpoint's ``reports._checkpoint.CaseBatches``: its score columns
         )
         self._deferred: list[tuple[int, EvaluationCaseResult]] = []
+        self._rows: list[tuple[int, str, LazyScores]] = []  # (position, mode, scores)
 
     def add(self, position: int, result: EvaluationCaseResult) -> None:
         """Count one result at ``position`` (its index in the report's case results).
@@ -117,13 +119,22 @@ class ScoreColumns:
 
     def _add(self, position: int, result: EvaluationCaseResult) -> None:
         mode = result.query_mode
+        scores = result.scores
+        if isinstance(scores, LazyScores) and not scores.built:
+            self._rows.append((position, mode, scores))
+            return  # its batch's columns are read at once (``_add_rows``)
         cells = self._modes.get(mode)
         if cells is None:
             cells = self._modes[mode] = {}
-        scores = result.scores
         if result.error is not None and not scores:
             self._failed[mode] += 1
             return
+        self._add_scores(cells, position, scores)
+
+    @staticmethod
+    def _add_scores(
+        cells: dict[str, _Cells], position: int, scores: Sequence[EvaluationScore]
+    ) -> None:
         for score in scores:  # ``aggregation._add``, unrolled: hot loop
             column = cells.get(score.name)
             if column is None:
@@ -153,6 +164,8 @@ class ScoreColumns:
         """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
         if self._deferred:
             self._add_deferred()
+        if self._rows:
+            self._add_rows()
         named = [
             (m, name, cells)
             for m, by_name in self._modes.items()
@@ -186,6 +199,51 @@ class ScoreColumns:
                 **({"counts": agg.counts} if agg.counts else {}),
             }
         return summary, stats
+
+    def _add_rows(self) -> None:
+        """Count the noted batch rows from their batches' score columns (the rules of
+        ``_add``, a column at a time: a ``ConstructedScores`` knowing its skipped rows holds
+        scored and skipped float scores only); any other column is read record by record."""
+        noted, self._rows = self._rows, []
+        batches: dict[int, list[tuple[int, str, LazyScores]]] = {}
+        for entry in noted:
+            batches.setdefault(id(entry[2].columns), []).append(entry)
+        for batch in batches.values():
+            columns = batch[0][2].columns
+            for mode in dict.fromkeys(m for _, m, _ in batch):
+                members = [(p, s.row) for p, m, s in batch if m == mode]
+                self._add_columns(self._modes.setdefault(mode, {}), columns, members)
+
+    def _add_columns(
+        self,
+        cells: dict[str, _Cells],
+        columns: Sequence[Sequence[EvaluationScore]],
+        members: list[tuple[int, int]],
+    ) -> None:
+        """Count the rows ``members`` ((position, row) pairs) of one batch's ``columns``."""
+        positions = np.fromiter((p for p, _ in members), np.int64, len(members))
+        rows = np.fromiter((r for _, r in members), np.int64, len(members))
+        for column in columns:
+            if not isinstance(column, ConstructedScores) or column.skipped is None:
+                for position, row in members:
+                    self._add_scores(cells, position, (column[row],))
+                continue
+            built = column
+            cell = cells.get(built.name)
+            if cell is None:
+                cell = cells[built.name] = _Cells()
+            scored = rows
+            if built.skipped:
+                kept = np.fromiter((r not in built.skipped for r in rows.tolist()), bool, len(rows))
+                cell.skipped += len(rows) - int(kept.sum())
+                scored = rows[kept]
+                cell.chunks.append((positions[kept], np.asarray(built.values)[scored]))
+            else:
+                cell.chunks.append((positions, np.asarray(built.values)[rows]))
+            verdicts = [built.passed[r] for r in scored.tolist()]
+            if verdicts.count(None) < len(verdicts):
+                cell.judged += len(verdicts) - verdicts.count(None)
+                cell.passed += verdicts.count(True)
 
     def _add_deferred(self) -> None:
         """Count the noted results: from the checkpoint's score columns where it holds them

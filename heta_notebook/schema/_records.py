@@ -414,6 +414,11 @@ class EvaluationCaseResult(Record):
         classmethod(lambda cls, v: _finite_or_none(v) if isinstance(v, float) else v)
     )
 
+    @field_serializer("scores", mode="wrap")
+    def _scores_as_tuple(self, scores: Any, handler: Any) -> Any:
+        # A batch-scored case holds a ``LazyScores`` (its row of the batch's score columns).
+        return handler(scores if type(scores) is tuple else tuple(scores))
+
     @model_validator(mode="after")
     def _response_or_error(self) -> EvaluationCaseResult:
         if self.response is None and self.error is None:
