@@ -12,6 +12,7 @@ import asyncio
 import functools
 import gc
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -187,6 +188,9 @@ class BatchStage:
         self._timer: asyncio.TimerHandle | None = None
         self.failure: BaseException | None = None
 
+    def __len__(self) -> int:
+        return len(self._pending)
+
     def add(self, answered: Answered) -> None:
         """Queue one case; score the batch now if it is full, else within ``window``."""
         self._pending.append(answered)
@@ -255,6 +259,9 @@ class _Pool:
         self.stage = BatchStage(scorer, self.deliver_batch)
         self.workers: list[asyncio.Task[None]] = []
         self.failure: BaseException | None = None
+        # replies read after their worker has asked its next query (``_read_later``)
+        self.replies: deque[Reply] = deque()
+        self.deferred = scorer.batch_only
 
     def deliver(self, index: int, result: EvaluationCaseResult) -> None:
         """Record a finished result: report slot, ``on_result``, checkpoint, progress bar."""
@@ -301,11 +308,14 @@ class _Pool:
             self.stop()
             await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
-            try:
-                self.stage.flush()  # answered cases are never lost, even when interrupted
+            try:  # answered cases are never lost, even when interrupted
+                self.read_replies()
             finally:
-                if self.sink is not None:
-                    self.sink.flush()
+                try:
+                    self.stage.flush()
+                finally:
+                    if self.sink is not None:
+                        self.sink.flush()
         failure = self.failure or self.stage.failure
         if failure is not None:
             raise failure
@@ -317,28 +327,71 @@ class _Pool:
             task.cancel()
 
     async def worker(self) -> None:
-        """Pull items until none is left; stop everyone on Ctrl-C or on an internal failure."""
+        """Pull items until none is left; stop everyone on Ctrl-C or on an internal failure.
+
+        When no evaluator needs a coroutine per case (the built-in metrics are scored in
+        batches), a worker asks its next query as soon as a reply is in and leaves the reply
+        to ``_read_later``: replies that arrive together restart their queries together, and
+        reading them (and scoring the batch) happens while every query waits on its backend.
+        """
         try:
             for item in self.source:
-                outcome = await answer_item(item, self.scorer, self.config)
-                if not isinstance(outcome, Answered):
-                    self.deliver(item.index, outcome)  # the query failed
-                elif self.scorer.batch_indices:
-                    self.stage.add(outcome)
+                if self.deferred:
+                    reply = await ask(item, self.config)
+                    if isinstance(reply, Reply):
+                        self._read_later(reply)
+                    else:
+                        self.deliver(item.index, reply)  # the query failed
                 else:
-                    self.deliver(item.index, outcome.result())
-        except KeyboardInterrupt:  # the notebook's stop button landed inside this worker
-            self.state.interrupted = "KeyboardInterrupt"
-            self.stop()
-        except Exception as exc:  # not a case failure (those are isolated): e.g. a full disk
-            self.failure = self.failure or exc
-            self.stop()
+                    self.settle(item.index, await answer_item(item, self.scorer, self.config))
         except asyncio.CancelledError:
             raise
-        except BaseException as exc:  # noqa: BLE001 - e.g. a BaseException subclass from user code
-            # Stop like Ctrl-C and say why (the report's metadata.interrupted), never swallow it.
+        except BaseException as exc:  # noqa: BLE001 - _stopped says why and stops everyone
+            self._stopped(exc)
+
+    def settle(self, index: int, outcome: EvaluationCaseResult | Answered) -> None:
+        """A case's outcome to its batch (scored with others) or straight to ``deliver``."""
+        if not isinstance(outcome, Answered):
+            self.deliver(index, outcome)  # the query failed
+        elif self.scorer.batch_indices:
+            self.stage.add(outcome)
+        else:
+            self.deliver(outcome.item.index, outcome.result())
+
+    def _stopped(self, exc: BaseException) -> None:
+        """Stop every worker after ``exc``: Ctrl-C (the notebook's stop button) or another
+        BaseException from user code is the report's ``metadata.interrupted``; any other
+        exception is not a case failure (those are isolated), e.g. a full disk, and is
+        raised at the end."""
+        if isinstance(exc, Exception):
+            self.failure = self.failure or exc
+        else:  # never swallowed: the report says why the run stopped
             self.state.interrupted = type(exc).__name__
-            self.stop()
+        self.stop()
+
+    def _read_later(self, reply: Reply) -> None:
+        self.replies.append(reply)
+        if len(self.replies) == 1:  # the first of this loop turn's replies: read them next turn
+            asyncio.get_running_loop().call_soon(self._read_now)
+
+    def _read_now(self) -> None:
+        try:
+            self.read_replies()
+            if len(self.stage) >= self.config.max_concurrent_queries:
+                self.stage.flush()  # a whole round is in: score it while every query waits
+        except BaseException as exc:  # noqa: BLE001 - a loop callback: stop and say why
+            self._stopped(exc)
+
+    def read_replies(self) -> None:
+        """Read the replies waiting (``read_reply``) and hand each case on as ``worker`` does."""
+        replies, slots = self.replies, len(self.scorer.evaluators)
+        while replies:
+            reply = replies.popleft()
+            index, response = reply.item.index, read_reply(reply)
+            if isinstance(response, QueryResponse):
+                self.settle(index, Answered(reply.item, response, reply.latency_ms, [None] * slots))
+            else:
+                self.deliver(index, response)  # its reply could not be read
 
 
 class ThreadedQueries:
@@ -431,10 +484,19 @@ def _settle(batch: list[tuple[str, asyncio.Future[Any], Any]], sent: asyncio.Fut
             future.set_result(outcome)
 
 
-async def answer_item(
-    item: WorkItem, scorer: CaseScorer, config: BenchmarkRunConfig
-) -> EvaluationCaseResult | Answered:
-    """Answer one item and run its per-case evaluators; a failed query becomes the case error."""
+@dataclass(frozen=True)
+class Reply:
+    """A system's reply to one item, not read yet (``read_reply``)."""
+
+    item: WorkItem
+    value: Any
+    started: float  # perf_counter when the query was asked
+    latency_ms: float  # when the reply came (a dry run's answer: the latency it took)
+    abandoned: list[str]  # calls the query abandoned (``abandoned_calls``)
+
+
+async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationCaseResult:
+    """Ask one item's query (within the query timeout); a failed query becomes the case error."""
     case, mode = item.case, item.mode
     started = time.perf_counter()
     abandoned: list[str] = []
@@ -443,25 +505,51 @@ async def answer_item(
             raw = await with_timeout(
                 item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
             )
-        measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
-        response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
-        response = redacted_response(response)  # the one policy, before any byte is written
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
-        if (mismatch := loop_mismatch(exc)) is not None:
-            raise mismatch from exc  # every case would fail alike: stop, say what works
-        return EvaluationCaseResult(
-            case_id=case.case_id,
-            query=case.query,
-            query_mode=mode,
-            error=EvaluationError.from_exception(
-                exc, **({"abandoned_worker": True} if abandoned else {})
-            ),
-            latency_ms=_elapsed_ms(started),
-            metadata=item.metadata,
-        )
-    latency = _elapsed_ms(started) if measured is None else measured
-    scores = await scorer.score_per_case(case, response)
-    return Answered(item=item, response=response, latency_ms=latency, scores=scores)
+        return _failed(item, exc, started, abandoned)
+    if isinstance(raw, Measured):  # a dry run's answer
+        return Reply(item, raw.value, started, raw.latency_ms, abandoned)
+    return Reply(item, raw, started, _elapsed_ms(started), abandoned)
+
+
+def read_reply(reply: Reply) -> QueryResponse | EvaluationCaseResult:
+    """The reply as a redacted ``QueryResponse`` (the one policy, before any byte is
+    written), or the case error when it cannot be read."""
+    try:
+        return redacted_response(as_response(reply.value, reply.item.mode))
+    except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
+        return _failed(reply.item, exc, reply.started, reply.abandoned)
+
+
+def _failed(
+    item: WorkItem, exc: Exception, started: float, abandoned: list[str]
+) -> EvaluationCaseResult:
+    if (mismatch := loop_mismatch(exc)) is not None:
+        raise mismatch from exc  # every case would fail alike: stop, say what works
+    return EvaluationCaseResult(
+        case_id=item.case.case_id,
+        query=item.case.query,
+        query_mode=item.mode,
+        error=EvaluationError.from_exception(
+            exc, **({"abandoned_worker": True} if abandoned else {})
+        ),
+        latency_ms=_elapsed_ms(started),
+        metadata=item.metadata,
+    )
+
+
+async def answer_item(
+    item: WorkItem, scorer: CaseScorer, config: BenchmarkRunConfig
+) -> EvaluationCaseResult | Answered:
+    """Answer one item and run its per-case evaluators; a failed query becomes the case error."""
+    reply = await ask(item, config)
+    if not isinstance(reply, Reply):
+        return reply
+    response = read_reply(reply)
+    if not isinstance(response, QueryResponse):
+        return response
+    scores = await scorer.score_per_case(item.case, response)
+    return Answered(item=item, response=response, latency_ms=reply.latency_ms, scores=scores)
 
 
 def as_response(value: Any, mode: str) -> QueryResponse:
