@@ -142,3 +142,39 @@ def _with_batch_only_off(init):
         self.batch_only = False
 
     return patched
+
+
+async def test_replies_are_read_a_whole_round_at_a_time(monkeypatch):
+    """Replies are read (and their batch scored) once every worker has answered since the
+    last read, not whenever one comes in: the reading never sits between the replies of one
+    round. Replies here come in one at a time (each query waits a little longer than the
+    one before), so reading them as they come would take one read per case."""
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
+    from heta_notebook.runner import _pool
+
+    reads: list[int] = []
+    read = _pool._Pool.read_replies
+
+    def counted(self):
+        reads.append(len(self.replies))
+        return read(self)
+
+    class Staggered(ToyKB):
+        async def query(self, text, **kwargs):
+            await asyncio.sleep(0.001 * (int(text.rsplit(" ", 1)[-1]) % 4))
+            return await super().query(text, **kwargs)
+
+    monkeypatch.setattr(_pool._Pool, "read_replies", counted)
+    monkeypatch.setattr(_pool, "READ_WINDOW", 60.0)  # only whole rounds (and the end) read
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=make_cases(60), evaluators=beir_default_metrics((1,))),
+            recipe=Staggered(delay=0.002),
+            query_modes=("alpha",),
+            config=BenchmarkRunConfig(max_concurrent_queries=4, preflight_queries=0),
+            progress=False,
+        )
+    ).report
+    assert len(report.case_results) == 60
+    assert sum(reads) == 60
+    assert len([n for n in reads if n]) <= 60 // 4 + 4  # a read per round, and the last ones

@@ -31,6 +31,7 @@ from heta_notebook.schema._records import (
     QueryResponse,
 )
 from heta_notebook.schema._redact import redacted_response
+from heta_notebook.systems._adapt import Unread
 from heta_notebook.systems._check import Measured
 
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
@@ -100,6 +101,10 @@ def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
 
     return score_tables([c for c in columns if c is not None])
 
+
+# At most this long between a reply and its reading when the workers' answers do not come
+# in whole rounds (backends of varied latency): the batch window of ``BatchStage`` too.
+READ_WINDOW = 0.01
 
 # Results delivered between two ``gc.freeze()`` calls (see ``frozen_results``).
 _FREEZE_EVERY = 256
@@ -181,7 +186,7 @@ class BatchStage:
         scorer: CaseScorer,
         deliver: Callable[[list[int], list[EvaluationCaseResult], Any], None],
         size: int = 256,
-        window: float = 0.01,
+        window: float = READ_WINDOW,
     ):
         self._scorer, self._deliver, self._size, self._window = scorer, deliver, size, window
         self._pending: list[Answered] = []
@@ -262,6 +267,10 @@ class _Pool:
         # replies read after their worker has asked its next query (``_read_later``)
         self.replies: deque[Reply] = deque()
         self.deferred = scorer.batch_only
+        self._answered: set[int] = set()  # workers with an answer since the last read
+        self._active = 0  # workers still pulling items
+        self._soon: asyncio.Handle | None = None  # the read of a whole round, next loop turn
+        self._timer: asyncio.TimerHandle | None = None  # the read ``READ_WINDOW`` after a reply
 
     def deliver(self, index: int, result: EvaluationCaseResult) -> None:
         """Record a finished result: report slot, ``on_result``, checkpoint, progress bar."""
@@ -300,7 +309,7 @@ class _Pool:
     async def run(self) -> Execution:
         """Start the workers, wait for them (or an interrupt), flush what is answered."""
         count = self.config.max_concurrent_queries
-        self.workers.extend(asyncio.ensure_future(self.worker()) for _ in range(count))
+        self.workers.extend(asyncio.ensure_future(self.worker(n)) for n in range(count))
         try:
             await asyncio.gather(*self.workers, return_exceptions=True)
         except (asyncio.CancelledError, KeyboardInterrupt) as exc:
@@ -326,28 +335,34 @@ class _Pool:
         for task in self.workers:
             task.cancel()
 
-    async def worker(self) -> None:
+    async def worker(self, number: int) -> None:
         """Pull items until none is left; stop everyone on Ctrl-C or on an internal failure.
 
         When no evaluator needs a coroutine per case (the built-in metrics are scored in
-        batches), a worker asks its next query as soon as a reply is in and leaves the reply
-        to ``_read_later``: replies that arrive together restart their queries together, and
-        reading them (and scoring the batch) happens while every query waits on its backend.
+        batches), a worker asks its next query as soon as an answer is in and leaves the
+        reply to ``_read_later``, so replies that arrive together restart their queries
+        together.
         """
+        self._active += 1
         try:
             for item in self.source:
-                if self.deferred:
-                    reply = await ask(item, self.config)
-                    if isinstance(reply, Reply):
-                        self._read_later(reply)
-                    else:
-                        self.deliver(item.index, reply)  # the query failed
-                else:
+                if not self.deferred:
                     self.settle(item.index, await answer_item(item, self.scorer, self.config))
+                    continue
+                reply = await ask(item, self.config)
+                if isinstance(reply, Reply):
+                    self.replies.append(reply)
+                else:
+                    self.deliver(item.index, reply)  # the query failed
+                self._read_later(number)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - _stopped says why and stops everyone
             self._stopped(exc)
+        finally:
+            self._active -= 1
+            if self.deferred and self._active:
+                self._read_later(None)  # the round may be whole without this worker
 
     def settle(self, index: int, outcome: EvaluationCaseResult | Answered) -> None:
         """A case's outcome to its batch (scored with others) or straight to ``deliver``."""
@@ -369,16 +384,32 @@ class _Pool:
             self.state.interrupted = type(exc).__name__
         self.stop()
 
-    def _read_later(self, reply: Reply) -> None:
-        self.replies.append(reply)
-        if len(self.replies) == 1:  # the first of this loop turn's replies: read them next turn
-            asyncio.get_running_loop().call_soon(self._read_now)
+    def _read_later(self, number: int | None) -> None:
+        """Read the replies once every active worker has answered since the last read (a
+        whole round: its replies and its batch are read and scored next loop turn, while
+        every query of the next round waits on its backend), or ``READ_WINDOW`` seconds after
+        the first unread reply, whichever comes first."""
+        if number is not None:
+            self._answered.add(number)
+        if not self.replies or self._soon is not None:
+            return
+        loop = asyncio.get_running_loop()
+        if len(self._answered) >= self._active:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._soon = loop.call_soon(self._read_now)
+        elif self._timer is None:
+            self._timer = loop.call_later(READ_WINDOW, self._read_now)
 
     def _read_now(self) -> None:
+        for handle in (self._soon, self._timer):
+            if handle is not None:
+                handle.cancel()
+        self._soon = self._timer = None
+        self._answered.clear()
         try:
             self.read_replies()
-            if len(self.stage) >= self.config.max_concurrent_queries:
-                self.stage.flush()  # a whole round is in: score it while every query waits
+            self.stage.flush()
         except BaseException as exc:  # noqa: BLE001 - a loop callback: stop and say why
             self._stopped(exc)
 
@@ -515,8 +546,12 @@ async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationC
 def read_reply(reply: Reply) -> QueryResponse | EvaluationCaseResult:
     """The reply as a redacted ``QueryResponse`` (the one policy, before any byte is
     written), or the case error when it cannot be read."""
+    value = reply.value
     try:
-        return redacted_response(as_response(reply.value, reply.item.mode))
+        response = (
+            value.read() if isinstance(value, Unread) else as_response(value, reply.item.mode)
+        )
+        return redacted_response(response)
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         return _failed(reply.item, exc, reply.started, reply.abandoned)
 

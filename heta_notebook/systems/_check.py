@@ -40,6 +40,7 @@ from heta_notebook._util.timeout import with_timeout
 from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._matching import document_ids
 from heta_notebook.schema._records import BenchmarkCase, QueryResponse
+from heta_notebook.systems._adapt import Unread
 from heta_notebook.systems._normalize import MADE_UP_ID, NO_RESULTS, SystemOutputError
 
 DRY_RUN_CASES = 5
@@ -201,6 +202,8 @@ async def _ask(
             value = await with_timeout(
                 answer(case, mode), timeout, f"query {case.case_id!r} ({mode})"
             )
+            if isinstance(value, Unread):  # a System's reply: read here, as query() does
+                value = value.read()
     except asyncio.CancelledError:
         raise
     except TimeoutError as exc:
