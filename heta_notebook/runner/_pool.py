@@ -515,15 +515,18 @@ def _settle(batch: list[tuple[str, asyncio.Future[Any], Any]], sent: asyncio.Fut
             future.set_result(outcome)
 
 
-@dataclass(frozen=True)
 class Reply:
     """A system's reply to one item, not read yet (``read_reply``)."""
 
-    item: WorkItem
-    value: Any
-    started: float  # perf_counter when the query was asked
-    latency_ms: float  # when the reply came (a dry run's answer: the latency it took)
-    abandoned: list[str]  # calls the query abandoned (``abandoned_calls``)
+    __slots__ = ("abandoned", "item", "latency_ms", "started", "value")
+
+    def __init__(
+        self, item: WorkItem, value: Any, started: float, latency_ms: float, abandoned: list[str]
+    ) -> None:
+        self.item, self.value = item, value
+        self.started = started  # perf_counter when the query was asked
+        self.latency_ms = latency_ms  # when the reply came (a dry run's: the latency it took)
+        self.abandoned = abandoned  # calls the query abandoned (``abandoned_calls``)
 
 
 async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationCaseResult:
@@ -531,11 +534,14 @@ async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationC
     case, mode = item.case, item.mode
     started = time.perf_counter()
     abandoned: list[str] = []
+    timeout = config.query_timeout
     try:
         with abandoned_calls() as abandoned:
-            raw = await with_timeout(
-                item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
-            )
+            if timeout is None:  # one coroutine less per query
+                raw = await item.answer(case, mode)
+            else:
+                what = f"query {case.case_id!r} ({mode})"
+                raw = await with_timeout(item.answer(case, mode), timeout, what)
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         return _failed(item, exc, started, abandoned)
     if isinstance(raw, Measured):  # a dry run's answer

@@ -102,8 +102,13 @@ class System:
         The runner reads a reply after its worker has asked the next query, so replies
         arriving together restart their queries together (``runner._pool``)."""
         mode = mode or self.query_modes[0]
-        given = {"mode": mode, "top_k": top_k, "options": dict(options or {})}
-        kwargs = {k: v for k, v in given.items() if k in self._keywords}
+        keywords, kwargs = self._keywords, dict[str, Any]()
+        if "mode" in keywords:
+            kwargs["mode"] = mode
+        if "top_k" in keywords:
+            kwargs["top_k"] = top_k
+        if "options" in keywords:
+            kwargs["options"] = dict(options or {})
         if self._in_thread:
             # its own daemon thread: a call past the run's query_timeout is abandoned (and
             # counted), holding no pool worker and no shutdown
