@@ -318,6 +318,7 @@ class _Pool:
             await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
             try:  # answered cases are never lost, even when interrupted
+                self._unschedule_reads()
                 self.read_replies()
             finally:
                 try:
@@ -401,11 +402,14 @@ class _Pool:
         elif self._timer is None:
             self._timer = loop.call_later(READ_WINDOW, self._read_now)
 
-    def _read_now(self) -> None:
+    def _unschedule_reads(self) -> None:
         for handle in (self._soon, self._timer):
             if handle is not None:
                 handle.cancel()
         self._soon = self._timer = None
+
+    def _read_now(self) -> None:
+        self._unschedule_reads()
         self._answered.clear()
         try:
             self.read_replies()
