@@ -1,9 +1,11 @@
 """Run (case, query mode) work items through a bounded worker pool.
 
 ``max_concurrent_queries`` workers pull items from one lazy iterator, so a run of 100,000
-cases never holds more than that many item tasks. Each finished result goes to the
-checkpoint sink and the progress bar as it completes; results are keyed by the item's
-index so the final report keeps benchmark order × mode order whatever the completion order.
+cases never holds more than that many item tasks. A worker asks its next query as soon as
+a reply is in; replies are read and scored a whole round at a time (``_Pool._read_later``).
+Each finished result goes to the checkpoint sink and the progress bar as it is delivered;
+results are keyed by the item's index so the final report keeps benchmark order × mode
+order whatever the completion order.
 """
 
 from __future__ import annotations
