@@ -1,4 +1,5 @@
-"""Concurrency: the bound holds, work is pulled lazily (no task per case), evaluators overlap."""
+"""Concurrency: the bound holds, work is pulled lazily (no task per case), evaluators overlap,
+and a worker asks its next query before its reply is read."""
 
 from __future__ import annotations
 
@@ -73,3 +74,107 @@ async def test_evaluators_of_one_case_run_concurrently():
         "b",
         "c",
     ]  # evaluator order kept
+
+
+async def test_a_worker_asks_its_next_query_before_reading_its_reply(monkeypatch):
+    """With only batch-scored metrics, replies are read after their worker's next query is
+    asked: replies that arrive together restart their queries together."""
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
+    from heta_notebook.runner import _pool
+
+    events: list[str] = []
+    read = _pool.read_reply
+
+    def logged_read(reply):
+        events.append(f"read {reply.item.case.query}")
+        return read(reply)
+
+    class LoggingKB(ToyKB):
+        async def query(self, text, **kwargs):
+            events.append(f"ask {text}")
+            return await super().query(text, **kwargs)
+
+    monkeypatch.setattr(_pool, "read_reply", logged_read)
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=make_cases(3), evaluators=beir_default_metrics((1,))),
+            recipe=LoggingKB(delay=0.001),
+            query_modes=("alpha",),
+            config=BenchmarkRunConfig(max_concurrent_queries=1, preflight_queries=0),
+            progress=False,
+        )
+    ).report
+    assert len(report.case_results) == 3
+    queries = [case.query for case in make_cases(3)]
+    assert events[:3] == [f"ask {queries[0]}", f"ask {queries[1]}", f"read {queries[0]}"]
+
+
+async def test_replies_read_later_score_as_replies_read_at_once(monkeypatch):
+    """The same run with every reply read by its worker before its next query (the path of
+    per-case evaluators) gives the same case results, summary and statistics."""
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
+    from heta_notebook.runner._scoring import CaseScorer
+    from tests._runner_helpers import comparable
+
+    async def run():
+        cases = make_cases(40)
+        return (
+            await BenchmarkRunner().run(
+                benchmark=ListBenchmark(cases=cases, evaluators=beir_default_metrics((1, 3))),
+                recipe=ToyKB(delay=0.001, fail_on=[cases[5].query, cases[17].query]),
+                config=BenchmarkRunConfig(max_concurrent_queries=6),
+                progress=False,
+            )
+        ).report
+
+    later = await run()
+    monkeypatch.setattr(CaseScorer, "__init__", _with_batch_only_off(CaseScorer.__init__))
+    at_once = await run()
+    assert sum(r.error is not None for r in later.case_results) == 4
+    assert comparable(later) == comparable(at_once)
+    assert later.score_summary == at_once.score_summary
+    assert later.metadata["score_stats"] == at_once.metadata["score_stats"]
+
+
+def _with_batch_only_off(init):
+    def patched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.batch_only = False
+
+    return patched
+
+
+async def test_replies_are_read_a_whole_round_at_a_time(monkeypatch):
+    """Replies are read (and their batch scored) once every worker has answered since the
+    last read, not whenever one comes in: the reading never sits between the replies of one
+    round. Replies here come in one at a time (each query waits a little longer than the
+    one before), so reading them as they come would take one read per case."""
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
+    from heta_notebook.runner import _pool
+
+    reads: list[int] = []
+    read = _pool._Pool.read_replies
+
+    def counted(self):
+        reads.append(len(self.replies))
+        return read(self)
+
+    class Staggered(ToyKB):
+        async def query(self, text, **kwargs):
+            await asyncio.sleep(0.001 * (int(text.rsplit(" ", 1)[-1]) % 4))
+            return await super().query(text, **kwargs)
+
+    monkeypatch.setattr(_pool._Pool, "read_replies", counted)
+    monkeypatch.setattr(_pool, "READ_WINDOW", 60.0)  # only whole rounds (and the end) read
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=make_cases(60), evaluators=beir_default_metrics((1,))),
+            recipe=Staggered(delay=0.002),
+            query_modes=("alpha",),
+            config=BenchmarkRunConfig(max_concurrent_queries=4, preflight_queries=0),
+            progress=False,
+        )
+    ).report
+    assert len(report.case_results) == 60
+    assert sum(reads) == 60
+    assert len([n for n in reads if n]) <= 60 // 4 + 4  # a read per round, and the last ones

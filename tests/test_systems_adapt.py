@@ -141,6 +141,34 @@ def test_every_form_gives_the_same_report(form: str, baseline: dict) -> None:
     assert any(value > 0 for value in baseline.values())
 
 
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_reply_read_later_is_what_query_returns(form: str) -> None:
+    """The runner asks (``System.ask``) and reads the reply after its next query is asked:
+    the same response as ``query``, field for field, results included."""
+    from heta_notebook.systems._adapt import as_system as adapt
+
+    documents = [doc.document_id for doc in cranfield().documents]
+    system = adapt(FORMS[form], benchmark_documents=documents)
+    text = cranfield().cases[3].query
+    asked = asyncio.run(system.ask(text, top_k=TOP_K)).read()
+    queried = asyncio.run(system.query(text, top_k=TOP_K))
+    assert asked.model_dump() == queried.model_dump()
+    assert [r.model_dump() for r in asked.results] == [r.model_dump() for r in queried.results]
+
+
+def test_an_unreadable_reply_after_the_dry_run_is_that_case_error() -> None:
+    texts = [case.query for case in cranfield().cases[:N_CASES]]
+
+    def sometimes_broken(text: str) -> list[str] | int:
+        return 42 if text == texts[7] else ranked_ids(text)
+
+    report = _run(sometimes_broken)
+    failed = [r for r in report.case_results if r.error is not None]
+    assert [r.query for r in failed] == [texts[7]]
+    assert failed[0].error.error_type == "SystemOutputError"
+    assert "returned int" in failed[0].error.message
+
+
 def test_a_function_is_labelled_by_its_name_in_one_default_mode() -> None:
     report = _run(search_ids, limit=3)
     assert report.query_modes == ("default",)

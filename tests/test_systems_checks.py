@@ -18,6 +18,7 @@ from heta_notebook import (
 )
 from heta_notebook.evaluators._retrieval import evaluate_batch
 from tests._kb_helpers import cranfield
+from tests._runner_helpers import comparable
 from tests._systems_helpers import per_case_scores, ranked_ids
 
 EVALUATORS = [BeirRetrievalMetric("ndcg", 10), EvidenceRecallAtK(10)]
@@ -145,9 +146,10 @@ def test_dry_run_cases_keep_the_latency_they_took() -> None:
     assert all(r.latency_ms >= 40 for r in report.case_results)
 
 
-@pytest.mark.parametrize(("concurrency", "asked"), [(1, 3), (8, 5)])
+@pytest.mark.parametrize(("concurrency", "asked"), [(1, 3), (8, 9)])
 def test_a_stop_during_the_dry_run_keeps_what_was_answered(tmp_path, concurrency, asked) -> None:
-    """The dry run asks its first 5 queries up to the run's concurrency at once; a stop on
+    """The dry run asks its first 5 queries up to the run's concurrency at once (the first
+    mapping, the run's next queries fill its second round: 1 + 8 at concurrency 8); a stop on
     the third keeps the two answers before it in the run's order either way."""
     first = [c.query for c in cranfield().cases[:10]]
     calls = []
@@ -219,3 +221,28 @@ def test_the_dry_run_asks_its_queries_as_concurrently_as_the_run_may() -> None:
     report = _run(pairs_up, limit=3, config=config)
     assert len(report.case_results) == 3 and len(calls) == 3  # asked once each, reused
     assert all(r.error is None for r in report.case_results)
+
+
+def test_queries_asked_ahead_with_the_dry_run_are_the_run_s_own() -> None:
+    """The first answer mapping, the dry run's second round is filled up to the run's
+    concurrency with the run's next queries; each is asked once, and the run records them
+    (answers and a failure alike) as a run without a dry run does."""
+    texts = [c.query for c in cranfield().cases[:12]]
+    calls: list[str] = []
+
+    def fails_on_the_seventh(text: str) -> list[str]:
+        calls.append(text)
+        if text == texts[6]:
+            raise RuntimeError("backend down for this one")
+        return ranked_ids(text)
+
+    config = {"max_concurrent_queries": 8, "preflight_queries": 3}
+    checked = _run(fails_on_the_seventh, limit=12, config=config)
+    assert sorted(calls) == sorted(texts)  # asked once each
+    calls.clear()
+    plain = _run(fails_on_the_seventh, limit=12, config={**config, "preflight_queries": 0})
+    assert sorted(calls) == sorted(texts)
+    assert checked.metadata["id_coverage"]["checked_queries"] == 3
+    assert comparable(checked) == comparable(plain)
+    (failed,) = [r for r in checked.case_results if r.error is not None]
+    assert failed.query == texts[6] and failed.error.message == "backend down for this one"

@@ -1,9 +1,11 @@
 """Run (case, query mode) work items through a bounded worker pool.
 
 ``max_concurrent_queries`` workers pull items from one lazy iterator, so a run of 100,000
-cases never holds more than that many item tasks. Each finished result goes to the
-checkpoint sink and the progress bar as it completes; results are keyed by the item's
-index so the final report keeps benchmark order × mode order whatever the completion order.
+cases never holds more than that many item tasks. A worker asks its next query as soon as
+a reply is in; replies are read and scored a whole round at a time (``_Pool._read_later``).
+Each finished result goes to the checkpoint sink and the progress bar as it is delivered;
+results are keyed by the item's index so the final report keeps benchmark order × mode
+order whatever the completion order.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import functools
 import gc
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +34,7 @@ from heta_notebook.schema._records import (
     QueryResponse,
 )
 from heta_notebook.schema._redact import redacted_response
+from heta_notebook.systems._adapt import Unread
 from heta_notebook.systems._check import Measured
 
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
@@ -100,6 +104,10 @@ def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
 
     return score_tables([c for c in columns if c is not None])
 
+
+# At most this long between a reply and its reading when the workers' answers do not come
+# in whole rounds (backends of varied latency): the batch window of ``BatchStage`` too.
+READ_WINDOW = 0.01
 
 # Results delivered between two ``gc.freeze()`` calls (see ``frozen_results``).
 _FREEZE_EVERY = 256
@@ -185,12 +193,15 @@ class BatchStage:
         scorer: CaseScorer,
         deliver: Callable[[list[int], list[EvaluationCaseResult], Any], None],
         size: int = 256,
-        window: float = 0.01,
+        window: float = READ_WINDOW,
     ):
         self._scorer, self._deliver, self._size, self._window = scorer, deliver, size, window
         self._pending: list[Answered] = []
         self._timer: asyncio.TimerHandle | None = None
         self.failure: BaseException | None = None
+
+    def __len__(self) -> int:
+        return len(self._pending)
 
     def add(self, answered: Answered) -> None:
         """Queue one case; score the batch now if it is full, else within ``window``."""
@@ -263,6 +274,13 @@ class _Pool:
         self.stage = BatchStage(scorer, self.deliver_batch)
         self.workers: list[asyncio.Task[None]] = []
         self.failure: BaseException | None = None
+        # replies read after their worker has asked its next query (``_read_later``)
+        self.replies: deque[Reply] = deque()
+        self.deferred = scorer.batch_only
+        self._answered: set[int] = set()  # workers with an answer since the last read
+        self._active = 0  # workers still pulling items
+        self._soon: asyncio.Handle | None = None  # the read of a whole round, next loop turn
+        self._timer: asyncio.TimerHandle | None = None  # the read ``READ_WINDOW`` after a reply
 
     def deliver(self, index: int, result: EvaluationCaseResult) -> None:
         """Record a finished result: report slot, ``on_result``, checkpoint, progress bar."""
@@ -301,7 +319,7 @@ class _Pool:
     async def run(self) -> Execution:
         """Start the workers, wait for them (or an interrupt), flush what is answered."""
         count = self.config.max_concurrent_queries
-        self.workers.extend(asyncio.ensure_future(self.worker()) for _ in range(count))
+        self.workers.extend(asyncio.ensure_future(self.worker(n)) for n in range(count))
         try:
             await asyncio.gather(*self.workers, return_exceptions=True)
         except (asyncio.CancelledError, KeyboardInterrupt) as exc:
@@ -309,11 +327,15 @@ class _Pool:
             self.stop()
             await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
-            try:
-                self.stage.flush()  # answered cases are never lost, even when interrupted
+            try:  # answered cases are never lost, even when interrupted
+                self._unschedule_reads()
+                self.read_replies()
             finally:
-                if self.sink is not None:
-                    self.sink.flush()
+                try:
+                    self.stage.flush()
+                finally:
+                    if self.sink is not None:
+                        self.sink.flush()
         failure = self.failure or self.stage.failure
         if failure is not None:
             raise failure
@@ -324,29 +346,97 @@ class _Pool:
         for task in self.workers:
             task.cancel()
 
-    async def worker(self) -> None:
-        """Pull items until none is left; stop everyone on Ctrl-C or on an internal failure."""
+    async def worker(self, number: int) -> None:
+        """Pull items until none is left; stop everyone on Ctrl-C or on an internal failure.
+
+        When no evaluator needs a coroutine per case (the built-in metrics are scored in
+        batches), a worker asks its next query as soon as an answer is in and leaves the
+        reply to ``_read_later``, so replies that arrive together restart their queries
+        together.
+        """
+        self._active += 1
         try:
             for item in self.source:
-                outcome = await answer_item(item, self.scorer, self.config)
-                if not isinstance(outcome, Answered):
-                    self.deliver(item.index, outcome)  # the query failed
-                elif self.scorer.batch_indices:
-                    self.stage.add(outcome)
+                if not self.deferred:
+                    self.settle(item.index, await answer_item(item, self.scorer, self.config))
+                    continue
+                reply = await ask(item, self.config)
+                if isinstance(reply, Reply):
+                    self.replies.append(reply)
                 else:
-                    self.deliver(item.index, outcome.result())
-        except KeyboardInterrupt:  # the notebook's stop button landed inside this worker
-            self.state.interrupted = "KeyboardInterrupt"
-            self.stop()
-        except Exception as exc:  # not a case failure (those are isolated): e.g. a full disk
-            self.failure = self.failure or exc
-            self.stop()
+                    self.deliver(item.index, reply)  # the query failed
+                self._read_later(number)
         except asyncio.CancelledError:
             raise
-        except BaseException as exc:  # noqa: BLE001 - e.g. a BaseException subclass from user code
-            # Stop like Ctrl-C and say why (the report's metadata.interrupted), never swallow it.
+        except BaseException as exc:  # noqa: BLE001 - _stopped says why and stops everyone
+            self._stopped(exc)
+        finally:
+            self._active -= 1
+            if self.deferred and self._active:
+                self._read_later(None)  # the round may be whole without this worker
+
+    def settle(self, index: int, outcome: EvaluationCaseResult | Answered) -> None:
+        """A case's outcome to its batch (scored with others) or straight to ``deliver``."""
+        if not isinstance(outcome, Answered):
+            self.deliver(index, outcome)  # the query failed
+        elif self.scorer.batch_indices:
+            self.stage.add(outcome)
+        else:
+            self.deliver(outcome.item.index, outcome.result())
+
+    def _stopped(self, exc: BaseException) -> None:
+        """Stop every worker after ``exc``: Ctrl-C (the notebook's stop button) or another
+        BaseException from user code is the report's ``metadata.interrupted``; any other
+        exception is not a case failure (those are isolated), e.g. a full disk, and is
+        raised at the end."""
+        if isinstance(exc, Exception):
+            self.failure = self.failure or exc
+        else:  # never swallowed: the report says why the run stopped
             self.state.interrupted = type(exc).__name__
-            self.stop()
+        self.stop()
+
+    def _read_later(self, number: int | None) -> None:
+        """Read the replies once every active worker has answered since the last read (a
+        whole round: its replies and its batch are read and scored next loop turn, while
+        every query of the next round waits on its backend), or ``READ_WINDOW`` seconds after
+        the first unread reply, whichever comes first."""
+        if number is not None:
+            self._answered.add(number)
+        if not self.replies or self._soon is not None:
+            return
+        loop = asyncio.get_running_loop()
+        if len(self._answered) >= self._active:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._soon = loop.call_soon(self._read_now)
+        elif self._timer is None:
+            self._timer = loop.call_later(READ_WINDOW, self._read_now)
+
+    def _unschedule_reads(self) -> None:
+        for handle in (self._soon, self._timer):
+            if handle is not None:
+                handle.cancel()
+        self._soon = self._timer = None
+
+    def _read_now(self) -> None:
+        self._unschedule_reads()
+        self._answered.clear()
+        try:
+            self.read_replies()
+            self.stage.flush()
+        except BaseException as exc:  # noqa: BLE001 - a loop callback: stop and say why
+            self._stopped(exc)
+
+    def read_replies(self) -> None:
+        """Read the replies waiting (``read_reply``) and hand each case on as ``worker`` does."""
+        replies, slots = self.replies, len(self.scorer.evaluators)
+        while replies:
+            reply = replies.popleft()
+            index, response = reply.item.index, read_reply(reply)
+            if isinstance(response, QueryResponse):
+                self.settle(index, Answered(reply.item, response, reply.latency_ms, [None] * slots))
+            else:
+                self.deliver(index, response)  # its reply could not be read
 
 
 class ThreadedQueries:
@@ -439,37 +529,82 @@ def _settle(batch: list[tuple[str, asyncio.Future[Any], Any]], sent: asyncio.Fut
             future.set_result(outcome)
 
 
+class Reply:
+    """A system's reply to one item, not read yet (``read_reply``)."""
+
+    __slots__ = ("abandoned", "item", "latency_ms", "started", "value")
+
+    def __init__(
+        self, item: WorkItem, value: Any, started: float, latency_ms: float, abandoned: list[str]
+    ) -> None:
+        self.item, self.value = item, value
+        self.started = started  # perf_counter when the query was asked
+        self.latency_ms = latency_ms  # when the reply came (a dry run's: the latency it took)
+        self.abandoned = abandoned  # calls the query abandoned (``abandoned_calls``)
+
+
+async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationCaseResult:
+    """Ask one item's query (within the query timeout); a failed query becomes the case error."""
+    case, mode = item.case, item.mode
+    started = time.perf_counter()
+    abandoned: list[str] = []
+    timeout = config.query_timeout
+    try:
+        with abandoned_calls() as abandoned:
+            if timeout is None:  # one coroutine less per query
+                raw = await item.answer(case, mode)
+            else:
+                what = f"query {case.case_id!r} ({mode})"
+                raw = await with_timeout(item.answer(case, mode), timeout, what)
+    except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
+        return _failed(item, exc, started, abandoned)
+    if isinstance(raw, Measured):  # a dry run's answer
+        return Reply(item, raw.value, started, raw.latency_ms, abandoned)
+    return Reply(item, raw, started, _elapsed_ms(started), abandoned)
+
+
+def read_reply(reply: Reply) -> QueryResponse | EvaluationCaseResult:
+    """The reply as a redacted ``QueryResponse`` (the one policy, before any byte is
+    written), or the case error when it cannot be read."""
+    value = reply.value
+    try:
+        response = (
+            value.read() if isinstance(value, Unread) else as_response(value, reply.item.mode)
+        )
+        return redacted_response(response)
+    except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
+        return _failed(reply.item, exc, reply.started, reply.abandoned)
+
+
+def _failed(
+    item: WorkItem, exc: Exception, started: float, abandoned: list[str]
+) -> EvaluationCaseResult:
+    if (mismatch := loop_mismatch(exc)) is not None:
+        raise mismatch from exc  # every case would fail alike: stop, say what works
+    return EvaluationCaseResult(
+        case_id=item.case.case_id,
+        query=item.case.query,
+        query_mode=item.mode,
+        error=EvaluationError.from_exception(
+            exc, **({"abandoned_worker": True} if abandoned else {})
+        ),
+        latency_ms=_elapsed_ms(started),
+        metadata=item.metadata,
+    )
+
+
 async def answer_item(
     item: WorkItem, scorer: CaseScorer, config: BenchmarkRunConfig
 ) -> EvaluationCaseResult | Answered:
     """Answer one item and run its per-case evaluators; a failed query becomes the case error."""
-    case, mode = item.case, item.mode
-    started = time.perf_counter()
-    abandoned: list[str] = []
-    try:
-        with abandoned_calls() as abandoned:
-            raw = await with_timeout(
-                item.answer(case, mode), config.query_timeout, f"query {case.case_id!r} ({mode})"
-            )
-        measured = raw.latency_ms if isinstance(raw, Measured) else None  # a dry run's answer
-        response = as_response(raw.value if isinstance(raw, Measured) else raw, mode)
-        response = redacted_response(response)  # the one policy, before any byte is written
-    except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
-        if (mismatch := loop_mismatch(exc)) is not None:
-            raise mismatch from exc  # every case would fail alike: stop, say what works
-        return EvaluationCaseResult(
-            case_id=case.case_id,
-            query=case.query,
-            query_mode=mode,
-            error=EvaluationError.from_exception(
-                exc, **({"abandoned_worker": True} if abandoned else {})
-            ),
-            latency_ms=_elapsed_ms(started),
-            metadata=item.metadata,
-        )
-    latency = _elapsed_ms(started) if measured is None else measured
-    scores = await scorer.score_per_case(case, response)
-    return Answered(item=item, response=response, latency_ms=latency, scores=scores)
+    reply = await ask(item, config)
+    if not isinstance(reply, Reply):
+        return reply
+    response = read_reply(reply)
+    if not isinstance(response, QueryResponse):
+        return response
+    scores = await scorer.score_per_case(item.case, response)
+    return Answered(item=item, response=response, latency_ms=reply.latency_ms, scores=scores)
 
 
 def as_response(value: Any, mode: str) -> QueryResponse:

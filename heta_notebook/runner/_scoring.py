@@ -84,6 +84,8 @@ class CaseScorer:
         self.batch_indices = [i for i in inline if supports_batch(self.evaluators[i])]
         self._inline = [i for i in inline if i not in self.batch_indices]
         self._slow = [i for i in range(len(self.evaluators)) if i not in inline]
+        # no evaluator needs a coroutine per case: every slot is filled by ``score_batch``
+        self.batch_only = not self._inline and not self._slow
 
     async def score_per_case(self, case: BenchmarkCase, response: QueryResponse) -> list[Any]:
         """Scores of the per-case evaluators, in evaluator order; batch slots left ``None``."""

@@ -47,6 +47,19 @@ def _RESPONSE_DEFAULTS() -> dict[str, Any]:  # noqa: N802 - reads as the constan
     return {"answer": None, "citations": (), "trace": (), "metadata": {}}
 
 
+class Unread:
+    """A system's reply not read yet: ``read()`` gives its ``QueryResponse`` (``System.ask``)."""
+
+    __slots__ = ("mode", "system", "value")
+
+    def __init__(self, system: System, value: Any, mode: str) -> None:
+        self.system, self.value, self.mode = system, value, mode
+
+    def read(self) -> QueryResponse:
+        """The reply as ``System.query`` returns it (a shape it cannot read raises)."""
+        return self.system.read(self.value, self.mode)
+
+
 class System:
     """A user's system behind the runner's protocol: ``await query(text, mode=, top_k=)``."""
 
@@ -79,9 +92,23 @@ class System:
         self, text: str, *, mode: str | None = None, top_k: int = 10, options: Any = None
     ) -> QueryResponse:
         """Ask the system; its reply read as a ``QueryResponse`` (results stamped with documents)."""
+        return (await self.ask(text, mode=mode, top_k=top_k, options=options)).read()
+
+    async def ask(
+        self, text: str, *, mode: str | None = None, top_k: int = 10, options: Any = None
+    ) -> Unread:
+        """``query`` without reading the reply yet: ``.read()`` gives what ``query`` returns.
+
+        The runner reads a reply after its worker has asked the next query, so replies
+        arriving together restart their queries together (``runner._pool``)."""
         mode = mode or self.query_modes[0]
-        given = {"mode": mode, "top_k": top_k, "options": dict(options or {})}
-        kwargs = {k: v for k, v in given.items() if k in self._keywords}
+        keywords, kwargs = self._keywords, dict[str, Any]()
+        if "mode" in keywords:
+            kwargs["mode"] = mode
+        if "top_k" in keywords:
+            kwargs["top_k"] = top_k
+        if "options" in keywords:
+            kwargs["options"] = dict(options or {})
         if self._in_thread:
             # its own daemon thread: a call past the run's query_timeout is abandoned (and
             # counted), holding no pool worker and no shutdown
@@ -90,6 +117,10 @@ class System:
             value = self._call(text, **kwargs)
         if inspect.isawaitable(value):
             value = await value
+        return Unread(self, value, mode)
+
+    def read(self, value: Any, mode: str) -> QueryResponse:
+        """The system's reply ``value`` to a query in ``mode`` as a ``QueryResponse``."""
         if self.benchmark_documents and self.document_id is None and type(value) in _ID_LISTS:
             ids = id_results(value, self.benchmark_documents)  # bare document ids: as columns
             if ids is not None:  # the stamped records it stands for, built only when read
@@ -297,6 +328,7 @@ def _is_embedded_kb(obj: Any) -> bool:
 __all__ = [
     "DEFAULT_MODE",
     "System",
+    "Unread",
     "accepted_keywords",
     "as_system",
     "is_async_callable",

@@ -40,6 +40,7 @@ from heta_notebook._util.timeout import with_timeout
 from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._matching import document_ids
 from heta_notebook.schema._records import BenchmarkCase, QueryResponse
+from heta_notebook.systems._adapt import Unread
 from heta_notebook.systems._normalize import MADE_UP_ID, NO_RESULTS, SystemOutputError
 
 DRY_RUN_CASES = 5
@@ -61,6 +62,15 @@ class TimedOut:
     again would cost the timeout twice), with the calls it abandoned."""
 
     error: TimeoutError
+    abandoned: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A query asked ahead of the run (see ``dry_run``) that raised: the run records it as
+    that case's error, as if it had asked it then."""
+
+    error: Exception
     abandoned: tuple[str, ...]
 
 
@@ -125,6 +135,7 @@ async def preflight(
         n=n,
         timeout=timeout,
         concurrency=concurrency,
+        ahead=True,
     )
     if coverage is not None and stopped is None:
         check_coverage(coverage, benchmark_documents, system, kind=kind)
@@ -141,7 +152,10 @@ async def dry_run(
     n: int = DRY_RUN_CASES,
     timeout: float | None = None,
     concurrency: int = 1,
-) -> tuple[dict[tuple[str, str], Measured | TimedOut], IdCoverage | None, BaseException | None]:
+    ahead: bool = False,
+) -> tuple[
+    dict[tuple[str, str], Measured | TimedOut | Failed], IdCoverage | None, BaseException | None
+]:
     """The dry run's answers (and timeouts) by (case id, mode), their id coverage, and the stop that ended
     it early (None). Raises the one shape error, or one error when every query failed; does
     not judge the coverage (:func:`check_coverage` does), so a worker can run it too.
@@ -150,24 +164,42 @@ async def dry_run(
     rest of the first ``n`` ``concurrency`` at a time (a slow system's dry run costs two
     queries' latency, not ``n``); outcomes are judged in the run's order, so a stop keeps
     the answers before it. Beyond ``n`` (nothing mapped yet) it asks one at a time and stops
-    at the first query whose results map."""
+    at the first query whose results map.
+
+    ``ahead``: when the first answer maps, the run's next queries fill the second round up to
+    ``concurrency`` (the run would ask them next anyway; they are kept for it, answers,
+    timeouts and errors alike, and judged by nothing here), so the run does not wait a
+    round for four queries. A later dry-run query that stops the run wastes those calls."""
     kept: dict[tuple[str, str], Measured] = {}
     timed_out: dict[tuple[str, str], TimedOut] = {}
     failures: list[BaseException] = []
-    pairs = list(islice(((c, m) for c in cases for m in modes), max(n, 0) * ESCALATION))
     head, width = max(n, 0), max(1, concurrency)
+    reach = max(head * ESCALATION, head + width - 1 if ahead else 0)
+    pairs = list(islice(((c, m) for c in cases for m in modes), reach))
     batches = [pairs[:1]] if head else []  # the first alone: a shape error costs one call
     batches += [pairs[i : min(i + width, head)] for i in range(1, min(head, len(pairs)), width)]
-    batches += [[pair] for pair in pairs[head:]]
-    for batch in batches:
+    batches += [[pair] for pair in pairs[head : head * ESCALATION]]
+    extra: dict[tuple[str, str], Measured | TimedOut | Failed] = {}
+    for number, batch in enumerate(batches):
         asked = len(kept) + len(failures)
         if asked >= head and not _maps_nothing_yet(kept, benchmark_documents):
             break
+        early = (
+            pairs[head : head + width - len(batch)]
+            if ahead
+            and number == 1
+            and asked
+            and kept
+            and not _maps_nothing_yet(kept, benchmark_documents)
+            else []
+        )
         try:
-            outcomes = await asyncio.gather(*(_ask(answer, c, m, timeout) for c, m in batch))
+            outcomes = await asyncio.gather(
+                *(_ask(answer, c, m, timeout) for c, m in (*batch, *early))
+            )
         except asyncio.CancelledError:  # the stop button cancels the run's task
             return {**kept, **timed_out}, None, KeyboardInterrupt()
-        for (case, mode), outcome in zip(batch, outcomes, strict=True):
+        for (case, mode), outcome in zip(batch, outcomes, strict=False):
             if isinstance(outcome, Measured):
                 kept[(case.case_id, mode)] = outcome
             elif isinstance(outcome, TimedOut):
@@ -179,6 +211,15 @@ async def dry_run(
                 failures.append(outcome)
             else:  # a stop (KeyboardInterrupt...): the run keeps what was answered before
                 return {**kept, **timed_out}, None, outcome  # it, then stops as in the run
+        for (case, mode), outcome in zip(early, outcomes[len(batch) :], strict=True):
+            if isinstance(outcome, (Measured, TimedOut)):
+                extra[(case.case_id, mode)] = outcome
+            elif isinstance(outcome, Exception):
+                extra[(case.case_id, mode)] = Failed(outcome, ())
+            else:  # a stop: the answers before it are kept
+                return {**kept, **timed_out, **extra}, None, outcome
+        if early:  # the dry run's n queries are all in
+            break
     if failures and not kept:
         first = failures[0]
         raise RuntimeError(
@@ -187,7 +228,7 @@ async def dry_run(
         ) from first
     responses = [m.value for m in kept.values()]
     check_found(responses, system)
-    return {**kept, **timed_out}, id_coverage(responses, benchmark_documents), None
+    return {**kept, **timed_out, **extra}, id_coverage(responses, benchmark_documents), None
 
 
 async def _ask(
@@ -201,6 +242,8 @@ async def _ask(
             value = await with_timeout(
                 answer(case, mode), timeout, f"query {case.case_id!r} ({mode})"
             )
+            if isinstance(value, Unread):  # a System's reply: read here, as query() does
+                value = value.read()
     except asyncio.CancelledError:
         raise
     except TimeoutError as exc:
@@ -346,7 +389,7 @@ def check_coverage(
 
 def _reusing(
     answer: Answer,
-    kept: dict[tuple[str, str], Measured | TimedOut],
+    kept: dict[tuple[str, str], Measured | TimedOut | Failed],
     stopped: BaseException | None = None,
 ) -> Answer:
     """``answer`` that first hands out the dry run's responses (``Measured``: the run records
@@ -356,7 +399,7 @@ def _reusing(
 
     async def reuse(case: BenchmarkCase, mode: str) -> Any:
         found = kept.pop((case.case_id, mode), None)
-        if isinstance(found, TimedOut):
+        if isinstance(found, (TimedOut, Failed)):
             note_abandoned(found.abandoned)
             raise found.error
         if found is not None:
