@@ -109,9 +109,10 @@ def offline_env() -> dict[str, str]:
 
 def parallel_args() -> list[str]:
     """pytest-xdist workers for the main run: one per core (2 at least, 4 at most); a test file
-    stays on one worker (its module fixtures, e.g. the Ray cluster, start once)."""
+    stays on one worker (its module fixtures, e.g. the Ray cluster, start once). Files go out
+    in the order tests/conftest.py sets, the longest first, not xdist's most-tests-first."""
     workers = max(2, min(4, os.cpu_count() or 2))
-    return ["-n", str(workers), "--dist", "loadfile"]
+    return ["-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def test() -> None:

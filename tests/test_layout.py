@@ -11,6 +11,7 @@ largest import cycle and who imports pyarrow are checked too; internal modules a
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,7 +178,11 @@ def _lazy_exports(name: str, tree: ast.Module) -> list[Import]:
     return found
 
 
-IMPORTS = [imp for name, path in MODULES.items() for imp in _imports(name, path)]
+@functools.cache
+def imports() -> list[Import]:
+    """Every import of the package (parsed when a test first asks: both pytest-xdist workers
+    collect this file, only one runs it)."""
+    return [imp for name, path in MODULES.items() for imp in _imports(name, path)]
 
 
 def _package(module: str) -> str:
@@ -187,7 +192,7 @@ def _package(module: str) -> str:
 
 
 def _arrows() -> list[Import]:
-    return [i for i in IMPORTS if not i.type_only and _package(i.source) != _package(i.target)]
+    return [i for i in imports() if not i.type_only and _package(i.source) != _package(i.target)]
 
 
 def test_every_package_is_in_the_table() -> None:
@@ -218,7 +223,7 @@ def test_the_nevers_hold() -> None:
 def test_doors_are_lazy_and_still_used() -> None:
     """Every door is still imported when the code runs, and only lazily (an import for type
     checkers alone never runs)."""
-    running = [i for i in IMPORTS if not i.type_only]
+    running = [i for i in imports() if not i.type_only]
     used = {(i.source, i.target) for i in running}
     assert used >= DOORS, f"declared doors no longer used: {sorted(DOORS - used)}"
     eager = [
@@ -256,7 +261,7 @@ def test_the_docs_show_the_same_table() -> None:
 def largest_cycle() -> list[str]:
     """The largest strongly connected set of modules, type-only imports and doors left out."""
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
-    for i in IMPORTS:
+    for i in imports():
         if not i.type_only and (i.source, i.target) not in DOORS and i.target in graph:
             graph[i.source].add(i.target)
     index: dict[str, int] = {}

@@ -49,12 +49,13 @@ RECIPES = {
 }
 
 
-def _one_by_one(report: EvaluationReport, k: int | None = None) -> pd.DataFrame:
-    """What ``evidence_misses`` gave before: ``classify_case`` per record, in report order."""
+def _one_by_one(report: EvaluationReport, k: int | None = None, every: int = 1) -> pd.DataFrame:
+    """What ``evidence_misses`` gave before: ``classify_case`` per record, in report order
+    (of every ``every``-th record only: the reference is the slow part of these tests)."""
     requested = requested_top_k(report)
     rows = [
         row
-        for result in report.case_results
+        for result in report.case_results[::every]
         for row in classify_case(result, k=k, requested=requested)
     ]
     frame = pd.DataFrame(rows, columns=list(EVIDENCE_COLUMNS))
@@ -80,6 +81,9 @@ def _cranfield_runs(workspace: str) -> dict[str, EvaluationReport]:
     return {name: runs[name] for name in RECIPES}
 
 
+SAMPLE = 3  # other cuts are checked on every third case result (each mode, every class)
+
+
 @pytest.fixture(scope="module")
 def cranfield_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvaluationReport]:
     return _cranfield_runs(str(tmp_path_factory.mktemp("cranfield")))
@@ -98,8 +102,14 @@ def test_cranfield_runs_give_the_rows_of_classify_case(
     pd.testing.assert_frame_equal(evidence_misses(report), expected)
     saved = _columnar(report, tmp_path / "saved")
     pd.testing.assert_frame_equal(evidence_misses(saved), expected)
+    sampled = {(r.case_id, r.query_mode) for r in report.case_results[::SAMPLE]}
     for k in (3, 40):  # another cut: other items found, beyond k or split
-        pd.testing.assert_frame_equal(evidence_misses(saved, k=k), _one_by_one(report, k=k))
+        expected = _one_by_one(report, k=k, every=SAMPLE)
+        assert {"found", "beyond k", "not retrieved"} <= set(expected["miss_class"])
+        assert ("split" in set(expected["miss_class"])) == (recipe == "chunks-100")
+        got = evidence_misses(saved, k=k)
+        keep = [key in sampled for key in zip(got["case_id"], got["query_mode"], strict=True)]
+        pd.testing.assert_frame_equal(got[keep].reset_index(drop=True), expected)
 
 
 def _every_class() -> list[Any]:
