@@ -173,6 +173,14 @@ def test_evaluate_run_equals_pytrec_eval_on_cranfield(cranfield_run):
     assert_run_equals_pytrec_eval(qrels, run)
 
 
+def test_evaluate_run_in_small_blocks_equals_pytrec_eval_on_cranfield(cranfield_run, monkeypatch):
+    from heta_notebook.evaluators import _retrieval
+
+    monkeypatch.setattr(_retrieval, "RUN_BLOCK", 16)  # 225 queries in 15 blocks
+    qrels, run = cranfield_run
+    assert_run_equals_pytrec_eval(qrels, run)
+
+
 def test_evaluate_run_breaks_ties_like_trec_eval():
     rng = random.Random(3)
     ids = ["9", "10", "100", "2", "20", "b", "B", "a1", "é"]

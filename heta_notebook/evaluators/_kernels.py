@@ -268,8 +268,9 @@ def ranked_grades(
     lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
     total = int(lengths.sum())
     scores = np.fromiter(chain.from_iterable(map(_values, runs)), float, total)
+    # the default is a float: numpy converts an int (even 0) by a slower path
     looked_up = chain.from_iterable(
-        map(q.get, r, repeat(0)) for q, r in zip(qrels, runs, strict=True)
+        map(q.get, r, repeat(0.0)) for q, r in zip(qrels, runs, strict=True)
     )
     flat_grades = np.fromiter(looked_up, float, total)
     # Everything in place: each 10M-score temporary costs page faults as well as the pass
