@@ -135,16 +135,19 @@ class _Parts:
         return self._cache[what]
 
     def _terms(self, what: str) -> np.ndarray:
-        # divisions only where a term is not 0.0 (the same quotients, one pass fewer)
+        # Whole-matrix passes, no ``where=`` (numpy's masked loops run once per stretch of
+        # True: 2-3x slower on sparse relevance). Each term is bit for bit the masked one's:
+        # x * 1.0 = x and (finite x >= 0) * 0.0 = +0.0; ``np.where`` gives +0.0 for a grade
+        # that is not positive (NaN, -0.0 and negative grades included).
         if what == "ap":
-            out = np.zeros(self.grades.shape)
-            return np.divide(self.hits, self.ranks, out=out, where=self.relevant)
+            terms = np.divide(self.hits, self.ranks)
+            return np.multiply(terms, self.relevant, out=terms)
         grades = self.grades if what == "dcg" else self.ideal
         discount = np.log2(self.ranks[: grades.shape[1]] + 1.0)
         if self.convention != "heta":  # gain = the grade where positive, else 0
-            out = np.zeros(grades.shape)
             relevant = self.relevant if what == "dcg" else grades > 0
-            return np.divide(grades, discount, out=out, where=relevant)
+            gains = np.where(relevant, grades, 0.0)
+            return np.divide(gains, discount, out=gains)
         return self._gain(grades) / discount
 
     def _gain(self, grades: np.ndarray) -> np.ndarray:

@@ -647,7 +647,7 @@ def evaluate_run(
     with paused_gc():
         judged = [(q, j, r) for q, j in qrels.items() if j and (r := run.get(q))]
         for start in range(0, len(judged), RUN_BLOCK):
-            scored.update(_score_block(judged[start : start + RUN_BLOCK], metrics))
+            _score_block(judged[start : start + RUN_BLOCK], metrics, scored)
     if missing == "drop":  # exactly the scored queries, already in the qrels' order
         return scored
     zeros = dict.fromkeys((m.name for m in metrics), 0.0)
@@ -663,39 +663,30 @@ per 4 kB and a trip to memory per pass). Rows are independent, so values do not 
 def _score_block(
     judged: list[tuple[str, Mapping[str, int], Mapping[str, float]]],
     metrics: list[BeirRetrievalMetric],
-) -> dict[str, dict[str, float]]:
-    """``evaluate_run``'s scores of some queries: those with a relevant judged document."""
+    scored: dict[str, dict[str, float]],
+) -> None:
+    """Add ``evaluate_run``'s scores of some queries to ``scored``: those with a relevant
+    judged document, as ``{query: {metric name: value}}``."""
+    depth = max(m.k for m in metrics)
     # with a relevant document: R > 0 (R is computed for the kernels anyway)
-    ideal, n_relevant = ideal_grades([j for _, j, _ in judged], max(m.k for m in metrics))
+    ideal, n_relevant = ideal_grades([j for _, j, _ in judged], depth)
     if not n_relevant.all():
         keep = np.flatnonzero(n_relevant > 0)
         judged = [judged[i] for i in keep.tolist()]
         ideal, n_relevant = ideal[keep], n_relevant[keep]
     if not judged:
-        return {}
-    queries, judgements, runs = map(list, zip(*judged, strict=True))
-    return _score_run(queries, judgements, runs, metrics, (ideal, n_relevant))
-
-
-def _score_run(
-    queries: list[str],
-    qrels: list[Mapping[str, int]],
-    runs: list[Mapping[str, float]],
-    metrics: list[BeirRetrievalMetric],
-    ideal: tuple[np.ndarray, np.ndarray] | None = None,
-) -> dict[str, dict[str, float]]:
-    depth = max(m.k for m in metrics)
-    ideal = ideal or ideal_grades(qrels, depth)
+        return
+    queries, qrels, runs = map(list, zip(*judged, strict=True))
     names: list[str] = []
-    columns: list[list[float]] = []
+    columns: list[np.ndarray] = []
     for rule in sorted({(m.convention, m.ties) for m in metrics}):
         group = [m for m in metrics if (m.convention, m.ties) == rule]
         pairs = [(m.metric, m.k) for m in group]
-        values = _run_values(qrels, runs, pairs, rule, depth, ideal)
+        values = _run_values(qrels, runs, pairs, rule, depth, (ideal, n_relevant))
         names += [m.name for m in group]
-        columns += [values[pair].tolist() for pair in pairs]
-    rows = zip(*columns, strict=True)
-    return {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
+        columns += [values[pair] for pair in pairs]
+    rows = np.column_stack(columns).tolist()  # each query's values together, as Python floats
+    scored.update(zip(queries, map(dict, map(zip, repeat(names), rows)), strict=True))
 
 
 def _run_values(
