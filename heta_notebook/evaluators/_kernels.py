@@ -276,8 +276,9 @@ def ranked_grades(
         map(q.get, r, repeat(0.0)) for q, r in zip(qrels, runs, strict=True)
     )
     flat_grades = np.fromiter(looked_up, float, total)
-    # Everything in place: each 10M-score temporary costs page faults as well as the pass
-    # (three such arrays in all: the scores, the grades and the order).
+    # Everything in place: each temporary costs a pass over memory, and a large one page
+    # faults too (three such arrays in all: the scores, the grades and the order; evaluate_run
+    # calls this on blocks of RUN_BLOCK queries so that they stay in the CPU cache).
     neg_scores = _pad_flat(np.negative(scores, out=scores), lengths, np.inf)
     # Rows with tied scores are re-ranked below, so with distinct finite scores any sort
     # gives the one order (quicksort: ~4x faster); a NaN or infinity keeps the stable sort.
