@@ -83,15 +83,18 @@ def test_a_save_killed_anywhere_leaves_the_old_or_the_new_report(tmp_path, repor
     folder = store.report_dir(KB, REPORT_ID)
     zygote = Zygote(tmp_path)
     rng = random.Random(27)
-    seen, leftovers, held = set(), 0, "A"
+    seen, leftovers, held, done = set(), 0, "A", 0
+    window = 2.5 * one_save  # widened while kills keep landing before a commit (a loaded box)
     try:
-        for _ in range(kills):
+        while done < kills or ((seen != {"A", "B"} or not leftovers) and done < 3 * kills):
             pid = zygote.saver(first="B" if held == "A" else "A")  # a save that changes it
-            time.sleep(rng.uniform(0.0, 2.5 * one_save))
+            time.sleep(rng.uniform(0.0, window))
             zygote.kill(pid)
-            held = _which(folder, reports)
+            before, held, done = held, _which(folder, reports), done + 1
             seen.add(held)
             leftovers += len(_our_files(folder)) > 1 + len(table_paths(folder))
+            grow = 1.25 if held == before else 1 / 1.25
+            window = min(20 * one_save, max(2.5 * one_save, window * grow))
     finally:
         zygote.close()
     assert seen == {"A", "B"}  # kills landed before and after commits
