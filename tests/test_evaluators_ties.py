@@ -12,6 +12,7 @@ import pytest
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
+from heta_notebook.evaluators import _retrieval  # noqa: E402
 from heta_notebook.evaluators._retrieval import (  # noqa: E402
     BeirRetrievalMetric,
     _decreasing,
@@ -326,3 +327,38 @@ def test_the_trec_eval_order_is_score_then_id_as_bytes_both_descending():
         got_ids, got_scores = ranked_by_rule(ids, scores, "trec_eval")
         assert got_ids == [d for d, _ in keyed] or _decreasing(scores)
         assert list(map(repr, got_scores)) == [repr(v) for _, v in keyed] or _decreasing(scores)
+
+
+def _first_tie_by_pairs(scores):
+    """The first tie as the pair-by-pair loop found it (the reference for the C passes)."""
+    return next((i for i, (a, b) in enumerate(itertools.pairwise(scores)) if a == b), None)
+
+
+def _tie_groups_by_start(scores, depth):
+    """Tied groups as the loop comparing each score with its group's first found them."""
+    groups, start = [], 0
+    for i in range(1, len(scores) + 1):
+        if i == len(scores) or scores[i] != scores[start]:
+            groups += [(start, i)] * (i - start)
+            if i >= depth:
+                break
+            start = i
+    return groups
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tie_passes_equal_the_loops_they_replace(seed) -> None:
+    rng = random.Random(seed)
+    nan = float("nan")
+    pool = [3.0, 2.0, 2, 1.0, 1.0, 0.5, nan, -0.0, 0.0]
+    for _ in range(50):
+        scores = [rng.choice(pool) for _ in range(rng.randrange(0, 12))]
+        if rng.random() < 0.3:
+            scores = [nan] * len(scores)  # the same NaN object: never tied
+        assert _retrieval._first_tie(scores) == _first_tie_by_pairs(scores)
+        depth = rng.randrange(1, 14)
+        assert _retrieval._tie_groups(scores, depth) == _tie_groups_by_start(scores, depth)
+    assert _retrieval._first_tie(None) is None
+    qrels = {"a": 2, "b": 0, "c": -1, "d": 1}
+    judged = _retrieval._Judged(0, qrels, ["a", "b"])
+    assert judged.n_relevant == 2 and type(judged.n_relevant) is int

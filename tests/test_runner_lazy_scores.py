@@ -4,6 +4,8 @@ report of the same run whose cases hold their records (the eager path, forced he
 
 from __future__ import annotations
 
+import gc
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -216,3 +218,27 @@ def test_a_case_result_built_without_model_construct_is_model_constructs() -> No
     )
     partial = constructed_record(EvaluationCaseResult, {"case_id": "q1", "query": "what?"})
     assert partial == EvaluationCaseResult.model_construct(case_id="q1", query="what?")
+
+
+@pytest.mark.filterwarnings("ignore:10 scores cut deeper")  # top_k=10, as the runs above
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_round_is_read_with_the_collector_paused_and_left_as_found(enabled, monkeypatch):
+    """Replies are read and scored with the cyclic collector paused (their short-lived
+    objects are not walked); the run leaves the collector as it found it."""
+    seen: list[bool] = []
+    read = _pool.read_reply
+
+    def reading(reply):
+        seen.append(gc.isenabled())
+        return read(reply)
+
+    monkeypatch.setattr(_pool, "read_reply", reading)
+    monkeypatch.setattr(redaction, "_declared", ())
+    if not enabled:
+        gc.disable()
+    try:
+        report = _run(None, f"gc-{enabled}")
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+    assert len(report.case_results) == 120 and seen and not any(seen)  # 60 cases × 2 modes

@@ -23,7 +23,7 @@ from heta_notebook import (
 )
 from heta_notebook._util import redaction
 from heta_notebook.evaluators._matching import document_scores, reference_keys
-from heta_notebook.evaluators._record_hits import record_results
+from heta_notebook.evaluators._record_hits import record_results, with_fields
 from heta_notebook.reports._lazy_results import LazyResults
 from heta_notebook.reports._tables import _lazy_hit_fields, _record_hit_fields
 from heta_notebook.schema._redact import redacted_response
@@ -160,6 +160,30 @@ def test_sources_checked_before_are_known_by_content_not_by_object() -> None:
     record.source["url"] = "https://u:pw@h/"  # the checked dict changed afterwards
     assert _fast([record]) is None
     assert _fast([QueryResult(id="d2#3", source={"benchmark_document_id": " d2"})]) is not None
+
+
+@pytest.mark.parametrize(
+    "record, update",
+    [
+        (QueryResponse(mode="m", results=PLAIN[0], answer="A"), {"results": ()}),
+        (QueryResponse(mode="m", results=PLAIN[0], metadata={"x": 1}, extra=2), {"results": ()}),
+        (QueryResult(id="d1#0", source={"a": "b"}, note="n"), {"source": {"c": "d"}}),
+        (QueryResult(id="d1#0"), {"source": {}, "score": 2.0}),
+    ],
+)
+def test_with_fields_is_model_copy(record, update) -> None:
+    """The read's copy of a response (and stamping's of a record) is ``model_copy``'s."""
+    mine, theirs = with_fields(record, **update), record.model_copy(update=update)
+    assert type(mine) is type(theirs)
+    assert mine.__dict__ == theirs.__dict__ and mine.__dict__ is not record.__dict__
+    assert mine.__pydantic_fields_set__ == theirs.__pydantic_fields_set__
+    assert mine.__pydantic_extra__ == theirs.__pydantic_extra__
+    assert mine.__pydantic_private__ == theirs.__pydantic_private__
+    assert mine == theirs and mine.to_dict() == theirs.to_dict()
+    assert mine.model_dump_json() == theirs.model_dump_json()
+    if record.__pydantic_extra__:  # copied, as model_copy copies it
+        assert mine.__pydantic_extra__ is not record.__pydantic_extra__
+    assert record.model_copy() == record  # the original unchanged
 
 
 def test_the_system_takes_the_columns_path_and_otherwise_stamps() -> None:

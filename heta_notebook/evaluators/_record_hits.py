@@ -34,9 +34,11 @@ import math
 from collections.abc import Collection, Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from heta_notebook.evaluators._matching import _OTHER_ID_FIELDS, id_document, reference_keys
 from heta_notebook.reports._lazy_results import HitColumns, LazyResults
@@ -50,6 +52,7 @@ _ID, _TEXT_FIELD, _SCORE, _KIND, _SOURCE, _METADATA = map(
 )
 _NAMED = itemgetter("benchmark_document_id")
 _PLAIN, _TEXT, _DICTS = {QueryResult}, {str}, {dict}
+_Frozen = TypeVar("_Frozen", bound=BaseModel)
 
 
 class RecordHits:
@@ -271,14 +274,30 @@ def id_documents(documents: Collection[str]) -> dict[str, str | None]:
 
 
 def with_source(result: QueryResult, source: dict[str, Any]) -> QueryResult:
-    """``result`` with ``source`` replaced: a frozen record's shallow copy (what ``model_copy``
-    does, without its generic copying), every other field shared."""
-    new = object.__new__(QueryResult)
-    object.__setattr__(new, "__dict__", {**result.__dict__, "source": source})
-    object.__setattr__(new, "__pydantic_fields_set__", result.__pydantic_fields_set__ | {"source"})
-    object.__setattr__(new, "__pydantic_extra__", result.__pydantic_extra__)
-    object.__setattr__(new, "__pydantic_private__", result.__pydantic_private__)
+    """``result`` with ``source`` replaced (:func:`with_fields`)."""
+    return with_fields(result, source=source)
+
+
+def with_fields(record: _Frozen, **fields: Any) -> _Frozen:
+    """``record.model_copy(update=fields)`` for declared fields of a frozen record, without
+    pydantic's generic copying: a new ``__dict__`` with ``fields`` replaced, every other
+    value shared; the fields set, extra fields and private values copied as ``model_copy``
+    copies them. A reply read as columns is one such copy per case (``System.read``)."""
+    new = object.__new__(type(record))
+    extra, private = record.__pydantic_extra__, record.__pydantic_private__
+    object.__setattr__(new, "__dict__", {**record.__dict__, **fields})
+    object.__setattr__(
+        new, "__pydantic_fields_set__", record.__pydantic_fields_set__ | fields.keys()
+    )
+    object.__setattr__(new, "__pydantic_extra__", None if extra is None else dict(extra))
+    object.__setattr__(
+        new,
+        "__pydantic_private__",
+        None
+        if private is None
+        else {k: v for k, v in private.items() if v is not PydanticUndefined},
+    )
     return new
 
 
-__all__ = ["RecordHits", "id_documents", "record_results", "with_source"]
+__all__ = ["RecordHits", "id_documents", "record_results", "with_fields", "with_source"]

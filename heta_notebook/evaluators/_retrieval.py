@@ -24,7 +24,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -228,23 +228,24 @@ def _decreasing(scores: list[float]) -> bool:
 
 def _first_tie(scores: list[float] | None) -> int | None:
     """0-based rank i of the first result whose score equals the next one's, or None."""
-    if scores is None or not any(map(operator.eq, scores, scores[1:])):
+    if scores is None:
         return None
-    return next(
-        i for i, pair in enumerate(zip(scores, scores[1:], strict=False)) if pair[0] == pair[1]
-    )
+    try:  # one C-level pass: each score against the next one's
+        return list(map(operator.eq, scores, scores[1:])).index(True)
+    except ValueError:  # no two neighbours equal
+        return None
 
 
 def _tie_groups(scores: list[float], depth: int) -> list[tuple[int, int]]:
     """``(start, end)`` of each rank's tied group, up to the end of the group at ``depth``."""
     groups: list[tuple[int, int]] = []
     start = 0
-    for i in range(1, len(scores) + 1):
-        if i == len(scores) or scores[i] != scores[start]:
-            groups += [(start, i)] * (i - start)
-            if i >= depth:
-                break
-            start = i
+    n = len(scores)  # a group ends where a score differs from the one before it (NaN: alone)
+    for end in chain(compress(range(1, n), map(operator.ne, scores, scores[1:])), (n,)):
+        groups += [(start, end)] * (end - start)
+        if end >= depth:
+            break
+        start = end
     return groups
 
 
@@ -272,7 +273,7 @@ class _Judged:
     ) -> None:
         self.index, self.qrels, self.ranked = index, qrels, ranked
         self.grades = list(map(qrels.get, ranked, repeat(0)))
-        self.n_relevant = sum(1 for g in qrels.values() if g > 0)
+        self.n_relevant = list(map(operator.gt, qrels.values(), repeat(0))).count(True)
         self.first_tie, self.groups = first_tie, groups
         self.returned: tuple[list[str], list[float] | None] | None = None
 
@@ -506,7 +507,7 @@ def _judge(
         qrels = qrels_of(case.expected.evidence)
         if not qrels:
             skipped[index] = NO_QRELS
-        elif not any(grade > 0 for grade in qrels.values()):
+        elif not any(map(operator.gt, qrels.values(), repeat(0))):
             skipped[index] = NO_RELEVANT
         else:
             by_id = qrels if convention == "trec_eval" else None

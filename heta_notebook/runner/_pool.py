@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_notebook._util.gc import paused_gc
 from heta_notebook._util.loop import abandoned_calls, loop_mismatch
 from heta_notebook.kb._answer import answer_response, runs_in_thread
 from heta_notebook.kb._passages import Judged, Passage
@@ -422,8 +423,11 @@ class _Pool:
         self._unschedule_reads()
         self._answered.clear()
         try:
-            self.read_replies()
-            self.stage.flush()
+            # a round's reading and scoring makes many short-lived objects: no collection
+            # walks them while they live (paused_gc; the next collection sees the survivors)
+            with paused_gc():
+                self.read_replies()
+                self.stage.flush()
         except BaseException as exc:  # noqa: BLE001 - a loop callback: stop and say why
             self._stopped(exc)
 

@@ -27,7 +27,12 @@ from heta_notebook._util.loop import in_daemon_thread
 from heta_notebook._util.redaction import config_secrets, declare_secrets, redact_config
 from heta_notebook.evaluators._id_hits import id_results
 from heta_notebook.evaluators._matching import _only_document_id, document_ids, id_document
-from heta_notebook.evaluators._record_hits import id_documents, record_results, with_source
+from heta_notebook.evaluators._record_hits import (
+    id_documents,
+    record_results,
+    with_fields,
+    with_source,
+)
 from heta_notebook.schema._records import QueryResponse, QueryResult
 from heta_notebook.systems._normalize import (
     NO_RESULTS,
@@ -140,7 +145,7 @@ class System:
         if self.benchmark_documents:  # records naming benchmark documents: read as columns
             records = record_results(response, self.benchmark_documents)
             if records is not None:  # the records themselves, checked in one pass each
-                return response.model_copy(update={"results": records})
+                return with_fields(response, results=records)
         return stamp_documents(_noting_emptiness(response, value), self.benchmark_documents)
 
     def bound(self, benchmark_documents: Collection[str]) -> System:
