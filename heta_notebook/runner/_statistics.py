@@ -87,6 +87,65 @@ class _Cells:
         )
 
 
+class _ModeParts:
+    """One score name's batch columns while ``ScoreColumns._add_rows`` reads them: values and
+    positions of every mode together (mode codes beside them), counts per mode code."""
+
+    def __init__(self, n_modes: int) -> None:
+        self.codes: list[np.ndarray] = []
+        self.positions: list[np.ndarray] = []
+        self.values: list[np.ndarray] = []
+        self.seen = np.zeros(n_modes, bool)  # the modes holding this column (cells made)
+        self.skipped = np.zeros(n_modes, np.int64)
+        self.judged = np.zeros(n_modes, np.int64)
+        self.passed = np.zeros(n_modes, np.int64)
+
+    def add(
+        self,
+        column: ConstructedScores,
+        codes: np.ndarray,
+        positions: np.ndarray,
+        rows: np.ndarray,
+        whole: bool,
+    ) -> None:
+        """Rows ``rows`` of ``column`` (their modes ``codes``, report ``positions``);
+        ``whole``: the rows are all of the column's, in order (a batch's usual case)."""
+        n = len(self.seen)
+        self.seen[codes] = True
+        if column.skipped:
+            kept = np.fromiter((r not in column.skipped for r in rows.tolist()), bool, len(rows))
+            self.skipped += np.bincount(codes[~kept], minlength=n)
+            codes, positions, rows, whole = codes[kept], positions[kept], rows[kept], False
+        self.codes.append(codes)
+        self.positions.append(positions)
+        values = np.asarray(column.values)
+        self.values.append(values if whole else values[rows])
+        verdicts = list(column.passed) if whole else [column.passed[r] for r in rows.tolist()]
+        if verdicts.count(None) < len(verdicts):
+            judged = np.fromiter((v is not None for v in verdicts), bool, len(verdicts))
+            passed = np.fromiter((v is True for v in verdicts), bool, len(verdicts))
+            self.judged += np.bincount(codes[judged], minlength=n)
+            self.passed += np.bincount(codes[passed], minlength=n)
+
+    def split(self, name: str, modes: list[str], cells_of: dict[str, dict[str, _Cells]]) -> None:
+        """Hand each mode's values (as chunks) and counts to its ``name`` cell."""
+        codes = np.concatenate(self.codes)
+        positions, values = np.concatenate(self.positions), np.concatenate(self.values)
+        order = np.argsort(codes, kind="stable")  # each mode's rows together, in their order
+        bounds = np.searchsorted(codes[order], np.arange(len(modes) + 1))
+        for code in np.flatnonzero(self.seen).tolist():
+            cells = cells_of.setdefault(modes[code], {})
+            cell = cells.get(name)
+            if cell is None:
+                cell = cells[name] = _Cells()
+            mine = order[bounds[code] : bounds[code + 1]]
+            if len(mine):
+                cell.chunks.append((positions[mine], values[mine]))
+            cell.skipped += int(self.skipped[code])
+            cell.judged += int(self.judged[code])
+            cell.passed += int(self.passed[code])
+
+
 class ScoreColumns:
     """Score columns filled one result at a time, in any order; read back in report order.
 
@@ -203,47 +262,38 @@ class ScoreColumns:
     def _add_rows(self) -> None:
         """Count the noted batch rows from their batches' score columns (the rules of
         ``_add``, a column at a time: a ``ConstructedScores`` knowing its skipped rows holds
-        scored and skipped float scores only); any other column is read record by record."""
+        scored and skipped float scores only); any other column is read record by record.
+
+        A batch holds a few rows of each of many modes, so each column is read once for all its
+        rows (their modes as codes) and split by mode once per score name at the end: a run of
+        16 modes did ~1,800 (batch, mode) reads of 25 columns each (~0.16 s at its end)."""
         noted, self._rows = self._rows, []
         batches: dict[int, list[tuple[int, str, LazyScores]]] = {}
         for entry in noted:
             batches.setdefault(id(entry[2].columns), []).append(entry)
+        modes = list(dict.fromkeys(m for _, m, _ in noted))
+        code_of = {mode: code for code, mode in enumerate(modes)}
+        parts: dict[str, _ModeParts] = {}
         for batch in batches.values():
+            codes = np.fromiter((code_of[m] for _, m, _ in batch), np.int64, len(batch))
+            positions = np.fromiter((p for p, _, _ in batch), np.int64, len(batch))
+            rows = np.fromiter((s.row for _, _, s in batch), np.int64, len(batch))
             columns = batch[0][2].columns
-            for mode in dict.fromkeys(m for _, m, _ in batch):
-                members = [(p, s.row) for p, m, s in batch if m == mode]
-                self._add_columns(self._modes.setdefault(mode, {}), columns, members)
-
-    def _add_columns(
-        self,
-        cells: dict[str, _Cells],
-        columns: Sequence[Sequence[EvaluationScore]],
-        members: list[tuple[int, int]],
-    ) -> None:
-        """Count the rows ``members`` ((position, row) pairs) of one batch's ``columns``."""
-        positions = np.fromiter((p for p, _ in members), np.int64, len(members))
-        rows = np.fromiter((r for _, r in members), np.int64, len(members))
-        for column in columns:
-            if not isinstance(column, ConstructedScores) or column.skipped is None:
-                for position, row in members:
+            whole = all(len(c) == len(rows) for c in columns) and bool(
+                (rows == np.arange(len(rows))).all()
+            )
+            for column in columns:
+                if isinstance(column, ConstructedScores) and column.skipped is not None:
+                    part = parts.get(column.name)
+                    if part is None:
+                        part = parts[column.name] = _ModeParts(len(modes))
+                    part.add(column, codes, positions, rows, whole)
+                    continue
+                for (position, mode, _), row in zip(batch, rows.tolist(), strict=True):
+                    cells = self._modes.setdefault(mode, {})
                     self._add_scores(cells, position, (column[row],))
-                continue
-            built = column
-            cell = cells.get(built.name)
-            if cell is None:
-                cell = cells[built.name] = _Cells()
-            scored = rows
-            if built.skipped:
-                kept = np.fromiter((r not in built.skipped for r in rows.tolist()), bool, len(rows))
-                cell.skipped += len(rows) - int(kept.sum())
-                scored = rows[kept]
-                cell.chunks.append((positions[kept], np.asarray(built.values)[scored]))
-            else:
-                cell.chunks.append((positions, np.asarray(built.values)[rows]))
-            verdicts = [built.passed[r] for r in scored.tolist()]
-            if verdicts.count(None) < len(verdicts):
-                cell.judged += len(verdicts) - verdicts.count(None)
-                cell.passed += verdicts.count(True)
+        for name, part in parts.items():
+            part.split(name, modes, self._modes)
 
     def _add_deferred(self) -> None:
         """Count the noted results: from the checkpoint's score columns where it holds them
