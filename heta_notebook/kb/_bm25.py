@@ -15,6 +15,7 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from heta_notebook._util.mapped import plain
 from heta_notebook.kb._ranking import ScoreVector, Visit, top_k
 from heta_notebook.kb._recipe import Bm25
 
@@ -119,6 +120,7 @@ class Bm25Index:
         """Read an index written by ``save``; the score arrays are memory-mapped, not copied."""
         config = Bm25.model_validate(json.loads((folder / "bm25_config.json").read_text("utf-8")))
         retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False, allow_pickle=False)
+        retriever.scores = {key: plain(value) for key, value in retriever.scores.items()}
         return cls(retriever, config)
 
     def nbytes(self) -> int:

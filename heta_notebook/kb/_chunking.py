@@ -17,6 +17,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from heta_notebook._util.mapped import load_mapped
 from heta_notebook.kb._ranking import tie_keys
 from heta_notebook.kb._recipe import Chunking
 from heta_notebook.schema._records import BenchmarkDocument
@@ -215,12 +216,7 @@ class ChunkTable(Sequence[Chunk]):
     @classmethod
     def load(cls, folder: Path) -> ChunkTable:
         """Memory-map the columns written by ``save`` (nothing is read until used)."""
-        return cls(
-            {
-                name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                for name in cls.COLUMNS
-            }
-        )
+        return cls({name: load_mapped(folder / f"{name}.npy") for name in cls.COLUMNS})
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ChunkTable):

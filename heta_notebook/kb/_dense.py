@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from heta_notebook._util.mapped import load_mapped, plain
 from heta_notebook.kb._embedders import (
     Embedder,
     LsaEmbedder,
@@ -28,10 +29,9 @@ class DenseIndex:
     def __init__(self, embedder: Embedder, embeddings: np.ndarray):
         self.embedder = embedder
         self.embeddings: np.ndarray
-        if isinstance(embeddings, np.memmap) and embeddings.dtype == np.float32:
-            self.embeddings = embeddings  # a cached KB: pages stay in the OS page cache
-        else:
-            self.embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
+        # a cached KB's mapped float32 rows stay mapped (pages shared through the OS cache):
+        # ascontiguousarray copies only another dtype or layout
+        self.embeddings = np.ascontiguousarray(plain(embeddings), dtype=np.float32)
 
     @classmethod
     def build(cls, texts: Sequence[str], embedder: Embedder, *, tokens: Any = None) -> DenseIndex:
@@ -126,7 +126,7 @@ class DenseIndex:
 
         Custom embedders must be passed back in.
         """
-        embeddings = np.load(folder / "embeddings.npy", mmap_mode="r", allow_pickle=False)
+        embeddings = load_mapped(folder / "embeddings.npy")
         return cls(embedder or _restore_embedder(folder), embeddings)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
+from heta_notebook._util.mapped import load_mapped
 from heta_notebook.kb._bm25 import tokenize
 from heta_notebook.kb._recipe import Bm25
 from heta_notebook.kb._threads import one_blas_thread
@@ -210,9 +211,7 @@ class LsaEmbedder:
         )
         embedder.vocabulary = {term: i for i, term in enumerate(state["terms"])}
         embedder.idf = np.load(folder / "lsa_idf.npy", allow_pickle=False)
-        embedder.components = np.load(
-            folder / "lsa_components.npy", mmap_mode="r", allow_pickle=False
-        )
+        embedder.components = load_mapped(folder / "lsa_components.npy")
         embedder._projection_cache = None
         return embedder
 
