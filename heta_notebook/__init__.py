@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "BeirBenchmark": "heta_notebook.benchmarks._beir",
     "RecordsBenchmark": "heta_notebook.benchmarks._records",
     "BenchmarkFormatError": "heta_notebook.benchmarks._io",
+    "BenchmarkWarning": "heta_notebook.benchmarks._io",
     "load_benchmark": "heta_notebook.benchmarks._protocol",
     "load_benchmark_sync": "heta_notebook.benchmarks._protocol",
     "read_trec_run": "heta_notebook.benchmarks._trec",
@@ -237,6 +238,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.benchmarks._io import (  # noqa: F401
         BenchmarkFormatError,
+        BenchmarkWarning,
     )
     from heta_notebook.benchmarks._jsonl import (  # noqa: F401
         JsonlBenchmark,

@@ -14,6 +14,7 @@ import pytest
 from heta_notebook import (
     BeirBenchmark,
     BenchmarkDocument,
+    BenchmarkWarning,
     GeneratedBenchmark,
     JsonlBenchmark,
     evaluate,
@@ -21,7 +22,6 @@ from heta_notebook import (
 )
 from heta_notebook.benchmarks._beir import cranfield_folder
 from heta_notebook.benchmarks._generate_offline import stopwords, tokens
-from heta_notebook.benchmarks._io import BenchmarkWarning
 
 METHODS = ("known_item", "title", "inverse_cloze")
 SMALL = [d for i, d in enumerate(BeirBenchmark.cranfield().load().documents) if i < 300]

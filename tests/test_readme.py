@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 import heta_notebook
-from heta_notebook import DepthWarning, SaturationWarning, UnjudgedWarning
-from heta_notebook.benchmarks._io import BenchmarkWarning
+from heta_notebook import BenchmarkWarning, DepthWarning, SaturationWarning, UnjudgedWarning
 from heta_notebook.reports import CheckpointWarning, ReportWarning
 from tests._doc_blocks import (
     AFTER_README,

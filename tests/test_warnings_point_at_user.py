@@ -15,6 +15,7 @@ from typing import Any
 from heta_notebook import (
     BeirBenchmark,
     BeirRetrievalMetric,
+    BenchmarkWarning,
     JudgedAtK,
     Recipe,
     ReportStore,
@@ -22,7 +23,6 @@ from heta_notebook import (
     run_benchmark,
     validate_benchmark,
 )
-from heta_notebook.benchmarks._io import BenchmarkWarning
 from heta_notebook.labels import UnjudgedWarning
 from heta_notebook.reports import CheckpointWarning, ReportWarning
 from tests._compare_helpers import scored_report

@@ -15,6 +15,7 @@ _EXPORTS = {
     "cranfield_folder": "heta_notebook.benchmarks._beir",
     "read_qrels": "heta_notebook.benchmarks._beir",
     "BenchmarkFormatError": "heta_notebook.benchmarks._io",
+    "BenchmarkWarning": "heta_notebook.benchmarks._io",
     "BenchmarkProtocol": "heta_notebook.benchmarks._protocol",
     "BenchmarkResource": "heta_notebook.benchmarks._protocol",
     "BenchmarkRunUnit": "heta_notebook.benchmarks._protocol",
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy exports, spelled out for type c
     )
     from heta_notebook.benchmarks._io import (  # noqa: F401
         BenchmarkFormatError,
+        BenchmarkWarning,
     )
     from heta_notebook.benchmarks._jsonl import (  # noqa: F401
         JsonlBenchmark,
