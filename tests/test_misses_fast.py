@@ -187,8 +187,8 @@ def test_only_cases_the_columns_cannot_decide_are_classified_one_by_one(
 
     monkeypatch.setattr(_misses, "classify_case", counted)
     evidence_misses(saved)
-    # stages (metadata, trace), an answer step where an answer is expected, a text item
-    assert seen == ["q6", "q7", "q8", "q9", "q13"]
+    # stages (metadata, trace), a text item (an answer step is read from the columns)
+    assert seen == ["q6", "q7", "q13"]
 
 
 # --------------------------------------------------------------------------- past the old cap
@@ -332,3 +332,177 @@ def test_sources_equal_but_for_a_value_type_are_matched_apart() -> None:
     expected = _one_by_one(report)
     assert expected["miss_class"].tolist() == ["found", "unknown depth", "unknown depth", "found"]
     pd.testing.assert_frame_equal(evidence_misses(report), expected)
+
+
+# --------------------------------------------------------------------------- answer steps
+
+
+def _cite_variously(question: str, results: tuple[Any, ...]) -> Any:
+    """A custom answer step citing its results every way a citation can name one (by
+    ``result_id``, by ``id`` alone, by number, past the first results, not at all) and
+    abstaining on some questions: what the columns must read as ``classify_case`` does."""
+    way = sum(map(ord, question)) % 6
+    if way == 0 or not results:
+        return None  # abstains
+    if way == 1:
+        return {"answer": "x", "citations": [QueryCitation(id=results[-1].id)]}  # id alone
+    if way == 2:
+        return {"answer": "x", "citations": [len(results), 1]}  # numbers: result_id set
+    if way == 3:
+        return "x", []  # answers citing nothing
+    if way == 4:
+        return {"answer": "x", "citations": ["no-such-result", results[0].id]}
+    return {"answer": "", "citations": [QueryCitation(id="1", result_id=results[-1].id)]}
+
+
+SQUAD_LIMIT = 40  # questions per run (x 3 modes): every class of the answer step shows
+
+
+@pytest.fixture(scope="module")
+def squad_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvaluationReport]:
+    """Notebook 04's recipes on the first questions of the SQuAD sample (answers expected,
+    unanswerable questions, abstentions), a custom answer step citing every way, and a chat
+    answerer against a loopback server (citing by number, abstaining on some questions)."""
+    from heta_notebook import Extractive, SquadBenchmark
+    from heta_notebook.kb._answer import ChatAnswer, CustomAnswer
+    from tests._judge_server import JudgeServer, Reply
+
+    def chat_reply(request: dict[str, Any]) -> Reply:
+        asked = json.dumps(request)
+        if sum(map(ord, asked)) % 3 == 0:
+            return Reply(content=json.dumps({"answer": None, "citations": []}))
+        return Reply(content=json.dumps({"answer": "the answer", "citations": [2, 1]}))
+
+    workspace = tmp_path_factory.mktemp("squad")
+    with JudgeServer() as server, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANSWER_KEY", "sk-test-answer")
+        server.route = chat_reply
+        recipes = {
+            "sentence": Recipe(name="sentence"),
+            "phrase": Recipe(name="phrase", answer=Extractive(span="phrase")),
+            "cautious": Recipe(name="cautious", answer=Extractive(span="phrase", min_overlap=0.7)),
+            "chunks-phrase": Recipe(
+                name="chunks-phrase",
+                chunking=Chunking(unit="words", size=40, overlap=10),
+                answer=Extractive(span="phrase"),
+            ),
+            "custom": Recipe(name="custom", answer=CustomAnswer.of(_cite_variously)),
+            "chat": Recipe(
+                name="chat",
+                answer=ChatAnswer(
+                    model="m",
+                    base_url=server.base_url,
+                    api_key_env="ANSWER_KEY",
+                    cache_dir=str(workspace / "chat-cache"),
+                ),
+            ),
+        }
+        runs = run_benchmark(
+            benchmark=SquadBenchmark.sample(),
+            recipes=recipes,
+            limit=SQUAD_LIMIT,
+            workspace=str(workspace),
+            progress=False,
+        )
+    return {name: runs[name] for name in recipes}
+
+
+def test_squad_runs_with_an_answer_step_give_the_rows_of_classify_case(
+    squad_runs: dict[str, EvaluationReport],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Every case of every run, in memory and saved, whole and a few rows at a time (a
+    subset's answer scores are read from its report), at the run's cut and two others;
+    none goes record by record (the evidence is named by reference id, no stages)."""
+    seen: list[str] = []
+    classes: set[str] = set()
+    for name, report in squad_runs.items():
+        expected = _one_by_one(report)
+        classes |= set(expected["miss_class"])
+        assert any(r.response and r.response.citations for r in report.case_results), name
+        monkeypatch.setattr(_misses, "classify_case", lambda r, **o: seen.append(r) or [])
+        pd.testing.assert_frame_equal(evidence_misses(report), expected)
+        saved = _columnar(report, tmp_path / name)
+        pd.testing.assert_frame_equal(evidence_misses(saved), expected)
+        rows = np.arange(1, len(report.case_results), 4)
+        picked = {(report.case_results[i].case_id, report.case_results[i].query_mode) for i in rows}
+        keep = [
+            key in picked for key in zip(expected["case_id"], expected["query_mode"], strict=True)
+        ]
+        for source in (report, saved):
+            got = evidence_misses(source, rows=rows)
+            pd.testing.assert_frame_equal(got, expected[keep].reset_index(drop=True))
+        monkeypatch.undo()
+        for k in (1, 10):
+            pd.testing.assert_frame_equal(evidence_misses(saved, k=k), _one_by_one(report, k=k))
+    assert not seen
+    assert {"found", "found, not cited", "found, answer wrong", "not retrieved"} <= classes
+
+
+def _answer_edges() -> list[Any]:
+    """Hand-made answer-step cases: how citations name results, which answer score counts."""
+    a, b, x = _result("a"), _result("b"), _result("x")
+    ab, a1 = [a, b], _result("a", 1)
+
+    def score(name: str, value: Any, passed: bool | None, **meta: Any) -> EvaluationScore:
+        return EvaluationScore(name=name, value=value, passed=passed, metadata=meta)
+
+    f1_0 = score("squad_f1", 0.0, False)
+    cite = QueryCitation
+    cases = [
+        _case(["a", "b"], ab, top_k=2, answer="y", citations=(cite(id="a#0"),)),  # id alone
+        _case(["a", "b"], ab, top_k=2, answer="y", citations=(cite(id="1", result_id="b#0"),)),
+        _case(["a"], ab, top_k=2, answer="y", citations=(cite(id="a#0", result_id="zz"),)),
+        _case(["a"], ab, top_k=2, answer="y"),  # no citations
+        _case(["a"], ab, top_k=2, answer="", citations=(cite(id="a#0"),), scores=(f1_0,)),
+        _case(["a"], [a, x, a1], top_k=2, answer="y", citations=(cite(id="a#1"),)),  # past k
+        _case(["a", "b"], [a, x, b], top_k=2, answer="y", citations=(cite(id="b#0"),)),
+        _case(["a", "a"], [a, a], top_k=2, answer="y", citations=(cite(id="a#0"),)),  # twice
+    ]
+    ok = (cite(id="a#0"),)
+    for scores in (
+        (score("squad_f1", 1.0, True, skipped=True), f1_0),  # skipped: the next counts
+        (score("squad_f1", 0.0, False, skipped=True), score("squad_exact_match", 1.0, True)),
+        (score("squad_f1", 1.0, True, skipped=True), score("squad_f1", 0.0, False)),  # 1st only
+        (score("answer", 0.0, None),),  # passed None, value 0
+        (score("answer", False, None),),  # passed None, value False
+        (score("answer", 0.5, None),),
+        (score("answer", "0", None),),  # a text value is never 0
+        (score("answer", 0.0, True),),  # passed decides
+        (score("answer_contains", 1.0, False), f1_0),  # the order of ANSWER_SCORES decides
+        (score("answer", 0.0, False, skipped=0),),  # a falsy skipped is not skipped
+        (score("answer", 0.0, False, error={"message": "down"}),),  # an error counts
+        (score("recall", 0.0, False),),  # no answer score
+    ):
+        cases.append(_case(["a"], ab, top_k=2, answer="y", citations=ok, scores=scores))
+    abstained = {"answer": {"answerer": "extractive", "abstained": True}, "abstained": True}
+    cases.append(_case(["a"], ab, top_k=2, metadata=abstained))  # abstains, no citation
+    cases.append(_case(["a"], ab, top_k=2, citations=ok, metadata={"answer": {}}))  # no text
+    no_answer = _case(["a", "b"], ab, top_k=2, citations=ok)  # expects no answer
+    cases.append(no_answer.model_copy(update={"scores": (f1_0,)}))
+    valued = _case(["a"], ab, top_k=2, answer="3", citations=ok, scores=(f1_0,))
+    expected = {**valued.metadata["expected"], "answers": [], "value": 3}
+    cases.append(valued.model_copy(update={"metadata": {"expected": expected}}))  # a value
+    return [c.model_copy(update={"case_id": f"e{i}"}) for i, c in enumerate(cases)]
+
+
+def test_hand_made_answer_step_cases_give_the_rows_of_classify_case(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    report = _report("answers", _answer_edges())
+    expected = _one_by_one(report)
+    assert {"found", "found, not cited", "found, answer wrong"} <= set(expected["miss_class"])
+    monkeypatch.setattr(_misses, "classify_case", lambda *_, **__: pytest.fail("one by one"))
+    pd.testing.assert_frame_equal(evidence_misses(report), expected)
+    saved = _columnar(report, tmp_path / "saved")
+    pd.testing.assert_frame_equal(evidence_misses(saved), expected)
+    rows = np.arange(0, len(report.case_results), 3)
+    picked = {report.case_results[i].case_id for i in rows}
+    for source in (report, saved):
+        got = evidence_misses(source, rows=rows)
+        want = expected[expected["case_id"].isin(picked)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want)
+    monkeypatch.undo()
+    for k in (1, 3):
+        pd.testing.assert_frame_equal(evidence_misses(saved, k=k), _one_by_one(report, k=k))

@@ -1,15 +1,17 @@
-"""What the miss classes read, for a whole report at once: ranks by reference id, deep ranks.
+"""What the miss classes read, for a whole report at once: ranks by reference id, deep ranks,
+citations and answer scores.
 
 ``analysis._misses`` defines the classes; this module gathers, for every case result, the
 facts its rules read, as arrays: each expected evidence item's first rank by the reference
 rule of ``evaluators._matching`` (its id, a document or source key it names, or the document
-a ``doc#n`` chunk id names) and how many results beyond k match it, counted for all cases in a
-few numpy sorts. They are read from the report's ``ReportColumns`` (distinct source and
-metadata JSON parsed once, no record built), in memory or stored alike.
+a ``doc#n`` chunk id names), how many results beyond k match it, and whether a result the
+answer cites matches it, counted for all cases in a few numpy sorts; and, for cases with an
+answer step, whether their answer score failed (``answer_failed``). They are read from the
+report's ``ReportColumns`` (distinct source and metadata JSON parsed once, no record built),
+in memory or stored alike.
 
 Only cases the columns decide are gathered here (``fast``): every evidence item named by a
-``reference_id`` alone, no recorded stages, and no answer step to check citations against
-when the case expects an answer. The others are classified record by record
+``reference_id`` alone and no recorded stages. The others are classified record by record
 (``classify_case``).
 """
 
@@ -104,7 +106,9 @@ def _json_dict(value: Any) -> bool:
 @dataclass
 class MissFacts:
     """Per case row: ids, expected evidence, response metadata and result count; ``fast``
-    marks the rows these facts decide; ``firsts`` the first ranks of reference keys."""
+    marks the rows these facts decide; ``answer_step`` the rows whose found items are checked
+    against the answer (the case expects one and the response has an answer step);
+    ``firsts`` the first ranks of reference keys (and whether a cited result matches)."""
 
     case_id: np.ndarray
     query_mode: np.ndarray
@@ -112,15 +116,25 @@ class MissFacts:
     metadata: list[Mapping[str, Any] | None]  # the response's metadata (None: no response)
     n_results: np.ndarray
     fast: np.ndarray
+    answer_step: np.ndarray
     firsts: FirstRanks
     case_metadata: list[Mapping[str, Any]]  # each case's metadata
 
 
 class FirstRanks:
     """Per (case row, key): the first rank whose result matches the key by the reference rule,
-    and every rank that does (the results beyond k that match count chunks seen)."""
+    every rank that does (the results beyond k that match count chunks seen), and whether
+    any of those results is cited (``cited``: per matching result, its id is one the
+    case's answer cites)."""
 
-    def __init__(self, rows: np.ndarray, ranks: np.ndarray, keys: np.ndarray, codes: dict) -> None:
+    def __init__(
+        self,
+        rows: np.ndarray,
+        ranks: np.ndarray,
+        keys: np.ndarray,
+        codes: dict,
+        cited: np.ndarray | None = None,
+    ) -> None:
         self.codes = codes
         self.width = max(len(codes), 1)
         pair = rows.astype(np.int64) * self.width + keys
@@ -132,12 +146,17 @@ class FirstRanks:
         starts = np.flatnonzero(np.r_[True, self.pair[1:] != self.pair[:-1]]) if len(pair) else []  # type: ignore[var-annotated]
         self.starts = np.asarray(starts, dtype=np.int64)
         self.keys = self.pair[self.starts]
+        marks = np.zeros(len(order), bool) if cited is None else cited[order][distinct]
+        self.cited = (
+            np.logical_or.reduceat(marks, self.starts) if len(self.starts) else marks[:0]
+        )  # per key: some result matching it is cited
 
     def lookup(
         self, rows: np.ndarray, refs: Sequence[str], k: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Per item (case row, reference id): its first rank (0: none) and the number of
-        matching results ranked beyond ``k`` (per item)."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per item (case row, reference id): its first rank (0: none), the number of
+        matching results ranked beyond ``k`` (per item) and whether a matching result (at
+        any rank) is cited."""
         codes = np.fromiter((self.codes.get(r, -1) for r in refs), np.int64, len(refs))
         wanted = rows.astype(np.int64) * self.width + codes
         at = np.searchsorted(self.keys, wanted)
@@ -146,7 +165,9 @@ class FirstRanks:
         hit &= self.keys[at] == wanted if len(self.keys) else False
         first = np.zeros(len(refs), dtype=np.int64)
         beyond = np.zeros(len(refs), dtype=np.int64)
+        cited = np.zeros(len(refs), dtype=bool)
         if hit.any():
+            cited[hit] = self.cited[at[hit]]
             start = self.starts[at[hit]]
             ends = np.r_[self.starts[1:], len(self.pair)][at[hit]]
             first[hit] = self.ranks[start]
@@ -156,21 +177,17 @@ class FirstRanks:
             flat = (self.pair - self.pair.min()) * depth + self.ranks
             cut = (self.pair[start] - self.pair.min()) * depth + np.minimum(k[hit], depth - 1)
             beyond[hit] = ends - np.searchsorted(flat, cut, side="right")
-        return first, beyond
+        return first, beyond, cited
 
 
 # --------------------------------------------------------------------------- the rule
 
 
-def decided(
-    items: Items | None,
-    response: Mapping[str, Any] | None,
-    trace: Sequence[Any],
-    answered: bool,
-) -> bool:
+def decided(items: Items | None, response: Mapping[str, Any] | None, trace: Sequence[Any]) -> bool:
     """Whether the reference rule and the response metadata decide a case's classes: every
     evidence item named by a ``reference_id`` alone, no stages recorded (in the metadata or
-    the trace), deep ranks that are mappings, and no answer step to check citations of."""
+    the trace) and deep ranks that are mappings (an answer step's citations and scores are
+    read from the columns too)."""
     if response is None or items is None or not items.refs:
         return True  # no rows
     if not items.by_reference:
@@ -178,9 +195,9 @@ def decided(
     if response.get("stages") is not None or any(isinstance(ids, list) for ids in trace):
         return False
     deep = response.get("deep_ranks")
-    if isinstance(deep, Mapping) and not all(isinstance(v, Mapping) for v in deep.values()):
-        return False
-    return not (items.expects_answer and answered)
+    return not (
+        isinstance(deep, Mapping) and not all(isinstance(v, Mapping) for v in deep.values())
+    )
 
 
 # --------------------------------------------------------------------------- columns
@@ -209,14 +226,20 @@ def report_facts(columnar: ReportColumns) -> MissFacts:
     answers = columnar.numpy("cases", "answer")
     metadata: list[Mapping[str, Any] | None] = [None] * n
     fast = np.ones(n, dtype=bool)
+    step = np.zeros(n, dtype=bool)
+    cited: dict[int, list[str]] = {}  # per answer-step row: the result ids its answer cites
     for row, text in enumerate(columnar.numpy("cases", "response_json").tolist()):
         if not has_response[row]:
             continue
         data = from_json(text) if text is not None else {}
         meta = metadata[row] = data.get("metadata") or {}
         trace = [(e.get("metadata") or {}).get("ids") for e in data.get("trace") or ()]
-        answered = answers[row] is not None or bool(data.get("citations")) or "answer" in meta
-        fast[row] = decided(expected[row], meta, trace, answered)
+        items, citations = expected[row], data.get("citations") or ()
+        fast[row] = decided(items, meta, trace)
+        if items is not None and items.expects_answer:  # ``_answer_facts``'s answer step
+            step[row] = answers[row] is not None or bool(citations) or "answer" in meta
+            if step[row] and citations:
+                cited[row] = [c.get("result_id") or c.get("id") for c in citations]
     return MissFacts(
         case_id=columnar.numpy("cases", "case_id"),
         query_mode=columnar.numpy("cases", "query_mode"),
@@ -224,7 +247,8 @@ def report_facts(columnar: ReportColumns) -> MissFacts:
         metadata=metadata,
         n_results=columnar.numpy("cases", "n_results").astype(np.int64),
         fast=fast,
-        firsts=_firsts(columnar, _references(distinct)),
+        answer_step=step,
+        firsts=_firsts(columnar, _references(distinct), cited),
         case_metadata=case_metadata,
     )
 
@@ -240,12 +264,15 @@ def _references(expected: list[Items | None]) -> dict[str, int]:
     return codes
 
 
-def _firsts(columnar: ReportColumns, codes: dict[str, int]) -> FirstRanks:
+def _firsts(
+    columnar: ReportColumns, codes: dict[str, int], cited: Mapping[int, Sequence[str]]
+) -> FirstRanks:
     """``FirstRanks`` of the results table of any report (in memory or stored), for the
     reference ids ``codes`` only: each distinct (source, metadata) JSON pair's reference
     keys read once (``matching.stored_keys``), spread to its rows by numpy; a key no
     evidence names is dropped at once, so only the results matching some evidence are
-    ranked."""
+    ranked. ``cited``: per case row, the result ids its answer cites (marks its results
+    with those ids, at any rank)."""
     rows = columnar.numpy("results", "row").astype(np.int64)
     ranks = columnar.numpy("results", "rank").astype(np.int64)
     id_codes, ids = columnar.codes("results", "id")
@@ -273,12 +300,86 @@ def _firsts(columnar: ReportColumns, codes: dict[str, int]) -> FirstRanks:
     own = id_code[id_codes]  # the result's own id (ids are never null)
     mine = own >= 0
     heads_at = ~named[pair_of.reshape(-1)] & (head_code[id_codes] >= 0)  # ``doc#n`` → doc
+    marks = _cited(rows, id_codes, ids, cited)
     return FirstRanks(
         np.concatenate([rows[mine], rows[keys[0]], rows[heads_at]]),
         np.concatenate([ranks[mine], ranks[keys[0]], ranks[heads_at]]),
         np.concatenate([own[mine], keys[1], head_code[id_codes][heads_at]]),
         codes,
+        np.concatenate([marks[mine], marks[keys[0]], marks[heads_at]]),
     )
+
+
+def _cited(
+    rows: np.ndarray, id_codes: np.ndarray, ids: list[str], cited: Mapping[int, Sequence[str]]
+) -> np.ndarray:
+    """Per result: whether its case's answer cites its id (``_answer_facts``' ``cited``)."""
+    if not cited:
+        return np.zeros(len(rows), dtype=bool)
+    number: dict[str, int] = {}  # each cited id, numbered
+    for i in (i for c in cited.values() for i in c):
+        number.setdefault(i, len(number))
+    width = len(number)
+    wanted = [row * width + number[i] for row, c in cited.items() for i in c]
+    of_id = np.fromiter((number.get(i, -1) for i in ids), np.int64, len(ids))[id_codes]
+    return (of_id >= 0) & np.isin(rows * width + of_id, np.asarray(wanted, dtype=np.int64))
+
+
+# --------------------------------------------------------------------------- answer scores
+
+# answer scores tried, in order, for "found, answer wrong" (the first present and not
+# skipped counts)
+ANSWER_SCORES: tuple[str, ...] = (
+    "squad_f1",
+    "squad_exact_match",
+    "answer_token_f1",
+    "answer_exact_match",
+)
+ANSWER_SCORES += ("answer_contains", "answer")
+# what ``answer_failed`` reads (a subset of a large report's rows: only these columns)
+ANSWER_SCORE_COLUMNS = {
+    "cases": ("case_id",),
+    "scores": ("row", "name", "value", "passed", "metadata"),
+}
+
+
+def answer_failed(columnar: ReportColumns, rows: np.ndarray) -> np.ndarray:
+    """Per case row of the ascending ``rows``: whether its answer score failed, by
+    ``_answer_facts``' rule: the first of ``ANSWER_SCORES`` whose (first) score the case has
+    and did not skip counts; it failed when ``passed`` is False, or None with a value of 0
+    (False, 0.0; a text value never is). No answer score: False."""
+    out = np.zeros(len(rows), dtype=bool)
+    if not len(rows) or not columnar.num_rows("scores"):
+        return out
+    name_codes, names = columnar.codes("scores", "name")
+    order_of = {name: i for i, name in enumerate(ANSWER_SCORES)}
+    which = np.asarray([order_of.get(x, -1) for x in names] + [-1], np.int64)[name_codes]
+    owner = columnar.numpy("scores", "row").astype(np.int64)
+    at = np.flatnonzero(which >= 0)
+    at = at[np.isin(owner[at], rows)]
+    at = at[np.lexsort((at, which[at], owner[at]))]  # by case row, then name order
+    at = at[_firsts_of(owner[at], which[at])]  # ``result.score(name)``: the first of a name
+    meta_codes, metas = columnar.codes("scores", "metadata")
+    skipped: dict[int, bool] = {}
+    for code in np.unique(meta_codes[at]).tolist():
+        meta = from_json(metas[code]) if code >= 0 else {}
+        skipped[code] = isinstance(meta, dict) and bool(meta.get("skipped"))
+    at = at[np.fromiter((not skipped[c] for c in meta_codes[at].tolist()), bool, len(at))]
+    at = at[_firsts_of(owner[at])]  # the first name in order counts
+    passed = columnar.numpy("scores", "passed")[at].tolist()
+    values = columnar.numpy("scores", "value")[at].tolist()
+    failed = [p is False or (p is None and v == 0) for p, v in zip(passed, values, strict=True)]
+    out[np.searchsorted(rows, owner[at])] = failed
+    return out
+
+
+def _firsts_of(*keys: np.ndarray) -> np.ndarray:
+    """Where a run of equal ``keys`` (sorted) starts."""
+    first = np.ones(len(keys[0]), dtype=bool)
+    first[1:] = False
+    for key in keys:
+        first[1:] |= key[1:] != key[:-1]
+    return first
 
 
 def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -293,9 +394,12 @@ def _ragged(lists: list[list[int]], which: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 __all__ = [
+    "ANSWER_SCORES",
+    "ANSWER_SCORE_COLUMNS",
     "FirstRanks",
     "Items",
     "MissFacts",
+    "answer_failed",
     "decided",
     "items_of",
     "report_facts",

@@ -38,9 +38,9 @@ a system records (``systems.response_stages``: ``response.metadata["stages"]`` o
 events).
 
 For a whole report (``evidence_misses``), the cases whose evidence is named by reference id
-alone, with no stages and no answer step to check, are classified at once from arrays
-(``analysis._miss_facts``: the report's ``ReportColumns``, no record built) by the same rules
-below; the others go case by case through :func:`classify_case`.
+alone, with no stages, are classified at once from arrays (``analysis._miss_facts``: the
+report's ``ReportColumns``, citations and answer scores included, no record built) by the same
+rules below; the others go case by case through :func:`classify_case`.
 """
 
 from __future__ import annotations
@@ -57,9 +57,12 @@ import pandas as pd
 from heta_notebook._util.gc import paused_gc
 from heta_notebook.analysis._case_rows import expected_of
 from heta_notebook.analysis._miss_facts import (
+    ANSWER_SCORE_COLUMNS,
+    ANSWER_SCORES,
     MISS_COLUMNS,
     MISS_ENCODED,
     MissFacts,
+    answer_failed,
     report_facts,
 )
 from heta_notebook.analysis._slices import SliceKey, slice_name, slice_of
@@ -86,14 +89,6 @@ UNKNOWN_DEPTH = "unknown depth"
 CLASSES: tuple[str, ...] = (FOUND, NOT_CITED, ANSWER_WRONG, NOT_INDEXED, LOST_AT, SPLIT, BEYOND_K)
 CLASSES += (NOT_RETRIEVED, UNKNOWN_DEPTH)
 FOUND_CLASSES = (FOUND, NOT_CITED, ANSWER_WRONG)
-# answer scores tried, in order, for "found, answer wrong" (the first present counts)
-ANSWER_SCORES: tuple[str, ...] = (
-    "squad_f1",
-    "squad_exact_match",
-    "answer_token_f1",
-    "answer_exact_match",
-)
-ANSWER_SCORES += ("answer_contains", "answer")
 
 EVIDENCE_COLUMNS = (
     "case_id",
@@ -300,8 +295,9 @@ def evidence_misses(
     """One row per expected evidence item per case × mode, with its miss class.
 
     Cases the reference rule decides (``analysis._miss_facts``) are classified for the whole
-    report at once, from the report's columns without building records; the rest
-    (locators, texts, stages, an answer step) record by record with :func:`classify_case`.
+    report at once, from the report's columns without building records (an answer step's
+    citations and scores too); the rest (locators, texts, stages) record by record with
+    :func:`classify_case`.
     Both apply the same rules and give the same rows, in report order. ``rows`` (ascending
     report rows) classifies only those cases (an explorer's embedded rows of a large
     report: their row groups only, ``ROWS_PER_PART`` at a time to bound memory), with the
@@ -344,7 +340,8 @@ def _classified_rows(
     slow: list[dict[str, Any]] = []
     for part in np.array_split(rows, max(1, -(-len(rows) // ROWS_PER_PART))):
         subset = columns.subset(part, MISS_COLUMNS, encoded=MISS_ENCODED)
-        _, got, others = _classified(subset, k, requested)
+        scores = functools.partial(_answer_scores_of, columns, part)
+        _, got, others = _classified(subset, k, requested, scores)
         got["_row"] = part[np.asarray(got["_row"], dtype=np.int64)].tolist()  # report rows
         for name, values in got.items():
             fast.setdefault(name, []).extend(values)
@@ -352,13 +349,31 @@ def _classified_rows(
     return fast, slow
 
 
+def _answer_scores_of(
+    columns: ReportColumns, part: np.ndarray, rows: np.ndarray
+) -> tuple[ReportColumns, np.ndarray]:
+    """The scores of a subset's ``rows`` (of the report rows ``part``): read from the report
+    only for the answer-step rows (a subset reads no scores), renumbered 0.."""
+    wanted = columns.subset(part[rows], ANSWER_SCORE_COLUMNS, encoded=MISS_ENCODED)
+    return wanted, np.arange(len(rows))
+
+
 def _classified(
-    columns: ReportColumns, k: int | None, requested: int | None
+    columns: ReportColumns,
+    k: int | None,
+    requested: int | None,
+    scores: Callable[[np.ndarray], tuple[ReportColumns, np.ndarray]] | None = None,
 ) -> tuple[MissFacts, dict[str, list], list[dict[str, Any]]]:
     """The facts, the rows they decide (columns) and the rows of the other cases, each
-    classified by :func:`classify_case` (a stored report builds only those records)."""
+    classified by :func:`classify_case` (a stored report builds only those records).
+    ``scores``: the columns holding the scores of the given rows, and their rows there
+    (default: ``columns`` itself)."""
     facts = report_facts(columns)
-    fast = _fast_rows(facts, k, requested)
+    step = np.flatnonzero(facts.fast & facts.answer_step)
+    wrong = np.zeros(columns.n_rows, dtype=bool)
+    if len(step):
+        wrong[step] = answer_failed(*(scores or (lambda rows: (columns, rows)))(step))
+    fast = _fast_rows(facts, k, requested, wrong)
     slow = np.flatnonzero(~facts.fast)
     records = columns.records_at(slow)
     rows = [
@@ -382,10 +397,14 @@ def _merged(fast: dict[str, list], slow: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(fast, columns=columns)
 
 
-def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[str, list]:
+def _fast_rows(
+    facts: MissFacts, k: int | None, requested: int | None, wrong: np.ndarray
+) -> dict[str, list]:
     """The ``EVIDENCE_COLUMNS`` (and ``_row``) of every item of the rows ``facts`` decide:
-    first ranks looked up for all items at once, then each miss given its class by the
-    rule :func:`classify_case` applies (:func:`_classify_miss`, no stages)."""
+    first ranks looked up for all items at once, then each found item of an answer-step
+    row and each miss given its class by the rules :func:`classify_case` applies
+    (:func:`_found_class` from the citation marks and ``wrong``, per case row: its answer
+    score failed; :func:`_classify_miss`, no stages)."""
     item_row: list[int] = []
     refs: list[Any] = []
     index: list[int] = []
@@ -406,7 +425,7 @@ def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[s
         exhausted += [asked is not None and n < asked] * m
     rows = np.asarray(item_row, dtype=np.int64)
     cuts = np.asarray(cut_k, dtype=np.int64)
-    first, beyond = facts.firsts.lookup(rows, refs, cuts)
+    first, beyond, cited = facts.firsts.lookup(rows, refs, cuts)
     infos = _deep_infos(facts, item_row, refs)
     ranks = [r or None for r in first.tolist()]
     out: dict[str, list] = {
@@ -428,7 +447,11 @@ def _fast_rows(facts: MissFacts, k: int | None, requested: int | None) -> dict[s
         "k": cut_k,
         "_row": item_row,
     }
-    for i in np.flatnonzero((first == 0) | (first > cuts)).tolist():
+    found = (first > 0) & (first <= cuts)
+    for i in np.flatnonzero(found & facts.answer_step[rows]).tolist():
+        wrong_answer = ANSWER_WRONG if wrong[item_row[i]] else FOUND
+        out["miss_class"][i] = wrong_answer if cited[i] else NOT_CITED
+    for i in np.flatnonzero(~found).tolist():
         row = {"rank": ranks[i], "rank_source": out["rank_source"][i], "stage": None}
         seen = int(beyond[i])
         _classify_miss(row, [], {}, infos[i], exhausted[i], functools.partial(int, seen))
