@@ -263,6 +263,32 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- building the matrices
 
 
+def judged_values(
+    judged: Sequence[Any], pairs: list[tuple[MetricName, int]], convention: Convention, depth: int
+) -> dict[tuple[MetricName, int], np.ndarray]:
+    """``score_matrix`` of judged cases, each with its ``qrels``, its ``grades`` in rank order
+    and its tie ``groups`` (``(start, end)`` per rank, for the tie-aware rule) or None."""
+    if not judged:
+        return {pair: np.zeros(0) for pair in pairs}
+    ideal, n_relevant = ideal_grades([item.qrels for item in judged], depth)
+    tied = any(item.groups for item in judged)
+    width = max(depth, *(len(item.groups or ()) for item in judged)) if tied else depth
+    grades = padded([item.grades for item in judged], width)
+    groups = _group_matrices(judged, width) if tied else None
+    return score_matrix(grades, ideal, n_relevant, pairs, convention, groups)
+
+
+def _group_matrices(judged: Sequence[Any], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each rank's tied group as ``(start, end)`` matrices; untied ranks are groups of one."""
+    start = np.tile(np.arange(width), (len(judged), 1))
+    end = start + 1
+    for row, item in enumerate(judged):
+        if item.groups:
+            start[row, : len(item.groups)] = [a for a, _ in item.groups]
+            end[row, : len(item.groups)] = [b for _, b in item.groups]
+    return start, end
+
+
 def ranked_grades(
     runs: Sequence[Mapping[str, float]], qrels: Sequence[Mapping[str, int]], depth: int
 ) -> np.ndarray:

@@ -38,7 +38,7 @@ from heta_notebook.evaluators._kernels import (
     MetricName,
     Ties,
     ideal_grades,
-    padded,
+    judged_values,
     paused_gc,
     ranked_grades,
     score_matrix,
@@ -51,6 +51,7 @@ from heta_notebook.evaluators._matching import (
     qrels_of,
 )
 from heta_notebook.evaluators._protocol import EvaluatorSettings, SyncScorer
+from heta_notebook.evaluators._tie_rules import same_values
 from heta_notebook.schema._construct import ConstructedScores
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
@@ -261,6 +262,7 @@ class _Judged:
         "first_tie",
         "groups",
         "returned",
+        "sorted",
     )
 
     def __init__(
@@ -276,6 +278,7 @@ class _Judged:
         self.n_relevant = list(map(operator.gt, qrels.values(), repeat(0))).count(True)
         self.first_tie, self.groups = first_tie, groups
         self.returned: tuple[list[str], list[float] | None] | None = None
+        self.sorted: tuple[list[str], list[float] | None] | None = None
 
     def tied(self, k: int) -> bool:
         """Whether two of the top ``k`` (or the k-th and the next) have equal scores."""
@@ -403,11 +406,12 @@ def _values_by_rule(
     if not rows:
         return {}
     indices = [judged[row].index for row in rows]
-    per_rule = {metrics[0].ties: {pair: v[rows] for pair, v in values.items()}}
+    main = {pair: v[rows] for pair, v in values.items()}
+    per_rule = {metrics[0].ties: main}
     for rule in TIES:
         if rule not in per_rule:
-            subset = [_rescored(judged[row], n, rule, depth) for n, row in enumerate(rows)]
-            per_rule[rule] = _kernel_values(metrics, subset, depth)
+            tied = [judged[row] for row in rows]
+            per_rule[rule] = _rescored_values(metrics, tied, rule, main, depth)
     out: dict[tuple[MetricName, int], RuleValues] = {}
     for m in metrics:
         pair = (m.metric, m.k)
@@ -420,8 +424,35 @@ def _values_by_rule(
     return out
 
 
+def _rescored_values(
+    metrics: Sequence[BeirRetrievalMetric],
+    tied: list[_Judged],
+    rule: Ties,
+    main: dict[tuple[MetricName, int], np.ndarray],
+    depth: int,
+) -> dict[tuple[MetricName, int], np.ndarray]:
+    """The tied cases' values under ``rule``: ranked again and scored, but for the cases
+    whose values it cannot change (``_tie_rules.same_values``), which keep ``main``'s."""
+    if metrics[0].ties != "trec_eval":
+        return _kernel_values(
+            metrics, [_rescored(t, n, rule, depth) for n, t in enumerate(tied)], depth
+        )
+    convention = metrics[0].convention
+    fresh = [n for n, item in enumerate(tied) if not same_values(item, rule, depth, convention)]
+    out = {pair: column.copy() for pair, column in main.items()}
+    if fresh:
+        subset = [_rescored(tied[n], i, rule, depth) for i, n in enumerate(fresh)]
+        scored = _kernel_values(metrics, subset, depth)
+        for pair, column in out.items():
+            column[fresh] = scored[pair]
+    return out
+
+
 def _rescored(item: _Judged, index: int, rule: Ties, depth: int) -> _Judged:
-    """A tied case ranked again under ``rule`` from the document scores it kept."""
+    """A tied case ranked again under ``rule`` from the document scores it kept (in the
+    sorted order of its main rule when ``rule`` sorts the same way)."""
+    if rule != "as_returned" and item.sorted is not None:
+        return _judged(index, item.qrels, *item.sorted, depth, rule)
     ids, scores = item.returned or (item.ranked, None)
     return _judged(index, item.qrels, *ranked_by_rule(ids, scores, rule), depth, rule)
 
@@ -516,9 +547,11 @@ def _judge(
             if scores is not None and _decreasing(scores):  # no tie: as returned, any rule
                 judged.append(_Judged(index, qrels, ids[:depth]))
                 continue
-            item = _judged(index, qrels, *ranked_by_rule(ids, scores, ties), depth, ties)
+            ranked = ranked_by_rule(ids, scores, ties)
+            item = _judged(index, qrels, *ranked, depth, ties)
             if item.tied(depth):  # kept to rescore it under the other tie rules
-                item.returned = returned
+                item.returned = returned  # trec_eval and expected sort alike: sorted once
+                item.sorted = ranked if ties != "as_returned" else None
             judged.append(item)
     return judged, skipped
 
@@ -543,26 +576,8 @@ def _judged(
 def _kernel_values(
     metrics: Sequence[BeirRetrievalMetric], judged: list[_Judged], depth: int
 ) -> dict[tuple[MetricName, int], np.ndarray]:
-    if not judged:
-        return {(m.metric, m.k): np.zeros(0) for m in metrics}
     pairs = [(m.metric, m.k) for m in metrics]
-    ideal, n_relevant = ideal_grades([item.qrels for item in judged], depth)
-    tied = any(item.groups for item in judged)
-    width = max(depth, *(len(item.groups or ()) for item in judged)) if tied else depth
-    grades = padded([item.grades for item in judged], width)
-    groups = _group_matrices(judged, width) if tied else None
-    return score_matrix(grades, ideal, n_relevant, pairs, metrics[0].convention, groups)
-
-
-def _group_matrices(judged: list[_Judged], width: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each rank's tied group as ``(start, end)`` matrices; untied ranks are groups of one."""
-    start = np.tile(np.arange(width), (len(judged), 1))
-    end = start + 1
-    for row, item in enumerate(judged):
-        if item.groups:
-            start[row, : len(item.groups)] = [a for a, _ in item.groups]
-            end[row, : len(item.groups)] = [b for _, b in item.groups]
-    return start, end
+    return judged_values(judged, pairs, metrics[0].convention, depth)
 
 
 def _metadata_tail(convention: Convention, ties: Ties) -> dict[str, str]:

@@ -1,0 +1,66 @@
+"""When a tied case's value under another tie rule is its main rule's, bit for bit.
+
+A case whose top k holds equal scores reports each metric under every tie rule
+(``metadata["by_tie_rule"]``): ``_retrieval._values_by_rule`` ranks it again under each other
+rule and scores it. Most tied cases gain nothing from that second pass: their tied
+documents share one grade (Cranfield: 35 of 38), so every order of a tied group gives the
+same grade row, and the metric kernels (``_kernels.score_matrix``), which read nothing of a
+case but its grade row, its ideal grades and R, give the same values. :func:`same_values`
+tells those cases apart from their grades and scores, so that they keep the values the main rule's
+kernel pass gave them and only the others are scored again (no kernel pass at all when none
+is left).
+
+Only the exact cases, and only after the main rule ``"trec_eval"`` (the default of its
+convention; its kernel pass has no tie groups); after another main rule every tied case is
+scored again:
+
+- **``"as_returned"``**: its top-``depth`` grades equal the main rule's. The kernel's input
+  row is then the same, and rows are independent (``tests/test_kernels_ranking.py``: any
+  block size gives the same values).
+- **``"expected"``** (the mean over every order of each tied group, ``_ExpectedParts``; it
+  sorts as trec_eval does): every tied group up to the end of the one at ``depth`` holds
+  one grade, the convention is ``"trec_eval"`` (gain = the grade where positive) and every
+  grade is a Python ``int`` below ``2**31``. Then each of its sums is of
+  whole numbers far below ``2**53``, so exact: a group's mean gain ``(n·g)/n`` is ``g``,
+  its share of relevant documents ``n/n`` or ``0/n`` is 1.0 or 0.0, AP's
+  ``before + 1 + t(r-1)/(n-1)`` is the hit count, the chance that a rank is not the first
+  relevant one is 0.0 or 1.0; each term is then the plain kernel's term computed by the
+  same operations on the same numbers (``1.0·h/i`` = ``(h/i)·1``, ``0·x`` = ``+0.0``), and
+  the cumulative sums add the same terms in the same order. Any other case (a float or
+  huge grade, the ``"heta"`` convention's ``2**g - 1`` gains, a group of mixed grades) is
+  scored again, as before. ``tests/test_tie_rules.py`` compares both ways on random tied
+  batches, bit for bit.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import repeat
+from typing import Any
+
+_EXACT_GRADE = 2**31  # grades below it: every sum of a row's gains is a whole number < 2**53
+
+
+def same_values(item: Any, rule: str, depth: int, convention: str) -> bool:
+    """Whether a case tied under ``"trec_eval"`` (``item``: a ``_retrieval._Judged`` that
+    kept its ``returned`` and ``sorted`` documents and scores) scores under ``rule`` exactly
+    the values it scored under ``"trec_eval"`` (module doc), read from what it kept: no
+    ranking or judged case built."""
+    if rule == "as_returned":  # the same grades in the system's order
+        top = item.returned[0][:depth]
+        return top == item.ranked or list(map(item.qrels.get, top, repeat(0))) == item.grades
+    if rule != "expected" or convention != "trec_eval":
+        return False
+    ids, scores = item.sorted  # expected's order too: each group's mean over its orders
+    end = min(depth, len(scores))  # to the end of the group at depth, as _tie_groups reads
+    while end < len(scores) and scores[end] == scores[end - 1]:
+        end += 1
+    grades = item.grades + list(map(item.qrels.get, ids[len(item.grades) : end], repeat(0)))
+    if set(map(type, grades)) != {int} or max(grades, default=0) >= _EXACT_GRADE:
+        return False
+    tied = map(operator.eq, scores[: end - 1], scores[1:end])  # NaN: alone, as in _tie_groups
+    mixed = map(operator.ne, grades[:-1], grades[1:])
+    return not any(map(operator.and_, tied, mixed))  # no tied neighbours of two grades
+
+
+__all__ = ["same_values"]
