@@ -24,7 +24,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
+from itertools import compress, repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -51,7 +51,13 @@ from heta_notebook.evaluators._matching import (
     qrels_of,
 )
 from heta_notebook.evaluators._protocol import EvaluatorSettings, SyncScorer
-from heta_notebook.evaluators._tie_rules import same_values
+from heta_notebook.evaluators._tie_rules import (
+    _decreasing,
+    _first_tie,
+    _tie_groups,
+    ranked_by_rule,
+    same_values,
+)
 from heta_notebook.schema._construct import ConstructedScores
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
@@ -207,49 +213,6 @@ def beir_default_metrics(
     )
 
 
-def ranked_by_rule(
-    ids: list[str], scores: list[float] | None, ties: Ties
-) -> tuple[list[str], list[float] | None]:
-    """Documents (and scores) in the order ``ties`` ranks them: trec_eval's order (score
-    descending, ties by id descending as bytes) unless ``"as_returned"`` or unscored."""
-    if scores is None or ties == "as_returned" or _decreasing(scores):
-        return ids, scores
-    # sorted by (score, id as bytes), compared in C; the id itself decides only between two
-    # equal keys (the same id twice), which a stable sort keeps in order either way
-    ranked = sorted(zip(scores, map(str.encode, ids), ids, strict=True), reverse=True)
-    return list(map(_THIRD, ranked)), list(map(_FIRST, ranked))
-
-
-_FIRST, _THIRD = operator.itemgetter(0), operator.itemgetter(2)
-
-
-def _decreasing(scores: list[float]) -> bool:
-    return all(map(operator.gt, scores, scores[1:]))
-
-
-def _first_tie(scores: list[float] | None) -> int | None:
-    """0-based rank i of the first result whose score equals the next one's, or None."""
-    if scores is None:
-        return None
-    try:  # one C-level pass: each score against the next one's
-        return list(map(operator.eq, scores, scores[1:])).index(True)
-    except ValueError:  # no two neighbours equal
-        return None
-
-
-def _tie_groups(scores: list[float], depth: int) -> list[tuple[int, int]]:
-    """``(start, end)`` of each rank's tied group, up to the end of the group at ``depth``."""
-    groups: list[tuple[int, int]] = []
-    start = 0
-    n = len(scores)  # a group ends where a score differs from the one before it (NaN: alone)
-    for end in chain(compress(range(1, n), map(operator.ne, scores, scores[1:])), (n,)):
-        groups += [(start, end)] * (end - start)
-        if end >= depth:
-            break
-        start = end
-    return groups
-
-
 class _Judged:
     """One scorable case: its qrels, ranked document ids and their grades."""
 
@@ -272,10 +235,12 @@ class _Judged:
         ranked: list[str],
         first_tie: int | None = None,
         groups: list[tuple[int, int]] | None = None,
+        n_relevant: int | None = None,
     ) -> None:
         self.index, self.qrels, self.ranked = index, qrels, ranked
-        self.grades = list(map(qrels.get, ranked, repeat(0)))
-        self.n_relevant = list(map(operator.gt, qrels.values(), repeat(0))).count(True)
+        # unjudged: 0.0, not 0 (most of a ranking: numpy reads a float faster than an int)
+        self.grades = list(map(qrels.get, ranked, repeat(0.0)))
+        self.n_relevant = _n_relevant(qrels) if n_relevant is None else n_relevant
         self.first_tie, self.groups = first_tie, groups
         self.returned: tuple[list[str], list[float] | None] | None = None
         self.sorted: tuple[list[str], list[float] | None] | None = None
@@ -292,6 +257,11 @@ class _Judged:
         return _Facts(
             self.index, self.n_relevant, len(self.ranked), self.first_tie, ranks, relevant
         )
+
+
+def _n_relevant(qrels: Mapping[str, int]) -> int:
+    """R: how many judged documents are relevant (grade > 0)."""
+    return list(map(operator.gt, qrels.values(), repeat(0))).count(True)
 
 
 class _Facts:
@@ -452,9 +422,10 @@ def _rescored(item: _Judged, index: int, rule: Ties, depth: int) -> _Judged:
     """A tied case ranked again under ``rule`` from the document scores it kept (in the
     sorted order of its main rule when ``rule`` sorts the same way)."""
     if rule != "as_returned" and item.sorted is not None:
-        return _judged(index, item.qrels, *item.sorted, depth, rule)
+        return _judged(index, item.qrels, *item.sorted, depth, rule, item.n_relevant)
     ids, scores = item.returned or (item.ranked, None)
-    return _judged(index, item.qrels, *ranked_by_rule(ids, scores, rule), depth, rule)
+    ranked = ranked_by_rule(ids, scores, rule)
+    return _judged(index, item.qrels, *ranked, depth, rule, item.n_relevant)
 
 
 def _with_rule_values(
@@ -534,21 +505,27 @@ def _judge(
     as the document its id names under trec_eval (heta-framework skips it)."""
     judged: list[_Judged] = []
     skipped: dict[int, str] = {}
+    seen: dict[int, tuple[Any, dict[str, int], int]] = {}  # a case's modes share its qrels
     for index, (case, response) in enumerate(zip(cases, responses, strict=True)):
-        qrels = qrels_of(case.expected.evidence)
+        evidence = case.expected.evidence
+        known = seen.get(id(evidence))
+        if known is None or known[0] is not evidence:
+            qrels = qrels_of(evidence)
+            known = seen[id(evidence)] = (evidence, qrels, _n_relevant(qrels))
+        _, qrels, n_relevant = known
         if not qrels:
             skipped[index] = NO_QRELS
-        elif not any(map(operator.gt, qrels.values(), repeat(0))):
+        elif not n_relevant:
             skipped[index] = NO_RELEVANT
         else:
             by_id = qrels if convention == "trec_eval" else None
             returned = document_scores(response.results, judged=by_id)
             ids, scores = returned
             if scores is not None and _decreasing(scores):  # no tie: as returned, any rule
-                judged.append(_Judged(index, qrels, ids[:depth]))
+                judged.append(_Judged(index, qrels, ids[:depth], n_relevant=n_relevant))
                 continue
             ranked = ranked_by_rule(ids, scores, ties)
-            item = _judged(index, qrels, *ranked, depth, ties)
+            item = _judged(index, qrels, *ranked, depth, ties, n_relevant)
             if item.tied(depth):  # kept to rescore it under the other tie rules
                 item.returned = returned  # trec_eval and expected sort alike: sorted once
                 item.sorted = ranked if ties != "as_returned" else None
@@ -563,14 +540,15 @@ def _judged(
     scores: list[float] | None,
     depth: int,
     ties: Ties,
+    n_relevant: int | None = None,
 ) -> _Judged:
     """A judged case ranked under ``ties``: the top ``depth`` (tie-aware: to the end of the
     tied group at ``depth``), and where its first tie is."""
     first_tie = _first_tie(scores[: depth + 1] if scores is not None else None)
     if ties != "expected" or first_tie is None or scores is None:
-        return _Judged(index, qrels, ids[:depth], first_tie)
+        return _Judged(index, qrels, ids[:depth], first_tie, n_relevant=n_relevant)
     groups = _tie_groups(scores, depth)
-    return _Judged(index, qrels, ids[: len(groups)], first_tie, groups)
+    return _Judged(index, qrels, ids[: len(groups)], first_tie, groups, n_relevant)
 
 
 def _kernel_values(
