@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import chain, compress
 from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
@@ -52,7 +52,16 @@ _ID, _TEXT_FIELD, _SCORE, _KIND, _SOURCE, _METADATA = map(
     itemgetter, ("id", "text", "score", "kind", "source", "metadata")
 )
 _NAMED = itemgetter("benchmark_document_id")
-_PLAIN, _TEXT, _DICTS = {QueryResult}, {str}, {dict}
+_TEXT = {str}
+
+
+def _all(column: Iterable[Any], value: Any) -> bool:
+    """Whether every item of ``column`` equals ``value``: a list's count, which compares by
+    identity first (types, one kind string), cheaper than a set of the column."""
+    items = list(column)
+    return items.count(value) == len(items)
+
+
 _Frozen = TypeVar("_Frozen", bound=BaseModel)
 
 
@@ -136,14 +145,14 @@ def record_results(
     results = response.results
     if type(results) is not tuple or not results or not isinstance(documents, frozenset):
         return None
-    if set(map(type, results)) != _PLAIN or any(map(_EXTRA, results)):
+    if not _all(map(type, results), QueryResult) or any(map(_EXTRA, results)):
         return None
     fields = list(map(_DICT, results))
     if any(map(_METADATA, fields)):  # may name a document: the records path reads it
         return None
-    kinds = set(map(_KIND, fields))
+    kind = fields[0]["kind"]
     sources = list(map(_SOURCE, fields))
-    if len(kinds) != 1 or set(map(type, sources)) != _DICTS:
+    if not _all(map(_KIND, fields), kind) or not _all(map(type, sources), dict):
         return None
     stamped: dict[int, dict[str, str]] = {}
     if all(sources):
@@ -156,11 +165,11 @@ def record_results(
     # each distinct value once is enough for the check: kinds, no metadata, and of the
     # sources (as stamped) those whose content was not checked before
     checked = [*unseen, *stamped.values()]
-    if not unchanged_by_redaction(response, {"kind": kinds, "source": checked, "metadata": ()}):
+    if not unchanged_by_redaction(response, {"kind": (kind,), "source": checked, "metadata": ()}):
         return None
     if unseen:
         _checked(documents).add(unseen, [d for row, d in enumerate(docs) if row not in stamped])
-    return LazyResults(RecordHits(results, fields, kinds.pop(), docs, stamped))
+    return LazyResults(RecordHits(results, fields, kind, docs, stamped))
 
 
 def _named_documents(
@@ -176,7 +185,7 @@ def _named_documents(
         named = list(map(_NAMED, sources))
     except KeyError:  # a source without one: the records path
         return None
-    if set(map(type, named)) != _TEXT:
+    if not _all(map(type, named), str):
         return None
     if _checked(documents).holds(named, sources):  # every key, value and name known
         return named, []  # what the checks below found before: clean, naming their documents
@@ -257,10 +266,10 @@ class _Checked:
         values are known."""
         if not self.names.issuperset(named):
             return False
-        lengths = set(map(len, sources))
-        if len(lengths) != 1:
+        length = len(sources[0])
+        if not _all(map(len, sources), length):
             return False  # sources of several shapes: the checks
-        for getters in self.shapes.get(lengths.pop(), {}).values():
+        for getters in self.shapes.get(length, {}).values():
             try:
                 if all(self.values.issuperset(map(get, sources)) for get in getters):
                     return True
