@@ -201,8 +201,9 @@ def test_sources_are_known_by_their_keys_values_and_names_each_checked() -> None
 
 
 def test_a_known_source_is_not_checked_again_and_a_new_key_set_is(monkeypatch) -> None:
-    """What the redaction check is given: nothing for a source made of known parts, the
-    source for one with a key set never seen (the same keys and values plus one)."""
+    """What the redaction check is given: no column for known sources of a known kind, the
+    source for one with a key set never seen (the same keys and values plus one), the kind
+    for a kind never seen (and one redaction would change is refused)."""
     from heta_notebook.evaluators import _record_hits
 
     assert _known({"benchmark_document_id": "d4", "document_id": "d4"}) is not None
@@ -210,14 +211,19 @@ def test_a_known_source_is_not_checked_again_and_a_new_key_set_is(monkeypatch) -
     check = _record_hits.unchanged_by_redaction
 
     def counted(response, columns):
-        seen.append(columns["source"])
+        seen.append(columns)
         return check(response, columns)
 
     monkeypatch.setattr(_record_hits, "unchanged_by_redaction", counted)
     assert _known({"benchmark_document_id": "d4", "document_id": "d4"}) is not None
-    assert seen == [[]]  # known: no source checked
+    assert seen == [None]  # known sources and kind: only the response's own fields checked
     assert _known({"benchmark_document_id": "d4", "document_id": "d4", "n": "1"}) is not None
-    assert len(seen[-1]) == 1  # a new key set: checked
+    assert len(seen[-1]["source"]) == 1  # a new key set: checked
+    results = [QueryResult(id="r#0", kind="figure", source={"benchmark_document_id": "d4"})]
+    assert _fast(results) is not None
+    assert seen[-1] == {"kind": ("figure",), "source": [], "metadata": ()}  # a new kind
+    secret = [QueryResult(id="r#0", kind="token=abc", source={"benchmark_document_id": "d4"})]
+    assert _fast(secret) is None and seen[-1]["kind"] == ("token=abc",)
 
 
 @pytest.mark.parametrize(

@@ -164,11 +164,15 @@ def record_results(
     docs, unseen = found
     # each distinct value once is enough for the check: kinds, no metadata, and of the
     # sources (as stamped) those whose content was not checked before
-    checked = [*unseen, *stamped.values()]
-    if not unchanged_by_redaction(response, {"kind": (kind,), "source": checked, "metadata": ()}):
+    checked, known = [*unseen, *stamped.values()], _checked(documents)
+    columns = {"kind": (kind,), "source": checked, "metadata": ()}
+    if not unchanged_by_redaction(
+        response, columns if checked or kind not in known.kinds else None
+    ):
         return None
+    known.kinds.add(kind)
     if unseen:
-        _checked(documents).add(unseen, [d for row, d in enumerate(docs) if row not in stamped])
+        known.add(unseen, [d for row, d in enumerate(docs) if row not in stamped])
     return LazyResults(RecordHits(results, fields, kind, docs, stamped))
 
 
@@ -252,11 +256,12 @@ class _Checked:
     exactly those keys). Keys and values are found by equality, as the dict comparison this
     replaced found them."""
 
-    __slots__ = ("values", "names", "shapes")
+    __slots__ = ("values", "names", "shapes", "kinds")
 
     def __init__(self) -> None:
         self.values: set[str] = set()
         self.names: set[str] = set()
+        self.kinds: set[str] = set()  # the results' kinds checked (values too)
         # length -> each known set of keys of that length, as getters of its other keys
         self.shapes: dict[int, dict[frozenset[str], tuple[itemgetter[Any], ...]]] = {}
 
@@ -282,7 +287,7 @@ class _Checked:
         sets of ``str`` keys (16 at most), their ``str`` values, and each name that is its
         document as it is. Past ``_KEEP_VALUES`` values it starts again."""
         if len(self.values) > _KEEP_VALUES:
-            self.values, self.names, self.shapes = set(), set(), {}
+            self.values, self.names, self.shapes, self.kinds = set(), set(), {}, set()
         named = list(map(_NAMED, sources))
         self.names.update(compress(docs, map(operator.eq, named, docs)))
         values = chain.from_iterable(map(dict.values, sources))

@@ -252,7 +252,7 @@ class _Judged:
     def facts(self) -> _Facts:
         """What this case's metadata says (kept per case; the ranking is not)."""
         grades = self.grades  # the ranks of grades > 0, then their ids: C-level passes
-        ranks = list(compress(range(len(grades)), map(operator.gt, grades, repeat(0))))
+        ranks = list(compress(range(len(grades)), map(operator.gt, grades, repeat(0.0))))
         relevant = list(map(self.ranked.__getitem__, ranks))
         return _Facts(
             self.index, self.n_relevant, len(self.ranked), self.first_tie, ranks, relevant
