@@ -24,7 +24,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -37,9 +37,11 @@ from heta_notebook.evaluators._kernels import (
     Convention,
     MetricName,
     Ties,
+    grade_matrix,
     ideal_grades,
     judged_values,
     paused_gc,
+    positive_ranks,
     ranked_grades,
     score_matrix,
     trec_ranking,
@@ -249,10 +251,9 @@ class _Judged:
         """Whether two of the top ``k`` (or the k-th and the next) have equal scores."""
         return self.first_tie is not None and self.first_tie < k
 
-    def facts(self) -> _Facts:
-        """What this case's metadata says (kept per case; the ranking is not)."""
-        grades = self.grades  # the ranks of grades > 0, then their ids: C-level passes
-        ranks = list(compress(range(len(grades)), map(operator.gt, grades, repeat(0.0))))
+    def facts(self, ranks: list[int]) -> _Facts:
+        """What this case's metadata says (kept per case; the ranking is not), from the ranks
+        of its grades > 0 (``_kernels.positive_ranks``)."""
         relevant = list(map(self.ranked.__getitem__, ranks))
         return _Facts(
             self.index, self.n_relevant, len(self.ranked), self.first_tie, ranks, relevant
@@ -348,10 +349,12 @@ def beir_scores(
     convention, ties = metrics[0].convention, metrics[0].ties
     with paused_gc():
         judged, skipped = _judge(cases, responses, depth, ties, metrics[0].convention)
-        values = _kernel_values(metrics, judged, depth)
+        grades = grade_matrix(judged, depth)
+        ranks = positive_ranks(grades)
+        values = _kernel_values(metrics, judged, depth, grades)
         by_rule = _values_by_rule(metrics, judged, values, depth)
         facts = _BatchFacts(
-            [item.facts() for item in judged],
+            list(map(_Judged.facts, judged, ranks)),
             skipped,
             _metadata_tail(convention, ties),
             by_rule,
@@ -552,10 +555,13 @@ def _judged(
 
 
 def _kernel_values(
-    metrics: Sequence[BeirRetrievalMetric], judged: list[_Judged], depth: int
+    metrics: Sequence[BeirRetrievalMetric],
+    judged: list[_Judged],
+    depth: int,
+    grades: np.ndarray | None = None,
 ) -> dict[tuple[MetricName, int], np.ndarray]:
     pairs = [(m.metric, m.k) for m in metrics]
-    return judged_values(judged, pairs, metrics[0].convention, depth)
+    return judged_values(judged, pairs, metrics[0].convention, depth, grades)
 
 
 def _metadata_tail(convention: Convention, ties: Ties) -> dict[str, str]:
