@@ -183,8 +183,8 @@ def _named_documents(
     ``source.benchmark_document_id`` (``_matching._only_document_id`` over columns: a str, no
     other id field; metadata checked by the caller) and it is one of ``documents``: what
     ``stamp_documents`` keeps as it is and ``document_scores`` reads. With them, the sources
-    redaction must still check: none when every source is made of checked parts (``_Checked``). None
-    otherwise."""
+    redaction must still check: none when every source is made of checked parts
+    (``_Checked``). None otherwise."""
     try:
         named = list(map(_NAMED, sources))
     except KeyError:  # a source without one: the records path
