@@ -7,9 +7,9 @@ rule and scores it. Most tied cases gain nothing from that second pass: their ti
 documents share one grade (Cranfield: 35 of 38), so every order of a tied group gives the
 same grade row, and the metric kernels (``_kernels.score_matrix``), which read nothing of a
 case but its grade row, its ideal grades and R, give the same values. :func:`same_values`
-tells those cases apart from their grades and scores, so that they keep the values the main rule's
-kernel pass gave them and only the others are scored again (no kernel pass at all when none
-is left).
+tells those cases apart from their grades and scores, so that they keep the values the main
+rule's kernel pass gave them and only the others are scored again (no kernel pass at all when
+none is left).
 
 Only the exact cases, and only after the main rule ``"trec_eval"`` (the default of its
 convention; its kernel pass has no tie groups); after another main rule every tied case is
@@ -21,8 +21,9 @@ scored again:
 - **``"expected"``** (the mean over every order of each tied group, ``_ExpectedParts``; it
   sorts as trec_eval does): every tied group up to the end of the one at ``depth`` holds
   one grade, the convention is ``"trec_eval"`` (gain = the grade where positive) and every
-  grade is a Python ``int`` below ``2**31`` (or the 0.0 of an unjudged document). Then each of its sums is of
-  whole numbers far below ``2**53``, so exact: a group's mean gain ``(n·g)/n`` is ``g``,
+  grade is a Python ``int`` below ``2**31`` (or the 0.0 of an unjudged document). Then each
+  of its sums is of whole numbers far below ``2**53``, so exact: a group's mean gain
+  ``(n·g)/n`` is ``g``,
   its share of relevant documents ``n/n`` or ``0/n`` is 1.0 or 0.0, AP's
   ``before + 1 + t(r-1)/(n-1)`` is the hit count, the chance that a rank is not the first
   relevant one is 0.0 or 1.0; each term is then the plain kernel's term computed by the
