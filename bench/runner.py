@@ -4,13 +4,20 @@
    heta-framework 0.1.2's ``BenchmarkRunner`` on the same Cranfield cases and the same
    precomputed rankings (BM25 top 100 from the embedded KB), heta's side through its
    ``query_engines`` hook. Each runner is timed with 1 and with M query modes; the marginal
-   rate (extra cases / extra seconds) removes fixed costs (KB build, document writes).
-   The "new records" rows build new result records on every call, as a real system does
-   (both runners; the other rows hand out the same records every time).
+   rate (extra cases / extra CPU seconds) removes fixed costs (KB build, document writes).
+   Both are measured in the same rounds, taking turns, and each M is chosen so that its
+   marginal work is ~0.4 CPU s or more (ours 16 modes, heta's 4: its rate per case is the
+   same at 4 and 16 modes, and 16 would cost 8 s a run; ours is the same at 4 and 16 too).
+   The least CPU seconds of each run kind over 7 rounds give the rate (other jobs on the
+   shared cores only ever add CPU time: cache and core contention); the per-round rates
+   show the spread.
+   The ``fresh`` part builds new result records on every call, as a real system does
+   (both runners; ``throughput`` hands out the same records every time).
 2. Wall time with a backend sleeping 20 ms per query at concurrency 32 vs the ideal
    ``n × 20 ms / 32``.
 
-Run: ``python bench/runner.py`` (``throughput`` or ``latency`` for one part); results go to
+Run: ``OPENBLAS_NUM_THREADS=1 python bench/runner.py`` (``throughput``, ``fresh`` or
+``latency`` for one part; idle BLAS threads spin into the process's CPU time); results go to
 ``bench/README.md`` by hand.
 """
 
@@ -18,10 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, Recipe
@@ -198,33 +207,82 @@ async def heta(ranked, n_modes: int, fresh: bool = False) -> tuple[int, float]:
     )
 
 
-async def best_of(run, ranked, n_modes: int, repeats: int = 3) -> tuple[int, float, float]:
-    """Cases, the least wall and the least CPU seconds of ``repeats`` runs (the machine is
-    shared; the minimum is the least noisy, and CPU time the least moved by other jobs)."""
-    timings = [await run(ranked, n_modes) for _ in range(repeats)]
-    return timings[0][0], min(t[1] for t in timings), min(t[2] for t in timings)
+ROUNDS = 7  # interleaved rounds (each: every runner's 1-mode and M-mode run)
+OUR_MODES = 16  # 3,375 marginal cases, ~0.4 CPU s: enough work that two runs agree
+HETA_MODES = 4  # 675 marginal cases, ~1.3 CPU s at heta's ~2 ms a case (16 modes: 8 s a run)
 
 
-async def throughput(ranked) -> None:
+@dataclass
+class Marginal:
+    """One runner's throughput timings over the rounds: (cases, wall s, CPU s) of its 1-mode
+    and its M-mode run per round. The marginal rate (M-mode cases minus 1-mode cases over the
+    seconds between them) removes each run's fixed costs (loading, the KB, the statistics)."""
+
+    name: str
+    one: list[tuple[int, float, float]] = field(default_factory=list)
+    many: list[tuple[int, float, float]] = field(default_factory=list)
+
+    def rate(self, column: int = 2) -> float:
+        """Marginal cases per CPU-s (``column`` 1: per wall s) from the least seconds of each
+        run kind over the rounds (the least is the least moved by other jobs)."""
+        extra = self.many[0][0] - self.one[0][0]
+        return extra / (min(t[column] for t in self.many) - min(t[column] for t in self.one))
+
+    def per_round(self) -> list[float]:
+        """Marginal cases per CPU-s of each round alone (the spread shows the noise)."""
+        return [(m[0] - o[0]) / (m[2] - o[2]) for o, m in zip(self.one, self.many, strict=True)]
+
+
+async def interleaved(ranked, runners, rounds: int = ROUNDS) -> list[Marginal]:
+    """Each runner's 1-mode and M-mode run once per round, taking turns run by run (ours
+    1, heta 1, ours M, heta M: a load change hits both alike), after one untimed warm-up
+    run each; the collector emptied before every run (what a run left is not the next's)."""
+    for _, run, _ in runners:
+        await run(ranked, 1)  # imports and caches
+    timings = [Marginal(name) for name, _, _ in runners]
+    for _ in range(rounds):
+        for many in (False, True):
+            for timing, (_, run, modes) in zip(timings, runners, strict=True):
+                gc.collect()
+                (timing.many if many else timing.one).append(
+                    await run(ranked, modes if many else 1)
+                )
+    return timings
+
+
+async def throughput(ranked, fresh: bool = False) -> None:
+    """Ours vs heta-framework's runner: marginal cases per CPU-s and their ratio. ``fresh``:
+    the rows where both systems build new records on every call instead."""
+    kind = "new records per call" if fresh else "the same records every call"
+    runners = (
+        (
+            "heta_notebook",
+            functools.partial(ours, kind=FreshKB) if fresh else ours,
+            HETA_MODES if fresh else OUR_MODES,
+        ),
+        ("heta-framework 0.1.2", functools.partial(heta, fresh=fresh), HETA_MODES),
+    )
+    rounds = 3 if fresh else ROUNDS  # the fresh rows: heta ~5 ms a case, ours ~0.8
+    timings = await interleaved(ranked, runners, rounds)
+    print(f"\n{kind}, {rounds} interleaved rounds, least of each run kind:\n")
     print(
-        "| runner | cases | s | cases/s | cases | s | cases/s | marginal cases/s "
-        "| marginal cases/CPU-s |"
+        "| runner | modes | cases | CPU s | cases | CPU s | marginal cases/CPU-s "
+        "| per round | marginal cases/s (wall) |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    runners = (
-        ("heta_notebook", ours),
-        ("heta-framework 0.1.2", heta),
-        ("heta_notebook, new records per call", functools.partial(ours, kind=FreshKB)),
-        ("heta-framework 0.1.2, new records per call", functools.partial(heta, fresh=True)),
-    )
-    for name, run in runners:
-        await run(ranked, 1)  # warm up imports and caches
-        n1, t1, c1 = await best_of(run, ranked, 1)
-        nm, tm, cm = await best_of(run, ranked, MODES)
+    for (_, _, modes), t in zip(runners, timings, strict=True):
+        each = ", ".join(f"{r:.0f}" for r in t.per_round())
         print(
-            f"| {name} | {n1} | {t1:.2f} | {n1 / t1:.0f} | {nm} | {tm:.2f} | {nm / tm:.0f} "
-            f"| {(nm - n1) / (tm - t1):.0f} | {(nm - n1) / (cm - c1):.0f} |"
+            f"| {t.name} | 1 / {modes} | {t.one[0][0]} | {min(c for *_, c in t.one):.3f} "
+            f"| {t.many[0][0]} | {min(c for *_, c in t.many):.3f} | {t.rate():.0f} "
+            f"| {each} | {t.rate(1):.0f} |"
         )
+    ours_t, heta_t = timings
+    ratios = [o / h for o, h in zip(ours_t.per_round(), heta_t.per_round(), strict=True)]
+    print(
+        f"\nratio (marginal cases/CPU-s): **{ours_t.rate() / heta_t.rate():.1f}×**; "
+        f"per round {', '.join(f'{r:.1f}' for r in ratios)}"
+    )
 
 
 async def latency_bound(
@@ -293,6 +351,8 @@ async def main() -> None:
     ranked = await rankings()
     if part in ("all", "throughput"):
         await throughput(ranked)
+    if part in ("all", "fresh"):
+        await throughput(ranked, fresh=True)
     if part not in ("all", "latency"):
         print(f"\nload average after: {load_average()}")
         return

@@ -137,3 +137,21 @@ def test_padded_rows_are_the_rows_cut_and_zero_filled():
         assert got.dtype == float and got.shape == (len(rows), depth)
         assert np.array_equal(got, expected)
     assert padded([], 5).shape == (0, 5)
+
+
+def test_positive_ranks_are_each_rows_ranks_of_grades_above_zero():
+    """The batch's facts (matched documents, their ranks) read the grade matrix in one pass:
+    per row the ranks a comparison per grade finds (ints, the unjudged 0.0, negatives,
+    a huge grade, rows shorter than the matrix, an empty batch)."""
+    import random
+
+    from heta_notebook.evaluators._kernels import padded, positive_ranks
+
+    rng = random.Random(3)
+    rows = [
+        [rng.choice((0.0, 0.0, 0.0, 1, 2, -1, 2**70)) for _ in range(rng.randint(0, 12))]
+        for _ in range(40)
+    ]
+    expected = [[rank for rank, grade in enumerate(row) if grade > 0] for row in rows]
+    assert positive_ranks(padded(rows, 12)) == expected
+    assert positive_ranks(padded([], 12)) == []

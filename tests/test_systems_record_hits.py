@@ -162,6 +162,70 @@ def test_sources_checked_before_are_known_by_content_not_by_object() -> None:
     assert _fast([QueryResult(id="d2#3", source={"benchmark_document_id": " d2"})]) is not None
 
 
+def _known(source: dict) -> QueryResponse | None:
+    """``source`` read by the columns path after its keys, values and names were checked;
+    when taken, the same response as the records path's."""
+    results = [QueryResult(id="r#0", score=1.0, source=source)]
+    fast = _fast(results)
+    if fast is not None:
+        _assert_same(fast, _slow(results))
+    return fast
+
+
+def test_sources_are_known_by_their_keys_values_and_names_each_checked() -> None:
+    """The memo keeps each checked key set, text value and document name: a source made of
+    them passes the checks (each key and value on its own), anything new is checked again."""
+    checked = [
+        {"benchmark_document_id": "d1", "document_id": "d1", "title": "Wings"},
+        {"benchmark_document_id": "d3", "document_id": "d3", "title": "Flow"},
+    ]
+    for source in checked:
+        assert _known(source) is not None
+    record = QueryResult(id="d1#9", score=1.0, source=dict(checked[0]))
+    assert _fast([record]) is not None  # known: not checked again
+    mixed = {"benchmark_document_id": "d3", "document_id": "d1", "title": "Wings"}
+    assert _known(mixed) is not None  # known parts: each clean
+    tainted = "https://u:pw@h/x"  # a value never seen: checked, and refused
+    assert _known({**checked[0], "title": tainted}) is None
+    record.source["title"] = tainted  # a known dict changed in place, its keys the same
+    assert _fast([record]) is None
+    record.source["title"] = "Wings"
+    assert _fast([record]) is not None
+    assert _known({**checked[0], "api_key": "x"}) is None  # a key never seen: a secret's
+    assert _known({"benchmark_document_id": "d1", "document_id": "d1", "token": "x"}) is None
+    assert _known({"benchmark_document_id": "d1", "origin": "d1", "title": "x"}) is None
+    assert _known({**checked[0], "title": ["Wings"]}) is not None  # a list: checked, clean
+    assert _known({**checked[0], "title": 3}) is not None  # a number: checked, clean
+    assert _known({"benchmark_document_id": "d1 ", "document_id": "d1", "title": "Flow"})
+    assert _known({"benchmark_document_id": "zz", "document_id": "d1", "title": "Flow"}) is None
+
+
+def test_a_known_source_is_not_checked_again_and_a_new_key_set_is(monkeypatch) -> None:
+    """What the redaction check is given: no column for known sources of a known kind, the
+    source for one with a key set never seen (the same keys and values plus one), the kind
+    for a kind never seen (and one redaction would change is refused)."""
+    from heta_notebook.evaluators import _record_hits
+
+    assert _known({"benchmark_document_id": "d4", "document_id": "d4"}) is not None
+    seen: list[object] = []
+    check = _record_hits.unchanged_by_redaction
+
+    def counted(response, columns):
+        seen.append(columns)
+        return check(response, columns)
+
+    monkeypatch.setattr(_record_hits, "unchanged_by_redaction", counted)
+    assert _known({"benchmark_document_id": "d4", "document_id": "d4"}) is not None
+    assert seen == [None]  # known sources and kind: only the response's own fields checked
+    assert _known({"benchmark_document_id": "d4", "document_id": "d4", "n": "1"}) is not None
+    assert len(seen[-1]["source"]) == 1  # a new key set: checked
+    results = [QueryResult(id="r#0", kind="figure", source={"benchmark_document_id": "d4"})]
+    assert _fast(results) is not None
+    assert seen[-1] == {"kind": ("figure",), "source": [], "metadata": ()}  # a new kind
+    secret = [QueryResult(id="r#0", kind="token=abc", source={"benchmark_document_id": "d4"})]
+    assert _fast(secret) is None and seen[-1]["kind"] == ("token=abc",)
+
+
 @pytest.mark.parametrize(
     "record, update",
     [

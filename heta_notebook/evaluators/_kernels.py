@@ -263,6 +263,53 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- building the matrices
 
 
+def judged_values(
+    judged: Sequence[Any],
+    pairs: list[tuple[MetricName, int]],
+    convention: Convention,
+    depth: int,
+    grades: np.ndarray | None = None,
+) -> dict[tuple[MetricName, int], np.ndarray]:
+    """``score_matrix`` of judged cases, each with its ``qrels``, its ``grades`` in rank order
+    and its tie ``groups`` (``(start, end)`` per rank, for the tie-aware rule) or None;
+    ``grades``: their :func:`grade_matrix`, when the caller has it."""
+    if not judged:
+        return {pair: np.zeros(0) for pair in pairs}
+    ideal, n_relevant = ideal_grades([item.qrels for item in judged], depth)
+    grades = grade_matrix(judged, depth) if grades is None else grades
+    tied = any(item.groups for item in judged)
+    groups = _group_matrices(judged, grades.shape[1]) if tied else None
+    return score_matrix(grades, ideal, n_relevant, pairs, convention, groups)
+
+
+def grade_matrix(judged: Sequence[Any], depth: int) -> np.ndarray:
+    """Judged cases' grades in rank order, zero-padded to ``depth`` columns, or to the end of
+    the longest tie-aware ranking (it runs to the end of the tied group at ``depth``)."""
+    tied = any(item.groups for item in judged)
+    width = max(depth, *(len(item.groups or ()) for item in judged)) if tied else depth
+    return padded([item.grades for item in judged], width)
+
+
+def positive_ranks(grades: np.ndarray) -> list[list[int]]:
+    """Per row of a grade matrix, the 0-based ranks whose grade is > 0: one pass over a
+    batch instead of a comparison per ranked document."""
+    rows, columns = np.nonzero(grades > 0)
+    ends = np.cumsum(np.bincount(rows, minlength=len(grades))).tolist()
+    ranks = columns.tolist()
+    return [ranks[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
+
+
+def _group_matrices(judged: Sequence[Any], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each rank's tied group as ``(start, end)`` matrices; untied ranks are groups of one."""
+    start = np.tile(np.arange(width), (len(judged), 1))
+    end = start + 1
+    for row, item in enumerate(judged):
+        if item.groups:
+            start[row, : len(item.groups)] = [a for a, _ in item.groups]
+            end[row, : len(item.groups)] = [b for _, b in item.groups]
+    return start, end
+
+
 def ranked_grades(
     runs: Sequence[Mapping[str, float]], qrels: Sequence[Mapping[str, int]], depth: int
 ) -> np.ndarray:

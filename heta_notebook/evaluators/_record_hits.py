@@ -23,16 +23,17 @@ redaction would change
 (``schema._redact.unchanged_by_redaction``). Anything else (an unknown document, metadata,
 a secret-looking source value, a declared secret) is read record by record as before, so
 every number and every stored byte stays the same. Nothing of the records is kept between
-calls (the columns are read from each response's own records); only copies of the clean
-sources seen, so that an equal source, compared by content, is not checked again
-(``_SOURCES``).
+calls (the columns are read from each response's own records); only the keys, values and
+document names of the clean sources seen, so that a source made of them is not checked
+again (``_Checked``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
-from itertools import chain
+import operator
+from collections.abc import Callable, Collection, Iterable, Sequence
+from itertools import chain, compress
 from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
@@ -51,7 +52,16 @@ _ID, _TEXT_FIELD, _SCORE, _KIND, _SOURCE, _METADATA = map(
     itemgetter, ("id", "text", "score", "kind", "source", "metadata")
 )
 _NAMED = itemgetter("benchmark_document_id")
-_PLAIN, _TEXT, _DICTS = {QueryResult}, {str}, {dict}
+_TEXT = {str}
+
+
+def _all(column: Iterable[Any], value: Any) -> bool:
+    """Whether every item of ``column`` equals ``value``: a list's count, which compares by
+    identity first (types, one kind string), cheaper than a set of the column."""
+    items = list(column)
+    return items.count(value) == len(items)
+
+
 _Frozen = TypeVar("_Frozen", bound=BaseModel)
 
 
@@ -135,14 +145,14 @@ def record_results(
     results = response.results
     if type(results) is not tuple or not results or not isinstance(documents, frozenset):
         return None
-    if set(map(type, results)) != _PLAIN or any(map(_EXTRA, results)):
+    if not _all(map(type, results), QueryResult) or any(map(_EXTRA, results)):
         return None
     fields = list(map(_DICT, results))
     if any(map(_METADATA, fields)):  # may name a document: the records path reads it
         return None
-    kinds = set(map(_KIND, fields))
+    kind = fields[0]["kind"]
     sources = list(map(_SOURCE, fields))
-    if len(kinds) != 1 or set(map(type, sources)) != _DICTS:
+    if not _all(map(_KIND, fields), kind) or not _all(map(type, sources), dict):
         return None
     stamped: dict[int, dict[str, str]] = {}
     if all(sources):
@@ -154,12 +164,16 @@ def record_results(
     docs, unseen = found
     # each distinct value once is enough for the check: kinds, no metadata, and of the
     # sources (as stamped) those whose content was not checked before
-    checked = [*unseen, *stamped.values()]
-    if not unchanged_by_redaction(response, {"kind": kinds, "source": checked, "metadata": ()}):
+    checked, known = [*unseen, *stamped.values()], _checked(documents)
+    columns = {"kind": (kind,), "source": checked, "metadata": ()}
+    if not unchanged_by_redaction(
+        response, columns if checked or kind not in known.kinds else None
+    ):
         return None
+    known.kinds.add(kind)
     if unseen:
-        _remember(unseen, [d for row, d in enumerate(docs) if row not in stamped], documents)
-    return LazyResults(RecordHits(results, fields, kinds.pop(), docs, stamped))
+        known.add(unseen, [d for row, d in enumerate(docs) if row not in stamped])
+    return LazyResults(RecordHits(results, fields, kind, docs, stamped))
 
 
 def _named_documents(
@@ -169,16 +183,16 @@ def _named_documents(
     ``source.benchmark_document_id`` (``_matching._only_document_id`` over columns: a str, no
     other id field; metadata checked by the caller) and it is one of ``documents``: what
     ``stamp_documents`` keeps as it is and ``document_scores`` reads. With them, the sources
-    redaction must still check: none when every source equals one checked before. None
-    otherwise."""
+    redaction must still check: none when every source is made of checked parts
+    (``_Checked``). None otherwise."""
     try:
         named = list(map(_NAMED, sources))
     except KeyError:  # a source without one: the records path
         return None
-    if set(map(type, named)) != _TEXT:
+    if not _all(map(type, named), str):
         return None
-    if list(map(_checked(documents).get, named)) == sources:  # compared in C, None unequal
-        return named, []  # the same contents as before: known, naming their documents as is
+    if _checked(documents).holds(named, sources):  # every key, value and name known
+        return named, []  # what the checks below found before: clean, naming their documents
     if not _OTHER_ID_FIELDS.isdisjoint(chain.from_iterable(sources)):
         return None
     docs = list(map(str.strip, named))
@@ -224,44 +238,93 @@ def _id_documents(
     return docs, unseen
 
 
-# Sources checked before, by content, per documents collection (by id()): the
-# ``benchmark_document_id`` -> a copy of the last clean source naming it. A run's results
-# name the same few thousand documents with the same source fields again and again (new
-# dicts each time: equal contents, compared in C, stand for the checks). At most 4
-# collections (a system bound to a benchmark has its own) of 100,000 sources.
-_SOURCES: dict[int, tuple[Collection[str], dict[str, dict[str, str]]]] = {}
-_KEEP_SOURCES = 100_000  # per collection (~25 MB); then it starts again
+class _Checked:
+    """What the sources checked so far (for one documents collection) were made of: their
+    sets of keys, their text values and the document names they gave as they are. Each
+    passed the checks on its own: a key is text naming neither a credential nor another
+    document reference (``_OTHER_ID_FIELDS``), a value is text no redaction rule touches (the
+    rules read each value apart: ``_columns_clean`` scans them joined by newlines, which no
+    rule's gate spans), a name is a benchmark document's id with no spaces to strip. So a
+    source made of a known set of keys, known values and a known name passes every check,
+    whichever dict holds them and however it changed since: a run's results name the same
+    few thousand documents with the same few keys and values again and again, in new or the
+    same dicts, and are not checked again. Anything new (another key, a value never seen,
+    one that is not text) takes the checks.
+
+    A reply is read by columns, no iterator per source: its sources' lengths, then, for a
+    known set of keys of that length, each key's column (all present and the length equal:
+    exactly those keys). Keys and values are found by equality, as the dict comparison this
+    replaced found them."""
+
+    __slots__ = ("values", "names", "shapes", "kinds")
+
+    def __init__(self) -> None:
+        self.values: set[str] = set()
+        self.names: set[str] = set()
+        self.kinds: set[str] = set()  # the results' kinds checked (values too)
+        # length -> each known set of keys of that length, as getters of its other keys
+        self.shapes: dict[int, dict[frozenset[str], tuple[itemgetter[Any], ...]]] = {}
+
+    def holds(self, named: list[str], sources: list[dict[str, Any]]) -> bool:
+        """Whether every source names a known document (``named``: each one's
+        ``benchmark_document_id``, all text) and holds a known set of keys, whose other
+        values are known."""
+        if not self.names.issuperset(named):
+            return False
+        length = len(sources[0])
+        if not _all(map(len, sources), length):
+            return False  # sources of several shapes: the checks
+        for getters in self.shapes.get(length, {}).values():
+            try:
+                if all(self.values.issuperset(map(get, sources)) for get in getters):
+                    return True
+            except (KeyError, TypeError):  # not these keys; a value that is not hashable
+                continue
+        return False
+
+    def add(self, sources: list[dict[str, Any]], docs: list[str]) -> None:
+        """Remember what these checked sources (clean, naming ``docs``) are made of: their
+        sets of ``str`` keys (16 at most), their ``str`` values, and each name that is its
+        document as it is. Past ``_KEEP_VALUES`` values it starts again."""
+        if len(self.values) > _KEEP_VALUES:
+            self.values, self.names, self.shapes, self.kinds = set(), set(), {}, set()
+        named = list(map(_NAMED, sources))
+        self.names.update(compress(docs, map(operator.eq, named, docs)))
+        values = chain.from_iterable(map(dict.values, sources))
+        self.values.update(v for v in values if type(v) is str)
+        for keys in set(map(frozenset, sources)):
+            shapes = self.shapes.setdefault(len(keys), {})
+            if keys not in shapes and len(shapes) < 16 and set(map(type, keys)) == _TEXT:
+                others = sorted(keys - {"benchmark_document_id"})
+                shapes[keys] = tuple(map(itemgetter, others))
 
 
-def _checked(documents: Collection[str]) -> dict[str, dict[str, str]]:
-    """The checked sources of this documents collection (see ``_SOURCES``)."""
-    return _memo_of(_SOURCES, documents, 4)  # a few live systems at most
+# Per documents collection (by id()): what its checked sources were made of. At most 4
+# collections (a system bound to a benchmark has its own) of 300,000 values.
+_SOURCES: dict[int, tuple[Collection[str], _Checked]] = {}
+_KEEP_VALUES = 300_000  # per collection (the strings are the sources' own: ~20 MB of set)
+
+
+def _checked(documents: Collection[str]) -> _Checked:
+    """The checked sources of this documents collection (see ``_Checked``)."""
+    return _memo_of(_SOURCES, documents, 4, _Checked)  # a few live systems at most
 
 
 def _memo_of(
-    memos: dict[int, tuple[Collection[str], Any]], documents: Collection[str], most: int
+    memos: dict[int, tuple[Collection[str], Any]],
+    documents: Collection[str],
+    most: int,
+    empty: Callable[[], Any] = dict,
 ) -> Any:
     """The memo ``memos`` keeps for this documents collection (by identity: a run holds its
-    collection for its whole length), made empty when first asked; past ``most``
+    collection for its whole length), ``empty()`` when first asked; past ``most``
     collections the oldest is forgotten."""
     entry = memos.get(id(documents))
     if entry is None or entry[0] is not documents:
         if len(memos) >= most:
             memos.pop(next(iter(memos)))
-        entry = memos[id(documents)] = (documents, {})
+        entry = memos[id(documents)] = (documents, empty())
     return entry[1]
-
-
-def _remember(sources: list[dict[str, Any]], docs: list[str], documents: Collection[str]) -> None:
-    """Keep a copy of each of these sources (checked: clean, naming ``docs``) whose values
-    are all text (so a copy cannot change under the memo) and whose document is its
-    ``benchmark_document_id`` as it is (no spaces stripped)."""
-    checked = _checked(documents)
-    if len(checked) + len(sources) > _KEEP_SOURCES:
-        checked.clear()
-    for source, doc in zip(sources, docs, strict=True):
-        if source["benchmark_document_id"] == doc and set(map(type, source.values())) == _TEXT:
-            checked[doc] = dict(source)
 
 
 _ID_DOCUMENTS: dict[int, tuple[Collection[str], dict[str, str | None]]] = {}  # by documents' id()

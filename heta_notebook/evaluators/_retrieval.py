@@ -24,7 +24,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
+from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -37,9 +37,11 @@ from heta_notebook.evaluators._kernels import (
     Convention,
     MetricName,
     Ties,
+    grade_matrix,
     ideal_grades,
-    padded,
+    judged_values,
     paused_gc,
+    positive_ranks,
     ranked_grades,
     score_matrix,
     trec_ranking,
@@ -51,6 +53,13 @@ from heta_notebook.evaluators._matching import (
     qrels_of,
 )
 from heta_notebook.evaluators._protocol import EvaluatorSettings, SyncScorer
+from heta_notebook.evaluators._tie_rules import (
+    _decreasing,
+    _first_tie,
+    _tie_groups,
+    ranked_by_rule,
+    same_values,
+)
 from heta_notebook.schema._construct import ConstructedScores
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
@@ -206,49 +215,6 @@ def beir_default_metrics(
     )
 
 
-def ranked_by_rule(
-    ids: list[str], scores: list[float] | None, ties: Ties
-) -> tuple[list[str], list[float] | None]:
-    """Documents (and scores) in the order ``ties`` ranks them: trec_eval's order (score
-    descending, ties by id descending as bytes) unless ``"as_returned"`` or unscored."""
-    if scores is None or ties == "as_returned" or _decreasing(scores):
-        return ids, scores
-    # sorted by (score, id as bytes), compared in C; the id itself decides only between two
-    # equal keys (the same id twice), which a stable sort keeps in order either way
-    ranked = sorted(zip(scores, map(str.encode, ids), ids, strict=True), reverse=True)
-    return list(map(_THIRD, ranked)), list(map(_FIRST, ranked))
-
-
-_FIRST, _THIRD = operator.itemgetter(0), operator.itemgetter(2)
-
-
-def _decreasing(scores: list[float]) -> bool:
-    return all(map(operator.gt, scores, scores[1:]))
-
-
-def _first_tie(scores: list[float] | None) -> int | None:
-    """0-based rank i of the first result whose score equals the next one's, or None."""
-    if scores is None:
-        return None
-    try:  # one C-level pass: each score against the next one's
-        return list(map(operator.eq, scores, scores[1:])).index(True)
-    except ValueError:  # no two neighbours equal
-        return None
-
-
-def _tie_groups(scores: list[float], depth: int) -> list[tuple[int, int]]:
-    """``(start, end)`` of each rank's tied group, up to the end of the group at ``depth``."""
-    groups: list[tuple[int, int]] = []
-    start = 0
-    n = len(scores)  # a group ends where a score differs from the one before it (NaN: alone)
-    for end in chain(compress(range(1, n), map(operator.ne, scores, scores[1:])), (n,)):
-        groups += [(start, end)] * (end - start)
-        if end >= depth:
-            break
-        start = end
-    return groups
-
-
 class _Judged:
     """One scorable case: its qrels, ranked document ids and their grades."""
 
@@ -261,6 +227,7 @@ class _Judged:
         "first_tie",
         "groups",
         "returned",
+        "sorted",
     )
 
     def __init__(
@@ -270,25 +237,32 @@ class _Judged:
         ranked: list[str],
         first_tie: int | None = None,
         groups: list[tuple[int, int]] | None = None,
+        n_relevant: int | None = None,
     ) -> None:
         self.index, self.qrels, self.ranked = index, qrels, ranked
-        self.grades = list(map(qrels.get, ranked, repeat(0)))
-        self.n_relevant = list(map(operator.gt, qrels.values(), repeat(0))).count(True)
+        # unjudged: 0.0, not 0 (most of a ranking: numpy reads a float faster than an int)
+        self.grades = list(map(qrels.get, ranked, repeat(0.0)))
+        self.n_relevant = _n_relevant(qrels) if n_relevant is None else n_relevant
         self.first_tie, self.groups = first_tie, groups
         self.returned: tuple[list[str], list[float] | None] | None = None
+        self.sorted: tuple[list[str], list[float] | None] | None = None
 
     def tied(self, k: int) -> bool:
         """Whether two of the top ``k`` (or the k-th and the next) have equal scores."""
         return self.first_tie is not None and self.first_tie < k
 
-    def facts(self) -> _Facts:
-        """What this case's metadata says (kept per case; the ranking is not)."""
-        grades = self.grades  # the ranks of grades > 0, then their ids: C-level passes
-        ranks = list(compress(range(len(grades)), map(operator.gt, grades, repeat(0))))
+    def facts(self, ranks: list[int]) -> _Facts:
+        """What this case's metadata says (kept per case; the ranking is not), from the ranks
+        of its grades > 0 (``_kernels.positive_ranks``)."""
         relevant = list(map(self.ranked.__getitem__, ranks))
         return _Facts(
             self.index, self.n_relevant, len(self.ranked), self.first_tie, ranks, relevant
         )
+
+
+def _n_relevant(qrels: Mapping[str, int]) -> int:
+    """R: how many judged documents are relevant (grade > 0)."""
+    return list(map(operator.gt, qrels.values(), repeat(0))).count(True)
 
 
 class _Facts:
@@ -375,10 +349,12 @@ def beir_scores(
     convention, ties = metrics[0].convention, metrics[0].ties
     with paused_gc():
         judged, skipped = _judge(cases, responses, depth, ties, metrics[0].convention)
-        values = _kernel_values(metrics, judged, depth)
+        grades = grade_matrix(judged, depth)
+        ranks = positive_ranks(grades)
+        values = _kernel_values(metrics, judged, depth, grades)
         by_rule = _values_by_rule(metrics, judged, values, depth)
         facts = _BatchFacts(
-            [item.facts() for item in judged],
+            list(map(_Judged.facts, judged, ranks)),
             skipped,
             _metadata_tail(convention, ties),
             by_rule,
@@ -403,11 +379,12 @@ def _values_by_rule(
     if not rows:
         return {}
     indices = [judged[row].index for row in rows]
-    per_rule = {metrics[0].ties: {pair: v[rows] for pair, v in values.items()}}
+    main = {pair: v[rows] for pair, v in values.items()}
+    per_rule = {metrics[0].ties: main}
     for rule in TIES:
         if rule not in per_rule:
-            subset = [_rescored(judged[row], n, rule, depth) for n, row in enumerate(rows)]
-            per_rule[rule] = _kernel_values(metrics, subset, depth)
+            tied = [judged[row] for row in rows]
+            per_rule[rule] = _rescored_values(metrics, tied, rule, main, depth)
     out: dict[tuple[MetricName, int], RuleValues] = {}
     for m in metrics:
         pair = (m.metric, m.k)
@@ -420,10 +397,38 @@ def _values_by_rule(
     return out
 
 
+def _rescored_values(
+    metrics: Sequence[BeirRetrievalMetric],
+    tied: list[_Judged],
+    rule: Ties,
+    main: dict[tuple[MetricName, int], np.ndarray],
+    depth: int,
+) -> dict[tuple[MetricName, int], np.ndarray]:
+    """The tied cases' values under ``rule``: ranked again and scored, but for the cases
+    whose values it cannot change (``_tie_rules.same_values``), which keep ``main``'s."""
+    if metrics[0].ties != "trec_eval":
+        return _kernel_values(
+            metrics, [_rescored(t, n, rule, depth) for n, t in enumerate(tied)], depth
+        )
+    convention = metrics[0].convention
+    fresh = [n for n, item in enumerate(tied) if not same_values(item, rule, depth, convention)]
+    out = {pair: column.copy() for pair, column in main.items()}
+    if fresh:
+        subset = [_rescored(tied[n], i, rule, depth) for i, n in enumerate(fresh)]
+        scored = _kernel_values(metrics, subset, depth)
+        for pair, column in out.items():
+            column[fresh] = scored[pair]
+    return out
+
+
 def _rescored(item: _Judged, index: int, rule: Ties, depth: int) -> _Judged:
-    """A tied case ranked again under ``rule`` from the document scores it kept."""
+    """A tied case ranked again under ``rule`` from the document scores it kept (in the
+    sorted order of its main rule when ``rule`` sorts the same way)."""
+    if rule != "as_returned" and item.sorted is not None:
+        return _judged(index, item.qrels, *item.sorted, depth, rule, item.n_relevant)
     ids, scores = item.returned or (item.ranked, None)
-    return _judged(index, item.qrels, *ranked_by_rule(ids, scores, rule), depth, rule)
+    ranked = ranked_by_rule(ids, scores, rule)
+    return _judged(index, item.qrels, *ranked, depth, rule, item.n_relevant)
 
 
 def _with_rule_values(
@@ -503,22 +508,30 @@ def _judge(
     as the document its id names under trec_eval (heta-framework skips it)."""
     judged: list[_Judged] = []
     skipped: dict[int, str] = {}
+    seen: dict[int, tuple[Any, dict[str, int], int]] = {}  # a case's modes share its qrels
     for index, (case, response) in enumerate(zip(cases, responses, strict=True)):
-        qrels = qrels_of(case.expected.evidence)
+        evidence = case.expected.evidence
+        known = seen.get(id(evidence))
+        if known is None or known[0] is not evidence:
+            qrels = qrels_of(evidence)
+            known = seen[id(evidence)] = (evidence, qrels, _n_relevant(qrels))
+        _, qrels, n_relevant = known
         if not qrels:
             skipped[index] = NO_QRELS
-        elif not any(map(operator.gt, qrels.values(), repeat(0))):
+        elif not n_relevant:
             skipped[index] = NO_RELEVANT
         else:
             by_id = qrels if convention == "trec_eval" else None
             returned = document_scores(response.results, judged=by_id)
             ids, scores = returned
             if scores is not None and _decreasing(scores):  # no tie: as returned, any rule
-                judged.append(_Judged(index, qrels, ids[:depth]))
+                judged.append(_Judged(index, qrels, ids[:depth], n_relevant=n_relevant))
                 continue
-            item = _judged(index, qrels, *ranked_by_rule(ids, scores, ties), depth, ties)
+            ranked = ranked_by_rule(ids, scores, ties)
+            item = _judged(index, qrels, *ranked, depth, ties, n_relevant)
             if item.tied(depth):  # kept to rescore it under the other tie rules
-                item.returned = returned
+                item.returned = returned  # trec_eval and expected sort alike: sorted once
+                item.sorted = ranked if ties != "as_returned" else None
             judged.append(item)
     return judged, skipped
 
@@ -530,39 +543,25 @@ def _judged(
     scores: list[float] | None,
     depth: int,
     ties: Ties,
+    n_relevant: int | None = None,
 ) -> _Judged:
     """A judged case ranked under ``ties``: the top ``depth`` (tie-aware: to the end of the
     tied group at ``depth``), and where its first tie is."""
     first_tie = _first_tie(scores[: depth + 1] if scores is not None else None)
     if ties != "expected" or first_tie is None or scores is None:
-        return _Judged(index, qrels, ids[:depth], first_tie)
+        return _Judged(index, qrels, ids[:depth], first_tie, n_relevant=n_relevant)
     groups = _tie_groups(scores, depth)
-    return _Judged(index, qrels, ids[: len(groups)], first_tie, groups)
+    return _Judged(index, qrels, ids[: len(groups)], first_tie, groups, n_relevant)
 
 
 def _kernel_values(
-    metrics: Sequence[BeirRetrievalMetric], judged: list[_Judged], depth: int
+    metrics: Sequence[BeirRetrievalMetric],
+    judged: list[_Judged],
+    depth: int,
+    grades: np.ndarray | None = None,
 ) -> dict[tuple[MetricName, int], np.ndarray]:
-    if not judged:
-        return {(m.metric, m.k): np.zeros(0) for m in metrics}
     pairs = [(m.metric, m.k) for m in metrics]
-    ideal, n_relevant = ideal_grades([item.qrels for item in judged], depth)
-    tied = any(item.groups for item in judged)
-    width = max(depth, *(len(item.groups or ()) for item in judged)) if tied else depth
-    grades = padded([item.grades for item in judged], width)
-    groups = _group_matrices(judged, width) if tied else None
-    return score_matrix(grades, ideal, n_relevant, pairs, metrics[0].convention, groups)
-
-
-def _group_matrices(judged: list[_Judged], width: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each rank's tied group as ``(start, end)`` matrices; untied ranks are groups of one."""
-    start = np.tile(np.arange(width), (len(judged), 1))
-    end = start + 1
-    for row, item in enumerate(judged):
-        if item.groups:
-            start[row, : len(item.groups)] = [a for a, _ in item.groups]
-            end[row, : len(item.groups)] = [b for _, b in item.groups]
-    return start, end
+    return judged_values(judged, pairs, metrics[0].convention, depth, grades)
 
 
 def _metadata_tail(convention: Convention, ties: Ties) -> dict[str, str]:

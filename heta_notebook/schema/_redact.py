@@ -78,14 +78,19 @@ def _clean(response: QueryResponse) -> bool:
     return _columns_clean({name: list(map(itemgetter(name), fields)) for name in _RESULT_OUTSIDE})
 
 
-def unchanged_by_redaction(response: QueryResponse, columns: Mapping[str, Collection[Any]]) -> bool:
+def unchanged_by_redaction(
+    response: QueryResponse, columns: Mapping[str, Collection[Any]] | None
+) -> bool:
     """Whether :func:`redacted_response` returns ``response`` itself, read from its results'
     ``columns`` (kind, source, metadata: every distinct value of each field at least once)
     instead of its records: the check of a producer of array results
     (``evaluators._record_hits``), whose results must all be plain ``QueryResult`` records
     without extra fields. False may be a false alarm (the producer then keeps the records
-    path)."""
-    return not declared_secrets() and _outside_clean(response) and _columns_clean(columns)
+    path). ``columns`` None: the producer found every value of those fields checked clean
+    before (``_record_hits._Checked``)."""
+    if declared_secrets() or not _outside_clean(response):
+        return False
+    return columns is None or _columns_clean(columns)
 
 
 def _outside_clean(response: QueryResponse) -> bool:
