@@ -12,7 +12,7 @@ import pytest
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-from heta_notebook.evaluators import _retrieval  # noqa: E402
+from heta_notebook.evaluators import _retrieval, _tie_rules  # noqa: E402
 from heta_notebook.evaluators._retrieval import (  # noqa: E402
     BeirRetrievalMetric,
     _decreasing,
@@ -355,10 +355,10 @@ def test_tie_passes_equal_the_loops_they_replace(seed) -> None:
         scores = [rng.choice(pool) for _ in range(rng.randrange(0, 12))]
         if rng.random() < 0.3:
             scores = [nan] * len(scores)  # the same NaN object: never tied
-        assert _retrieval._first_tie(scores) == _first_tie_by_pairs(scores)
+        assert _tie_rules._first_tie(scores) == _first_tie_by_pairs(scores)
         depth = rng.randrange(1, 14)
-        assert _retrieval._tie_groups(scores, depth) == _tie_groups_by_start(scores, depth)
-    assert _retrieval._first_tie(None) is None
+        assert _tie_rules._tie_groups(scores, depth) == _tie_groups_by_start(scores, depth)
+    assert _tie_rules._first_tie(None) is None
     qrels = {"a": 2, "b": 0, "c": -1, "d": 1}
     judged = _retrieval._Judged(0, qrels, ["a", "b"])
     assert judged.n_relevant == 2 and type(judged.n_relevant) is int

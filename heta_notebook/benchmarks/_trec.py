@@ -45,7 +45,7 @@ def write_trec_run(
     mode = _one_mode(report, mode)
     tag = _token(run_tag or f"{report.label}.{mode}", "run_tag", path)
     from heta_notebook.evaluators._matching import document_scores
-    from heta_notebook.evaluators._retrieval import ranked_by_rule
+    from heta_notebook.evaluators._tie_rules import ranked_by_rule
 
     lines = []
     for result in report.case_results:

@@ -38,7 +38,8 @@ class RecipRank(SyncScorer):
     def score(self, case: BenchmarkCase, response: QueryResponse) -> EvaluationScore:
         """Score one response."""
         from heta_notebook.evaluators._matching import document_scores, qrels_of
-        from heta_notebook.evaluators._retrieval import make_score, ranked_by_rule
+        from heta_notebook.evaluators._retrieval import make_score
+        from heta_notebook.evaluators._tie_rules import ranked_by_rule
 
         qrels = qrels_of(case.expected.evidence)
         if not any(grade > 0 for grade in qrels.values()):

@@ -771,7 +771,6 @@ __all__ = [
     "evaluate_batch_columns",
     "evaluate_run",
     "paused_gc",
-    "ranked_by_rule",
     "supports_batch",
     "trec_ranking",
 ]

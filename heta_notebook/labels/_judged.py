@@ -18,7 +18,8 @@ from typing import Any
 from heta_notebook._util.warn import user_stacklevel
 from heta_notebook.evaluators._matching import document_scores, qrels_of
 from heta_notebook.evaluators._protocol import EvaluatorSettings
-from heta_notebook.evaluators._retrieval import make_score, ranked_by_rule
+from heta_notebook.evaluators._retrieval import make_score
+from heta_notebook.evaluators._tie_rules import ranked_by_rule
 from heta_notebook.schema._records import BenchmarkCase, EvaluationScore, QueryResponse
 
 NO_LABELS = "case has no relevance labels"

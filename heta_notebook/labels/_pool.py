@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from heta_notebook.evaluators._matching import keyed_only, stored_keys
-from heta_notebook.evaluators._retrieval import ranked_by_rule
+from heta_notebook.evaluators._tie_rules import ranked_by_rule
 from heta_notebook.reports._columns import ReportColumns, report_columns
 
 Ranked = dict[str, list[str]]
