@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from heta_notebook._util.gc import paused_gc
@@ -41,15 +41,49 @@ from heta_notebook.systems._check import Measured
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
 
 
-@dataclass(frozen=True)
 class WorkItem:
-    """One case under one query mode, answered by ``answer`` (a KB query or a function)."""
+    """One case under one query mode, answered by ``answer`` (a KB query or a function).
 
-    index: int
-    case: BenchmarkCase
-    mode: str
-    answer: Answer
-    metadata: dict[str, Any] = field(default_factory=dict)
+    Made between a worker's reply and its next query, so kept cheap: a class with slots (a
+    frozen dataclass's ``__init__`` costs three times as much), and ``metadata`` may be a
+    ``CaseMetadata``, built when the result is (after the round), not on the way to a query.
+    """
+
+    __slots__ = ("_metadata", "answer", "case", "index", "mode")
+
+    def __init__(
+        self,
+        index: int,
+        case: BenchmarkCase,
+        mode: str,
+        answer: Answer,
+        metadata: dict[str, Any] | CaseMetadata | None = None,
+    ) -> None:
+        self.index, self.case, self.mode, self.answer = index, case, mode, answer
+        self._metadata = {} if metadata is None else metadata
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The metadata of the item's case result (``case_metadata``)."""
+        metadata = self._metadata
+        return metadata if isinstance(metadata, dict) else metadata.value()
+
+
+class CaseMetadata:
+    """``case_metadata(case, **extra)``, built on its first read and kept: one per case,
+    shared by the case's items (one per mode)."""
+
+    __slots__ = ("_case", "_extra", "_value")
+
+    def __init__(self, case: BenchmarkCase, extra: dict[str, Any]) -> None:
+        self._case, self._extra = case, extra
+        self._value: dict[str, Any] | None = None
+
+    def value(self) -> dict[str, Any]:
+        """The metadata dict (built once)."""
+        if self._value is None:
+            self._value = case_metadata(self._case, **self._extra)
+        return self._value
 
 
 class CheckpointSink:
@@ -357,16 +391,10 @@ class _Pool:
         """
         self._active += 1
         try:
-            for item in self.source:
-                if not self.deferred:
-                    self.settle(item.index, await answer_item(item, self.scorer, self.config))
-                    continue
-                reply = await ask(item, self.config)
-                if isinstance(reply, Reply):
-                    self.replies.append(reply)
-                else:
-                    self.deliver(item.index, reply)  # the query failed
-                self._read_later(number)
+            if self.deferred:
+                await self._ask_ahead(number)
+            for item in self.source:  # each case read and scored by its worker
+                self.settle(item.index, await answer_item(item, self.scorer, self.config))
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - _stopped says why and stops everyone
@@ -375,6 +403,33 @@ class _Pool:
             self._active -= 1
             if self.deferred and self._active:
                 self._read_later(None)  # the round may be whole without this worker
+
+    async def _ask_ahead(self, number: int) -> None:
+        """The worker's loop when replies are read later: ``ask`` each item, hand the reply to
+        ``_read_later``. Without a query timeout ``ask`` is written out here: between a reply
+        and the next query runs no coroutine of ours but this one (each worker's step delays
+        the next round's queries of the workers after it)."""
+        if self.config.query_timeout is not None:
+            for item in self.source:
+                self._replied(number, item, await ask(item, self.config))
+            return
+        perf_counter = time.perf_counter
+        for item in self.source:
+            started = perf_counter()
+            try:
+                with abandoned_calls() as abandoned:
+                    raw = await item.answer(item.case, item.mode)
+            except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
+                self._replied(number, item, _failed(item, exc, started, abandoned))
+            else:
+                self._replied(number, item, _reply(item, raw, started, perf_counter(), abandoned))
+
+    def _replied(self, number: int, item: WorkItem, reply: Reply | EvaluationCaseResult) -> None:
+        if isinstance(reply, Reply):
+            self.replies.append(reply)
+        else:
+            self.deliver(item.index, reply)  # the query failed
+        self._read_later(number)
 
     def settle(self, index: int, outcome: EvaluationCaseResult | Answered) -> None:
         """A case's outcome to its batch (scored with others) or straight to ``deliver``."""
@@ -536,15 +591,34 @@ def _settle(batch: list[tuple[str, asyncio.Future[Any], Any]], sent: asyncio.Fut
 class Reply:
     """A system's reply to one item, not read yet (``read_reply``)."""
 
-    __slots__ = ("abandoned", "item", "latency_ms", "started", "value")
+    __slots__ = ("abandoned", "ended", "item", "measured_ms", "started", "value")
 
     def __init__(
-        self, item: WorkItem, value: Any, started: float, latency_ms: float, abandoned: list[str]
+        self,
+        item: WorkItem,
+        value: Any,
+        started: float,
+        ended: float,
+        abandoned: list[str],
+        measured_ms: float | None = None,
     ) -> None:
         self.item, self.value = item, value
-        self.started = started  # perf_counter when the query was asked
-        self.latency_ms = latency_ms  # when the reply came (a dry run's: the latency it took)
+        self.started, self.ended = started, ended  # perf_counter when asked, when answered
         self.abandoned = abandoned  # calls the query abandoned (``abandoned_calls``)
+        self.measured_ms = measured_ms  # a dry run's answer: the latency it took
+
+    @property
+    def latency_ms(self) -> float:
+        """The query's latency in ms (``_elapsed_ms`` at the reply; worked out when read)."""
+        if self.measured_ms is not None:
+            return self.measured_ms
+        return round((self.ended - self.started) * 1000, 3)
+
+
+def _reply(item: WorkItem, raw: Any, started: float, ended: float, abandoned: list[str]) -> Reply:
+    if isinstance(raw, Measured):  # a dry run's answer
+        return Reply(item, raw.value, started, ended, abandoned, raw.latency_ms)
+    return Reply(item, raw, started, ended, abandoned)
 
 
 async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationCaseResult:
@@ -562,9 +636,7 @@ async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationC
                 raw = await with_timeout(item.answer(case, mode), timeout, what)
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         return _failed(item, exc, started, abandoned)
-    if isinstance(raw, Measured):  # a dry run's answer
-        return Reply(item, raw.value, started, raw.latency_ms, abandoned)
-    return Reply(item, raw, started, _elapsed_ms(started), abandoned)
+    return _reply(item, raw, started, time.perf_counter(), abandoned)
 
 
 def read_reply(reply: Reply) -> QueryResponse | EvaluationCaseResult:
