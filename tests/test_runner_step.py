@@ -4,6 +4,8 @@ the latency worked out when the reply is read, no wrapper coroutine around a sys
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner
@@ -93,3 +95,51 @@ async def test_after_the_dry_run_a_system_s_own_coroutine_is_awaited():
     assert unread.read() == await system.query(case.query, mode="alpha")
     with pytest.raises(KeyboardInterrupt):  # a stop during the dry run stops the run
         await _reusing(answer, {}, stopped=KeyboardInterrupt())(case, "alpha")
+
+
+async def test_batches_scored_every_few_rounds_score_as_every_round(monkeypatch):
+    """Replies are read every round but their batch scored once it waited ``SCORE_AFTER``
+    (most rounds only read): the same case results, summary and statistics as scoring
+    every round's batch at its read."""
+    reads: list[int] = []
+    flushes: list[int] = []
+    read, flush = _pool._Pool.read_replies, _pool.BatchStage.flush
+
+    def counted_read(self):
+        reads.append(len(self.replies))
+        return read(self)
+
+    def counted_flush(self):
+        flushes.append(len(self))
+        return flush(self)
+
+    class Rounds(ToyKB):
+        async def query(self, text, **kwargs):
+            await asyncio.sleep(0.005)
+            return await super().query(text, **kwargs)
+
+    async def run():
+        cases = make_cases(60)
+        return (
+            await BenchmarkRunner().run(
+                benchmark=ListBenchmark(cases=cases, evaluators=beir_default_metrics((1, 3))),
+                recipe=Rounds(fail_on=[cases[7].query]),
+                config=BenchmarkRunConfig(max_concurrent_queries=4, preflight_queries=0),
+                progress=False,
+            )
+        ).report
+
+    monkeypatch.setattr(_pool._Pool, "read_replies", counted_read)
+    monkeypatch.setattr(_pool.BatchStage, "flush", counted_flush)
+    monkeypatch.setattr(_pool, "SCORE_AFTER", 0.2)
+    later = await run()
+    scored = [n for n in flushes if n]
+    assert sum(scored) == 118 and len(scored) < len([n for n in reads if n]) / 2
+    reads.clear()
+    flushes.clear()
+    monkeypatch.setattr(_pool, "SCORE_AFTER", 0.0)  # every round's batch at its read
+    each = await run()
+    assert len([n for n in flushes if n]) >= len([n for n in reads if n]) - 1
+    assert comparable(later) == comparable(each)
+    assert later.score_summary == each.score_summary
+    assert later.metadata["score_stats"] == each.metadata["score_stats"]

@@ -2,7 +2,8 @@
 
 ``max_concurrent_queries`` workers pull items from one lazy iterator, so a run of 100,000
 cases never holds more than that many item tasks. A worker asks its next query as soon as
-a reply is in; replies are read and scored a whole round at a time (``_Pool._read_later``).
+a reply is in; replies are read a whole round at a time (``_Pool._read_later``) and their
+batch scored every few rounds (``SCORE_AFTER``).
 Each finished result goes to the checkpoint sink and the progress bar as it is delivered;
 results are keyed by the item's index so the final report keeps benchmark order × mode
 order whatever the completion order.
@@ -143,6 +144,13 @@ def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
 # At most this long between a reply and its reading when the workers' answers do not come
 # in whole rounds (backends of varied latency): the batch window of ``BatchStage`` too.
 READ_WINDOW = 0.01
+# Replies read a round at a time are scored at a round's read once their batch holds a full
+# ``BatchStage`` or its first case waited this long (its own timer, twice this, when no read
+# comes). Most rounds then only read and the loop is back to waiting ~1 ms after the replies:
+# the selector sleeps whole milliseconds, rounded up (on CPython 3.11 a timeout of 9, 13 or 18
+# ms sleeps one more), so each round's work after its replies costs that round up to 1 ms
+# (+1) of lateness on a timer-driven backend; fewer, larger batches cost that less often.
+SCORE_AFTER = 0.05
 
 # Results delivered between two ``gc.freeze()`` calls (see ``frozen_results``).
 _FREEZE_EVERY = 256
@@ -246,6 +254,13 @@ class BatchStage:
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._window, self._on_timer)
 
+    def waited(self, seconds: float) -> bool:
+        """Whether the batch's first case has waited ``seconds`` (its timer's start on)."""
+        timer = self._timer
+        if timer is None:
+            return bool(self._pending)
+        return timer.when() - self._window + seconds <= asyncio.get_running_loop().time()
+
     def _on_timer(self) -> None:
         self._timer = None
         try:
@@ -306,12 +321,13 @@ class _Pool:
         self.source, self.scorer, self.config = iter(items), scorer, config
         self.sink, self.progress, self.on_result = sink, progress, on_result
         self.state = Execution(results={})
-        self.stage = BatchStage(scorer, self.deliver_batch)
+        self.deferred = scorer.batch_only
+        window = 2 * SCORE_AFTER if self.deferred else READ_WINDOW
+        self.stage = BatchStage(scorer, self.deliver_batch, window=window)
         self.workers: list[asyncio.Task[None]] = []
         self.failure: BaseException | None = None
         # replies read after their worker has asked its next query (``_read_later``)
         self.replies: deque[Reply] = deque()
-        self.deferred = scorer.batch_only
         self._answered: set[int] = set()  # workers with an answer since the last read
         self._active = 0  # workers still pulling items
         self._soon: asyncio.Handle | None = None  # the read of a whole round, next loop turn
@@ -453,9 +469,9 @@ class _Pool:
 
     def _read_later(self, number: int | None) -> None:
         """Read the replies once every active worker has answered since the last read (a
-        whole round: its replies and its batch are read and scored next loop turn, while
-        every query of the next round waits on its backend), or ``READ_WINDOW`` seconds after
-        the first unread reply, whichever comes first."""
+        whole round: its replies are read next loop turn, while every query of the next round
+        waits on its backend; their batch is scored there once it waited ``SCORE_AFTER``), or
+        ``READ_WINDOW`` seconds after the first unread reply, whichever comes first."""
         if number is not None:
             self._answered.add(number)
         if not self.replies or self._soon is not None:
@@ -482,7 +498,8 @@ class _Pool:
             # walks them while they live (paused_gc; the next collection sees the survivors)
             with paused_gc():
                 self.read_replies()
-                self.stage.flush()
+                if self.stage.waited(SCORE_AFTER):  # else with a later round's (full: at once)
+                    self.stage.flush()
         except BaseException as exc:  # noqa: BLE001 - a loop callback: stop and say why
             self._stopped(exc)
 
