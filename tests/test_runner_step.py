@@ -143,3 +143,24 @@ async def test_batches_scored_every_few_rounds_score_as_every_round(monkeypatch)
     assert comparable(later) == comparable(each)
     assert later.score_summary == each.score_summary
     assert later.metadata["score_stats"] == each.metadata["score_stats"]
+
+
+async def test_every_batch_is_scored_with_the_collector_paused(monkeypatch):
+    """The batch left for the end of the run (most runs' last one, now that rounds only
+    read) is scored with the collector paused, as a round's read is."""
+    import gc
+
+    from heta_notebook.runner._scoring import CaseScorer
+
+    seen: list[bool] = []
+    score = CaseScorer.score_batch
+
+    def scoring(self, *args):
+        seen.append(gc.isenabled())
+        return score(self, *args)
+
+    monkeypatch.setattr(CaseScorer, "score_batch", scoring)
+    monkeypatch.setattr(_pool, "SCORE_AFTER", 60.0)  # everything left for the end
+    report = await _run(make_cases(12))
+    assert gc.isenabled()
+    assert len(report.case_results) == 24 and seen and not any(seen)

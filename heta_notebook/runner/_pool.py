@@ -378,15 +378,16 @@ class _Pool:
             self.stop()
             await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
-            try:  # answered cases are never lost, even when interrupted
-                self._unschedule_reads()
-                self.read_replies()
-            finally:
-                try:
-                    self.stage.flush()
+            with paused_gc():  # as a round's read (``_read_now``): the last batch is scored here
+                try:  # answered cases are never lost, even when interrupted
+                    self._unschedule_reads()
+                    self.read_replies()
                 finally:
-                    if self.sink is not None:
-                        self.sink.flush()
+                    try:
+                        self.stage.flush()
+                    finally:
+                        if self.sink is not None:
+                            self.sink.flush()
         failure = self.failure or self.stage.failure
         if failure is not None:
             raise failure
