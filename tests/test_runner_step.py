@@ -164,3 +164,21 @@ async def test_every_batch_is_scored_with_the_collector_paused(monkeypatch):
     report = await _run(make_cases(12))
     assert gc.isenabled()
     assert len(report.case_results) == 24 and seen and not any(seen)
+
+
+async def test_the_run_s_tail_scores_every_round(monkeypatch):
+    """Once a worker found no item left, each round's batch is scored at its read: what is
+    left for the end of the run is one round's at most."""
+    flushes: list[int] = []
+    flush = _pool.BatchStage.flush
+
+    def counted(self):
+        flushes.append(len(self))
+        return flush(self)
+
+    monkeypatch.setattr(_pool.BatchStage, "flush", counted)
+    monkeypatch.setattr(_pool, "SCORE_AFTER", 60.0)  # never by age: only the tail rule
+    report = await _run(make_cases(30))
+    scored = [n for n in flushes if n]
+    assert len(report.case_results) == 60 and sum(scored) == 56  # 2 cases × 2 modes failed
+    assert len(scored) >= 2 and scored[-1] <= 5  # the last: the last round's (5 workers)

@@ -499,7 +499,9 @@ class _Pool:
             # walks them while they live (paused_gc; the next collection sees the survivors)
             with paused_gc():
                 self.read_replies()
-                if self.stage.waited(SCORE_AFTER):  # else with a later round's (full: at once)
+                # else with a later round's (full: at once); in the run's tail (a worker found
+                # no item left) every round's, so the end of the run scores one round at most
+                if self.stage.waited(SCORE_AFTER) or self._active < len(self.workers):
                     self.stage.flush()
         except BaseException as exc:  # noqa: BLE001 - a loop callback: stop and say why
             self._stopped(exc)
