@@ -168,7 +168,8 @@ async def test_every_batch_is_scored_with_the_collector_paused(monkeypatch):
 
 async def test_the_run_s_tail_scores_every_round(monkeypatch):
     """Once a worker found no item left, each round's batch is scored at its read: what is
-    left for the end of the run is one round's at most."""
+    left for the end of the run is one round's at most (the last cases answer late here, so
+    the tail has rounds of its own)."""
     flushes: list[int] = []
     flush = _pool.BatchStage.flush
 
@@ -176,9 +177,64 @@ async def test_the_run_s_tail_scores_every_round(monkeypatch):
         flushes.append(len(self))
         return flush(self)
 
+    class SlowLast(ToyKB):
+        async def query(self, text, **kwargs):
+            if int(text.rsplit(" ", 1)[-1]) >= 27:
+                await asyncio.sleep(0.05)
+            return await super().query(text, **kwargs)
+
     monkeypatch.setattr(_pool.BatchStage, "flush", counted)
     monkeypatch.setattr(_pool, "SCORE_AFTER", 60.0)  # never by age: only the tail rule
-    report = await _run(make_cases(30))
+    cases = make_cases(30)
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=ListBenchmark(cases=cases, evaluators=beir_default_metrics((1, 3))),
+            recipe=SlowLast(delay=0.001),
+            config=BenchmarkRunConfig(max_concurrent_queries=5, preflight_queries=0),
+            progress=False,
+        )
+    ).report
     scored = [n for n in flushes if n]
-    assert len(report.case_results) == 60 and sum(scored) == 56  # 2 cases × 2 modes failed
+    assert len(report.case_results) == 60 and sum(scored) == 60
     assert len(scored) >= 2 and scored[-1] <= 5  # the last: the last round's (5 workers)
+
+
+@pytest.mark.parametrize("score_after", [60.0, 0.0])
+async def test_a_stored_run_s_tables_do_not_depend_on_how_its_batches_fell(
+    score_after, tmp_path, monkeypatch
+):
+    """Checkpointed and saved: batches scored at the tail only (and when full) or every
+    round write the same cases, results and scores tables as the default."""
+    import pyarrow.parquet as pq
+
+    from heta_notebook import ReportStore
+    from tests._report_helpers import table_paths
+
+    store = ReportStore(tmp_path)
+
+    async def run(name: str):
+        cases = make_cases(40)
+        return (
+            await BenchmarkRunner().run(
+                benchmark=ListBenchmark(cases=cases, evaluators=beir_default_metrics((1, 3))),
+                recipe=ToyKB(delay=0.002, fail_on=[cases[9].query]),
+                config=BenchmarkRunConfig(
+                    max_concurrent_queries=5, report_id=name, checkpoint_every=7
+                ),
+                store=store,
+                progress=False,
+            )
+        ).report
+
+    def tables(report):
+        paths = table_paths(store.report_dir(report.knowledge_base_name, report.report_id))
+        return {name: pq.read_table(paths[name]) for name in ("cases", "results", "scores")}
+
+    default = await run("default")
+    monkeypatch.setattr(_pool, "SCORE_AFTER", score_after)
+    other = await run("other")
+    assert comparable(default) == comparable(other)
+    mine, theirs = tables(default), tables(other)
+    for name in ("cases", "results", "scores"):
+        drop = [c for c in mine[name].column_names if c in ("latency_ms", "text")]
+        assert mine[name].drop_columns(drop).equals(theirs[name].drop_columns(drop)), name
