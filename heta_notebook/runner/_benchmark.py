@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -341,10 +341,12 @@ def _answerer(kb: Any, config: BenchmarkRunConfig) -> Any:
         return ThreadedQueries(kb, top_k=config.top_k, options=options).answer
 
     if isinstance(kb, System) and type(kb).query is System.query:  # not a subclass's own
-        # its reply is read after the worker has asked its next query (runner._pool)
+        # its reply is read after the worker has asked its next query (runner._pool);
+        # ``System.ask``'s coroutine is returned, not wrapped in one more of ours
+        top_k = config.top_k
 
-        async def ask(case: Any, mode: str) -> Any:
-            return await kb.ask(case.query, mode=mode, top_k=config.top_k, options=options)
+        def ask(case: Any, mode: str) -> Awaitable[Any]:
+            return kb.ask(case.query, mode=mode, top_k=top_k, options=options)
 
         return ask
 

@@ -25,10 +25,10 @@ from heta_notebook.runner._config import BenchmarkRunConfig
 from heta_notebook.runner._inputs import json_manifest
 from heta_notebook.runner._pool import (
     Answer,
+    CaseMetadata,
     CheckpointSink,
     Execution,
     WorkItem,
-    case_metadata,
     execute,
     frozen_results,
 )
@@ -267,13 +267,13 @@ def _count_pending(spec: RunSpec, finished: dict[tuple[str, str], Any]) -> int:
 def _items(spec: RunSpec, finished: dict[tuple[str, str], Any]) -> Iterator[WorkItem]:
     """Lazily yield the work still to do (one metadata dict per case, shared by its modes)."""
     last_case: BenchmarkCase | None = None
-    metadata: dict[str, Any] = {}
+    metadata: CaseMetadata | None = None
     for index, group, case, mode in _pairs(spec):
         if (case.case_id, mode) in finished:
             continue
-        if case is not last_case:
-            last_case, metadata = case, case_metadata(case, **group.metadata)
-        yield WorkItem(index=index, case=case, mode=mode, answer=group.answer, metadata=metadata)
+        if case is not last_case or metadata is None:  # built with its first result
+            last_case, metadata = case, CaseMetadata(case, group.metadata)
+        yield WorkItem(index, case, mode, group.answer, metadata)
 
 
 def _ordered_results(

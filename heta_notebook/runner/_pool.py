@@ -2,7 +2,8 @@
 
 ``max_concurrent_queries`` workers pull items from one lazy iterator, so a run of 100,000
 cases never holds more than that many item tasks. A worker asks its next query as soon as
-a reply is in; replies are read and scored a whole round at a time (``_Pool._read_later``).
+a reply is in; replies are read a whole round at a time (``_Pool._read_later``) and their
+batch scored every few rounds (``SCORE_AFTER``).
 Each finished result goes to the checkpoint sink and the progress bar as it is delivered;
 results are keyed by the item's index so the final report keeps benchmark order × mode
 order whatever the completion order.
@@ -17,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from heta_notebook._util.gc import paused_gc
@@ -41,15 +42,49 @@ from heta_notebook.systems._check import Measured
 Answer = Callable[[BenchmarkCase, str], Awaitable[Any]]
 
 
-@dataclass(frozen=True)
 class WorkItem:
-    """One case under one query mode, answered by ``answer`` (a KB query or a function)."""
+    """One case under one query mode, answered by ``answer`` (a KB query or a function).
 
-    index: int
-    case: BenchmarkCase
-    mode: str
-    answer: Answer
-    metadata: dict[str, Any] = field(default_factory=dict)
+    Made between a worker's reply and its next query, so kept cheap: a class with slots (a
+    frozen dataclass's ``__init__`` costs three times as much), and ``metadata`` may be a
+    ``CaseMetadata``, built when the result is (after the round), not on the way to a query.
+    """
+
+    __slots__ = ("_metadata", "answer", "case", "index", "mode")
+
+    def __init__(
+        self,
+        index: int,
+        case: BenchmarkCase,
+        mode: str,
+        answer: Answer,
+        metadata: dict[str, Any] | CaseMetadata | None = None,
+    ) -> None:
+        self.index, self.case, self.mode, self.answer = index, case, mode, answer
+        self._metadata = {} if metadata is None else metadata
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The metadata of the item's case result (``case_metadata``)."""
+        metadata = self._metadata
+        return metadata if isinstance(metadata, dict) else metadata.value()
+
+
+class CaseMetadata:
+    """``case_metadata(case, **extra)``, built on its first read and kept: one per case,
+    shared by the case's items (one per mode)."""
+
+    __slots__ = ("_case", "_extra", "_value")
+
+    def __init__(self, case: BenchmarkCase, extra: dict[str, Any]) -> None:
+        self._case, self._extra = case, extra
+        self._value: dict[str, Any] | None = None
+
+    def value(self) -> dict[str, Any]:
+        """The metadata dict (built once)."""
+        if self._value is None:
+            self._value = case_metadata(self._case, **self._extra)
+        return self._value
 
 
 class CheckpointSink:
@@ -109,6 +144,13 @@ def _score_table(columns: list[list[Sequence[Any]] | None]) -> Any:
 # At most this long between a reply and its reading when the workers' answers do not come
 # in whole rounds (backends of varied latency): the batch window of ``BatchStage`` too.
 READ_WINDOW = 0.01
+# Replies read a round at a time are scored at a round's read once their batch holds a full
+# ``BatchStage`` or its first case waited this long (its own timer, twice this, when no read
+# comes). Most rounds then only read and the loop is back to waiting ~1 ms after the replies:
+# the selector sleeps whole milliseconds, rounded up (on CPython 3.11 a timeout of 9, 13 or 18
+# ms sleeps one more), so each round's work after its replies costs that round up to 1 ms
+# (+1) of lateness on a timer-driven backend; fewer, larger batches cost that less often.
+SCORE_AFTER = 0.05
 
 # Results delivered between two ``gc.freeze()`` calls (see ``frozen_results``).
 _FREEZE_EVERY = 256
@@ -212,6 +254,13 @@ class BatchStage:
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._window, self._on_timer)
 
+    def waited(self, seconds: float) -> bool:
+        """Whether the batch's first case has waited ``seconds`` (its timer's start on)."""
+        timer = self._timer
+        if timer is None:
+            return bool(self._pending)
+        return timer.when() - self._window + seconds <= asyncio.get_running_loop().time()
+
     def _on_timer(self) -> None:
         self._timer = None
         try:
@@ -272,12 +321,13 @@ class _Pool:
         self.source, self.scorer, self.config = iter(items), scorer, config
         self.sink, self.progress, self.on_result = sink, progress, on_result
         self.state = Execution(results={})
-        self.stage = BatchStage(scorer, self.deliver_batch)
+        self.deferred = scorer.batch_only
+        window = 2 * SCORE_AFTER if self.deferred else READ_WINDOW
+        self.stage = BatchStage(scorer, self.deliver_batch, window=window)
         self.workers: list[asyncio.Task[None]] = []
         self.failure: BaseException | None = None
         # replies read after their worker has asked its next query (``_read_later``)
         self.replies: deque[Reply] = deque()
-        self.deferred = scorer.batch_only
         self._answered: set[int] = set()  # workers with an answer since the last read
         self._active = 0  # workers still pulling items
         self._soon: asyncio.Handle | None = None  # the read of a whole round, next loop turn
@@ -328,15 +378,16 @@ class _Pool:
             self.stop()
             await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
-            try:  # answered cases are never lost, even when interrupted
-                self._unschedule_reads()
-                self.read_replies()
-            finally:
-                try:
-                    self.stage.flush()
+            with paused_gc():  # as a round's read (``_read_now``): the last batch is scored here
+                try:  # answered cases are never lost, even when interrupted
+                    self._unschedule_reads()
+                    self.read_replies()
                 finally:
-                    if self.sink is not None:
-                        self.sink.flush()
+                    try:
+                        self.stage.flush()
+                    finally:
+                        if self.sink is not None:
+                            self.sink.flush()
         failure = self.failure or self.stage.failure
         if failure is not None:
             raise failure
@@ -357,16 +408,10 @@ class _Pool:
         """
         self._active += 1
         try:
-            for item in self.source:
-                if not self.deferred:
-                    self.settle(item.index, await answer_item(item, self.scorer, self.config))
-                    continue
-                reply = await ask(item, self.config)
-                if isinstance(reply, Reply):
-                    self.replies.append(reply)
-                else:
-                    self.deliver(item.index, reply)  # the query failed
-                self._read_later(number)
+            if self.deferred:
+                await self._ask_ahead(number)
+            for item in self.source:  # each case read and scored by its worker
+                self.settle(item.index, await answer_item(item, self.scorer, self.config))
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - _stopped says why and stops everyone
@@ -375,6 +420,33 @@ class _Pool:
             self._active -= 1
             if self.deferred and self._active:
                 self._read_later(None)  # the round may be whole without this worker
+
+    async def _ask_ahead(self, number: int) -> None:
+        """The worker's loop when replies are read later: ``ask`` each item, hand the reply to
+        ``_read_later``. Without a query timeout ``ask`` is written out here: between a reply
+        and the next query runs no coroutine of ours but this one (each worker's step delays
+        the next round's queries of the workers after it)."""
+        if self.config.query_timeout is not None:
+            for item in self.source:
+                self._replied(number, item, await ask(item, self.config))
+            return
+        perf_counter = time.perf_counter
+        for item in self.source:
+            started = perf_counter()
+            try:
+                with abandoned_calls() as abandoned:
+                    raw = await item.answer(item.case, item.mode)
+            except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
+                self._replied(number, item, _failed(item, exc, started, abandoned))
+            else:
+                self._replied(number, item, _reply(item, raw, started, perf_counter(), abandoned))
+
+    def _replied(self, number: int, item: WorkItem, reply: Reply | EvaluationCaseResult) -> None:
+        if isinstance(reply, Reply):
+            self.replies.append(reply)
+        else:
+            self.deliver(item.index, reply)  # the query failed
+        self._read_later(number)
 
     def settle(self, index: int, outcome: EvaluationCaseResult | Answered) -> None:
         """A case's outcome to its batch (scored with others) or straight to ``deliver``."""
@@ -398,9 +470,9 @@ class _Pool:
 
     def _read_later(self, number: int | None) -> None:
         """Read the replies once every active worker has answered since the last read (a
-        whole round: its replies and its batch are read and scored next loop turn, while
-        every query of the next round waits on its backend), or ``READ_WINDOW`` seconds after
-        the first unread reply, whichever comes first."""
+        whole round: its replies are read next loop turn, while every query of the next round
+        waits on its backend; their batch is scored there once it waited ``SCORE_AFTER``), or
+        ``READ_WINDOW`` seconds after the first unread reply, whichever comes first."""
         if number is not None:
             self._answered.add(number)
         if not self.replies or self._soon is not None:
@@ -427,7 +499,10 @@ class _Pool:
             # walks them while they live (paused_gc; the next collection sees the survivors)
             with paused_gc():
                 self.read_replies()
-                self.stage.flush()
+                # else with a later round's (full: at once); in the run's tail (a worker found
+                # no item left) every round's, so the end of the run scores one round at most
+                if self.stage.waited(SCORE_AFTER) or self._active < len(self.workers):
+                    self.stage.flush()
         except BaseException as exc:  # noqa: BLE001 - a loop callback: stop and say why
             self._stopped(exc)
 
@@ -536,15 +611,34 @@ def _settle(batch: list[tuple[str, asyncio.Future[Any], Any]], sent: asyncio.Fut
 class Reply:
     """A system's reply to one item, not read yet (``read_reply``)."""
 
-    __slots__ = ("abandoned", "item", "latency_ms", "started", "value")
+    __slots__ = ("abandoned", "ended", "item", "measured_ms", "started", "value")
 
     def __init__(
-        self, item: WorkItem, value: Any, started: float, latency_ms: float, abandoned: list[str]
+        self,
+        item: WorkItem,
+        value: Any,
+        started: float,
+        ended: float,
+        abandoned: list[str],
+        measured_ms: float | None = None,
     ) -> None:
         self.item, self.value = item, value
-        self.started = started  # perf_counter when the query was asked
-        self.latency_ms = latency_ms  # when the reply came (a dry run's: the latency it took)
+        self.started, self.ended = started, ended  # perf_counter when asked, when answered
         self.abandoned = abandoned  # calls the query abandoned (``abandoned_calls``)
+        self.measured_ms = measured_ms  # a dry run's answer: the latency it took
+
+    @property
+    def latency_ms(self) -> float:
+        """The query's latency in ms (``_elapsed_ms`` at the reply; worked out when read)."""
+        if self.measured_ms is not None:
+            return self.measured_ms
+        return round((self.ended - self.started) * 1000, 3)
+
+
+def _reply(item: WorkItem, raw: Any, started: float, ended: float, abandoned: list[str]) -> Reply:
+    if isinstance(raw, Measured):  # a dry run's answer
+        return Reply(item, raw.value, started, ended, abandoned, raw.latency_ms)
+    return Reply(item, raw, started, ended, abandoned)
 
 
 async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationCaseResult:
@@ -562,9 +656,7 @@ async def ask(item: WorkItem, config: BenchmarkRunConfig) -> Reply | EvaluationC
                 raw = await with_timeout(item.answer(case, mode), timeout, what)
     except Exception as exc:  # noqa: BLE001 - isolation: the run goes on
         return _failed(item, exc, started, abandoned)
-    if isinstance(raw, Measured):  # a dry run's answer
-        return Reply(item, raw.value, started, raw.latency_ms, abandoned)
-    return Reply(item, raw, started, _elapsed_ms(started), abandoned)
+    return _reply(item, raw, started, time.perf_counter(), abandoned)
 
 
 def read_reply(reply: Reply) -> QueryResponse | EvaluationCaseResult:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Collection, Sequence
+from types import CoroutineType
 from typing import Any
 
 from heta_notebook._util.loop import in_daemon_thread
@@ -107,7 +108,8 @@ class System:
         The runner reads a reply after its worker has asked the next query, so replies
         arriving together restart their queries together (``runner._pool``)."""
         mode = mode or self.query_modes[0]
-        keywords, kwargs = self._keywords, dict[str, Any]()
+        keywords = self._keywords
+        kwargs: dict[str, Any] = {}
         if "mode" in keywords:
             kwargs["mode"] = mode
         if "top_k" in keywords:
@@ -120,7 +122,7 @@ class System:
             value = await in_daemon_thread(self._call, text, **kwargs)
         else:
             value = self._call(text, **kwargs)
-        if inspect.isawaitable(value):
+        if type(value) is CoroutineType or inspect.isawaitable(value):
             value = await value
         return Unread(self, value, mode)
 

@@ -397,7 +397,7 @@ def _reusing(
     run); after a stop during the dry
     run, the first case it did not answer stops the run (which saves what was answered)."""
 
-    async def reuse(case: BenchmarkCase, mode: str) -> Any:
+    async def reused(case: BenchmarkCase, mode: str) -> Any:
         found = kept.pop((case.case_id, mode), None)
         if isinstance(found, (TimedOut, Failed)):
             note_abandoned(found.abandoned)
@@ -407,6 +407,11 @@ def _reusing(
         if stopped is not None:
             raise stopped
         return await answer(case, mode)
+
+    def reuse(case: BenchmarkCase, mode: str) -> Awaitable[Any]:
+        # once the dry run's answers are handed out, the system's own awaitable: no
+        # coroutine of ours between a reply and the worker's next query
+        return reused(case, mode) if kept or stopped is not None else answer(case, mode)
 
     return reuse
 
