@@ -21,9 +21,9 @@ from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, Toy
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _options(store: ReportStore, report_id: str) -> dict:
+def _options(store: ReportStore, report_id: str, cases: int = 40) -> dict:
     return dict(
-        benchmark=ListBenchmark(cases=make_cases(40), evaluators=(TopHit(), AnswerMatch())),
+        benchmark=ListBenchmark(cases=make_cases(cases), evaluators=(TopHit(), AnswerMatch())),
         recipe=ToyKB(delay=0.02),
         knowledge_base_name="kb",
         query_modes=MODES,
@@ -90,7 +90,9 @@ sys.path.insert(0, {root!r})
 warnings.simplefilter("ignore", RuntimeWarning)
 from heta_notebook import ReportStore, run_benchmark
 from tests.test_cancellation import _options
-result = run_benchmark(**_options(ReportStore({store!r}), "s"))
+# 400 cases (8 s at 20 ms, two at a time): the test's Ctrl-C lands mid-run however loaded the
+# machine is (40 cases left a 0.9 s window, which a loaded box once missed); the run stops then
+result = run_benchmark(**_options(ReportStore({store!r}), "s", cases=400))
 print("RETURNED", result.report.is_partial, len(result.report.case_results), flush=True)
 """
 
@@ -114,5 +116,5 @@ def test_ctrl_c_in_a_script_still_returns_the_partial_report(tmp_path):
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     words = out.split()
-    assert words[:2] == ["RETURNED", "True"] and 0 < int(words[2]) < 80
+    assert words[:2] == ["RETURNED", "True"] and 0 < int(words[2]) < 800
     assert ReportStore(store).load("kb", "s").is_partial
