@@ -224,8 +224,15 @@ def _lazy_batches() -> list[list[tuple[int, EvaluationCaseResult]]]:
             [{} for _ in range(size)],
             skipped=(),
         )
+        recall = ConstructedScores(  # the rows of ``hit``: one sort serves both
+            "recall",
+            np.asarray([rng.random() for _ in range(size)]),
+            [None] * size,
+            [{} for _ in range(size)],
+            skipped=set(),
+        )
         plain = [EvaluationScore(name="plain", value=rng.random()) for _ in range(size)]
-        columns = (ndcg, hit, plain)
+        columns = (ndcg, hit, recall, plain)
         batches.append(
             [
                 (

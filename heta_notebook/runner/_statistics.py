@@ -71,12 +71,19 @@ class _Cells:
         if arrays is None:
             arrays = (np.asarray(self.values, dtype=float), np.asarray(self.positions, np.int64))
         values, positions = arrays  # converted once: summary and bootstrap
-        if self.chunks:
+        if len(self.chunks) == 1 and not len(values):  # a run's usual cell: one chunk
+            positions, values = self.chunks[0]
+            values = values.astype(np.float64, copy=False)  # as concatenated to the floats
+        elif self.chunks:
             positions = np.concatenate([positions, *(p for p, _ in self.chunks)])
             values = np.concatenate([values, *(v for _, v in self.chunks)])
         if positions.size > 1 and (positions[1:] < positions[:-1]).any():
             values = values[np.argsort(positions, kind="stable")]
-        texts = Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
+        texts = (
+            Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
+            if self.texts
+            else Counter()
+        )
         return ScoreColumn(
             values=values,  # type: ignore[arg-type]  # an array where summarize keeps a list
             skipped=self.skipped,
@@ -127,22 +134,25 @@ class _ModeParts:
             self.judged.append(codes[judged])
             self.passed.append(codes[passed])
 
-    def split(self, name: str, modes: list[str], cells_of: dict[str, dict[str, _Cells]]) -> None:
+    def split(
+        self,
+        name: str,
+        modes: list[str],
+        cells_of: dict[str, dict[str, _Cells]],
+        orders: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]],
+    ) -> None:
         """Hand each mode's values (one chunk, in position order: ``_Cells.column`` then
-        has nothing to sort) and counts to its ``name`` cell."""
+        has nothing to sort) and counts to its ``name`` cell. ``orders``: the sort of rows
+        already worked out for other names holding the same batch arrays (no skipped rows)."""
         n = len(modes)
-        codes = np.concatenate(self.codes)
-        positions, values = np.concatenate(self.positions), np.concatenate(self.values)
+        order, bounds, positions = self._order(n, orders)
+        values = np.concatenate(self.values)[order]
         skipped, judged, passed = (
             np.bincount(np.concatenate(parts), minlength=n) if parts else np.zeros(n, np.int64)
             for parts in (self.skipped, self.judged, self.passed)
         )
         seen = np.zeros(n, bool)
         seen[np.concatenate(self.seen)] = True
-        keys = codes * (int(positions.max()) + 1 if len(positions) else 1) + positions
-        order = np.argsort(keys, kind="stable")  # by mode, then position (ties: as noted)
-        bounds = np.searchsorted(codes[order], np.arange(n + 1))
-        positions, values = positions[order], values[order]
         for code in np.flatnonzero(seen).tolist():
             cells = cells_of.setdefault(modes[code], {})
             cell = cells.get(name)
@@ -154,6 +164,21 @@ class _ModeParts:
             cell.skipped += int(skipped[code])
             cell.judged += int(judged[code])
             cell.passed += int(passed[code])
+
+    def _order(
+        self, n: int, orders: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows by mode, then position (ties as noted), each mode's bounds, and the
+        positions so sorted; shared by every name holding the very same arrays."""
+        key = (*map(id, self.codes), -1, *map(id, self.positions))  # arrays alive: ids unique
+        known = orders.get(key)
+        if known is None:
+            codes, positions = np.concatenate(self.codes), np.concatenate(self.positions)
+            keys = codes * (int(positions.max()) + 1 if len(positions) else 1) + positions
+            order = np.argsort(keys, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(n + 1))
+            known = orders[key] = (order, bounds, positions[order])
+        return known
 
 
 class ScoreColumns:
@@ -238,8 +263,10 @@ class ScoreColumns:
         self.fold()
         if self._parts:
             parts, self._parts = self._parts, {}
+            modes: list[str] = list(self._modes_seen)
+            orders: dict[tuple[int, ...], Any] = {}
             for name, part in parts.items():
-                part.split(name, list(self._modes_seen), self._modes)
+                part.split(name, modes, self._modes, orders)
         named = [
             (m, name, cells)
             for m, by_name in self._modes.items()
@@ -394,6 +421,9 @@ def _arrays(cells: list[_Cells]) -> list[tuple[np.ndarray, np.ndarray] | None]:
         return []
     lengths = [len(c.values) for c in cells]
     total = sum(lengths)
+    if not total:  # every value came in chunks (a run's batches): nothing to convert
+        empty = (np.empty(0), np.empty(0, np.int64))
+        return [empty] * len(cells)
     try:
         values = np.fromiter(chain.from_iterable(c.values for c in cells), float, total)
     except (TypeError, ValueError):  # e.g. None (NaN by np.asarray): the column's own rule
