@@ -6,6 +6,7 @@ import gc
 import json
 import random
 
+import numpy as np
 import pytest
 
 from heta_notebook import BenchmarkRunConfig, BenchmarkRunner, ReportStore
@@ -189,3 +190,129 @@ def test_regular_checkpoint_columns_are_read_by_stride_with_the_same_statistics(
         columns.add(position, result)
     assert json.dumps(columns.statistics(config)) == json.dumps(expected)
     assert strided and strided[0] is not None and len(strided[0]) == 8  # 2 modes x 4 scores
+
+
+def _lazy_batches() -> list[list[tuple[int, EvaluationCaseResult]]]:
+    """Batches of results holding rows of their batch's score columns (``LazyScores``), as
+    the runner delivers them: three modes mixed in each batch, skips, verdicts, a column
+    read record by record (a plain list), positions out of order across batches."""
+    from heta_notebook.schema._construct import (
+        ConstructedScores,
+        LazyScores,
+        constructed_record,
+    )
+
+    rng = random.Random(7)
+    positions = list(range(60))
+    rng.shuffle(positions)
+    batches, start = [], 0
+    for size in (7, 16, 1, 20, 16):
+        rows = positions[start : start + size]
+        start += size
+        skipped = {r for r in range(size) if (r + size) % 5 == 0}
+        ndcg = ConstructedScores(
+            "ndcg",
+            np.asarray([0.0 if r in skipped else rng.random() for r in range(size)]),
+            [None] * size,
+            [{"skipped": True} if r in skipped else {} for r in range(size)],
+            skipped=skipped,
+        )
+        hit = ConstructedScores(
+            "hit",
+            [float(rng.random() < 0.5) for _ in range(size)],
+            [None if r % 3 == 0 else rng.random() < 0.5 for r in range(size)],
+            [{} for _ in range(size)],
+            skipped=(),
+        )
+        recall = ConstructedScores(  # the rows of ``hit``: one sort serves both
+            "recall",
+            np.asarray([rng.random() for _ in range(size)]),
+            [None] * size,
+            [{} for _ in range(size)],
+            skipped=set(),
+        )
+        plain = [EvaluationScore(name="plain", value=rng.random()) for _ in range(size)]
+        columns = (ndcg, hit, recall, plain)
+        batches.append(
+            [
+                (
+                    position,
+                    constructed_record(  # as the runner builds it: the scores stay columns
+                        EvaluationCaseResult,
+                        {
+                            "case_id": f"c{position}",
+                            "query": "q",
+                            "query_mode": f"m{position % 3}",
+                            "scores": LazyScores(columns, row),
+                            "response": QueryResponse(mode=f"m{position % 3}"),
+                            "latency_ms": 1.0,
+                            "error": None,
+                            "metadata": {},
+                        },
+                    ),
+                )
+                for row, position in enumerate(rows)
+            ]
+        )
+    return batches
+
+
+def test_batches_folded_as_delivered_give_the_statistics_of_one_fold_and_of_the_records():
+    """``fold`` after each batch (a batch also split over two folds, an empty fold, two
+    ``statistics`` calls) gives the statistics, key order included, of folding once at the
+    end and of the same scores as records: a batch folded twice or missed changes them."""
+    config = BenchmarkRunConfig(seed=3)
+    batches = _lazy_batches()
+    folded, once = ScoreColumns(), ScoreColumns()
+    for number, batch in enumerate(batches):
+        for i, (position, result) in enumerate(batch):
+            folded.add(position, result)
+            once.add(position, result)
+            if number == 1 and i == 5:
+                folded.fold()  # part of a batch, the rest in the next fold
+        folded.fold()
+    folded.fold()  # nothing noted since: nothing changes
+    assert all(not r.scores.built for batch in batches for _, r in batch)  # read as columns
+    by_position = sorted(pair for batch in batches for pair in batch)
+    eager = [
+        result.model_copy(update={"scores": tuple(result.scores)}) for _, result in by_position
+    ]
+    expected = json.dumps(score_statistics(eager, config))
+    assert json.dumps(once.statistics(config)) == expected
+    assert json.dumps(folded.statistics(config)) == expected
+    assert json.dumps(folded.statistics(config)) == expected  # split once, not twice
+    stats = json.loads(expected)[1]
+    assert stats["m0.ndcg"]["n_skipped"] and stats["m1.hit"]["pass_rate"] is not None
+    assert sum(stats[f"m{m}.plain"]["n"] for m in range(3)) == 60
+
+
+@pytest.mark.filterwarnings("ignore::heta_notebook.DepthWarning")
+async def test_a_run_folds_each_batch_as_it_is_delivered(monkeypatch):
+    """The runner reads each scored batch's columns when it delivers it: nothing is left
+    to read at the end, and the report's statistics are those of its case results."""
+    from heta_notebook.evaluators._retrieval import beir_default_metrics
+
+    left, folds = [], []
+    statistics, fold = ScoreColumns.statistics, ScoreColumns.fold
+
+    def counted_fold(self):
+        folds.append(len(self._rows))
+        fold(self)
+
+    def noted_statistics(self, config):
+        left.append(len(self._rows))
+        return statistics(self, config)
+
+    monkeypatch.setattr(ScoreColumns, "fold", counted_fold)
+    monkeypatch.setattr(ScoreColumns, "statistics", noted_statistics)
+    benchmark = ListBenchmark(evaluators=(TopHit(), *beir_default_metrics(k_values=(1,))))
+    config = BenchmarkRunConfig(max_concurrent_queries=3)
+    report = (
+        await BenchmarkRunner().run(
+            benchmark=benchmark, recipe=ToyKB(), query_modes=MODES, config=config, progress=False
+        )
+    ).report
+    assert left == [0] and sum(folds) == len(report.case_results) and all(folds[:-1])
+    summary, stats = score_statistics(report.case_results, config)
+    assert report.score_summary == summary
+    assert json.dumps(report.metadata["score_stats"]) == json.dumps(stats)

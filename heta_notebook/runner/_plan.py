@@ -183,6 +183,7 @@ async def _run_spec(spec: RunSpec, run: RunHandle | None) -> EvaluationReport:
                 sink=sink,
                 progress=progress,
                 on_result=columns.add,
+                on_batch=columns.fold,  # each batch's columns read as it is delivered
             )
         finally:
             progress.close()

@@ -296,14 +296,17 @@ async def execute(
     sink: CheckpointSink | None,
     progress: RunProgress,
     on_result: Callable[[int, EvaluationCaseResult], None] | None = None,
+    on_batch: Callable[[], None] | None = None,
 ) -> Execution:
     """Run every item with at most ``config.max_concurrent_queries`` queries in flight.
 
     ``on_result(index, result)`` sees each finished result as it is delivered (e.g. the
-    report's score columns, filled while the loop waits for queries, not after the run).
+    report's score columns, filled while the loop waits for queries, not after the run);
+    ``on_batch()`` is called after each scored batch's results were (e.g. to read the
+    batch's columns then, not all batches' at the end).
     """
     scorer = CaseScorer(evaluators, config.evaluator_timeout)
-    return await _Pool(items, scorer, config, sink, progress, on_result).run()
+    return await _Pool(items, scorer, config, sink, progress, on_result, on_batch).run()
 
 
 class _Pool:
@@ -317,9 +320,11 @@ class _Pool:
         sink: CheckpointSink | None,
         progress: RunProgress,
         on_result: Callable[[int, EvaluationCaseResult], None] | None = None,
+        on_batch: Callable[[], None] | None = None,
     ):
         self.source, self.scorer, self.config = iter(items), scorer, config
         self.sink, self.progress, self.on_result = sink, progress, on_result
+        self.on_batch = on_batch
         self.state = Execution(results={})
         self.deferred = scorer.batch_only
         window = 2 * SCORE_AFTER if self.deferred else READ_WINDOW
@@ -347,6 +352,8 @@ class _Pool:
         score columns its scorer kept."""
         for index, result in zip(indices, results, strict=True):
             self._record(index, result)
+        if self.on_batch is not None:
+            self.on_batch()
         if self.sink is not None:
             self._checkpoint(self.sink.extend, results, columns)
         for result in results:

@@ -71,12 +71,19 @@ class _Cells:
         if arrays is None:
             arrays = (np.asarray(self.values, dtype=float), np.asarray(self.positions, np.int64))
         values, positions = arrays  # converted once: summary and bootstrap
-        if self.chunks:
+        if len(self.chunks) == 1 and not len(values):  # a run's usual cell: one chunk
+            positions, values = self.chunks[0]
+            values = values.astype(np.float64, copy=False)  # as concatenated to the floats
+        elif self.chunks:
             positions = np.concatenate([positions, *(p for p, _ in self.chunks)])
             values = np.concatenate([values, *(v for _, v in self.chunks)])
         if positions.size > 1 and (positions[1:] < positions[:-1]).any():
             values = values[np.argsort(positions, kind="stable")]
-        texts = Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
+        texts = (
+            Counter(text for _, text in sorted(self.texts, key=lambda item: item[0]))
+            if self.texts
+            else Counter()
+        )
         return ScoreColumn(
             values=values,  # type: ignore[arg-type]  # an array where summarize keeps a list
             skipped=self.skipped,
@@ -88,17 +95,18 @@ class _Cells:
 
 
 class _ModeParts:
-    """One score name's batch columns while ``ScoreColumns._add_rows`` reads them: values and
-    positions of every mode together (mode codes beside them), counts per mode code."""
+    """One score name's batch columns as ``ScoreColumns.fold`` reads them, batch by batch:
+    values and positions of every mode together, each row's mode code beside them (codes of
+    the rows seen, skipped, judged and passed, counted per mode only by ``split``)."""
 
-    def __init__(self, n_modes: int) -> None:
+    def __init__(self) -> None:
         self.codes: list[np.ndarray] = []
         self.positions: list[np.ndarray] = []
         self.values: list[np.ndarray] = []
-        self.seen = np.zeros(n_modes, bool)  # the modes holding this column (cells made)
-        self.skipped = np.zeros(n_modes, np.int64)
-        self.judged = np.zeros(n_modes, np.int64)
-        self.passed = np.zeros(n_modes, np.int64)
+        self.seen: list[np.ndarray] = []  # the modes holding this column (cells made)
+        self.skipped: list[np.ndarray] = []
+        self.judged: list[np.ndarray] = []
+        self.passed: list[np.ndarray] = []
 
     def add(
         self,
@@ -110,11 +118,10 @@ class _ModeParts:
     ) -> None:
         """Rows ``rows`` of ``column`` (their modes ``codes``, report ``positions``);
         ``whole``: the rows are all of the column's, in order (a batch's usual case)."""
-        n = len(self.seen)
-        self.seen[codes] = True
+        self.seen.append(codes)
         if column.skipped:
             kept = np.fromiter((r not in column.skipped for r in rows.tolist()), bool, len(rows))
-            self.skipped += np.bincount(codes[~kept], minlength=n)
+            self.skipped.append(codes[~kept])
             codes, positions, rows, whole = codes[kept], positions[kept], rows[kept], False
         self.codes.append(codes)
         self.positions.append(positions)
@@ -124,26 +131,54 @@ class _ModeParts:
         if verdicts.count(None) < len(verdicts):
             judged = np.fromiter((v is not None for v in verdicts), bool, len(verdicts))
             passed = np.fromiter((v is True for v in verdicts), bool, len(verdicts))
-            self.judged += np.bincount(codes[judged], minlength=n)
-            self.passed += np.bincount(codes[passed], minlength=n)
+            self.judged.append(codes[judged])
+            self.passed.append(codes[passed])
 
-    def split(self, name: str, modes: list[str], cells_of: dict[str, dict[str, _Cells]]) -> None:
-        """Hand each mode's values (as chunks) and counts to its ``name`` cell."""
-        codes = np.concatenate(self.codes)
-        positions, values = np.concatenate(self.positions), np.concatenate(self.values)
-        order = np.argsort(codes, kind="stable")  # each mode's rows together, in their order
-        bounds = np.searchsorted(codes[order], np.arange(len(modes) + 1))
-        for code in np.flatnonzero(self.seen).tolist():
+    def split(
+        self,
+        name: str,
+        modes: list[str],
+        cells_of: dict[str, dict[str, _Cells]],
+        orders: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]],
+    ) -> None:
+        """Hand each mode's values (one chunk, in position order: ``_Cells.column`` then
+        has nothing to sort) and counts to its ``name`` cell. ``orders``: the sort of rows
+        already worked out for other names holding the same batch arrays (no skipped rows)."""
+        n = len(modes)
+        order, bounds, positions = self._order(n, orders)
+        values = np.concatenate(self.values)[order]
+        skipped, judged, passed = (
+            np.bincount(np.concatenate(parts), minlength=n) if parts else np.zeros(n, np.int64)
+            for parts in (self.skipped, self.judged, self.passed)
+        )
+        seen = np.zeros(n, bool)
+        seen[np.concatenate(self.seen)] = True
+        for code in np.flatnonzero(seen).tolist():
             cells = cells_of.setdefault(modes[code], {})
             cell = cells.get(name)
             if cell is None:
                 cell = cells[name] = _Cells()
-            mine = order[bounds[code] : bounds[code + 1]]
-            if len(mine):
-                cell.chunks.append((positions[mine], values[mine]))
-            cell.skipped += int(self.skipped[code])
-            cell.judged += int(self.judged[code])
-            cell.passed += int(self.passed[code])
+            start, stop = bounds[code], bounds[code + 1]
+            if stop > start:
+                cell.chunks.append((positions[start:stop], values[start:stop]))
+            cell.skipped += int(skipped[code])
+            cell.judged += int(judged[code])
+            cell.passed += int(passed[code])
+
+    def _order(
+        self, n: int, orders: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows by mode, then position (ties as noted), each mode's bounds, and the
+        positions so sorted; shared by every name holding the very same arrays."""
+        key = (*map(id, self.codes), -1, *map(id, self.positions))  # arrays alive: ids unique
+        known = orders.get(key)
+        if known is None:
+            codes, positions = np.concatenate(self.codes), np.concatenate(self.positions)
+            keys = codes * (int(positions.max()) + 1 if len(positions) else 1) + positions
+            order = np.argsort(keys, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(n + 1))
+            known = orders[key] = (order, bounds, positions[order])
+        return known
 
 
 class ScoreColumns:
@@ -165,6 +200,8 @@ class ScoreColumns:
         )
         self._deferred: list[tuple[int, EvaluationCaseResult]] = []
         self._rows: list[tuple[int, str, LazyScores]] = []  # (position, mode, scores)
+        self._parts: dict[str, _ModeParts] = {}  # batch columns folded, not yet split by mode
+        self._modes_seen: dict[str, int] = {}  # the folded rows' modes: their codes
 
     def add(self, position: int, result: EvaluationCaseResult) -> None:
         """Count one result at ``position`` (its index in the report's case results).
@@ -181,7 +218,7 @@ class ScoreColumns:
         scores = result.scores
         if isinstance(scores, LazyScores) and not scores.built:
             self._rows.append((position, mode, scores))
-            return  # its batch's columns are read at once (``_add_rows``)
+            return  # its batch's columns are read at once (``fold``)
         cells = self._modes.get(mode)
         if cells is None:
             cells = self._modes[mode] = {}
@@ -223,8 +260,13 @@ class ScoreColumns:
         """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
         if self._deferred:
             self._add_deferred()
-        if self._rows:
-            self._add_rows()
+        self.fold()
+        if self._parts:
+            parts, self._parts = self._parts, {}
+            modes: list[str] = list(self._modes_seen)
+            orders: dict[tuple[int, ...], Any] = {}
+            for name, part in parts.items():
+                part.split(name, modes, self._modes, orders)
         named = [
             (m, name, cells)
             for m, by_name in self._modes.items()
@@ -259,10 +301,12 @@ class ScoreColumns:
             }
         return summary, stats
 
-    def _add_rows(self) -> None:
-        """Count the noted batch rows from their batches' score columns (the rules of
-        ``_add``, a column at a time: a ``ConstructedScores`` knowing its skipped rows holds
-        scored and skipped float scores only); any other column is read record by record.
+    def fold(self) -> None:
+        """Read the batch rows noted since the last call from their batches' score columns
+        (the rules of ``_add``, a column at a time: a ``ConstructedScores`` knowing its skipped
+        rows holds scored and skipped float scores only); any other column is read record by
+        record. The runner calls it as each batch is delivered, while the loop waits for
+        queries; ``statistics`` calls it for whatever is left, then splits by mode.
 
         A batch holds a few rows of each of many modes, so each column is read once for all its
         rows (their modes as codes) and split by mode once per score name at the end: a run of
@@ -271,11 +315,11 @@ class ScoreColumns:
         batches: dict[int, list[tuple[int, str, LazyScores]]] = {}
         for entry in noted:
             batches.setdefault(id(entry[2].columns), []).append(entry)
-        modes = list(dict.fromkeys(m for _, m, _ in noted))
-        code_of = {mode: code for code, mode in enumerate(modes)}
-        parts: dict[str, _ModeParts] = {}
+        code_of, parts = self._modes_seen, self._parts
         for batch in batches.values():
-            codes = np.fromiter((code_of[m] for _, m, _ in batch), np.int64, len(batch))
+            codes = np.fromiter(
+                (code_of.setdefault(m, len(code_of)) for _, m, _ in batch), np.int64, len(batch)
+            )
             positions = np.fromiter((p for p, _, _ in batch), np.int64, len(batch))
             rows = np.fromiter((s.row for _, _, s in batch), np.int64, len(batch))
             columns = batch[0][2].columns
@@ -286,14 +330,12 @@ class ScoreColumns:
                 if isinstance(column, ConstructedScores) and column.skipped is not None:
                     part = parts.get(column.name)
                     if part is None:
-                        part = parts[column.name] = _ModeParts(len(modes))
+                        part = parts[column.name] = _ModeParts()
                     part.add(column, codes, positions, rows, whole)
                     continue
                 for (position, mode, _), row in zip(batch, rows.tolist(), strict=True):
                     cells = self._modes.setdefault(mode, {})
                     self._add_scores(cells, position, (column[row],))
-        for name, part in parts.items():
-            part.split(name, modes, self._modes)
 
     def _add_deferred(self) -> None:
         """Count the noted results: from the checkpoint's score columns where it holds them
@@ -379,6 +421,9 @@ def _arrays(cells: list[_Cells]) -> list[tuple[np.ndarray, np.ndarray] | None]:
         return []
     lengths = [len(c.values) for c in cells]
     total = sum(lengths)
+    if not total:  # every value came in chunks (a run's batches): nothing to convert
+        empty = (np.empty(0), np.empty(0, np.int64))
+        return [empty] * len(cells)
     try:
         values = np.fromiter(chain.from_iterable(c.values for c in cells), float, total)
     except (TypeError, ValueError):  # e.g. None (NaN by np.asarray): the column's own rule
