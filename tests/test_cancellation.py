@@ -21,9 +21,9 @@ from tests._runner_helpers import MODES, AnswerMatch, ListBenchmark, TopHit, Toy
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _options(store: ReportStore, report_id: str, cases: int = 40) -> dict:
+def _options(store: ReportStore, report_id: str) -> dict:
     return dict(
-        benchmark=ListBenchmark(cases=make_cases(cases), evaluators=(TopHit(), AnswerMatch())),
+        benchmark=ListBenchmark(cases=make_cases(40), evaluators=(TopHit(), AnswerMatch())),
         recipe=ToyKB(delay=0.02),
         knowledge_base_name="kb",
         query_modes=MODES,
@@ -85,14 +85,15 @@ async def test_aevaluate_is_cancelled_too(tmp_path):
 
 
 _SCRIPT = """
-import sys, warnings
+import signal, sys, warnings
+# Ctrl-C's handler as in a terminal, whatever this process inherited: a test run started in
+# the background (`cmd &`) ignores SIGINT, and so would this script
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {root!r})
 warnings.simplefilter("ignore", RuntimeWarning)
 from heta_notebook import ReportStore, run_benchmark
 from tests.test_cancellation import _options
-# 400 cases (8 s at 20 ms, two at a time): the test's Ctrl-C lands mid-run however loaded the
-# machine is (40 cases left a 0.9 s window, which a loaded box once missed); the run stops then
-result = run_benchmark(**_options(ReportStore({store!r}), "s", cases=400))
+result = run_benchmark(**_options(ReportStore({store!r}), "s"))
 print("RETURNED", result.report.is_partial, len(result.report.case_results), flush=True)
 """
 
@@ -116,5 +117,5 @@ def test_ctrl_c_in_a_script_still_returns_the_partial_report(tmp_path):
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     words = out.split()
-    assert words[:2] == ["RETURNED", "True"] and 0 < int(words[2]) < 800
+    assert words[:2] == ["RETURNED", "True"] and 0 < int(words[2]) < 80
     assert ReportStore(store).load("kb", "s").is_partial

@@ -278,7 +278,10 @@ async def test_a_cases_jsonl_checkpoint_of_an_earlier_version_is_refused_not_res
 
 
 _CTRL_C_SCRIPT = """
-import sys
+import signal, sys
+# Ctrl-C's handler as in a terminal, whatever this process inherited (a background test run
+# ignores SIGINT)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {root!r})
 from heta_notebook import BenchmarkRunConfig, ReportStore, run_benchmark
 from tests._runner_helpers import MODES, ListBenchmark, ToyKB, TopHit, make_cases
