@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heta_notebook._util.mapped import is_mapped
 from heta_notebook.kb import _dense as dense_module
 from heta_notebook.kb._chunking import Chunk, ChunkTable, chunk_documents
 from heta_notebook.kb._embedders import LsaEmbedder, normalize_rows
@@ -30,6 +29,16 @@ def kb(documents) -> KnowledgeBase:
 
 def answers(kb: KnowledgeBase) -> dict:
     return {mode: kb.query_many(QUERIES, mode=mode, top_k=20) for mode in kb.query_modes}
+
+
+def is_mapped(array: np.ndarray) -> bool:
+    """True when ``array`` reads a memory-mapped file (it or one of its bases is a memmap)."""
+    current: object = array
+    while isinstance(current, np.ndarray):
+        if isinstance(current, np.memmap):
+            return True
+        current = current.base
+    return False
 
 
 def test_a_cached_kb_loads_memory_mapped_and_answers_the_same(tmp_path, kb):

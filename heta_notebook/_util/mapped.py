@@ -22,13 +22,3 @@ def load_mapped(path: Path) -> np.ndarray:
 def plain(array: np.ndarray) -> np.ndarray:
     """``array`` as a base-class ndarray (a view, no copy) when it is a ``np.memmap``."""
     return array.view(np.ndarray) if isinstance(array, np.memmap) else array
-
-
-def is_mapped(array: np.ndarray) -> bool:
-    """True when ``array`` reads a memory-mapped file (it or one of its bases is a memmap)."""
-    current: object = array
-    while isinstance(current, np.ndarray):
-        if isinstance(current, np.memmap):
-            return True
-        current = current.base
-    return False
