@@ -176,3 +176,29 @@ def test_a_response_comes_back_as_itself_exactly_when_redaction_changes_nothing(
             assert out.results[1].model_dump(mode="json") == _redacted_outside(
                 dumped[1], _RESULT_DATA
             )
+
+
+def test_a_reports_metadata_is_redacted_unless_its_run_redacted_it():
+    """The run hands its report metadata it redacted itself (``METADATA_REDACTED``, by
+    identity); any other report, a loaded file or an equal-looking context, is redacted."""
+    from heta_notebook.schema._records import METADATA_REDACTED, EvaluationReport
+
+    fields = dict(
+        report_id="r",
+        benchmark={"name": "b"},
+        knowledge_base_name="kb",
+        started_at="t0",
+        finished_at="t1",
+        metadata={"config": {"api_key": KEY}, "note": f"https://bob:{PASSWORD}@h/x"},
+    )
+    shown = (
+        EvaluationReport(**fields),
+        EvaluationReport.model_validate(fields, context={"metadata_redacted": True}),
+        EvaluationReport.model_validate_json(json.dumps(fields)),
+        EvaluationReport.load(json.loads(EvaluationReport(**fields).model_dump_json())),
+    )
+    for report in shown:
+        assert KEY not in json.dumps(report.metadata)
+        assert PASSWORD not in json.dumps(report.metadata)
+    trusted = EvaluationReport.model_validate(fields, context=METADATA_REDACTED)
+    assert trusted.metadata == fields["metadata"]  # the run's own: not walked a second time

@@ -306,11 +306,13 @@ def bootstrap_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     dtype = np.float64 if n * x.shape[1] <= 200_000 else np.float32
     xs = x.astype(dtype, copy=False)
     if n_resamples * n <= _CACHED_COUNTS:
-        return (_cached_counts(seed, n_resamples, n).astype(dtype, copy=False) @ xs) / n
-    rng, means = np.random.default_rng(seed), np.empty((n_resamples, x.shape[1]))
-    for start, stop in _blocks(n_resamples, n):
-        means[start:stop] = _resample_counts(rng, stop - start, n, dtype) @ xs
-    return means / n
+        means = _cached_counts(seed, n_resamples, n).astype(dtype, copy=False) @ xs
+    else:
+        rng, means = np.random.default_rng(seed), np.empty((n_resamples, x.shape[1]))
+        for start, stop in _blocks(n_resamples, n):
+            means[start:stop] = _resample_counts(rng, stop - start, n, dtype) @ xs
+    means /= n  # in place: the same quotients, no second array of resamples × columns
+    return means
 
 
 def bootstrap_interval(
@@ -318,7 +320,8 @@ def bootstrap_interval(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap CI of the mean of every column of ``x`` (no NaN; n ≥ 1 rows)."""
     alpha = (1 - confidence) / 2
-    low, high = np.quantile(bootstrap_means(x, n_resamples, seed), [alpha, 1 - alpha], axis=0)
+    means = bootstrap_means(x, n_resamples, seed)  # ours alone: partitioned where it lies
+    low, high = np.quantile(means, [alpha, 1 - alpha], axis=0, overwrite_input=True)
     return low, high
 
 

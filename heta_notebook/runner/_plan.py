@@ -33,9 +33,10 @@ from heta_notebook.runner._pool import (
     frozen_results,
 )
 from heta_notebook.runner._progress import RunProgress
-from heta_notebook.runner._statistics import ScoreColumns, environment, latency_statistics, utc_now
+from heta_notebook.runner._statistics import ScoreColumns, environment, result_tallies, utc_now
 from heta_notebook.schema._headline import headline_score
 from heta_notebook.schema._records import (
+    METADATA_REDACTED,
     BenchmarkCase,
     BenchmarkManifest,
     EvaluationCaseResult,
@@ -307,6 +308,7 @@ def _report(
     resumed: int,
 ) -> EvaluationReport:
     summary, stats = columns.statistics(spec.config)
+    latency, counts = result_tallies(results)
     partial = execution.interrupted is not None or len(results) < _total(spec)
     metadata = {
         **spec.config.metadata,
@@ -316,23 +318,17 @@ def _report(
         **({"interrupted": execution.interrupted} if execution.interrupted else {}),
         "n_expected_results": _total(spec),
         "n_results": len(results),
-        "n_query_errors": sum(1 for r in results if r.error is not None),
-        "n_http_retries": sum(
-            int(r.response.metadata.get("http_retries", 0)) for r in results if r.response
-        ),
-        "n_abandoned_workers": sum(
-            1 for r in results if r.error is not None and r.error.metadata.get("abandoned_worker")
-        ),
+        **counts,
         "resumed": resumed,
         "score_stats": stats,
-        "latency": latency_statistics(results),
+        "latency": latency,
         "evaluators": [_describe(ev) for ev in spec.evaluators],
         "config": spec.config.model_dump(mode="json"),
         "seed": spec.config.seed,
         "environment": environment(),
         "duration_s": round(seconds, 3),
     }
-    report = EvaluationReport(
+    fields = dict(
         report_id=spec.report_id,
         report_key=run.report_key if run is not None else None,  # None: the report is not saved
         benchmark=spec.benchmark,
@@ -346,6 +342,7 @@ def _report(
         finished_at=utc_now(),
         metadata=_redacted(metadata),
     )
+    report = EvaluationReport.model_validate(fields, context=METADATA_REDACTED)
     report.frames().prime(aggregates=columns.aggregates)  # its card and save reuse them
     return report
 
@@ -355,7 +352,8 @@ _OWN_NUMBERS = ("score_stats", "latency")  # numbers under the run's own mode an
 
 def _redacted(metadata: dict[str, Any]) -> dict[str, Any]:
     """``redact(metadata)`` without walking the statistics (thousands of numbers, a fifth of
-    a 3,600-case run's report time): only the text scores' counted values can hold text."""
+    a 3,600-case run's report time): only the text scores' counted values can hold text.
+    The report is validated with ``METADATA_REDACTED``: its validator does not walk it again."""
     clean = redact({k: v for k, v in metadata.items() if k not in _OWN_NUMBERS})
     stats = {
         key: {**entry, "counts": redact(entry["counts"])} if "counts" in entry else entry

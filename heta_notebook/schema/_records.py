@@ -28,6 +28,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     StringConstraints,
+    ValidationInfo,
     field_serializer,
     field_validator,
     model_validator,
@@ -479,6 +480,12 @@ def _redacted_outside(fields: dict[str, Any], data: frozenset[str]) -> dict[str,
     return {k: v if k in data else redact(v) for k, v in fields.items()}
 
 
+# Validation context of a report whose metadata its run redacted already by this policy
+# (``runner._plan``: thousands of its own numbers, not walked twice). Compared by identity:
+# a loaded file, or any other caller, is redacted as always.
+METADATA_REDACTED: dict[str, bool] = {"metadata_redacted": True}
+
+
 class EvaluationReport(Record):
     """One recipe evaluated on one benchmark: manifests, per-case results and a summary.
 
@@ -509,7 +516,10 @@ class EvaluationReport(Record):
 
     @field_validator("knowledge_base_manifest", "recipe_manifest", "metadata")
     @classmethod
-    def _redacted_header(cls, value: Any) -> Any:  # the one policy: shown as it is stored
+    def _redacted_header(cls, value: Any, info: ValidationInfo) -> Any:
+        # the one policy: shown as it is stored; a run's own metadata comes redacted already
+        if info.field_name == "metadata" and info.context is METADATA_REDACTED:
+            return value
         return redact(value)
 
     @field_validator("score_summary", mode="before")
@@ -784,6 +794,7 @@ __all__ = [
     "EvaluationError",
     "EvaluationReport",
     "EvaluationScore",
+    "METADATA_REDACTED",
     "QueryCitation",
     "QueryResponse",
     "QueryResult",
