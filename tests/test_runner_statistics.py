@@ -293,18 +293,18 @@ async def test_a_run_folds_each_batch_as_it_is_delivered(monkeypatch):
     from heta_notebook.evaluators._retrieval import beir_default_metrics
 
     left, folds = [], []
-    statistics, fold = ScoreColumns.statistics, ScoreColumns.fold
+    start, fold = ScoreColumns.start_statistics, ScoreColumns.fold
 
     def counted_fold(self):
         folds.append(len(self._rows))
         fold(self)
 
-    def noted_statistics(self, config):
+    def noted_start(self, config):
         left.append(len(self._rows))
-        return statistics(self, config)
+        return start(self, config)
 
     monkeypatch.setattr(ScoreColumns, "fold", counted_fold)
-    monkeypatch.setattr(ScoreColumns, "statistics", noted_statistics)
+    monkeypatch.setattr(ScoreColumns, "start_statistics", noted_start)
     benchmark = ListBenchmark(evaluators=(TopHit(), *beir_default_metrics(k_values=(1,))))
     config = BenchmarkRunConfig(max_concurrent_queries=3)
     report = (
@@ -316,3 +316,37 @@ async def test_a_run_folds_each_batch_as_it_is_delivered(monkeypatch):
     summary, stats = score_statistics(report.case_results, config)
     assert report.score_summary == summary
     assert json.dumps(report.metadata["score_stats"]) == json.dumps(stats)
+
+
+def test_a_bootstrap_beside_the_run_gives_the_statistics_of_one_at_once(monkeypatch):
+    """A large bootstrap runs in a thread while the run's end goes on: the same JSON (key
+    order too) as computed at once; an error in it is raised by ``result``, not lost."""
+    import heta_notebook.runner._statistics as statistics
+
+    results, config = _mixed_results(), BenchmarkRunConfig(seed=5)
+
+    def filled(threshold: int):
+        monkeypatch.setattr(statistics, "_BESIDE_DRAWS", threshold)
+        columns = ScoreColumns()
+        for position, result in enumerate(results):
+            columns.add(position, result)
+        return columns
+
+    threads = []
+    start = statistics.threading.Thread.start
+    monkeypatch.setattr(
+        statistics.threading.Thread, "start", lambda t: (threads.append(t), start(t))[1]
+    )
+    at_once = json.dumps(filled(10**12).statistics(config))
+    assert not threads
+    assert json.dumps(filled(0).statistics(config)) == at_once
+    assert [t.name for t in threads] == ["heta-notebook-beside"]
+    assert json.loads(at_once)[1]["m0.num"]["bootstrap_ci95"] is not None
+
+    def broken(*args):
+        raise MemoryError("no room for the resamples")
+
+    monkeypatch.setattr(statistics, "bootstrap_intervals", broken)
+    pending = filled(0).start_statistics(config)
+    with pytest.raises(MemoryError, match="no room"):
+        pending.result()

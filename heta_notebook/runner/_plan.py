@@ -307,8 +307,9 @@ def _report(
     seconds: float,
     resumed: int,
 ) -> EvaluationReport:
-    summary, stats = columns.statistics(spec.config)
+    pending = columns.start_statistics(spec.config)  # its bootstrap may run beside this
     latency, counts = result_tallies(results)
+    summary, stats = pending.result()
     partial = execution.interrupted is not None or len(results) < _total(spec)
     metadata = {
         **spec.config.metadata,

@@ -12,6 +12,7 @@ import copy
 import functools
 import platform
 import sys
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -44,6 +45,9 @@ _VERSIONED = (
 )
 # A bootstrap costs n_resamples × n draws per score column; beyond this, keep the t interval.
 _BOOTSTRAP_BUDGET = 20_000_000
+# From this many draws (1,000 resamples of 400 columns of 225 values: 90 M, ~8 ms) the
+# bootstrap runs in a thread beside the end of the run; below, a thread's start is not worth it.
+_BESIDE_DRAWS = 5_000_000
 
 
 def utc_now() -> str:
@@ -258,6 +262,12 @@ class ScoreColumns:
         self, config: BenchmarkRunConfig
     ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
         """``score_summary`` (means over scored cases) and per-key stats (n, std, CIs, counts)."""
+        return self.start_statistics(config).result()
+
+    def start_statistics(self, config: BenchmarkRunConfig) -> PendingStatistics:
+        """``statistics``, its bootstrap still running beside the caller when it is large
+        (``PendingStatistics.result`` waits for it): the run's end does its other work
+        meanwhile."""
         if self._deferred:
             self._add_deferred()
         self.fold()
@@ -277,8 +287,11 @@ class ScoreColumns:
             f"{mode}.{name}": (mode, name, cells.column(self._failed[mode], pair))
             for (mode, name, cells), pair in zip(named, arrays, strict=True)
         }
-        intervals = bootstrap_intervals(
-            {key: column.values for key, (_, _, column) in columns.items()}, config
+        intervals = Beside.call(
+            bootstrap_intervals,
+            {key: column.values for key, (_, _, column) in columns.items()},
+            config,
+            beside=_draws(columns.values(), config) >= _BESIDE_DRAWS,
         )
         summary: dict[str, float] = {}
         stats: dict[str, dict[str, Any]] = {}
@@ -293,13 +306,13 @@ class ScoreColumns:
                 "n": agg.n_scored,
                 "std": agg.std,
                 "ci95": [agg.ci_low, agg.ci_high] if agg.ci_low is not None else None,
-                "bootstrap_ci95": intervals.get(key),
+                "bootstrap_ci95": None,  # filled by PendingStatistics.result (key order kept)
                 "n_error": agg.n_error,
                 "n_skipped": agg.n_skipped,
                 "pass_rate": agg.pass_rate,
                 **({"counts": agg.counts} if agg.counts else {}),
             }
-        return summary, stats
+        return PendingStatistics(summary, stats, intervals)
 
     def fold(self) -> None:
         """Read the batch rows noted since the last call from their batches' score columns
@@ -516,6 +529,70 @@ def _environment() -> dict[str, Any]:
         "platform": f"{sys.platform}-{platform.machine()}",
         "libraries": versions,
     }
+
+
+class PendingStatistics:
+    """``ScoreColumns.statistics`` whose bootstrap CIs may still be computing (``result``)."""
+
+    def __init__(
+        self, summary: dict[str, float], stats: dict[str, dict[str, Any]], intervals: Beside
+    ) -> None:
+        self._summary, self._stats, self._intervals = summary, stats, intervals
+
+    def result(self) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+        """``(score_summary, stats)``, the bootstrap CIs in."""
+        intervals = self._intervals.result()
+        for key, entry in self._stats.items():
+            entry["bootstrap_ci95"] = intervals.get(key)
+        return self._summary, self._stats
+
+
+class Beside:
+    """A call run in a daemon thread beside the caller, or at once (``beside=False``).
+
+    For numpy work that releases the GIL (a BLAS product, a partition): on a second core
+    it costs the caller nothing but the wait in ``result`` for what is left of it."""
+
+    def __init__(self) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def call(cls, function: Any, *args: Any, beside: bool = True) -> Beside:
+        """``function(*args)``, beside the caller or not."""
+        pending = cls()
+        if beside:
+            pending._thread = threading.Thread(
+                target=pending._run,
+                args=(function, *args),
+                name="heta-notebook-beside",
+                daemon=True,
+            )
+            pending._thread.start()
+        else:
+            pending._run(function, *args)
+        return pending
+
+    def _run(self, function: Any, *args: Any) -> None:
+        try:
+            self._value = function(*args)
+        except BaseException as exc:  # noqa: BLE001 - raised by result(), in the caller
+            self._error = exc
+
+    def result(self) -> Any:
+        """The call's value (its exception raised here); waits for the thread."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _draws(columns: Any, config: BenchmarkRunConfig) -> int:
+    """Resampled values a bootstrap of ``columns`` ((mode, name, column) triples) draws."""
+    return config.bootstrap_resamples * sum(len(column.values) for _, _, column in columns)
 
 
 def bootstrap_intervals(
