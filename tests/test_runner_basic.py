@@ -338,3 +338,30 @@ async def test_heta_framework_config_is_accepted():
     ).report
     assert report.metadata["config"]["top_k"] == 3 and report.metadata["from"] == "heta"
     assert all(len(r.response.results) == 3 for r in report.case_results)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda **kw: __import__("heta_notebook").run_benchmark(**kw), "run_benchmark"),
+        (lambda **kw: BenchmarkRunner().run_sync(**kw), "BenchmarkRunner().run_sync"),
+    ],
+)
+def test_a_keyword_from_another_library_names_the_one_meant(call, name):
+    """``system=`` (or ``metrics=``, ``top_k=``...) is refused before anything runs, with the
+    keyword that takes it: not Python's bare "unexpected keyword argument"."""
+    with pytest.raises(TypeError) as caught:
+        call(benchmark=ListBenchmark(), system=ToyKB(), metrics=[], top_k=5)
+    message = str(caught.value)
+    assert message.startswith(f"{name}() got an unexpected keyword arguments 'system'")
+    assert "'system' (did you mean recipe=?)" in message
+    assert "'metrics' (did you mean evaluators=?)" in message
+    assert "'top_k' (did you mean config={'top_k': ...}?)" in message
+    assert "it takes: benchmark, case_ids, config," in message
+
+
+def test_evaluate_suggests_its_own_close_keyword():
+    from heta_notebook import evaluate
+
+    with pytest.raises(TypeError, match=r"'concurrency' \(did you mean max_concurrency=\?\)"):
+        evaluate(lambda x: x, [{"input": "a"}], concurrency=4)

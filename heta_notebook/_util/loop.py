@@ -19,10 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import difflib
 import functools
+import inspect
 import signal
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 from heta_notebook._util.threads import (  # noqa: F401 - imported from here by callers
@@ -52,13 +54,59 @@ def sync_form(
     if coroutine_function.__qualname__.startswith("BenchmarkRunner."):
         await_form = f"await BenchmarkRunner().{coroutine_function.__name__}(...)"
 
+    keywords = _keyword_names(coroutine_function)
+
     @functools.wraps(coroutine_function)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        if keywords is not None and not keywords.issuperset(kwargs):
+            raise TypeError(unknown_keywords(name, kwargs, keywords))
         return run_sync(lambda: coroutine_function(*args, **kwargs), await_form=await_form)
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = doc
     return call
+
+
+# Keywords users reach for from other libraries, and the one that takes what they meant.
+KEYWORD_ALIASES = {
+    "system": "recipe",
+    "systems": "recipes",
+    "kb": "recipe",
+    "knowledge_base": "recipe",
+    "retriever": "recipe",
+    "metrics": "evaluators",
+    "modes": "query_modes",
+    "mode": "query_modes",
+    "top_k": "config={'top_k': ...}",
+    "concurrency": "config={'max_concurrent_queries': ...}",
+    "dataset": "benchmark",
+}
+
+
+def _keyword_names(function: Callable[..., Any]) -> frozenset[str] | None:
+    """The keywords ``function`` accepts, or None when it takes ``**kwargs``."""
+    parameters = inspect.signature(function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+
+
+def unknown_keywords(name: str, given: Iterable[str], keywords: Collection[str]) -> str:
+    """``"run_benchmark() got an unexpected keyword argument 'system' (did you mean
+    recipe=?)"``: each unknown keyword with what it most likely meant."""
+    parts = []
+    for key in (k for k in given if k not in keywords):
+        close = difflib.get_close_matches(key, sorted(keywords), n=1)
+        meant = close[0] if close else KEYWORD_ALIASES.get(key)
+        if meant is not None and meant.split("=")[0] not in keywords:
+            meant = None
+        hint = f" (did you mean {meant}{'' if '=' in meant else '='}?)" if meant else ""
+        parts.append(f"{key!r}{hint}")
+    plural = "s" if len(parts) > 1 else ""
+    return (
+        f"{name}() got an unexpected keyword argument{plural} {', '.join(parts)}; "
+        f"it takes: {', '.join(sorted(keywords))}"
+    )
 
 
 def cancelled_with(partial: Any) -> asyncio.CancelledError:

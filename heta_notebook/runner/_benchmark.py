@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from heta_notebook._util.loop import cancelled_with, run_sync, sync_form
+from heta_notebook._util.loop import cancelled_with, run_sync, sync_form, unknown_keywords
 from heta_notebook.benchmarks._generation_manifest import run_identity
 from heta_notebook.benchmarks._loader import LoadedBenchmark, adapt_heta, load_benchmark
 from heta_notebook.benchmarks._texts import remember_documents
@@ -162,6 +162,8 @@ class BenchmarkRunner:
 
     def run_sync(self, **kwargs: Any) -> BenchmarkRunResult | RunCollection:
         """``run(...)`` for plain code: works in a script and inside Jupyter's running loop."""
+        if not _RUN_KEYWORDS.issuperset(kwargs):
+            raise TypeError(unknown_keywords("BenchmarkRunner().run_sync", kwargs, _RUN_KEYWORDS))
         return run_sync(lambda: self.run(**kwargs), await_form="await BenchmarkRunner().run(...)")
 
 
@@ -171,6 +173,8 @@ def _collection(jobs: list[RecipeRun], done: Sequence[BenchmarkRunResult | None]
     pairs = zip(jobs, done, strict=False)
     return RunCollection({job.label: result for job, result in pairs if result is not None})
 
+
+_RUN_KEYWORDS = frozenset(inspect.signature(BenchmarkRunner.run).parameters) - {"self"}
 
 run_benchmark = sync_form(
     BenchmarkRunner().run,
