@@ -202,3 +202,18 @@ def test_a_reports_metadata_is_redacted_unless_its_run_redacted_it():
         assert PASSWORD not in json.dumps(report.metadata)
     trusted = EvaluationReport.model_validate(fields, context=METADATA_REDACTED)
     assert trusted.metadata == fields["metadata"]  # the run's own: not walked a second time
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Authorization: Bearer {KEY}",
+        f"authorization=Bearer%20{quote(KEY, safe='')}&x=1",
+        f"echo: bearer {quote_plus(KEY)} (rejected)",
+        f"BEARER {KEY.lower()}",
+    ],
+)
+def test_a_bearer_token_with_an_equals_sign_inside_is_hidden_whole(text):
+    """No secret declared: the header's form alone hides the token, not only up to its "="."""
+    clean = redact_text(text)
+    assert "secret-7731" not in clean.lower() and is_redacted(clean)

@@ -69,10 +69,12 @@ _QUERY_PARAM_ENCODED = re.compile(
     r"(?P<value>(?:(?!%26|%23|%20)[^&#\s\"'<>])*)"
 )
 # HTTP credentials: "Basic dXNlcjpw..." (base64 of "user:password"), "Bearer sk-..." (a
-# token of 8+ characters with a digit): "basic Navier-Stokes", "Bearer token" stay readable
+# token of 8+ characters with a digit): "basic Navier-Stokes", "Bearer token" stay readable.
+# RFC 6750 puts "=" only at a token's end; a key with one inside ("sk-a/b+c=d-7731"), or
+# percent-encoded, is hidden whole, not cut at its "=" or "%3D".
 _AUTH_HEADER = re.compile(
     r"\b(?P<scheme>[Bb]asic|[Bb]earer|BASIC|BEARER)(?P<gap>\s+|%20|\+)"
-    r"(?P<cred>[A-Za-z0-9._~+/-]{6,}(?:=|%3D){0,2})"
+    r"(?P<cred>(?:[A-Za-z0-9._~+/=-]|%[0-9A-Fa-f]{2}){6,})"
 )
 
 
