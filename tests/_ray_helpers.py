@@ -16,8 +16,8 @@ def local_ray(num_cpus: int = 2, object_store_mb: int = 200) -> Iterator[Any]:
     """``ray.init`` with ``num_cpus`` worker CPUs, no dashboard, a small object store.
 
     Ray's processes inherit this process's environment: ``PYTHONPATH`` gets the repository
-    (workers import ``heta_notebook`` and ``tests`` from it) and ``tests/_hidden_modules`` (see its
-    module). Start-up is tried up to three times: Ray 2.60's raylet gives its Python agents
+    (workers import ``heta_notebook`` and ``tests`` from it) and ``tests/_hidden_modules``
+    (see its module). Start-up is tried up to three times: Ray 2.60's raylet gives its Python agents
     15 s (hard-coded) to start, which a loaded 2-core machine sometimes misses.
     """
     import ray
