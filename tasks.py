@@ -6,12 +6,12 @@
                                                  # (slow and browser tests included unless -m)
 
 ``test`` runs: ruff; mypy (zero errors on heta_notebook/); pytest over tests/ and, through
-nbval, every notebook in notebooks/ (test files spread over one pytest-xdist worker per core);
-and, beside it in their own process, the browser tests (JupyterLab + exported HTML in headless
-Chromium; they wait on kernels and pages much of the time, so running them alongside took
-316 s in all where one after the other took 345 s on a quiet 2-core box; they must not share
-an xdist worker's event loop with the async tests). On CI (CI=true),
-as root, a missing /usr/bin/chromium is installed with apt-get; elsewhere browser tests skip
+nbval, every notebook in notebooks/ (test files spread over pytest-xdist workers, one more
+than the cores); and, beside it in their own process, the browser tests (JupyterLab +
+exported HTML in headless Chromium; they wait on kernels and pages much of the time, so
+running them alongside took 316 s in all where one after the other took 345 s on a quiet
+2-core box; they must not share an xdist worker's event loop with the async tests). On CI
+(CI=true), as root, a missing /usr/bin/chromium is installed with apt-get; elsewhere browser tests skip
 when there is no Chromium. LLM judge credentials (HETA_JUDGE_*, OPENAI_*) are removed from the
 tests' environment, so no test calls a paid endpoint. Both commands create ``.venv`` next to this
 file and reuse it: pip runs again only when pyproject.toml (or the extras) changed since the
@@ -34,6 +34,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 CHROMIUM = Path("/usr/bin/chromium")
+HIDDEN = ROOT / "tests" / "_hidden_modules"  # stand-ins for packages the tests need not load
 STAMP = ".heta-install-stamp"  # sha256 of pyproject.toml + extras of the last install
 PYTEST = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
 
@@ -101,17 +102,28 @@ def offline_env() -> dict[str, str]:
     ``PYTHONDONTWRITEBYTECODE`` is dropped too: the suite starts many interpreters (xdist
     workers, subprocess tests, kernels, Ray workers), and without cached bytecode each one
     compiled the package again and pytest re-rewrote every plugin's asserts (collection
-    took 18 s per worker instead of 12)."""
+    took 18 s per worker instead of 12).
+
+    ``PYTHONPATH`` starts with ``tests/_hidden_modules``: every process of the run (pytest and
+    its workers, notebook kernels, JupyterLab, subprocesses) imports ``jsonschema`` through
+    nbformat, which built ``rfc3987_syntax``'s parser at import, ~1 CPU s each; the tests
+    check no IRI format, so the stand-in there hides that package."""
     secret = ("HETA_JUDGE_", "HETA_ANSWER_", "OPENAI_API_KEY", "OPENAI_BASE_URL")
     dropped = (*secret, "PYTHONDONTWRITEBYTECODE")
-    return {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    paths = [str(HIDDEN), *filter(None, [env.get("PYTHONPATH")])]
+    return {**env, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def parallel_args() -> list[str]:
-    """pytest-xdist workers for the main run: one per core (2 at least, 4 at most); a test file
-    stays on one worker (its module fixtures, e.g. the Ray cluster, start once). Files go out
-    in the order tests/conftest.py sets, the longest first, not xdist's most-tests-first."""
-    workers = max(2, min(4, os.cpu_count() or 2))
+    """pytest-xdist workers for the main run: one more than the cores (3 at least, 5 at most):
+    many tests wait on subprocesses, kernels, Ray and sleeps, so one worker per core left the
+    2-core box at 119% CPU for the main run (the command took 401 s on a quiet box, 2026-12-08)
+    where three workers kept it at 136% (364 s and 345 s); four were no faster (414 s vs 406 s
+    with three, one after the other, bench/README.md). A test file stays on one worker (its
+    module fixtures, e.g. the Ray cluster, start once). Files go out in the order
+    tests/conftest.py sets, the longest first, not xdist's most-tests-first."""
+    workers = max(3, min(5, (os.cpu_count() or 2) + 1))
     return ["-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder"]
 
 

@@ -16,14 +16,14 @@ def local_ray(num_cpus: int = 2, object_store_mb: int = 200) -> Iterator[Any]:
     """``ray.init`` with ``num_cpus`` worker CPUs, no dashboard, a small object store.
 
     Ray's processes inherit this process's environment: ``PYTHONPATH`` gets the repository
-    (workers import ``heta_notebook`` and ``tests`` from it) and ``tests/_ray_env`` (see its
-    module). Start-up is tried up to three times: Ray 2.60's raylet gives its Python agents
+    (workers import ``heta_notebook`` and ``tests`` from it) and ``tests/_hidden_modules``
+    (see its module). Start-up is tried up to three times: Ray 2.60's raylet gives its Python agents
     15 s (hard-coded) to start, which a loaded 2-core machine sometimes misses.
     """
     import ray
 
     before = os.environ.get("PYTHONPATH")
-    paths = [str(ROOT / "tests" / "_ray_env"), str(ROOT), *filter(None, [before])]
+    paths = [str(ROOT / "tests" / "_hidden_modules"), str(ROOT), *filter(None, [before])]
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     try:
         _init(ray, num_cpus=num_cpus, object_store_memory=object_store_mb * 1024**2)

@@ -13,11 +13,28 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
+
 from heta_notebook.kb._recipe import Recipe
 from tests._kb_helpers import cranfield
 
 TOP_K = 10
 N_CASES = 30
+
+
+class LazyModule:
+    """A module imported at its first attribute, the test skipping when it is not installed
+    (``pytest.importorskip``). LangChain and LlamaIndex cost ~2.5 CPU s to import: imported at
+    module level, every pytest-xdist worker paid it to collect the framework tests; this way
+    only the worker that runs them does."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):  # pytest's collection probes (``__wrapped__``...): no import
+            raise AttributeError(attr)
+        return getattr(pytest.importorskip(self._name), attr)
 
 
 @functools.lru_cache(maxsize=1)

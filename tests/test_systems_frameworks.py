@@ -18,14 +18,14 @@ from heta_notebook import (
     run_benchmark,
 )
 from tests._kb_helpers import cranfield
-from tests._systems_helpers import per_case_scores
+from tests._systems_helpers import LazyModule, per_case_scores
 
-lc_documents = pytest.importorskip("langchain_core.documents")
-lc_embeddings = pytest.importorskip("langchain_core.embeddings")
-lc_vectorstores = pytest.importorskip("langchain_core.vectorstores")
-lc_runnables = pytest.importorskip("langchain_core.runnables")
-li_core = pytest.importorskip("llama_index.core")
-li_llms = pytest.importorskip("llama_index.core.llms")
+lc_documents = LazyModule("langchain_core.documents")
+lc_embeddings = LazyModule("langchain_core.embeddings")
+lc_vectorstores = LazyModule("langchain_core.vectorstores")
+lc_runnables = LazyModule("langchain_core.runnables")
+li_core = LazyModule("llama_index.core")
+li_llms = LazyModule("llama_index.core.llms")
 
 EVALUATORS = [
     BeirRetrievalMetric("ndcg", 10),
@@ -138,19 +138,23 @@ def test_a_llamaindex_query_engine_answers_with_its_source_nodes(li_index) -> No
 
 # --------------------------------------------------------------------------- abstentions
 
-li_postprocessor = pytest.importorskip("llama_index.core.postprocessor")
-li_synthesizers = pytest.importorskip("llama_index.core.response_synthesizers")
-li_query_engine = pytest.importorskip("llama_index.core.query_engine")
+li_postprocessor = LazyModule("llama_index.core.postprocessor")
+li_synthesizers = LazyModule("llama_index.core.response_synthesizers")
+li_query_engine = LazyModule("llama_index.core.query_engine")
 
 
-class _SilentLLM(li_llms.MockLLM):
-    """A real LlamaIndex LLM (MockLLM) that completes every prompt with no text."""
+def _silent_llm():
+    """A real LlamaIndex LLM (MockLLM) that completes every prompt with no text (its class
+    made here: LlamaIndex is imported by the test that runs, not at collection)."""
 
-    def complete(self, prompt, formatted=False, **kwargs):
-        return li_llms.CompletionResponse(text="")
+    class _SilentLLM(li_llms.MockLLM):
+        def complete(self, prompt, formatted=False, **kwargs):
+            return li_llms.CompletionResponse(text="")
 
-    async def acomplete(self, prompt, formatted=False, **kwargs):
-        return li_llms.CompletionResponse(text="")
+        async def acomplete(self, prompt, formatted=False, **kwargs):
+            return li_llms.CompletionResponse(text="")
+
+    return _SilentLLM()
 
 
 def _synthesizer(llm, empty: str | None):
@@ -187,7 +191,7 @@ def test_llamaindex_empty_response_is_an_abstention(li_index) -> None:
 
 
 def test_llamaindex_empty_llm_text_abstains_and_keeps_its_nodes(li_index) -> None:
-    report = _run(_engine(li_index, llm=_SilentLLM()))
+    report = _run(_engine(li_index, llm=_silent_llm()))
     response = report.case_results[0].response
     assert response.abstained and len(response.results) == 10  # what was retrieved stays
     assert response.abstain_reason.endswith("the LLM returned no text")

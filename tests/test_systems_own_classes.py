@@ -4,6 +4,7 @@ exactly like the plain function they wrap, case by case."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -15,15 +16,15 @@ from heta_notebook import (
     as_system,
     run_benchmark,
 )
-from tests._systems_helpers import per_case_scores, rankings
+from tests._systems_helpers import LazyModule, per_case_scores, rankings
 
-lc_retrievers = pytest.importorskip("langchain_core.retrievers")
-lc_documents = pytest.importorskip("langchain_core.documents")
-lc_runnables = pytest.importorskip("langchain_core.runnables")
-li_retrievers = pytest.importorskip("llama_index.core.retrievers")
-li_engine = pytest.importorskip("llama_index.core.base.base_query_engine")
-li_schema = pytest.importorskip("llama_index.core.schema")
-li_response = pytest.importorskip("llama_index.core.base.response.schema")
+lc_retrievers = LazyModule("langchain_core.retrievers")
+lc_documents = LazyModule("langchain_core.documents")
+lc_runnables = LazyModule("langchain_core.runnables")
+li_retrievers = LazyModule("llama_index.core.retrievers")
+li_engine = LazyModule("llama_index.core.base.base_query_engine")
+li_schema = LazyModule("llama_index.core.schema")
+li_response = LazyModule("llama_index.core.base.response.schema")
 
 EVALUATORS = [
     BeirRetrievalMetric("ndcg", 10),
@@ -53,55 +54,64 @@ def reference() -> dict:
     return per_case_scores(_run(search))
 
 
-class MyLangChainRetriever(lc_retrievers.BaseRetriever):
-    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Any]:
-        return [
-            lc_documents.Document(page_content=f"document {doc}", id=doc, metadata={"score": score})
-            for doc, score in search(query)
-        ]
+@functools.cache
+def own_classes() -> dict[str, type]:
+    """The team's classes, made on first use (defined in this module all the same): LangChain
+    and LlamaIndex are imported by the tests that run, not while every worker collects."""
 
+    class MyLangChainRetriever(lc_retrievers.BaseRetriever):
+        def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Any]:
+            return [
+                lc_documents.Document(
+                    page_content=f"document {doc}", id=doc, metadata={"score": score}
+                )
+                for doc, score in search(query)
+            ]
 
-class MyRunnable(lc_runnables.Runnable):
-    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        return {"context": MyLangChainRetriever().invoke(input), "answer": f"about {input[:8]}"}
+    class MyRunnable(lc_runnables.Runnable):
+        def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+            return {"context": MyLangChainRetriever().invoke(input), "answer": f"about {input[:8]}"}
 
+    class MyLlamaRetriever(li_retrievers.BaseRetriever):
+        def _retrieve(self, query_bundle: Any) -> list[Any]:
+            return [
+                li_schema.NodeWithScore(
+                    node=li_schema.TextNode(id_=doc, text=f"doc {doc}"), score=score
+                )
+                for doc, score in search(query_bundle.query_str)
+            ]
 
-class MyLlamaRetriever(li_retrievers.BaseRetriever):
-    def _retrieve(self, query_bundle: Any) -> list[Any]:
-        return [
-            li_schema.NodeWithScore(
-                node=li_schema.TextNode(id_=doc, text=f"doc {doc}"), score=score
-            )
-            for doc, score in search(query_bundle.query_str)
-        ]
+    class MyQueryEngine(li_engine.BaseQueryEngine):
+        def __init__(self) -> None:
+            super().__init__(callback_manager=None)
 
+        def _get_prompt_modules(self) -> dict[str, Any]:
+            return {}
 
-class MyQueryEngine(li_engine.BaseQueryEngine):
-    def __init__(self) -> None:
-        super().__init__(callback_manager=None)
+        def _query(self, query_bundle: Any) -> Any:
+            nodes = MyLlamaRetriever().retrieve(query_bundle)
+            return li_response.Response(response=f"{len(nodes)} nodes", source_nodes=nodes)
 
-    def _get_prompt_modules(self) -> dict[str, Any]:
-        return {}
+        async def _aquery(self, query_bundle: Any) -> Any:
+            return self._query(query_bundle)
 
-    def _query(self, query_bundle: Any) -> Any:
-        nodes = MyLlamaRetriever().retrieve(query_bundle)
-        return li_response.Response(response=f"{len(nodes)} nodes", source_nodes=nodes)
-
-    async def _aquery(self, query_bundle: Any) -> Any:
-        return self._query(query_bundle)
+    return {
+        cls.__name__: cls
+        for cls in (MyLangChainRetriever, MyRunnable, MyLlamaRetriever, MyQueryEngine)
+    }
 
 
 @pytest.mark.parametrize(
     ("make", "kind"),
     [
-        (MyLangChainRetriever, "langchain"),
-        (MyRunnable, "langchain"),
-        (MyLlamaRetriever, "llamaindex-retriever"),
-        (MyQueryEngine, "llamaindex-query-engine"),
+        ("MyLangChainRetriever", "langchain"),
+        ("MyRunnable", "langchain"),
+        ("MyLlamaRetriever", "llamaindex-retriever"),
+        ("MyQueryEngine", "llamaindex-query-engine"),
     ],
 )
 def test_an_own_subclass_scores_like_the_function_it_wraps(make, kind, reference) -> None:
-    obj = make()
+    obj = own_classes()[make]()
     assert type(obj).__module__ == __name__  # defined here, recognised by its bases
     assert as_system(obj).manifest()["kind"] == kind
     report = _run(obj)

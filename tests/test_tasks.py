@@ -69,3 +69,25 @@ def test_an_installed_venv_is_reused_while_pyproject_is_unchanged(tmp_path, monk
     tasks.install("notebook")
     assert len(installs) == 3
     assert (venv_dir / tasks.STAMP).read_text().strip() == tasks.install_stamp("notebook")
+
+
+def test_the_test_command_runs_three_workers_at_least():
+    args = _tasks().parallel_args()
+    workers = int(args[args.index("-n") + 1])
+    assert workers >= 3 and args[-3:] == ["--dist", "loadfile", "--no-loadscope-reorder"]
+
+
+def test_the_tests_processes_import_jsonschema_without_building_rfc3987s_parser():
+    """offline_env's PYTHONPATH hides rfc3987_syntax (its parser cost ~1 CPU s per process);
+    jsonschema still validates, without an IRI format checker."""
+    env = _tasks().offline_env()
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT / "tests" / "_hidden_modules")
+    script = (
+        "import sys, jsonschema\n"
+        "jsonschema.validate({'a': 1}, {'properties': {'a': {'type': 'integer'}}})\n"
+        "print(sorted(m for m in ('lark', 'rfc3987_syntax') if m in sys.modules))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    assert run.stdout.strip() == "[]", run.stdout + run.stderr
