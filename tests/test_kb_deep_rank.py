@@ -125,6 +125,7 @@ def test_a_run_stores_deep_ranks_and_a_chunked_recipe_shows_split(tmp_path) -> N
         query_modes=["vector_search"],
         workspace=tmp_path,
         progress=False,
+        case_ids=[*(str(i) for i in range(1, 51)), "183"],  # case 183 and 50 more to compare
     )
     chunks, docs = runs["chunks-100"], runs["whole-docs"]
     case = next(r for r in chunks.case_results if r.case_id == "183")
