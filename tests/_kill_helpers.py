@@ -1,8 +1,8 @@
-"""A process that forks savers to be killed: ``python -m tests._kill_helpers STORE``.
+"""A process that forks savers to be killed: ``python -m tests._kill_helpers``.
 
-It imports everything once, then on each ``go A`` / ``go B`` line from stdin forks a child
-that saves that version, then the other, and so on (same knowledge base and id, different
-contents) into STORE until it is killed; it prints the child's pid, waits for it and prints ``dead``. Forking from a warm
+It imports everything once, then on each ``go A STORE`` / ``go B STORE`` line from stdin forks
+a child that saves that version, then the other, and so on (same knowledge base and id,
+different contents) into STORE until it is killed; it prints the child's pid, waits for it and prints ``dead``. Forking from a warm
 process makes a kill cost milliseconds instead of an interpreter start.
 """
 
@@ -41,7 +41,7 @@ def _saver(root: str, reports: dict[str, object], first: str) -> None:
             store.save(report)
 
 
-def main(root: str) -> None:
+def main() -> None:
     reports = versions()
     with tempfile.TemporaryDirectory() as scratch:  # warm: a child's first save is no slower
         for report in reports.values():
@@ -50,10 +50,11 @@ def main(root: str) -> None:
         command = line.split()
         if command[:1] != ["go"]:
             break
+        first, root = command[1], " ".join(command[2:])
         pid = os.fork()
         if pid == 0:  # the child: save until killed
             try:
-                _saver(root, reports, command[1])
+                _saver(root, reports, first)
             finally:
                 os._exit(3)
         print(pid, flush=True)
@@ -62,4 +63,4 @@ def main(root: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()

@@ -34,31 +34,47 @@ def reports():
 
 
 class Zygote:
-    """The ``tests._kill_helpers`` process: forks savers on demand."""
+    """The ``tests._kill_helpers`` process: forks savers on demand, into any store folder."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests._kill_helpers", str(root)],
+            [sys.executable, "-m", "tests._kill_helpers"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=ROOT,
             env=env,
         )
+        self.running: int | None = None  # the saver not yet killed
 
-    def saver(self, first: str = "A") -> int:
-        self.proc.stdin.write(f"go {first}\n")
+    def saver(self, root: Path, first: str = "A") -> int:
+        self.proc.stdin.write(f"go {first} {root}\n")
         self.proc.stdin.flush()
-        return int(self.proc.stdout.readline())
+        self.running = int(self.proc.stdout.readline())
+        return self.running
 
     def kill(self, pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
+        self.running = None
         assert self.proc.stdout.readline().strip() == "dead"
+
+    def stop(self) -> None:
+        """Kill the saver a failed test left running (the zygote waits for it)."""
+        if self.running is not None:
+            self.kill(self.running)
 
     def close(self) -> None:
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    """One zygote for the file: its start (imports, warm saves) is ~1.4 CPU s."""
+    started = Zygote()
+    yield started
+    started.close()
 
 
 def _which(folder: Path, reports) -> str:
@@ -74,20 +90,21 @@ def _our_files(folder: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("kills", [KILLS, pytest.param(1000, marks=pytest.mark.soak)])
-def test_a_save_killed_anywhere_leaves_the_old_or_the_new_report(tmp_path, reports, kills):
+def test_a_save_killed_anywhere_leaves_the_old_or_the_new_report(tmp_path, reports, zygote, kills):
     store = ReportStore(tmp_path)
     store.save(reports["A"][0])
     started = time.perf_counter()
     store.save(reports["A"][0])
     one_save = time.perf_counter() - started  # warm: kills land within the first two saves
     folder = store.report_dir(KB, REPORT_ID)
-    zygote = Zygote(tmp_path)
     rng = random.Random(27)
     seen, leftovers, held, done = set(), 0, "A", 0
     window = 2.5 * one_save  # widened past the budget while kills land before commits
     try:
         while done < kills or ((seen != {"A", "B"} or not leftovers) and done < 3 * kills):
-            pid = zygote.saver(first="B" if held == "A" else "A")  # a save that changes it
+            pid = zygote.saver(
+                tmp_path, first="B" if held == "A" else "A"
+            )  # a save that changes it
             time.sleep(rng.uniform(0.0, window))
             zygote.kill(pid)
             before, held, done = held, _which(folder, reports), done + 1
@@ -96,7 +113,7 @@ def test_a_save_killed_anywhere_leaves_the_old_or_the_new_report(tmp_path, repor
             if done >= kills and held == before:  # past the budget with no commit yet seen
                 window = min(20 * one_save, window * 1.25)
     finally:
-        zygote.close()
+        zygote.stop()
     assert seen == {"A", "B"}  # kills landed before and after commits
     assert leftovers > 0  # and inside saves (files of a dead save were left)
     store.save(reports["B"][0])  # the next save removes what dead saves left
@@ -104,7 +121,7 @@ def test_a_save_killed_anywhere_leaves_the_old_or_the_new_report(tmp_path, repor
     assert _which(folder, reports) == "B"
 
 
-def test_a_reader_during_saves_sees_no_error(tmp_path, reports):
+def test_a_reader_during_saves_sees_no_error(tmp_path, reports, zygote):
     store = ReportStore(tmp_path)
     store.save(reports["A"][0])
     folder = store.report_dir(KB, REPORT_ID)
@@ -119,18 +136,17 @@ def test_a_reader_during_saves_sees_no_error(tmp_path, reports):
             except Exception as exc:  # noqa: BLE001 - every error is a failure here
                 errors.append(repr(exc))
 
-    zygote = Zygote(tmp_path)
     reader = threading.Thread(target=read)
     reader.start()
     try:
         for _ in range(3):
-            pid = zygote.saver()
+            pid = zygote.saver(tmp_path)
             time.sleep(1.0)
             zygote.kill(pid)
     finally:
         stop.set()
         reader.join()
-        zygote.close()
+        zygote.stop()
     assert errors == [] and reads[0] > 10
 
 
