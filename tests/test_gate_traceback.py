@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests._compare_helpers import scored_report
+from tests._pytest_run_helpers import UNUSED_PLUGINS
 
 pytest_plugins = ("pytester",)
 
@@ -28,7 +29,7 @@ def test_gate_failures_hide_the_gates_own_frames(pytester):
     scored_report("new", {"beir_ndcg@10": new}).save(pytester.path / "new.json")
     pytester.makepyfile(test_gates=GATE_TESTS)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", *UNUSED_PLUGINS)
     result.assert_outcomes(failed=2)
     output = result.stdout.str()
     assert "assert_scores(EvaluationReport.load" in output  # the user's own line

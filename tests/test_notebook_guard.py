@@ -16,6 +16,7 @@ import pytest
 
 from heta_notebook.display._notebook import NotebookOutputError, execute_notebook
 from heta_notebook.testing._notebook_guard import guard_shell_lines, output_problems
+from tests._pytest_run_helpers import UNUSED_PLUGINS
 
 ROOT = Path(__file__).resolve().parents[1]
 RUFF = Path(sys.executable).with_name("ruff")
@@ -63,7 +64,7 @@ def test_nbval_fails_a_notebook_whose_shell_line_fails(tmp_path: Path) -> None:
     _notebook(tmp_path / "good.ipynb", "import sys", "!{sys.executable} -c 'print(1)'")
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
-        + ["-p", "no:langsmith_plugin", "-p", "no:hypothesispytest"]  # ~1 CPU s, unused here
+        + list(UNUSED_PLUGINS)
         + ["-p", "heta_notebook.testing._notebook_guard", "-q", "-rf", "-m", ""]
         + ["--nbval-lax", "--nbval-current-env", str(tmp_path)],
         cwd=tmp_path,

@@ -10,6 +10,7 @@ import pytest
 
 from heta_notebook.testing import slim_report
 from tests import _gate_helpers as gates
+from tests._pytest_run_helpers import UNUSED_PLUGINS
 
 pytest_plugins = ("pytester",)
 pytestmark = pytest.mark.slow  # two real Cranfield runs (shared with test_testing)
@@ -55,15 +56,10 @@ def mean_ndcg(path) -> float:
     return sum(values) / len(values)
 
 
-NO_PLUGINS = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest")
-
-
 def run(pytester, *args):
-    """An in-process pytest run in ``pytester``'s folder, without the LangSmith and Hypothesis
-    plugins (the project's own ``addopts`` leaves LangSmith's out too): pytester drops what a
-    run imported, so each run imported both packages again, ~1.3 CPU s a run."""
+    """An in-process pytest run in ``pytester``'s folder, without the plugins no test uses."""
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    return pytester.runpytest(*plugin_args(), "-p", "no:cacheprovider", *NO_PLUGINS, *args)
+    return pytester.runpytest(*plugin_args(), "-p", "no:cacheprovider", *UNUSED_PLUGINS, *args)
 
 
 def test_baseline_file_lifecycle(pytester, monkeypatch, report_files):
