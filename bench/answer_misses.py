@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.answers import best_of  # noqa: E402 - least CPU time of n calls
 from heta_notebook.analysis._misses import (  # noqa: E402
     EVIDENCE_COLUMNS,
     classify_case,
@@ -45,15 +46,6 @@ from heta_notebook.schema import EvaluationReport  # noqa: E402
 from tests._report_helpers import GroupWriter  # noqa: E402
 
 RECIPES = ("sentence", "phrase", "cautious", "chunks-phrase")
-
-
-def best_of(repeats: int, function: Any) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.process_time()
-        function()
-        times.append(time.process_time() - started)
-    return min(times)
 
 
 def notebook_04_runs(workspace: Path) -> Any:
